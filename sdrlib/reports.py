@@ -1,0 +1,277 @@
+"""Report text: sections, sentences and the ``<think>/<answer>`` template (paper sec. 3.1-3.2).
+
+Three jobs, each a pure function of the text:
+
+- :func:`split_report` finds the Findings and Impression sections of a free-text
+  report in the common published layouts (MIMIC-CXR's ``FINDINGS:`` /
+  ``IMPRESSION:`` headers in any case, inline or on their own line, other
+  headers such as ``INDICATION:`` ending a section; a missing section is ``""``).
+- :func:`split_sentences` segments a section into sentences with pysbd (a
+  rule-based segmenter with abbreviation handling), protecting radiology
+  abbreviations pysbd does not know (``approx.``), stripping numbered-list
+  markers (``1.``) and dropping fragments without a letter (a lone ``.``).
+  De-identification placeholders (``XXXX``, ``___``) stay inside their sentence.
+- :func:`build_template`, :func:`parse_template` and :func:`format_reward`
+  implement the template ``<think> F </think> <answer> I </answer>`` and the
+  paper's validity rule: each of the four tags exactly once, in that order, each
+  pair enclosing non-whitespace content, and nothing but whitespace outside them.
+
+What it leaves out: no spelling normalisation, no section classifier for
+header-less free text (such text is taken as Findings), no language detection.
+
+Example::
+
+    >>> split_sentences("Heart size normal. 1. No effusion. .")
+    ['Heart size normal.', 'No effusion.']
+    >>> format_reward(build_template("Lungs clear.", "Normal."))
+    1.0
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "Sections",
+    "ReportTextError",
+    "as_text",
+    "normalize_text",
+    "split_report",
+    "split_sentences",
+    "build_template",
+    "parse_template",
+    "format_reward",
+    "TEMPLATE_TAGS",
+]
+
+TEMPLATE_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
+
+
+class ReportTextError(ValueError):
+    """The input is not usable report text (wrong type, undecodable bytes)."""
+
+
+@dataclass(frozen=True)
+class Sections:
+    """The two sections of a report; a missing section is the empty string."""
+
+    findings: str
+    impression: str
+
+    def __getitem__(self, key: str) -> str:  # allows s["findings"]
+        if key not in ("findings", "impression"):
+            raise KeyError(f"unknown section {key!r}; use 'findings' or 'impression'")
+        return getattr(self, key)
+
+
+# --------------------------------------------------------------------------- input checks
+def as_text(value: object, name: str = "text") -> str:
+    """Return ``value`` as ``str``; bytes must be valid UTF-8.
+
+    Raises :class:`ReportTextError` naming ``name`` for ``None``, non-text
+    objects and undecodable bytes (decode those yourself with the right codec,
+    e.g. ``raw.decode("cp1252")``: guessing would silently change the text).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ReportTextError(
+                f"{name} is not valid UTF-8 (byte {e.start}: {bytes(value)[e.start:e.start + 4]!r}); "
+                "decode it with its real codec first"
+            ) from None
+    raise ReportTextError(f"{name} must be str or UTF-8 bytes, got {type(value).__name__}")
+
+
+def normalize_text(text: str) -> str:
+    """Unicode NFC, whitespace runs collapsed to one space, stripped.
+
+    Example: ``normalize_text(" No\\n  effusion. ") -> "No effusion."``
+    """
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+# --------------------------------------------------------------------------- sections
+_HEADER_WORDS = (
+    r"findings?\s+and\s+impressions?|findings?|impressions?|conclusions?|"
+    r"indications?|clinical\s+history|history|clinical\s+information|technique|comparisons?|"
+    r"examination|exam|reason\s+for\s+(?:exam(?:ination)?|study)|recommendations?(?:\(s\))?|"
+    r"notifications?|wet\s+read|final\s+report|addendum|procedure|type\s+of\s+examination"
+)
+# A header is one of the words above followed by a colon, at the start of the text,
+# of a line or after a sentence end; case-insensitive ("IMPRESSION:", "Impression:").
+_HEADER_RE = re.compile(rf"(?:^|(?<=[\n.;])|(?<=\s))\s*({_HEADER_WORDS})\s*:", re.IGNORECASE)
+
+
+def _kind(header: str) -> str:
+    h = " ".join(header.lower().split())
+    if h.startswith("finding") and "impression" in h:
+        return "both"
+    if h.startswith("finding"):
+        return "findings"
+    if h.startswith("impression") or h.startswith("conclusion"):
+        return "impression"
+    return "other"
+
+
+def split_report(text: str | bytes) -> Sections:
+    """Split a free-text report into Findings and Impression.
+
+    Parameters
+    ----------
+    text : str or UTF-8 bytes
+        A whole report, e.g. a MIMIC-CXR ``sXXXX.txt`` file.
+
+    Returns
+    -------
+    Sections
+        Whitespace-normalised section texts. Rules: text after a ``FINDINGS:``
+        header up to the next known header is Findings; ``IMPRESSION:`` or
+        ``CONCLUSION:`` gives Impression; a combined ``FINDINGS AND
+        IMPRESSION:`` section goes to Findings (Impression stays empty, since
+        nothing in it is marked as the summary); repeated headers are joined
+        in order. A report with no header at all is taken as Findings.
+
+    Example: ``split_report("FINDINGS: Clear. IMPRESSION: Normal.")
+    -> Sections(findings='Clear.', impression='Normal.')``
+    """
+    text = as_text(text, "report")
+    matches = list(_HEADER_RE.finditer(text))
+    if not matches:
+        return Sections(findings=normalize_text(text), impression="")
+    parts: dict[str, list[str]] = {"findings": [], "impression": []}
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        body = normalize_text(text[m.end():end])
+        kind = _kind(m.group(1))
+        if kind == "both":
+            kind = "findings"
+        if kind in parts and body:
+            parts[kind].append(body)
+    return Sections(findings=" ".join(parts["findings"]), impression=" ".join(parts["impression"]))
+
+
+# --------------------------------------------------------------------------- sentences
+# Abbreviations pysbd splits after (measured: "approx. 15 cm" became two sentences).
+_PROTECT = re.compile(r"\b(approx|appr|e\.g|i\.e|vs|cf|etc|dr|drs|pt|pts|fig|no(?=\.\s*\d))\.", re.IGNORECASE)
+_DOT = "\ue000"  # private-use character standing in for a protected dot
+# Numbered list markers: "1. ", "2) " at the start of the text or after a sentence end.
+_LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[.!?:;]\s)|(?<=[.!?:;]))\s*\(?\d{1,2}[.)](?=\s+\S)\s+")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+_CHUNK = 2000  # characters per pysbd call; pysbd's cost grows faster than linearly
+
+
+@lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def _chunks(text: str) -> list[str]:
+    """Cut very long text into pieces at safe boundaries (". " + capital after a long word)."""
+    if len(text) <= _CHUNK:
+        return [text]
+    out, start = [], 0
+    for m in re.finditer(r"(?<=[a-z]{3}[.!?])\s+(?=[A-Z])", text):
+        if m.start() - start >= _CHUNK:
+            out.append(text[start:m.start()])
+            start = m.end()
+    out.append(text[start:])
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _split_cached(text: str) -> tuple[str, ...]:
+    text = _LIST_MARKER.sub(" ", normalize_text(text))
+    text = _PROTECT.sub(lambda m: m.group(1) + _DOT, normalize_text(text))
+    sentences: list[str] = []
+    for chunk in _chunks(text):
+        for s in _segmenter().segment(chunk):
+            s = normalize_text(s.replace(_DOT, "."))
+            s = _LIST_MARKER.sub("", s).strip()
+            if _HAS_LETTER.search(s):
+                sentences.append(s)
+    return tuple(sentences)
+
+
+def split_sentences(text: str | bytes) -> list[str]:
+    """Segment a section into sentences.
+
+    Parameters
+    ----------
+    text : str or UTF-8 bytes
+        One section (Findings or Impression); may be empty.
+
+    Returns
+    -------
+    list of str
+        Whitespace-normalised sentences in order; ``[]`` for empty or
+        letterless input. Numbered-list markers are removed; abbreviations,
+        decimals (``1.5 cm``) and placeholders (``XXXX``, ``___``) stay inside.
+
+    Example: ``split_sentences("1. No effusion. 2. Mild edema.") -> ['No effusion.', 'Mild edema.']``
+    """
+    text = as_text(text, "section text")
+    if not text.strip():
+        return []
+    # Paragraph breaks are hard boundaries; single newlines are line wrapping.
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        if para.strip():
+            out.extend(_split_cached(para))
+    return out
+
+
+# --------------------------------------------------------------------------- template
+def build_template(findings: str, impression: str) -> str:
+    """The policy's target text: ``<think> findings </think> <answer> impression </answer>``.
+
+    Raises :class:`ReportTextError` if a section is empty or contains a template tag
+    (the result would not parse back).
+    """
+    findings, impression = normalize_text(as_text(findings, "findings")), normalize_text(
+        as_text(impression, "impression"))
+    for name, body in (("findings", findings), ("impression", impression)):
+        if not body:
+            raise ReportTextError(f"{name} is empty; the template needs non-empty content")
+        if any(tag in body for tag in TEMPLATE_TAGS):
+            raise ReportTextError(f"{name} contains a template tag: {body[:80]!r}")
+    return f"<think> {findings} </think> <answer> {impression} </answer>"
+
+
+def parse_template(text: str | bytes) -> Sections | None:
+    """Extract (Findings, Impression) from a templated generation, or ``None`` if invalid.
+
+    Valid means exactly the paper's rule (sec. 3.2): ``<think>``, ``</think>``,
+    ``<answer>``, ``</answer>`` each occur exactly once, in this order, each pair
+    encloses non-whitespace content, and only whitespace lies outside the pairs
+    (so the sections are unambiguous). Nested, repeated, reordered, unclosed and
+    whitespace-only cases are all invalid. Non-text input is invalid, not an error.
+    """
+    try:
+        text = as_text(text, "generation")
+    except ReportTextError:
+        return None
+    if any(text.count(tag) != 1 for tag in TEMPLATE_TAGS):
+        return None
+    i0, i1, i2, i3 = (text.index(tag) for tag in TEMPLATE_TAGS)
+    if not (i0 < i1 < i2 < i3):
+        return None
+    findings = text[i0 + len("<think>"):i1]
+    between = text[i1 + len("</think>"):i2]
+    impression = text[i2 + len("<answer>"):i3]
+    outside = text[:i0] + between + text[i3 + len("</answer>"):]
+    if outside.strip() or not findings.strip() or not impression.strip():
+        return None
+    return Sections(findings=normalize_text(findings), impression=normalize_text(impression))
+
+
+def format_reward(text: str | bytes) -> float:
+    """R_fmt of the paper: ``1.0`` when :func:`parse_template` accepts ``text``, else ``0.0``."""
+    return 1.0 if parse_template(text) is not None else 0.0
