@@ -98,9 +98,11 @@ def save_table(df: "pd.DataFrame", name: str, cfg: "Profile", *, index: bool = F
     results = cfg.results_dir
     csv_path, md_path = results / f"{name}.csv", results / f"{name}.md"
     atomic_write_text(csv_path, df.to_csv(index=index, float_format="%.6g", lineterminator="\n"))
-    header = f"<!-- profile={cfg.name} seed={cfg.seed} encoder={cfg.embedding.encoder}"
-    header += "".join(f" {k}={v}" for k, v in sorted(extra.items())) + " -->\n\n"
-    atomic_write_text(md_path, header + df.to_markdown(index=index, floatfmt=floatfmt) + "\n")
+    fields = {"profile": cfg.name, "seed": cfg.seed, "encoder": cfg.embedding.encoder, **extra}
+    header = "<!-- " + " ".join(f"{k}={v}" for k, v in fields.items()) + " -->\n\n"
+    # object dtype keeps integer columns integer in the Markdown (tabulate sees a float matrix otherwise)
+    body = df.astype(object).to_markdown(index=index, floatfmt=floatfmt)
+    atomic_write_text(md_path, header + body + "\n")
     meta = provenance(cfg, **extra)
     meta["written_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     meta["rows"], meta["columns"] = int(len(df)), [str(c) for c in df.columns]

@@ -1,0 +1,183 @@
+"""MIMIC-CXR loader: the split CSV, the free-text reports and the JPG images (PhysioNet layout).
+
+Expected under ``root`` (MIMIC-CXR-JPG 2.x with the MIMIC-CXR report archive unpacked into it)::
+
+    mimic-cxr-2.0.0-split.csv(.gz)       dicom_id, study_id, subject_id, split (train|validate|test)
+    mimic-cxr-2.0.0-chexpert.csv(.gz)    optional: subject_id, study_id, 14 CheXpert columns (1.0/0.0/-1.0/blank)
+    mimic-cxr-2.0.0-metadata.csv(.gz)    optional: dicom_id, ViewPosition (frontal views listed first)
+    files/p10/p10000032/s50414267.txt    the report of study 50414267 (FINDINGS: / IMPRESSION: headers)
+    files/p10/p10000032/s50414267/<dicom_id>.jpg
+
+Reports may also live in ``<root>/mimic-cxr-reports/files/...`` or a separate ``reports_root``.
+The split value ``validate`` maps to ``"val"``.
+
+Skipped studies are counted by reason in the :class:`~sdrlib.data.LoadReport`:
+``bad_row`` (empty ids), ``empty_row``, ``bad_split_value``, ``conflicting_study_id`` (same study
+id under another subject or split), ``missing_report``, ``empty_report``,
+``missing_findings`` / ``missing_impression`` (sections in ``require``), ``no_image`` (none of
+its images exists). Kept-but-noted: ``duplicate_dicom``, ``missing_image`` (one of several),
+``decoded_cp1252`` / ``decoded_latin1``, ``control_chars_removed``.
+
+Left out: the DICOM originals, view filtering (all images of a study are listed), and
+report sections other than Findings and Impression.
+
+Example: ``records, rep = load_mimic("data/mimic-cxr", "test"); print(rep.summary())``
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+from . import LoadReport, Record, _check_split
+from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, is_blank_row,
+                      read_csv, sections_ok)
+
+__all__ = ["load_mimic", "MIMIC_SPLIT_NAMES"]
+
+MIMIC_SPLIT_NAMES = {"train": "train", "validate": "val", "val": "val", "valid": "val", "test": "test"}
+_FRONTAL = ("PA", "AP")
+_HINT = ("download MIMIC-CXR-JPG and the MIMIC-CXR reports from PhysioNet and point data.root at the "
+         "folder holding mimic-cxr-2.0.0-split.csv.gz (see README, 'Real data')")
+
+
+def _study_dir(base: Path, subject_id: str, study_id: str) -> Path:
+    return base / "files" / f"p{subject_id[:2]}" / f"p{subject_id}" / f"s{study_id}"
+
+
+def _read_chexpert(path: Path | None, rep: LoadReport) -> dict[str, dict[str, int]]:
+    from ..metrics.labeler import CHEXPERT_14
+
+    if path is None:
+        return {}
+    df = read_csv(path, rep, ["study_id"])
+    out: dict[str, dict[str, int]] = {}
+    cols = [c for c in CHEXPERT_14 if c in df.columns]
+    for i in range(len(df)):
+        sid = str(df.at[i, "study_id"]).strip()
+        if not sid:
+            continue
+        labels: dict[str, int] = {}
+        for c in cols:
+            v = str(df.at[i, c]).strip()
+            if v in ("1.0", "1", "0.0", "0", "-1.0", "-1"):
+                labels[c] = int(float(v))
+        if sid in out:
+            rep.note("duplicate_label_row", sid)
+            continue
+        out[sid] = labels
+    return out
+
+
+def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None = None,
+               require: Sequence[str] = ("findings", "impression")) -> tuple[list[Record], LoadReport]:
+    """Load one split of MIMIC-CXR.
+
+    Parameters
+    ----------
+    root : path
+        Folder with ``mimic-cxr-2.0.0-split.csv(.gz)`` and ``files/`` (images, and reports
+        unless ``reports_root`` is given).
+    split : {"train", "val", "test"}
+    reports_root : path, optional
+        Folder whose ``files/`` holds the ``sXXXX.txt`` reports (default: ``root``, or
+        ``root/mimic-cxr-reports`` when that exists).
+    require : subset of ("findings", "impression")
+        Sections a study must have to be kept.
+
+    Returns
+    -------
+    (list of Record, LoadReport)
+        Records in split-file order; ``labels`` as given in the CheXpert file when present
+        (blank cells are absent), else None.
+
+    Raises
+    ------
+    DataError
+        ``root`` or the split CSV is missing, or the CSV lacks a required column.
+    """
+    from ..reports import split_report
+    from . import DataError
+
+    _check_split(split)
+    require = check_require(require)
+    root = check_root(root, "MIMIC-CXR", _HINT)
+    rep = LoadReport(source="mimic", split=split)
+    split_csv = find_file(root, ["mimic-cxr-2.0.0-split.csv.gz", "mimic-cxr-2.0.0-split.csv"])
+    if split_csv is None:
+        raise DataError(f"MIMIC-CXR: no mimic-cxr-2.0.0-split.csv(.gz) in {root}; {_HINT}")
+    rbase = Path(reports_root) if reports_root is not None else (
+        root / "mimic-cxr-reports" if (root / "mimic-cxr-reports" / "files").is_dir() else root)
+    chexpert = _read_chexpert(find_file(root, ["mimic-cxr-2.0.0-chexpert.csv.gz", "mimic-cxr-2.0.0-chexpert.csv"]),
+                              rep)
+    meta_csv = find_file(root, ["mimic-cxr-2.0.0-metadata.csv.gz", "mimic-cxr-2.0.0-metadata.csv"])
+    views: dict[str, str] = {}
+    if meta_csv is not None:
+        mdf = read_csv(meta_csv, rep, ["dicom_id"])
+        if "ViewPosition" in mdf.columns:
+            views = dict(zip(mdf["dicom_id"].str.strip(), mdf["ViewPosition"].str.strip()))
+
+    df = read_csv(split_csv, rep, ["dicom_id", "study_id", "subject_id", "split"])
+    studies: OrderedDict[str, dict] = OrderedDict()
+    seen_dicoms: set[str] = set()
+    for i in range(len(df)):
+        row = {c: str(df.at[i, c]).strip() for c in ("dicom_id", "study_id", "subject_id", "split")}
+        if is_blank_row(df.iloc[i].tolist()):
+            rep.skip("empty_row", f"line {i + 2}")
+            continue
+        if not (row["dicom_id"] and row["study_id"] and row["subject_id"]):
+            rep.skip("bad_row", f"line {i + 2}")
+            continue
+        sp = MIMIC_SPLIT_NAMES.get(row["split"].lower())
+        if sp is None:
+            rep.skip("bad_split_value", f"line {i + 2}: {row['split']!r}")
+            continue
+        st = studies.get(row["study_id"])
+        if st is None:
+            st = studies[row["study_id"]] = {"subject_id": row["subject_id"], "split": sp, "dicoms": []}
+        elif st["subject_id"] != row["subject_id"] or st["split"] != sp:
+            rep.skip("conflicting_study_id", f"study {row['study_id']} (line {i + 2})")
+            continue
+        if row["dicom_id"] in seen_dicoms:
+            rep.note("duplicate_dicom", row["dicom_id"])
+            continue
+        seen_dicoms.add(row["dicom_id"])
+        st["dicoms"].append(row["dicom_id"])
+
+    records: list[Record] = []
+    for study_id, st in studies.items():
+        if st["split"] != split:
+            continue
+        subject = st["subject_id"]
+        report_path = _study_dir(rbase, subject, study_id).with_suffix(".txt")
+        if not report_path.is_file():
+            rep.skip("missing_report", str(report_path))
+            continue
+        text = decode_bytes(report_path.read_bytes(), rep, report_path.name)
+        if not text.strip():
+            rep.skip("empty_report", str(report_path))
+            continue
+        sec = split_report(text)
+        findings, impression = clean_section(sec.findings), clean_section(sec.impression)
+        if not sections_ok(findings, impression, require, rep, study_id):
+            continue
+        img_dir = _study_dir(root, subject, study_id)
+        dicoms = sorted(st["dicoms"], key=lambda d: (views.get(d, "") not in _FRONTAL, st["dicoms"].index(d)))
+        paths = []
+        for d in dicoms:
+            p = img_dir / f"{d}.jpg"
+            if p.is_file():
+                paths.append(str(p.resolve()))
+            else:
+                rep.note("missing_image", str(p))
+        if not paths:
+            rep.skip("no_image", study_id)
+            continue
+        labels = chexpert.get(study_id)
+        records.append(Record(study_id=study_id, image_paths=paths, findings=findings, impression=impression,
+                              labels=labels, split=split,
+                              meta={"subject_id": subject,
+                                    "views": [views.get(Path(p).stem, "") for p in paths] if views else []}))
+    rep.n_loaded = len(records)
+    return records, rep

@@ -1,0 +1,233 @@
+"""ReXGradient-160K loader (the Hugging Face release ``rajpurkarlab/ReXGradient-160K``).
+
+Assumed layout (from the dataset card and public code that reads it; the gated release
+itself was not inspected, so the loader accepts a few variants and says what it found)::
+
+    <root>/metadata/{train,valid,test}_metadata.json   one entry per study, or
+    <root>/metadata/{train,valid,test}_metadata.csv    one row per image (rows of a study are merged)
+    <root>/deid_png/...                                 images (``cat deid_png.part* > deid_png.tar``)
+
+- A split file is any ``.json`` / ``.jsonl`` / ``.csv`` / ``.parquet`` in ``root``,
+  ``root/metadata`` or ``root/data`` whose name contains the split token (``train``;
+  ``valid``/``validation``/``val``; ``test``, but not ``private``); names containing
+  ``metadata`` are preferred.
+- JSON may be a list of objects, an object keyed by study id, or ``{"data": [...]}``.
+- Columns are matched case-insensitively: study id ``id`` / ``StudyInstanceUid`` / ``study_id``
+  (else the JSON key), ``Findings``, ``Impression``, images ``ImagePath`` / ``image_paths`` /
+  ``images`` (a list, a JSON / Python list string, or one path).
+- Image paths are resolved against ``root``, then the metadata folder, then with leading
+  ``../`` removed (the release stores ``../deid_png/...``).
+
+Skips (counted): ``empty_row``, ``bad_row`` (no id), ``conflicting_study_id`` (same id,
+different text), ``missing_findings`` / ``missing_impression``, ``no_image``. Notes:
+``merged_rows`` (image rows of one study), ``missing_image`` (one of several).
+
+Left out: the interstitial-pattern bounding boxes, view filtering, Indication / Comparison.
+
+Example: ``records, rep = load_rexgradient("data/rexgradient", "val")``
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from . import DataError, LoadReport, Record, _check_split
+from ._common import check_require, check_root, clean_section, decode_bytes, is_blank_row, read_bytes, sections_ok
+
+__all__ = ["load_rexgradient", "find_split_file"]
+
+_TOKENS = {"train": ("train",), "val": ("valid", "validation", "val", "validate"), "test": ("test",)}
+_EXTS = (".json", ".jsonl", ".csv", ".parquet", ".csv.gz", ".json.gz")
+_ID_KEYS = ("id", "studyinstanceuid", "study_id", "studyid", "study_instance_uid")
+_F_KEYS = ("findings", "findings_section")
+_I_KEYS = ("impression", "impression_section", "impressions")
+_IMG_KEYS = ("imagepath", "image_paths", "imagepaths", "images", "image_path", "image")
+_HINT = ("download rajpurkarlab/ReXGradient-160K from Hugging Face (gated), unpack deid_png, and point "
+         "data.root at its folder (see README, 'Real data')")
+
+
+def _tokens(name: str) -> set[str]:
+    import re
+
+    return set(re.split(r"[^a-z0-9]+", name.lower()))
+
+
+def find_split_file(root: Path, split: str) -> Path:
+    """The metadata file of ``split`` under ``root`` (see module docstring); DataError if none."""
+    cands = []
+    for sub in ("", "metadata", "data"):
+        d = root / sub if sub else root
+        if not d.is_dir():
+            continue
+        for p in sorted(d.iterdir()):
+            if not p.is_file() or not p.name.lower().endswith(_EXTS):
+                continue
+            toks = _tokens(p.name)
+            if "private" in toks or not (toks & set(_TOKENS[split])):
+                continue
+            cands.append(p)
+    if not cands:
+        raise DataError(f"ReXGradient: no {split} metadata file (.json/.jsonl/.csv/.parquet named with "
+                        f"{'/'.join(_TOKENS[split])}) in {root}, {root / 'metadata'} or {root / 'data'}; {_HINT}")
+    cands.sort(key=lambda p: ("metadata" not in p.name.lower(), not p.name.lower().endswith(".json"), p.name))
+    return cands[0]
+
+
+def _rows(path: Path, rep: LoadReport) -> Iterator[dict[str, Any]]:
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(path).to_pylist()
+        return
+    text = decode_bytes(read_bytes(path), rep, path.name)
+    if name.endswith((".csv", ".csv.gz")):
+        import io
+
+        import pandas as pd
+
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
+        yield from df.to_dict(orient="records")
+        return
+    if name.endswith(".jsonl"):
+        for i, line in enumerate(text.splitlines()):
+            if not line.strip():
+                rep.skip("empty_row", f"line {i + 1}")
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                rep.skip("bad_row", f"line {i + 1}: not JSON")
+        return
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise DataError(f"{path}: not valid JSON ({e})") from e
+    if isinstance(obj, dict) and isinstance(obj.get("data"), list):
+        obj = obj["data"]
+    if isinstance(obj, dict):
+        for key, val in obj.items():
+            if isinstance(val, dict):
+                yield {"__key__": key, **val}
+            else:
+                rep.skip("bad_row", f"key {key}")
+    elif isinstance(obj, list):
+        for i, val in enumerate(obj):
+            if isinstance(val, dict):
+                yield val
+            else:
+                rep.skip("bad_row", f"item {i}")
+    else:
+        raise DataError(f"{path}: expected a JSON list or object of studies, got {type(obj).__name__}")
+
+
+def _get(row: dict[str, Any], keys: Sequence[str]) -> Any:
+    low = {str(k).lower(): v for k, v in row.items()}
+    for k in keys:
+        if k in low:
+            return low[k]
+    return None
+
+
+def _paths(value: Any) -> list[str]:
+    if value is None or (isinstance(value, float) and value != value):
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if str(v).strip()]
+    s = str(value).strip()
+    if not s:
+        return []
+    if s.startswith("["):
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                v = parse(s)
+                return [str(x) for x in v if str(x).strip()]
+            except (ValueError, SyntaxError, TypeError):
+                continue
+    return [s]
+
+
+def _resolve(p: str, root: Path, meta_dir: Path) -> Path | None:
+    cand = Path(p)
+    if cand.is_absolute():
+        return cand if cand.is_file() else None
+    stripped = p
+    while stripped.startswith("../"):
+        stripped = stripped[3:]
+    for base, rel in ((root, p), (meta_dir, p), (root, stripped), (meta_dir, stripped)):
+        q = (base / rel)
+        if q.is_file():
+            return q.resolve()
+    return None
+
+
+def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = ("findings", "impression")
+                     ) -> tuple[list[Record], LoadReport]:
+    """Load one split of ReXGradient-160K (layout and skip reasons: module docstring).
+
+    Parameters
+    ----------
+    root : path
+        The downloaded dataset folder.
+    split : {"train", "val", "test"}
+    require : subset of ("findings", "impression")
+
+    Returns
+    -------
+    (list of Record, LoadReport); labels are None (the release has no CheXpert labels).
+
+    Raises
+    ------
+    DataError
+        ``root`` missing, no metadata file for the split, or an unreadable metadata file.
+    """
+    _check_split(split)
+    require = check_require(require)
+    root = check_root(root, "ReXGradient", _HINT)
+    path = find_split_file(root, split)
+    rep = LoadReport(source="rexgradient", split=split)
+    rep.note("metadata_file", path.name)
+    studies: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for i, row in enumerate(_rows(path, rep)):
+        if is_blank_row(v for k, v in row.items() if k != "__key__"):
+            rep.skip("empty_row", f"row {i}")
+            continue
+        sid = _get(row, _ID_KEYS)
+        sid = str(sid).strip() if sid is not None and str(sid).strip() else str(row.get("__key__", "")).strip()
+        if not sid:
+            rep.skip("bad_row", f"row {i}: no study id")
+            continue
+        f, imp = clean_section(_get(row, _F_KEYS)), clean_section(_get(row, _I_KEYS))
+        imgs = _paths(_get(row, _IMG_KEYS))
+        if sid in studies:
+            st = studies[sid]
+            if (st["findings"], st["impression"]) != (f, imp):
+                rep.skip("conflicting_study_id", sid)
+                continue
+            rep.note("merged_rows", sid)
+            st["images"].extend(x for x in imgs if x not in st["images"])
+            continue
+        studies[sid] = {"findings": f, "impression": imp, "images": imgs,
+                        "meta": {k: row[k] for k in row if str(k).lower() in ("patientid", "imageviewposition")}}
+    records: list[Record] = []
+    for sid, st in studies.items():
+        if not sections_ok(st["findings"], st["impression"], require, rep, sid):
+            continue
+        found = []
+        for p in st["images"]:
+            q = _resolve(p, root, path.parent)
+            if q is None:
+                rep.note("missing_image", p)
+            else:
+                found.append(str(q))
+        if not found:
+            rep.skip("no_image", sid)
+            continue
+        records.append(Record(study_id=sid, image_paths=found, findings=st["findings"],
+                              impression=st["impression"], labels=None, split=split, meta=st["meta"]))
+    rep.n_loaded = len(records)
+    return records, rep

@@ -1,0 +1,258 @@
+"""Dataset statistics and the figures of notebook 00 (example images with reports, prevalence,
+sentence counts).
+
+Figures are returned, not saved: the notebook saves them with ``sdrlib.plots.save_fig``.
+Left out: image statistics beyond what the example grid shows.
+
+Example::
+
+    splits = {s: load_split(cfg, s) for s in ("train", "val", "test")}
+    summary_table(splits); prevalence_table(splits)
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from . import STRATA, Record, stratum
+
+__all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
+           "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples"]
+
+
+def sentence_counts(records: Sequence[Record]):
+    """Sentences per section per study: DataFrame with columns study_id, findings, impression.
+
+    Uses ``sdrlib.reports.split_sentences`` (the segmenter the rewards use).
+    """
+    import pandas as pd
+
+    from ..reports import split_sentences
+
+    return pd.DataFrame({"study_id": [r.study_id for r in records],
+                         "findings": [len(split_sentences(r.findings)) for r in records],
+                         "impression": [len(split_sentences(r.impression)) for r in records]})
+
+
+def summary_table(splits: Mapping[str, Sequence[Record]]):
+    """One row per split: studies, images, mean sentences per section, unique-sentence ratio, strata.
+
+    The unique-sentence ratio is (distinct sentences) / (all sentences) of a section over the split;
+    low values mean a small, repetitive vocabulary, 1.0 means no sentence repeats.
+    """
+    import pandas as pd
+
+    from ..reports import split_sentences
+
+    rows = []
+    for name, recs in splits.items():
+        row: dict[str, object] = {"split": name, "studies": len(recs),
+                                  "images": int(sum(len(r.image_paths) for r in recs))}
+        for sec in ("findings", "impression"):
+            sents = [s for r in recs for s in split_sentences(getattr(r, sec))]
+            row[f"mean_sent_{sec}"] = len(sents) / max(len(recs), 1)
+            row[f"unique_ratio_{sec}"] = len(set(sents)) / max(len(sents), 1)
+        labelled = [r for r in recs if r.labels is not None]
+        for st in STRATA:
+            row[st] = sum(stratum(r.labels) == st for r in labelled)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def prevalence_table(splits: Mapping[str, Sequence[Record]]):
+    """Per observation and split: percent of studies labelled positive / uncertain / negative.
+
+    Returns a DataFrame indexed by observation with columns ``<split> pos%``, ``<split> unc%``,
+    ``<split> neg%``; splits without labels are left out.
+    """
+    import pandas as pd
+
+    from ..metrics.labeler import CHEXPERT_14
+
+    cols = {}
+    for name, recs in splits.items():
+        labelled = [r.labels for r in recs if r.labels is not None]
+        if not labelled:
+            continue
+        n = len(labelled)
+        for tag, val in (("pos", 1), ("unc", -1), ("neg", 0)):
+            cols[f"{name} {tag}%"] = [100.0 * sum(lab.get(o) == val for lab in labelled) / n for o in CHEXPERT_14]
+    return pd.DataFrame(cols, index=pd.Index(CHEXPERT_14, name="observation"))
+
+
+def plot_prevalence(prev, split: str = "train"):
+    """Horizontal stacked bars of positive / uncertain / negative percent for one split."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    y = np.arange(len(prev))
+    left = np.zeros(len(prev))
+    for tag, color, label in (("pos", "#c0392b", "positive (1)"), ("unc", "#f39c12", "uncertain (-1)"),
+                              ("neg", "#2980b9", "negative (0)")):
+        vals = prev[f"{split} {tag}%"].to_numpy()
+        ax.barh(y, vals, left=left, color=color, label=label)
+        left += vals
+    ax.set_yticks(y, prev.index)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"% of {split} studies (absent = not mentioned)")
+    ax.set_title(f"CheXpert-14 label prevalence ({split})")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_sentence_counts(counts_by_split: Mapping[str, "object"]):
+    """Histograms of sentences per study for Findings and Impression, one colour per split."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+    names = list(counts_by_split)
+    w = 0.8 / max(len(names), 1)
+    for ax, sec in zip(axes, ("findings", "impression")):
+        hi = max(int(df[sec].max()) for df in counts_by_split.values())
+        xs = np.arange(hi + 1)
+        for j, name in enumerate(names):
+            frac = np.bincount(counts_by_split[name][sec].to_numpy(dtype=int), minlength=hi + 1) / len(
+                counts_by_split[name])
+            ax.bar(xs + (j - (len(names) - 1) / 2) * w, frac, width=w, label=name)
+        lo = min(int(df[sec].min()) for df in counts_by_split.values())
+        ax.set_xlim(lo - 0.6, hi + 0.6)
+        ax.set_xticks(np.arange(lo, hi + 1))
+        ax.set_xlabel(f"sentences in {sec.capitalize()}")
+        ax.set_ylabel("fraction of studies")
+        ax.set_title(sec.capitalize())
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _label_line(labels: Mapping[str, int] | None) -> str:
+    if labels is None:
+        return "labels: n/a"
+    sym = {1: "+", -1: "?", 0: "-"}
+    parts = [f"{sym[v]}{k}" for k, v in labels.items() if k != "No Finding" and v != 0]
+    neg = [k for k, v in labels.items() if v == 0]
+    line = ", ".join(parts) if parts else "No Finding"
+    if neg:
+        line += f"  | negated: {len(neg)}"
+    return line
+
+
+def pick_examples(records: Sequence[Record], n: int = 6, seed: int = 0) -> list[Record]:
+    """Up to ``n`` records spread over the strata (no finding, single, multi), seeded."""
+    rng = np.random.default_rng(seed)
+    by: dict[str, list[Record]] = {s: [] for s in STRATA}
+    for r in records:
+        by[stratum(r.labels) if r.labels is not None else "single"].append(r)
+    out: list[Record] = []
+    while len(out) < n and any(by.values()):
+        for s in STRATA:
+            if by[s] and len(out) < n:
+                out.append(by[s].pop(int(rng.integers(len(by[s])))))
+    return out
+
+
+def plot_examples(records: Sequence[Record], n: int = 6, width: int = 62):
+    """Grid of example studies: image on the left, Findings / Impression / labels on the right."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    recs = list(records)[:n]
+    fig, axes = plt.subplots(len(recs), 2, figsize=(7.5, 2.0 * len(recs)),
+                             gridspec_kw={"width_ratios": [1, 2.6]})
+    axes = np.atleast_2d(axes)
+    for (ax_img, ax_txt), r in zip(axes, recs):
+        with Image.open(r.image_paths[0]) as im:
+            ax_img.imshow(np.asarray(im.convert("L")), cmap="gray", vmin=0, vmax=255)
+        ax_img.set_axis_off()
+        ax_img.set_title(f"{r.study_id} ({stratum(r.labels) if r.labels is not None else '?'})", fontsize=7)
+        text = ("FINDINGS: " + textwrap.fill(r.findings, width) + "\n\nIMPRESSION: "
+                + textwrap.fill(r.impression, width) + "\n\nLABELS: " + textwrap.fill(_label_line(r.labels), width))
+        ax_txt.text(0.0, 1.0, text, va="top", ha="left", fontsize=6.5, family="monospace", wrap=True)
+        ax_txt.set_axis_off()
+    fig.tight_layout()
+    return fig
+
+
+def plot_findings_gallery(image_size: int = 96, seed: int = 0):
+    """One synthetic patient (fixed nuisance) drawn with each finding in turn, to show what the
+    pixels carry. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from .synthcxr import Finding, render_image
+
+    panels = [
+        ("normal", [], []),
+        ("cardiomegaly (severe)", [Finding("cardiomegaly", severity="severe")], []),
+        ("widened mediastinum", [Finding("mediastinum")], []),
+        ("edema (severe)", [Finding("edema", side="bilateral", severity="severe")], []),
+        ("R effusion (moderate)", [Finding("effusion", side="right", severity="moderate")], []),
+        ("LLL consolidation", [Finding("consolidation", location="left lower lobe")], []),
+        ("RUL opacity", [Finding("opacity", location="right upper lobe")], []),
+        ("bibasilar atelectasis", [Finding("atelectasis", location="bibasilar", side="bilateral")], []),
+        ("LUL nodule 1.8 cm", [Finding("nodule", location="left upper lobe", size_cm=1.8)], []),
+        ("L pneumothorax (mod.)", [Finding("pneumothorax", side="left", severity="moderate")], []),
+        ("R rib fracture", [Finding("fracture", side="right", location="6th", detail="acute")], []),
+        ("R pleural thickening", [Finding("pleural_other", side="right", detail="lateral")], []),
+        ("ETT + enteric + CVC", [], ["ett", "enteric", "cvc"]),
+        ("pacemaker", [], ["pacer"]),
+    ]
+    cols = 7
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 1.8 * rows))
+    for ax, (title, findings, devices) in zip(axes.ravel(), panels):
+        img = render_image(findings, devices, np.random.default_rng(seed), size=image_size)
+        ax.imshow(img, cmap="gray", vmin=0, vmax=255)
+        ax.set_title(title, fontsize=6.5)
+        ax.set_axis_off()
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_axis_off()
+    fig.tight_layout()
+    return fig
+
+
+def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: Sequence[str] | None = None,
+                size: int = 32, seed: int = 0):
+    """How much a linear model on raw pixels reads from the images: test AUROC per observation.
+
+    Each image is resized to ``size`` x ``size``, standardised, and a ridge classifier
+    (scikit-learn) predicts "positive or uncertain" for each observation with at least 5
+    positive and 5 negative training studies. A probe near 0.5 means the pixels carry little
+    linear signal for that observation; near 1.0 means it is trivially readable.
+    Returns a DataFrame: observation, n_pos_train, n_pos_test, auroc.
+    """
+    import pandas as pd
+    from PIL import Image
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.metrics import roc_auc_score
+
+    from ..metrics.labeler import CHEXPERT_14
+
+    def feats(recs):
+        out = []
+        for r in recs:
+            with Image.open(r.image_paths[0]) as im:
+                out.append(np.asarray(im.convert("L").resize((size, size), Image.BILINEAR), dtype=np.float32).ravel())
+        x = np.stack(out) / 255.0
+        return (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+
+    def target(recs, o):
+        return np.array([int((r.labels or {}).get(o) in (1, -1)) for r in recs])
+
+    xtr, xte = feats(train), feats(test)
+    rows = []
+    for o in observations or [c for c in CHEXPERT_14 if c != "No Finding"]:
+        ytr, yte = target(train, o), target(test, o)
+        if min(ytr.sum(), len(ytr) - ytr.sum()) < 5 or len(set(yte)) < 2:
+            rows.append({"observation": o, "n_pos_train": int(ytr.sum()), "n_pos_test": int(yte.sum()),
+                         "auroc": float("nan")})
+            continue
+        clf = RidgeClassifier(alpha=100.0)
+        clf.fit(xtr, ytr)
+        auc = roc_auc_score(yte, clf.decision_function(xte))
+        rows.append({"observation": o, "n_pos_train": int(ytr.sum()), "n_pos_test": int(yte.sum()),
+                     "auroc": float(auc)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,564 @@
+"""An offline, rule-based CheXpert-14 labeler for free-text chest X-ray reports.
+
+Used for clinical label F1 when the official CheXbert weights are absent, and
+for the no-finding / single / multi strata. No model, no download, no spaCy:
+NegEx/ConText-style rules over regular expressions, a few milliseconds per report.
+
+Conventions (CheXpert):
+
+- ``1`` positive, ``0`` negative, ``-1`` uncertain; an observation that is not
+  mentioned is *absent* from the returned dict.
+- Mentions of one observation are aggregated over the report: positive if any
+  mention is positive, else uncertain if any is uncertain, else negative.
+- ``"No Finding"`` is ``1`` when none of the 12 pathologies (everything except
+  No Finding and Support Devices) is positive or uncertain; it is never ``0``.
+
+How a sentence is read:
+
+1. mentions of each observation are found with phrase lists (``_MENTIONS``);
+   heart-size and mediastinum phrases ("heart size", "cardiac silhouette",
+   "mediastinal contours") only count together with a qualifier in the same
+   clause ("enlarged" -> positive, "normal" / "unremarkable" -> negative,
+   "borderline" -> uncertain), otherwise they are ignored;
+2. negation and uncertainty triggers ("no", "without", "free of", "no evidence of",
+   "may represent", "cannot exclude", "... is not excluded", "versus") open a
+   scope that runs forward (pre-triggers) or backward (post-triggers) to the
+   sentence edge, a termination word ("but", "however", "which", ...) or a
+   window of words; pseudo-triggers ("no change", "not only") open nothing;
+3. a mention inside a scope takes the closest trigger's status.
+
+Left out: coreference across sentences, temporal reasoning ("resolved since
+prior" is read as negative), hierarchical propagation (an opacity mention does
+not imply Lung Opacity children or vice versa), and clinical knowledge beyond
+the phrase lists. ``evaluate_labeler`` measures what that costs.
+
+Example::
+
+    label_report("Mild cardiomegaly. No pleural effusion. Possible pneumonia.")
+    # -> {'Cardiomegaly': 1, 'Pleural Effusion': 0, 'Pneumonia': -1}
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Mapping, Sequence
+
+__all__ = [
+    "CHEXPERT_14",
+    "PATHOLOGIES",
+    "label_report",
+    "label_reports",
+    "apply_no_finding",
+    "merge_labels",
+    "evaluate_labeler",
+    "parse_label_string",
+    "format_label_string",
+]
+
+CHEXPERT_14: list[str] = [
+    "No Finding",
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Opacity",
+    "Lung Lesion",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
+]
+"""The 14 CheXpert observations in the order of the CheXpert / MIMIC-CXR label files."""
+
+PATHOLOGIES: list[str] = [o for o in CHEXPERT_14 if o not in ("No Finding", "Support Devices")]
+"""The 12 observations that decide "No Finding" (CheXpert excludes Support Devices)."""
+
+# --------------------------------------------------------------------------- phrase lists
+# Direct mentions: any match is a mention of the observation.
+_MENTIONS: dict[str, list[str]] = {
+    "Enlarged Cardiomediastinum": [
+        r"enlarged cardiomediastin\w*", r"cardiomediastinal (?:enlargement|widening)",
+        r"widen(?:ed|ing) (?:of the )?(?:superior )?mediastin\w*",
+        r"mediastinal (?:widening|enlargement)", r"mediastinum (?:is |appears )?widened",
+    ],
+    "Cardiomegaly": [
+        r"cardiomegaly", r"cardiac enlargement", r"enlarged heart", r"enlargement of the heart",
+        r"enlarged cardiac (?:silhouette|size|shadow|contour)",
+        r"enlargement of the cardiac (?:silhouette|size|shadow|contour)",
+    ],
+    "Lung Opacity": [
+        r"opacit(?:y|ies)", r"opacification", r"opacified", r"air[- ]?space (?:disease|process)",
+        r"infiltrat(?:e|es|ion|ive)", r"hazy", r"haziness", r"increased density",
+        r"(?<!pleural )(?<!pleural-)scar(?:ring)?", r"reticular (?:pattern|marking|markings|opacit\w*)",
+        r"interstitial (?:marking|markings|pattern|opacit\w*|prominence)",
+    ],
+    "Lung Lesion": [
+        r"nodules?", r"nodular (?:density|densities|opacit\w*)", r"mass(?:es)?", r"lesions?",
+        r"neoplasm", r"tumou?r", r"carcinoma", r"malignancy", r"metasta\w+", r"cavitary lesion",
+    ],
+    "Edema": [
+        r"edema", r"oedema", r"(?:pulmonary |pulmonary vascular |vascular )congestion",
+        r"congestive heart failure", r"\bchf\b", r"heart failure", r"kerley b? ?lines",
+        r"cephalization", r"fluid overload",
+    ],
+    "Consolidation": [r"consolidat\w*"],
+    "Pneumonia": [
+        r"pneumonias?", r"bronchopneumonia", r"infection", r"infectious (?:process|etiology)",
+        r"infectious",
+    ],
+    "Atelectasis": [
+        r"atelecta\w*", r"(?:lobar|lobe|lung|segmental) collapse", r"collapse of the \w+ (?:\w+ )?lobe",
+        r"volume loss",
+    ],
+    "Pneumothorax": [r"pneumothora(?:x|ces)", r"hydropneumothorax"],
+    "Pleural Effusion": [
+        r"(?<!pericardial )(?<!joint )effusions?", r"pleural fluid", r"hydrothorax",
+        r"hydropneumothorax", r"blunt(?:ed|ing) (?:of )?(?:the )?(?:\w+ )?costophrenic",
+        r"costophrenic (?:angle|angles|sulcus|sulci) (?:is |are )?blunted",
+    ],
+    "Pleural Other": [
+        r"pleural thickening", r"pleural scar(?:ring)?", r"pleural plaques?", r"fibrothorax",
+        r"pleural calcifications?", r"apical (?:pleural )?cap", r"pleural[- ]based (?:thickening|density)",
+        r"thickening of the (?:\w+ )?pleura",
+    ],
+    "Fracture": [r"fractures?", r"fractured", r"\bfx\b"],
+    "Support Devices": [
+        r"(?:endotracheal|enteric|nasogastric|orogastric|feeding|chest|tracheostomy|et|ng|og|dobhoff|"
+        r"gastric|nasoenteric|thoracostomy) tubes?",
+        r"tracheostomy", r"catheters?", r"\bpicc\b", r"(?:central|central venous|venous|arterial|"
+        r"midline|swan[- ]ganz|ij|subclavian) (?:line|lines)",
+        r"pacemaker", r"pacer", r"(?:pacemaker|pacer|icd|pacing|cardiac) leads?", r"defibrillator",
+        r"\bicd\b", r"sternotomy wires?", r"median sternotomy", r"sternotomy", r"stents?",
+        r"surgical clips?", r"port-?a-?cath", r"(?:chest|mediport|power) port", r"prosthe\w+",
+        r"valve replacement", r"drains?", r"lines and tubes", r"tubes and lines", r"support devices?",
+        r"\bett\b", r"\bngt?\b(?= tube| tip)", r"enteric tube", r"cardiac device",
+    ],
+}
+
+# Phrases that are negative statements by themselves ("the costophrenic angles are sharp").
+_DIRECT_NEG: dict[str, list[str]] = {
+    "Pleural Effusion": [
+        r"sharp costophrenic (?:angles?|sulci|sulcus)",
+        r"costophrenic (?:angles?|sulci|sulcus) (?:is |are |remain )?(?:sharp|clear|preserved|normal)",
+    ],
+}
+
+# Phrases that look like mentions but are not (removed before reading).
+_NOT_MENTIONS: list[str] = [
+    r"pericardial effusion", r"osseous lesions?", r"bony lesions?", r"skin lesions?", r"soft tissue mass", r"breast mass",
+    r"mass effect", r"nodular (?:contour|contours)",
+]
+
+# Attribute anchors: count only with a qualifier in the same clause.
+_ANCHORS: dict[str, list[str]] = {
+    "Cardiomegaly": [
+        r"heart size", r"size of the heart", r"cardiac (?:silhouette|size|shadow|contours?)",
+        r"(?<!right )(?<!left )heart(?! failure)(?! size)", r"cardiac(?= and mediastinal)",
+    ],
+    "Enlarged Cardiomediastinum": [
+        r"cardiomediastinal (?:silhouette|contours?|size|width)", r"cardiomediastinum",
+        r"mediastinal (?:silhouette|contours?|width|configuration)", r"mediastinum",
+        r"hilar and mediastinal contours?", r"mediastinal and hilar contours?",
+    ],
+}
+_Q_POS = r"enlarged|enlargement|widened|widening|prominent|increased in size|large|cardiomegaly"
+_Q_NEG = (r"normal|unremarkable|within normal limits|not enlarged|stable in size and normal|"
+          r"upper limits? of normal|top[- ]normal|upper[- ]normal|normal in size")
+_Q_UNC = r"borderline|mildly prominent|at the upper limit"
+
+# Triggers. Longer matches win over shorter overlapping ones ("cannot exclude" beats "not").
+_NEG_PRE = [
+    r"\bno\b", r"\bnot\b", r"\bwithout\b", r"free of", r"no evidence of", r"negative for",
+    r"absence of", r"resolution of", r"clear of", r"rules? out",
+    r"ruled out", r"\bnor\b", r"no longer", r"removal of", r"interval removal of", r"no signs? of",
+    r"never", r"fails? to (?:show|reveal|demonstrate)", r"nothing to suggest",
+]
+_NEG_POST = [
+    r"(?:is|are|was|were|has|have) (?:been )?(?:resolved|removed)", r"(?:is|are) (?:not seen|absent)",
+    r"(?:is|are|was|were) not (?:seen|identified|appreciated|visualized|present|evident|demonstrated)",
+    r"(?:has|have) resolved", r"no longer (?:seen|present|visualized|evident|identified)",
+    r"not (?:seen|identified|appreciated|visualized|demonstrated)",
+]
+_NEG_BOTH = [r"resolved", r"removed", r"absent"]
+_UNC_PRE = [
+    r"\bmay\b", r"\bmight\b", r"\bcould\b", r"possible", r"possibly", r"probable", r"probably",
+    r"likely", r"questionable", r"suspicious for", r"suspected", r"suggestive of", r"suggests?",
+    r"concerning for", r"worrisome for", r"cannot (?:be )?exclude", r"can not (?:be )?exclude",
+    r"cannot rule out", r"can not rule out", r"cannot be ruled out", r"difficult to exclude",
+    r"differential diagnosis", r"differential (?:includes|considerations)", r"question of",
+    r"presumed", r"equivocal", r"borderline", r"versus", r"\bvs\b\.?", r"either", r"or less likely",
+    r"may (?:also )?represent", r"could represent", r"may reflect", r"could reflect", r"favor(?:ed|s)?",
+    r"perhaps", r"not excluded", r"uncertain", r"indeterminate", r"\bvs\.", r"raises? the possibility",
+
+]
+_UNC_POST = [
+    r"(?:is|are|cannot be|can not be|not) (?:entirely )?excluded", r"cannot be ruled out",
+    r"can not be ruled out", r"not (?:be )?ruled out", r"(?:is|are) (?:possible|suspected|questioned|"
+    r"likely|probable|not excluded)", r"versus", r"\bvs\b\.?", r"not entirely excluded",
+    r"(?:is|are) difficult to exclude", r"(?:cannot|can not) be (?:entirely )?excluded",
+]
+_PSEUDO = [
+    r"no (?:significant |substantial |appreciable |definite |interval )*change", r"not changed",
+    r"without (?:significant |interval )*change", r"no (?:significant )?(?:increase|decrease)",
+    r"not only", r"gram negative", r"not necessarily", r"no (?:significant )?interval change",
+    r"unchanged", r"not significantly changed", r"not (?:increased|decreased) (?:in size )?since",
+    r"to suggest", r"(?:is |are )?(?:most )?(?:likely|probably|possibly) (?:due to|related to|secondary to|from)",
+]
+_TERMINATE = [
+    r"\bbut\b", r"however", r"although", r"though", r"except", r"aside from", r"apart from",
+    r"with the exception of", r"which", r"there (?:is|are)", r"otherwise", r";", r"\bwhile\b",
+    r"whereas", r"\bnow\b", r"\bwith\b(?! (?:no|the exception))",
+]
+_WINDOW = 14  # words a pre-/post-trigger scope may span at most
+_VERSUS_BACK = 0  # words "versus" reaches backward: only the mention right before it
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    kind: str  # neg_pre, neg_post, unc_pre, unc_post, unc_both, pseudo, term
+
+
+def _alt(patterns: Iterable[str]) -> str:
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
+def _word_re(patterns: Iterable[str]) -> re.Pattern[str]:
+    # \b on both sides unless a pattern brings its own boundaries.
+    return re.compile(rf"(?<![\w-])(?:{_alt(patterns)})(?![\w])", re.IGNORECASE)
+
+
+_MENTION_RE = {obs: _word_re(p) for obs, p in _MENTIONS.items()}
+_ANCHOR_RE = {obs: _word_re(p) for obs, p in _ANCHORS.items()}
+_DIRECT_NEG_RE = {obs: _word_re(p) for obs, p in _DIRECT_NEG.items()}
+_NOT_MENTION_RE = _word_re(_NOT_MENTIONS)
+_QPOS_RE = _word_re([_Q_POS])
+_QNEG_RE = _word_re([_Q_NEG])
+_QUNC_RE = _word_re([_Q_UNC])
+_TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
+    ("pseudo", _word_re(_PSEUDO)),
+    ("unc_both", _word_re([r"versus", r"\bvs\b\.?"])),
+    ("unc_post", _word_re(_UNC_POST)),
+    ("unc_pre", _word_re(_UNC_PRE)),
+    ("neg_post", _word_re(_NEG_POST)),
+    ("neg_both", _word_re(_NEG_BOTH)),
+    ("neg_pre", _word_re(_NEG_PRE)),
+    ("term", re.compile(rf"(?<![\w-])(?:{_alt(_TERMINATE)})(?![\w])|;", re.IGNORECASE)),
+]
+_CLAUSE_SPLIT = re.compile(r";|,? but |,? however,? |,? whereas |,? while |,? although ", re.IGNORECASE)
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\.)(?=[A-Z])")
+_WORD = re.compile(r"\w+")
+
+
+def _normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = text.encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[ \t\r\f\v]+", " ", text)
+    return text
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for s in _SENT_SPLIT.split(text):
+        s = s.strip()
+        if re.search(r"[A-Za-z]", s):
+            out.append(s)
+    return out
+
+
+def _triggers(sent: str) -> list[_Span]:
+    """All trigger spans; a span inside or overlapping an earlier-listed or longer one is dropped."""
+    found: list[_Span] = []
+    for kind, rx in _TRIGGERS:
+        for m in rx.finditer(sent):
+            found.append(_Span(m.start(), m.end(), kind))
+    # Longest first; on ties, the order of _TRIGGERS (pseudo > unc > neg > term).
+    order = {k: i for i, (k, _) in enumerate(_TRIGGERS)}
+    found.sort(key=lambda s: (-(s.end - s.start), order[s.kind], s.start))
+    kept: list[_Span] = []
+    for s in found:
+        if any(s.start < k.end and k.start < s.end for k in kept):
+            continue
+        kept.append(s)
+    return sorted(kept, key=lambda s: s.start)
+
+
+def _word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
+    """Status (1, 0, -1) of a mention at ``sent[start:end]`` given the sentence's triggers."""
+    best: tuple[int, int] | None = None  # (distance in words, status)
+    terms = [t for t in trig if t.kind == "term"]
+    for t in trig:
+        if t.kind in ("pseudo", "term"):
+            continue
+        status = 0 if t.kind.startswith("neg") else -1
+        forward = t.kind in ("neg_pre", "unc_pre", "unc_both", "neg_both")
+        backward = t.kind in ("neg_post", "unc_post", "unc_both", "neg_both")
+        if forward and t.end <= start:
+            gap = sent[t.end:start]
+            blocked = any(t.end <= x.start and x.end <= start for x in terms)
+            dist = _word_count(gap)
+            if not blocked and dist <= _WINDOW and (best is None or dist < best[0]):
+                best = (dist, status)
+        if backward and t.start >= end:
+            gap = sent[end:t.start]
+            blocked = any(end <= x.start and x.end <= t.start for x in terms)
+            dist = _word_count(gap)
+            # "A versus B": backward only over the preceding noun phrase
+            window = _VERSUS_BACK if t.kind == "unc_both" else _WINDOW
+            if not blocked and dist <= window and (best is None or dist < best[0]):
+                best = (dist, status)
+    return 1 if best is None else best[1]
+
+
+def _combine(a: int | None, b: int) -> int:
+    """CheXpert aggregation over mentions: positive > uncertain > negative."""
+    if a is None:
+        return b
+    rank = {1: 2, -1: 1, 0: 0}
+    return a if rank[a] >= rank[b] else b
+
+
+def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for s, e in spans:
+        for i in range(s, e):
+            chars[i] = "_"
+    return "".join(chars)
+
+
+def _label_sentence(sent: str, out: dict[str, int]) -> None:
+    low = sent.lower()
+    # Remove look-alike phrases ("pericardial effusion") so they do not match.
+    low = _blank(low, [(m.start(), m.end()) for m in _NOT_MENTION_RE.finditer(low)])
+    trig = _triggers(low)
+    trig_spans = [(t.start, t.end) for t in trig if t.kind != "term"]
+
+    def overlaps_trigger(s: int, e: int) -> bool:
+        return any(s < te and ts < e for ts, te in trig_spans)
+
+    for obs, rx in _MENTION_RE.items():
+        for m in rx.finditer(low):
+            if overlaps_trigger(m.start(), m.end()):
+                continue
+            out[obs] = _combine(out.get(obs), _status(low, m.start(), m.end(), trig))
+
+    for obs, rx in _DIRECT_NEG_RE.items():
+        if rx.search(low):
+            out[obs] = _combine(out.get(obs), 0)
+
+    # Attribute anchors ("heart size is normal"): nearest qualifier in the same clause decides.
+    offset = 0
+    for clause in _CLAUSE_SPLIT.split(low):
+        cstart = low.find(clause, offset)
+        offset = cstart + len(clause)
+        quals = ([(m.start(), m.end(), "pos") for m in _QPOS_RE.finditer(clause)]
+                 + [(m.start(), m.end(), "neg") for m in _QNEG_RE.finditer(clause)]
+                 + [(m.start(), m.end(), "unc") for m in _QUNC_RE.finditer(clause)])
+        if not quals:
+            continue
+        # "not enlarged" is one negative qualifier, not a positive one inside it.
+        quals.sort(key=lambda q: (-(q[1] - q[0]), q[0]))
+        kept_q: list[tuple[int, int, str]] = []
+        for q in quals:
+            if not any(q[0] < k[1] and k[0] < q[1] for k in kept_q):
+                kept_q.append(q)
+        for obs, rx in _ANCHOR_RE.items():
+            for m in rx.finditer(clause):
+                # skip anchors inside a direct mention already counted ("enlarged cardiac silhouette")
+                if any(m.start() < d.end() and d.start() < m.end()
+                       for d in _MENTION_RE[obs].finditer(clause)):
+                    continue
+                q = min(kept_q, key=lambda q: min(abs(q[0] - m.end()), abs(m.start() - q[1])))
+                if q[2] == "neg":
+                    status = 0
+                elif q[2] == "unc":
+                    status = -1
+                else:
+                    status = _status(low, cstart + q[0], cstart + q[1], trig)
+                out[obs] = _combine(out.get(obs), status)
+
+
+def apply_no_finding(labels: Mapping[str, int]) -> dict[str, int]:
+    """Return a copy of ``labels`` with "No Finding" set by the CheXpert convention.
+
+    "No Finding" is 1 when no pathology (``PATHOLOGIES``) is 1 or -1, else absent.
+    Example: ``apply_no_finding({"Pneumothorax": 0})`` -> ``{"Pneumothorax": 0, "No Finding": 1}``.
+    """
+    out = {k: v for k, v in labels.items() if k != "No Finding"}
+    if not any(out.get(p) in (1, -1) for p in PATHOLOGIES):
+        out["No Finding"] = 1
+    return out
+
+
+def merge_labels(*label_dicts: Mapping[str, int]) -> dict[str, int]:
+    """Aggregate several label dicts (e.g. Findings and Impression) the CheXpert way.
+
+    Positive beats uncertain beats negative; "No Finding" is recomputed.
+    Example: ``merge_labels({"Edema": 0}, {"Edema": -1})`` -> ``{"Edema": -1}``.
+    """
+    out: dict[str, int] = {}
+    for d in label_dicts:
+        for k, v in d.items():
+            if k == "No Finding":
+                continue
+            out[k] = _combine(out.get(k), int(v))
+    return _ordered(apply_no_finding(out))
+
+
+def _ordered(labels: Mapping[str, int]) -> dict[str, int]:
+    return {k: labels[k] for k in CHEXPERT_14 if k in labels}
+
+
+@lru_cache(maxsize=65536)
+def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
+    out: dict[str, int] = {}
+    for sent in _sentences(_normalize(text)):
+        _label_sentence(sent, out)
+    return tuple(_ordered(apply_no_finding(out)).items())
+
+
+def label_report(text: str) -> dict[str, int]:
+    """CheXpert-14 labels of one free-text report (or one section).
+
+    Parameters
+    ----------
+    text : str
+        Report text; section headers are harmless, several sentences allowed.
+
+    Returns
+    -------
+    dict[str, int]
+        Observation -> 1 (positive), 0 (negative), -1 (uncertain), in ``CHEXPERT_14``
+        order; observations not mentioned are absent. "No Finding" follows the
+        CheXpert convention (see module docstring).
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a string.
+
+    Example: ``label_report("No pneumothorax.")`` -> ``{"Pneumothorax": 0, "No Finding": 1}``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"label_report expects a str, got {type(text).__name__}")
+    return dict(_label_cached(text))
+
+
+def label_reports(texts: Sequence[str]) -> list[dict[str, int]]:
+    """``label_report`` over a list. Example: ``label_reports(["No edema."])`` -> ``[{...}]``."""
+    return [label_report(t) for t in texts]
+
+
+# --------------------------------------------------------------------------- label strings
+def format_label_string(labels: Mapping[str, int]) -> str:
+    """``{"Edema": 1, "Pneumonia": -1}`` -> ``"Edema:1;Pneumonia:-1"`` (CHEXPERT_14 order)."""
+    _check_labels(labels, "labels")
+    return ";".join(f"{k}:{labels[k]}" for k in CHEXPERT_14 if k in labels)
+
+
+def parse_label_string(s: str) -> dict[str, int]:
+    """Inverse of :func:`format_label_string`; empty string -> ``{}``.
+
+    Raises ValueError naming the bad item on unknown observations or values.
+    """
+    out: dict[str, int] = {}
+    s = (s or "").strip()
+    if not s:
+        return out
+    for item in s.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, val = item.rpartition(":")
+        if not sep or name.strip() not in CHEXPERT_14 or val.strip() not in ("1", "0", "-1"):
+            raise ValueError(f"bad label item {item!r} in {s!r}; expected '<CheXpert name>:<1|0|-1>'")
+        out[name.strip()] = int(val)
+    return out
+
+
+def _check_labels(labels: Mapping[str, int], where: str) -> None:
+    for k, v in labels.items():
+        if k not in CHEXPERT_14:
+            raise ValueError(f"{where}: unknown observation {k!r}; expected one of CHEXPERT_14")
+        if v not in (1, 0, -1):
+            raise ValueError(f"{where}: {k!r} has value {v!r}; expected 1, 0 or -1")
+
+
+# --------------------------------------------------------------------------- evaluation
+def evaluate_labeler(texts: Sequence[str], gold: Sequence[Mapping[str, int]],
+                     *, predictions: Sequence[Mapping[str, int]] | None = None):
+    """Per-observation precision / recall / F1 of the labeler against gold labels.
+
+    Parameters
+    ----------
+    texts : sequence of str, length n
+        Reports or sentences to label.
+    gold : sequence of dict, length n
+        Expected labels per text (CheXpert values; absent = not mentioned). "No Finding"
+        is recomputed from the other gold labels by the CheXpert convention.
+    predictions : sequence of dict, optional
+        Precomputed labels (defaults to ``label_report`` on ``texts``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per observation in ``CHEXPERT_14`` plus a ``"micro (all)"`` row; for each
+        class ``pos`` (1), ``neg`` (0) and ``unc`` (-1) the columns ``n_<c>`` (gold support),
+        ``precision_<c>``, ``recall_<c>`` and ``f1_<c>`` (NaN where undefined), and
+        ``accuracy`` over all n texts with absent treated as its own class.
+
+    Raises
+    ------
+    ValueError
+        Lengths differ, or a gold dict holds an unknown observation or value.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if len(texts) != len(gold):
+        raise ValueError(f"evaluate_labeler: {len(texts)} texts but {len(gold)} gold label dicts")
+    for i, g in enumerate(gold):
+        _check_labels(g, f"gold[{i}]")
+    preds = list(predictions) if predictions is not None else label_reports(list(texts))
+    if len(preds) != len(texts):
+        raise ValueError(f"evaluate_labeler: {len(preds)} predictions for {len(texts)} texts")
+    gold_nf = [apply_no_finding(g) for g in gold]
+    classes = {"pos": 1, "neg": 0, "unc": -1}
+    rows = []
+    for obs in CHEXPERT_14 + ["micro (all)"]:
+        obs_list = CHEXPERT_14 if obs == "micro (all)" else [obs]
+        row: dict[str, object] = {"observation": obs}
+        correct = total = 0
+        for cname, cval in classes.items():
+            tp = n_pred = n_gold = 0
+            for o in obs_list:
+                for g, p in zip(gold_nf, preds):
+                    gv, pv = g.get(o), p.get(o)
+                    n_gold += gv == cval
+                    n_pred += pv == cval
+                    tp += (gv == cval) and (pv == cval)
+            prec = tp / n_pred if n_pred else float("nan")
+            rec = tp / n_gold if n_gold else float("nan")
+            f1 = 2 * prec * rec / (prec + rec) if n_pred and n_gold and (prec + rec) > 0 else (
+                0.0 if n_pred and n_gold else float("nan"))
+            row.update({f"n_{cname}": n_gold, f"precision_{cname}": prec, f"recall_{cname}": rec,
+                        f"f1_{cname}": f1})
+        for o in obs_list:
+            for g, p in zip(gold_nf, preds):
+                correct += g.get(o) == p.get(o)
+                total += 1
+        row["accuracy"] = correct / total if total else float("nan")
+        rows.append(row)
+    df = pd.DataFrame(rows).set_index("observation")
+    return df.replace({None: np.nan})

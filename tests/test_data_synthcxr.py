@@ -1,0 +1,157 @@
+"""Tests of the synthetic dataset (sdrlib.data.synthcxr) and sdrlib.data.load_split on it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sdrlib.config import load_profile
+from sdrlib.data import Record, load_split, records_to_frame, stratum
+from sdrlib.data.synthcxr import (GENERATOR_VERSION, Finding, dataset_dir, generate_dataset, generate_study,
+                                  read_manifest, render_image)
+from sdrlib.metrics.labeler import label_report, merge_labels
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def studies():
+    return [generate_study(0, "train", i, 48) for i in range(300)]
+
+
+def test_same_seed_same_bytes_and_manifest(tmp_path):
+    kw = dict(seed=3, n_train=10, n_val=3, n_test=3, image_size=48)
+    m1 = generate_dataset(tmp_path / "a", **kw)
+    m2 = generate_dataset(tmp_path / "b", **kw)
+    h1, h2 = _hashes(tmp_path / "a"), _hashes(tmp_path / "b")
+    assert h1 == h2 and m1 == m2
+    assert len([k for k in h1 if k.endswith(".png")]) == 16
+    assert {"train.parquet", "val.parquet", "test.parquet", "manifest.json"} <= set(h1)
+    # the manifest records version, seed, sizes and the hash of every other file
+    man = read_manifest(tmp_path / "a")
+    assert man["generator_version"] == GENERATOR_VERSION and man["seed"] == 3
+    assert man["sizes"] == {"train": 10, "val": 3, "test": 3} and man["image_size"] == 48
+    assert man["files"] == {k: v for k, v in h1.items() if k != "manifest.json"}
+    m3 = generate_dataset(tmp_path / "c", **{**kw, "seed": 4})
+    assert m3["files"]["train.parquet"] != m1["files"]["train.parquet"]
+
+
+def test_studies_are_independent_of_dataset_size():
+    a = generate_study(0, "val", 5, 48)
+    b = generate_study(0, "val", 5, 48)
+    c = generate_study(0, "test", 5, 48)
+    assert a.findings == b.findings and np.array_equal(a.image, b.image)
+    assert a.study_id == "syn-val-00005" and c.study_id == "syn-test-00005"
+    assert (a.findings, a.impression) != (c.findings, c.impression) or not np.array_equal(a.image, c.image)
+
+
+def test_bad_arguments_raise_named_errors(tmp_path):
+    with pytest.raises(ValueError, match="n_train"):
+        generate_dataset(tmp_path / "x", seed=0, n_train=-1, n_val=1, n_test=1)
+    with pytest.raises(ValueError, match="image size"):
+        render_image([], [], np.random.default_rng(0), size=8)
+    with pytest.raises(ValueError, match="split"):
+        generate_study(0, "dev", 0)
+    assert not (tmp_path / "x").exists()
+
+
+def test_report_shape_and_labels(studies):
+    from sdrlib.reports import split_sentences
+
+    n_f = [len(split_sentences(s.findings)) for s in studies]
+    n_i = [len(split_sentences(s.impression)) for s in studies]
+    assert min(n_f) >= 3 and max(n_f) <= 8  # 3-7 sentences, +1 optional neutral remark
+    assert min(n_i) >= 1 and max(n_i) <= 3
+    for s in studies:
+        assert s.labels == merge_labels(s.labels_findings, s.labels_impression)
+    # labels are what a CheXpert reader gets from the text: the offline labeler agrees on >= 95%
+    agree = np.mean([label_report(s.findings + " " + s.impression) == s.labels for s in studies])
+    assert agree >= 0.95
+    # hedging exists, and negated pertinent findings exist
+    values = Counter(v for s in studies for k, v in s.labels.items() if k != "No Finding")
+    assert values[-1] > 0 and values[0] > 0 and values[1] > 0
+
+
+def test_strata_and_prevalence_resemble_real_cohorts(studies):
+    strata = Counter(stratum(s.labels) for s in studies)
+    frac = {k: v / len(studies) for k, v in strata.items()}
+    assert 0.35 <= frac["no_finding"] <= 0.65
+    assert frac["single"] >= 0.12 and frac["multi"] >= 0.12
+    positives = Counter(k for s in studies for k, v in s.labels.items() if v == 1 and k != "No Finding")
+    assert len(positives) >= 11  # nearly every observation occurs in 300 studies
+
+
+def test_text_varies_for_the_same_finding(studies):
+    normal_first = {s.findings.split(". ")[0] for s in studies if stratum(s.labels) == "no_finding"}
+    assert len(normal_first) >= 8  # random sentence order and paraphrases
+    sentences = [t for s in studies for t in s.findings.split(". ")]
+    ratio = len(set(sentences)) / len(sentences)
+    assert 0.03 < ratio < 0.6  # bounded vocabulary, but not one fixed template
+
+
+def _mean_region(findings, devices, region, seeds=range(6), size=64):
+    """Mean pixel value in a (row0, row1, col0, col1) fraction box, over several nuisance seeds."""
+    r0, r1, c0, c1 = (int(v * size) for v in region)
+    vals = [render_image(findings, devices, np.random.default_rng(s), size)[r0:r1, c0:c1].mean() for s in seeds]
+    return float(np.mean(vals))
+
+
+@pytest.mark.parametrize("findings, devices, region, sign", [
+    ([Finding("cardiomegaly", severity="severe")], [], (0.55, 0.70, 0.68, 0.76), +1),  # left heart border moves out
+    ([Finding("effusion", side="right", severity="large")], [], (0.50, 0.70, 0.12, 0.35), +1),
+    ([Finding("pneumothorax", side="left", severity="large")], [], (0.25, 0.55, 0.78, 0.88), -1),
+    ([Finding("consolidation", location="left lower lobe")], [], (0.58, 0.70, 0.66, 0.80), +1),
+    ([Finding("edema", side="bilateral", severity="severe")], [], (0.40, 0.60, 0.25, 0.38), +1),
+    ([], ["ett"], (0.02, 0.28, 0.47, 0.53), +1),
+    ([], ["pacer"], (0.15, 0.22, 0.70, 0.82), +1),
+])
+def test_images_carry_the_findings(findings, devices, region, sign):
+    with_f = _mean_region(findings, devices, region)
+    without = _mean_region([], [], region)
+    assert sign * (with_f - without) > 4.0, (with_f, without)
+
+
+def test_image_is_grayscale_uint8_of_requested_size():
+    img = render_image([Finding("nodule", location="right upper lobe", size_cm=1.5)], ["cvc"],
+                       np.random.default_rng(1), size=80)
+    assert img.shape == (80, 80) and img.dtype == np.uint8 and img.std() > 10
+
+
+def test_load_split_generates_on_demand_and_regenerates_on_config_change(sdr_root):
+    over = {"data.n_train": 6, "data.n_val": 2, "data.n_test": 3, "data.image_size": 40}
+    cfg = load_profile("smoke", over)
+    train = load_split(cfg, "train")
+    assert len(train) == 6 and all(isinstance(r, Record) for r in train)
+    r = train[0]
+    assert r.split == "train" and r.findings and r.impression and r.labels is not None
+    with Image.open(r.image_paths[0]) as im:
+        assert im.size == (40, 40) and im.mode == "L"
+    folder = dataset_dir(cfg)
+    assert str(folder).startswith(str(sdr_root))
+    stamp = (folder / "manifest.json").stat().st_mtime_ns
+    test, rep = load_split(cfg, "test", with_report=True)
+    assert len(test) == 3 and rep.n_loaded == 3 and rep.n_skipped == 0
+    assert (folder / "manifest.json").stat().st_mtime_ns == stamp  # reused, not regenerated
+    # a different size in the profile -> regenerated
+    cfg2 = load_profile("smoke", {**over, "data.n_test": 4})
+    assert len(load_split(cfg2, "test")) == 4
+    assert json.loads((folder / "manifest.json").read_text())["sizes"]["test"] == 4
+    # a damaged Parquet file -> regenerated
+    (folder / "val.parquet").write_bytes(b"garbage")
+    assert len(load_split(cfg2, "val")) == 2
+    with pytest.raises(ValueError, match="split"):
+        load_split(cfg2, "validation")
+    df = records_to_frame(train)
+    assert len(df) == 6 and {"stratum", "Cardiomegaly", "findings"} <= set(df.columns)
+    assert not any(p.name.startswith(".") for p in folder.parent.iterdir())  # no temp folders left
+    assert os.path.isabs(r.image_paths[0])

@@ -1,0 +1,129 @@
+"""Tests of the offline CheXpert-14 labeler (sdrlib.metrics.labeler).
+
+The hand-written sentence set ``fixtures/labeler_sentences.csv`` has two parts:
+``dev`` (145 sentences written alongside the rules) and ``heldout`` (40 sentences
+written afterwards and never used to change a rule). Gold labels follow the CheXpert
+mention conventions (1 / 0 / -1, absent = not mentioned; "No Finding" derived).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from sdrlib.metrics.labeler import (CHEXPERT_14, PATHOLOGIES, apply_no_finding, evaluate_labeler,
+                                    format_label_string, label_report, label_reports, merge_labels,
+                                    parse_label_string)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "labeler_sentences.csv"
+
+
+def _sentences(which: str) -> tuple[list[str], list[dict[str, int]], list[str]]:
+    with FIXTURE.open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["set"] == which]
+    return [r["text"] for r in rows], [parse_label_string(r["labels"]) for r in rows], [r["category"] for r in rows]
+
+
+def test_observation_list_is_chexpert_order():
+    assert len(CHEXPERT_14) == 14 and CHEXPERT_14[0] == "No Finding" and CHEXPERT_14[-1] == "Support Devices"
+    assert len(PATHOLOGIES) == 12 and "Support Devices" not in PATHOLOGIES
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("No pneumothorax.", {"Pneumothorax": 0, "No Finding": 1}),
+    ("Mild cardiomegaly.", {"Cardiomegaly": 1}),
+    ("Heart size is normal.", {"Cardiomegaly": 0, "No Finding": 1}),
+    ("The heart is not enlarged.", {"Cardiomegaly": 0, "No Finding": 1}),
+    ("Borderline cardiomegaly.", {"Cardiomegaly": -1}),
+    ("Lungs are free of focal airspace disease.", {"Lung Opacity": 0, "No Finding": 1}),
+    ("Pneumonia cannot be excluded.", {"Pneumonia": -1}),
+    ("Cannot exclude a small left pleural effusion.", {"Pleural Effusion": -1}),
+    ("No change in small bilateral pleural effusions.", {"Pleural Effusion": 1}),  # pseudo-negation
+    ("No pneumothorax, but there is a small right effusion.", {"Pneumothorax": 0, "Pleural Effusion": 1}),
+    ("Small pericardial effusion.", {"No Finding": 1}),  # not a pleural effusion
+    ("Atelectasis versus pneumonia at the left base.", {"Atelectasis": -1, "Pneumonia": -1}),
+    ("The endotracheal tube has been removed.", {"Support Devices": 0, "No Finding": 1}),
+    ("The lungs are clear.", {"No Finding": 1}),
+    ("", {"No Finding": 1}),
+])
+def test_label_report_examples(text, expected):
+    assert label_report(text) == expected
+
+
+def test_aggregation_positive_beats_uncertain_beats_negative():
+    assert label_report("No effusion. Possible small effusion.")["Pleural Effusion"] == -1
+    assert label_report("Possible left effusion. Small right pleural effusion.")["Pleural Effusion"] == 1
+    assert merge_labels({"Edema": 0}, {"Edema": -1}) == {"Edema": -1}
+    assert merge_labels({"Edema": 1}, {"Edema": -1, "No Finding": 1}) == {"Edema": 1}
+
+
+def test_no_finding_convention():
+    # Support Devices does not count, uncertain pathology does; No Finding is never 0.
+    assert apply_no_finding({"Support Devices": 1})["No Finding"] == 1
+    assert "No Finding" not in apply_no_finding({"Edema": -1})
+    assert "No Finding" not in apply_no_finding({"No Finding": 1, "Edema": 1})
+    for text in ("Endotracheal tube in place.", "Mild edema.", "No edema."):
+        assert label_report(text).get("No Finding") in (1, None)
+
+
+def test_label_report_rejects_non_strings():
+    with pytest.raises(TypeError, match="str"):
+        label_report(None)  # type: ignore[arg-type]
+
+
+def test_label_strings_round_trip_and_errors():
+    labels = {"Pneumonia": -1, "Edema": 1, "No Finding": 1}
+    s = format_label_string(labels)
+    assert s == "No Finding:1;Edema:1;Pneumonia:-1"
+    assert parse_label_string(s) == labels
+    assert parse_label_string("") == {}
+    with pytest.raises(ValueError, match="Edma"):
+        parse_label_string("Edma:1")
+    with pytest.raises(ValueError, match="2"):
+        parse_label_string("Edema:2")
+
+
+def test_fixture_is_large_and_covers_every_observation_and_phrase_type():
+    texts, gold, cats = _sentences("dev")
+    h_texts, _, _ = _sentences("heldout")
+    assert len(texts) >= 100 and len(h_texts) >= 30
+    assert {"negation", "uncertainty", "positive", "normal", "device", "mixed"} <= set(cats)
+    seen = {o for g in gold for o in g}
+    assert set(CHEXPERT_14) - {"No Finding"} <= seen
+    joined = " ".join(texts).lower()
+    for phrase in ("no evidence of", "without", "free of", "may represent", "cannot exclude", "versus"):
+        assert phrase in joined
+
+
+@pytest.mark.parametrize("which, floor", [("dev", 0.95), ("heldout", 0.85)])
+def test_labeler_quality_on_hand_written_sentences(which, floor):
+    texts, gold, _ = _sentences(which)
+    df = evaluate_labeler(texts, gold)
+    exact = sum(label_report(t) == apply_no_finding(g) for t, g in zip(texts, gold)) / len(texts)
+    assert exact >= floor, f"{which}: only {exact:.2%} of sentences labeled exactly"
+    micro = df.loc["micro (all)"]
+    assert micro["recall_pos"] >= 0.9 and micro["precision_pos"] >= 0.9
+    assert micro["recall_neg"] >= 0.9 and micro["recall_unc"] >= 0.8
+
+
+def test_evaluate_labeler_counts_and_errors():
+    texts = ["Mild edema.", "No edema.", "Possible edema.", "Clear lungs."]
+    gold = [{"Edema": 1}, {"Edema": 0}, {"Edema": 1}, {}]  # third gold deliberately disagrees
+    df = evaluate_labeler(texts, gold)
+    row = df.loc["Edema"]
+    assert (row["n_pos"], row["n_neg"], row["n_unc"]) == (2, 1, 0)
+    assert row["precision_pos"] == 1.0 and row["recall_pos"] == 0.5
+    assert math.isnan(row["recall_unc"]) and row["accuracy"] == 0.75
+    assert list(df.index) == CHEXPERT_14 + ["micro (all)"]
+    with pytest.raises(ValueError, match="2 texts but 1"):
+        evaluate_labeler(["a", "b"], [{}])
+    with pytest.raises(ValueError, match="gold\\[0\\]"):
+        evaluate_labeler(["a"], [{"Edema": 5}])
+
+
+def test_label_reports_matches_label_report():
+    texts = ["No pneumothorax.", "Mild cardiomegaly."]
+    assert label_reports(texts) == [label_report(t) for t in texts]
