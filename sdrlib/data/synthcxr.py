@@ -70,7 +70,7 @@ __all__ = [
     "read_manifest",
 ]
 
-GENERATOR_VERSION = "1.1.0"
+GENERATOR_VERSION = "1.2.0"
 SPLITS = ("train", "val", "test")
 _SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
 _OVERSAMPLE = 1  # drawn at this multiple of the output size, then box-downsampled (2: ~2.5x slower)
@@ -405,8 +405,11 @@ _NEGATIVES: list[tuple[list[str], Labels, set[str]]] = [
      {"consolidation", "pneumonia", "opacity", "effusion", "pneumothorax"}),
     (["Heart size is normal.", "The heart is normal in size.", "Normal heart size.",
       "The cardiac silhouette is normal in size."], {"Cardiomegaly": 0}, {"cardiomegaly"}),
-    (["The cardiomediastinal silhouette is within normal limits.", "Mediastinal contours are unremarkable.",
-      "The mediastinal contours are normal."], {"Enlarged Cardiomediastinum": 0}, {"mediastinum"}),
+    # "cardiomediastinal" covers the heart too: never written beside an enlarged heart
+    (["The cardiomediastinal silhouette is within normal limits."], {"Enlarged Cardiomediastinum": 0},
+     {"mediastinum", "cardiomegaly"}),
+    (["Mediastinal contours are unremarkable.", "The mediastinal contours are normal."],
+     {"Enlarged Cardiomediastinum": 0}, {"mediastinum"}),
     (["Normal heart size and mediastinal contours.", "Heart size and mediastinal contours are normal."],
      {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}, {"cardiomegaly", "mediastinum"}),
     (["The lungs are clear.", "The lungs are well expanded and clear.", "Lungs are clear bilaterally."],
