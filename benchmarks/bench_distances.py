@@ -1,0 +1,137 @@
+"""Per-pair reference loop vs batched engine, side by side, for every distance setting.
+
+Run (repository root):
+
+    .venv/bin/python benchmarks/bench_distances.py            # K=5 candidates x N=5000 bank sets
+    .venv/bin/python benchmarks/bench_distances.py --quick    # N=300, shorter reference loops
+
+For each kind of data (``random``: i.i.d. Gaussian unit vectors; ``structured``:
+clustered sentence-like vectors, cosines ~0.1-0.9, every unique sentence repeated
+2.8 times in the bank) with set sizes drawn from 1..15 and d = 768, and for each
+setting: microseconds per pair of the reference loop (``set_distance``) and of the
+engine (``pairwise_distances`` on K x N, bank packed once beforehand, as a sweep
+would), the speed-up, the agreement of the two on the reference pairs, and the
+projected time of the paper's selection sweep (1000 test samples x K=5 x N=5000
+x 2 sections = 5e7 pairs per setting). Also prints the FLOP floor of the Chamfer
+sweep: its matrix-product FLOPs at the matmul rate measured on this machine.
+
+Timings are wall-clock on whatever else the machine is doing (the script prints
+the load average so that a reader can judge), plus process CPU time (all threads),
+which other load disturbs less; the projected sweeps use wall time. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from sdrlib.distances import REGISTRY, ConvergenceWarning  # noqa: E402
+from sdrlib.distances.engine import pack_sets, pairwise_distances  # noqa: E402
+from sdrlib.distances.synthetic import make_space, random_sets, structured_bank, structured_candidates  # noqa: E402
+from sdrlib.distances.timing import SWEEP_PAIRS, compare, matmul_gflops  # noqa: E402
+
+
+def workload(kind: str, K: int, N: int, d: int, seed: int):
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return random_sets(rng, K, d), random_sets(rng, N, d)
+    space = make_space(rng, d)
+    bank, pool = structured_bank(rng, N, space)
+    return structured_candidates(rng, K, pool, space), bank
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="N=300 and short reference loops")
+    ap.add_argument("--K", type=int, default=5)
+    ap.add_argument("--N", type=int, default=None)
+    ap.add_argument("--d", type=int, default=768)
+    ap.add_argument("--kinds", default="random,structured")
+    ap.add_argument("--settings", default=",".join(REGISTRY))
+    ap.add_argument("--ref-pairs", type=int, default=None, help="max reference pairs per setting")
+    ap.add_argument("--ref-budget", type=float, default=None, help="seconds of reference loop per setting")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sweep-K", type=int, default=100,
+                    help="candidates per call in the sweep-mode Chamfer/Hausdorff line (20 test samples x K=5)")
+    args = ap.parse_args(argv)
+    N = args.N or (300 if args.quick else 5000)
+    ref_pairs = args.ref_pairs or (60 if args.quick else 300)
+    ref_budget = args.ref_budget or (2.0 if args.quick else 8.0)
+    names = [s for s in args.settings.split(",") if s]
+    warnings.simplefilter("ignore", ConvergenceWarning)
+
+    print(f"# bench_distances: K={args.K} candidates x N={N} bank sets, d={args.d}, set sizes 1..15, "
+          f"numba threads={os.environ.get('NUMBA_NUM_THREADS', os.cpu_count())}, cpus={os.cpu_count()}, "
+          f"load average={os.getloadavg()[0]:.1f}")
+    g64, g32 = matmul_gflops(np.float64), matmul_gflops(np.float32)
+    print(f"# matmul: {g64:.1f} GFLOP/s float64, {g32:.1f} GFLOP/s float32 (1024x768 @ 768x8192, best of 3)")
+
+    # warm-up: compile / load every kernel before timing
+    wc, wb = workload("random", 2, 3, 16, 1)
+    for name in names:
+        pairwise_distances(wc, wb, name, on_nonconvergence="ignore")
+
+    totals: dict[str, list[float]] = {}
+    checked = [0, 0.0]
+    for kind in args.kinds.split(","):
+        cands, bank = workload(kind, args.K, N, args.d, args.seed)
+        t = time.perf_counter()
+        packed = pack_sets(bank)
+        t_pack = time.perf_counter() - t
+        S, U = len(packed.index), len(packed.unique)
+        nbar = float(np.mean([len(c) for c in cands]))
+        print(f"\n## {kind}: bank {S} sentences, {U} unique ({S / U:.2f} per unique), packed once in {t_pack:.2f} s")
+        # FLOP floor of the Chamfer sweep: per pair, n_cand x (unique bank sentences per bank set) x d
+        # multiply-adds of the one matrix product (repeated bank sentences are computed once)
+        g64 = max(g64, matmul_gflops(np.float64))
+        flops_pair = 2.0 * nbar * (U / N) * args.d
+        floor_h = flops_pair * SWEEP_PAIRS / (g64 * 1e9) / 3600
+        print(f"Chamfer sweep FLOP floor at {g64:.1f} GFLOP/s float64: {floor_h * 3600:.0f} s = "
+              f"{flops_pair / (g64 * 1e3):.2f} us/pair (without dedup: {floor_h * 3600 * S / U:.0f} s)")
+        print("| setting | ref us/pair | engine us/pair | speed-up | ref CPU us | engine CPU us | CPU speed-up | "
+              "agree (pairs, max abs diff) | sweep ref h | sweep engine h |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+        for name in names:
+            r = compare(cands, packed, name, ref_pairs=ref_pairs, ref_budget_s=ref_budget)
+            totals.setdefault(kind, [0.0, 0.0])
+            totals[kind][0] += r["sweep_ref_h"]
+            totals[kind][1] += r["sweep_engine_h"]
+            extra = (f" (floor {floor_h:.3f} h: {r['sweep_engine_h'] / floor_h:.1f}x)" if name == "chamfer" else "")
+            print(f"| {name} | {r['ref_us']:.1f} | {r['engine_us']:.2f} | {r['speedup']:.0f}x | "
+                  f"{r['ref_cpu_us']:.1f} | {r['engine_cpu_us']:.2f} | {r['cpu_speedup']:.0f}x | "
+                  f"{r['pairs_checked']}, {r['max_abs_diff']:.1e} | {r['sweep_ref_h']:.2f} | "
+                  f"{r['sweep_engine_h']:.3f}{extra} |", flush=True)
+            checked[0] += r["pairs_checked"]
+            checked[1] = max(checked[1], r["max_abs_diff"])
+        # sweep mode: a sweep batches many test samples' candidates into one call (one fatter product)
+        rng = np.random.default_rng(args.seed + 1)
+        big = (random_sets(rng, args.sweep_K, args.d) if kind == "random" else
+               structured_candidates(rng, args.sweep_K, np.unique(np.concatenate(bank), axis=0),
+                                     make_space(rng, args.d)))
+        nb = float(np.mean([len(c) for c in big]))
+        g64 = max(g64, matmul_gflops(np.float64))  # the floor uses the best rate seen (others share the CPU)
+        floor_us = 2.0 * nb * (U / N) * args.d / (g64 * 1e3)
+        for name in [n for n in ("chamfer", "hausdorff") if n in names]:
+            c0, t = time.process_time(), time.perf_counter()
+            pairwise_distances(big, packed, name)
+            wall = (time.perf_counter() - t) / (len(big) * N) * 1e6
+            cpu = (time.process_time() - c0) / (len(big) * N) * 1e6
+            print(f"sweep mode {name}, K={len(big)} per call: {wall:.2f} us/pair wall ({cpu:.2f} CPU), "
+                  f"FLOP floor {floor_us:.2f} us/pair at {g64:.1f} GFLOP/s: {wall / floor_us:.1f}x the floor; "
+                  f"projected sweep {wall * 5e7 / 3.6e9:.3f} h")
+        print(f"| **all {len(names)}** | | | {totals[kind][0] / totals[kind][1]:.0f}x | | | | | "
+              f"{totals[kind][0]:.1f} | {totals[kind][1]:.2f} |")
+    print(f"\n# agreement: {checked[0]} reference pairs checked, max |engine - reference| = {checked[1]:.1e}")
+    print(f"# load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

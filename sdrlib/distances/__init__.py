@@ -1,0 +1,44 @@
+"""Set-to-set distances of the paper's appendix A (nine families, 15 registered settings).
+
+- :mod:`~sdrlib.distances.registry`  :class:`DistanceSpec`, :data:`REGISTRY`, :func:`get`,
+  :func:`make_spec`, :func:`set_distance` (per-pair reference), :func:`reward`
+- :mod:`~sdrlib.distances.reference` the reference on POT / SciPy, eqs. (12)-(21)
+- :mod:`~sdrlib.distances.engine`    the batched engine: :func:`pairwise_distances` (K x N),
+  :func:`pairwise_distances_many` (several settings, one cosine product), :func:`paired_distances`
+  (zip), :class:`PackedSets`
+- :mod:`~sdrlib.distances.costs`     input checks and the cosine base cost (eq. 11)
+- :mod:`~sdrlib.distances.synthetic` random and clustered embedding sets for tests and benchmarks
+
+Example::
+
+    >>> from sdrlib.distances import set_distance, pairwise_distances
+    >>> set_distance(A, B, "ot")                      # one pair, reference
+    >>> pairwise_distances(cands, bank, "ot")         # (K, N), batched, same values
+"""
+
+from sdrlib.distances.errors import ConvergenceError, ConvergenceWarning, DistanceInputError
+from sdrlib.distances.registry import (
+    FAMILIES,
+    PAPER_SETTINGS,
+    REGISTRY,
+    DistanceSpec,
+    available_distances,
+    get,
+    make_spec,
+    reward,
+    set_distance,
+)
+
+__all__ = [
+    "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY",
+    "DistanceSpec", "available_distances", "get", "make_spec", "reward", "set_distance",
+    "pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets",
+]
+
+
+def __getattr__(name: str):  # the engine pulls in numba: import it on first use
+    if name in ("pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets"):
+        from sdrlib.distances import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'sdrlib.distances' has no attribute {name!r}")

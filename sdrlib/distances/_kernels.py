@@ -1,0 +1,704 @@
+"""Numba kernels of the batched engine: one small exact or iterative solver per family.
+
+Every driver loops (in parallel, ``prange``) over a list of pairs ``(k, j)``;
+for each it gathers the pair's cost block from ``GT`` (cosines between unique
+bank vectors, rows, and unique candidate vectors, columns: a bank sentence's
+cosines to all candidate sentences are contiguous) and runs the family's solver:
+
+- Chamfer / Hausdorff: row and column minima.
+- Hungarian (``hung_nn``, ``hung_pen``; OT when n = m): the shortest augmenting path
+  algorithm of SciPy's ``linear_sum_assignment`` (Crouse 2016), exact.
+- OT (n != m) and partial OT: successive shortest paths (Dijkstra with
+  potentials) on the transportation network in integer units (row supply m, column
+  demand n): exact; partial OT is SSP stopped at mass ``rho n m`` (SSP flows are
+  min-cost for their value).
+- Sinkhorn / UOT / GW: the same iterations, update order and stopping rules as POT's
+  ``sinkhorn_log`` (kernel form when ``eps >= LOG_DOMAIN_EPS``), ``sinkhorn_knopp_unbalanced``
+  and ``entropic_gromov_wasserstein`` (PGD with kernel Sinkhorn inside), so the
+  iterates, and the values, match the reference.
+
+Left out: anything approximate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+#: below this eps the balanced Sinkhorn runs in the log domain (exp(-1/eps) underflows soon after)
+LOG_DOMAIN_EPS = 0.005
+_INF = np.inf
+
+
+@njit(cache=True, inline="always")
+def _cost(g: float) -> float:
+    c = 0.5 * (1.0 - g)
+    if c < 0.0:
+        return 0.0
+    if c > 1.0:
+        return 1.0
+    return c
+
+
+@njit(cache=True)
+def _gather(G, ci, co, bi, bo, k, j, M):
+    """Fill M[:n, :m] with the cost block of pair (k, j) from GT; return (n, m, max M)."""
+    r0, r1 = co[k], co[k + 1]
+    c0, c1 = bo[j], bo[j + 1]
+    n = r1 - r0
+    m = c1 - c0
+    mx = 0.0
+    for c in range(m):
+        row = G[bi[c0 + c]]
+        for r in range(n):
+            v = _cost(row[ci[r0 + r]])
+            M[r, c] = v
+            if v > mx:
+                mx = v
+    return n, m, mx
+
+
+# ----------------------------------------------------------------------------- nearest neighbour
+
+@njit(cache=True, parallel=True)
+def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out):
+    """Chamfer (eq. 12) or Hausdorff (eq. 13) for every pair."""
+    P = pk.shape[0]
+    for p in prange(P):
+        k, j = pk[p], pj[p]
+        r0, r1 = co[k], co[k + 1]
+        c0, c1 = bo[j], bo[j + 1]
+        n = r1 - r0
+        m = c1 - c0
+        rowmin = np.full(n, _INF)
+        colsum = 0.0
+        colmax = 0.0
+        for c in range(m):
+            row = G[bi[c0 + c]]
+            best = _INF
+            for r in range(n):
+                v = _cost(row[ci[r0 + r]])
+                if v < best:
+                    best = v
+                if v < rowmin[r]:
+                    rowmin[r] = v
+            colsum += best
+            if best > colmax:
+                colmax = best
+        if hausdorff:
+            out[p] = max(rowmin.max(), colmax)
+        else:
+            out[p] = 0.5 * (rowmin.sum() / n + colsum / m)
+
+
+@njit(cache=True, parallel=True)
+def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
+    """Chamfer / Hausdorff for every (bank set jl[x], candidate set k): out[x, k].
+
+    One sweep per bank set over all candidate sentences: each bank sentence's cosine row
+    is read once for all K candidate sets. Minima of the cost are taken as maxima of the
+    cosine (the cost is monotone), which gives the same floats.
+    """
+    Kc = co.shape[0] - 1
+    S = co[Kc]
+    for x in prange(jl.shape[0]):
+        j = jl[x]
+        c0, c1 = bo[j], bo[j + 1]
+        m = c1 - c0
+        rowbest = np.full(S, -_INF)
+        colsum = np.zeros(Kc)
+        colmax = np.zeros(Kc)
+        for c in range(c0, c1):
+            row = G[bi[c]]
+            for k in range(Kc):
+                best = -_INF
+                for r in range(co[k], co[k + 1]):
+                    v = row[ci[r]]
+                    if v > best:
+                        best = v
+                    if v > rowbest[r]:
+                        rowbest[r] = v
+                cst = _cost(best)
+                colsum[k] += cst
+                if cst > colmax[k]:
+                    colmax[k] = cst
+        for k in range(Kc):
+            n = co[k + 1] - co[k]
+            if hausdorff:
+                rm = 0.0
+                for r in range(co[k], co[k + 1]):
+                    cr = _cost(rowbest[r])
+                    if cr > rm:
+                        rm = cr
+                out[x, k] = max(rm, colmax[k])
+            else:
+                acc = 0.0
+                for r in range(co[k], co[k + 1]):
+                    acc += _cost(rowbest[r])
+                out[x, k] = 0.5 * (acc / n + colsum[k] / m)
+
+
+# ----------------------------------------------------------------------------- assignment
+
+@njit(cache=True)
+def lsa(C, nr, nc, col4row):
+    """Min-cost injective assignment of the nr <= nc rows of C[:nr, :nc]; fills col4row, returns the cost.
+
+    SciPy's rectangular LSAP (shortest augmenting path, Crouse 2016).
+    """
+    u = np.zeros(nr)
+    v = np.zeros(nc)
+    shortest = np.empty(nc)
+    path = np.full(nc, -1, np.int64)
+    row4col = np.full(nc, -1, np.int64)
+    remaining = np.empty(nc, np.int64)
+    SR = np.zeros(nr, np.bool_)
+    SC = np.zeros(nc, np.bool_)
+    for r in range(nr):
+        col4row[r] = -1
+    for cur in range(nr):
+        min_val = 0.0
+        i = cur
+        num_rem = nc
+        for it in range(nc):
+            remaining[it] = nc - it - 1
+        SR[:] = False
+        SC[:] = False
+        shortest[:] = _INF
+        sink = -1
+        while sink == -1:
+            index = -1
+            lowest = _INF
+            SR[i] = True
+            for it in range(num_rem):
+                jj = remaining[it]
+                rr = min_val + C[i, jj] - u[i] - v[jj]
+                if rr < shortest[jj]:
+                    path[jj] = i
+                    shortest[jj] = rr
+                if shortest[jj] < lowest or (shortest[jj] == lowest and row4col[jj] == -1):
+                    lowest = shortest[jj]
+                    index = it
+            min_val = lowest
+            jj = remaining[index]
+            if row4col[jj] == -1:
+                sink = jj
+            else:
+                i = row4col[jj]
+            SC[jj] = True
+            num_rem -= 1
+            remaining[index] = remaining[num_rem]
+        u[cur] += min_val
+        for ii in range(nr):
+            if SR[ii] and ii != cur:
+                u[ii] += min_val - shortest[col4row[ii]]
+        for jj in range(nc):
+            if SC[jj]:
+                v[jj] -= min_val - shortest[jj]
+        jj = sink
+        while True:
+            ii = path[jj]
+            row4col[jj] = ii
+            tmp = col4row[ii]
+            col4row[ii] = jj
+            jj = tmp
+            if ii == cur:
+                break
+    total = 0.0
+    for r in range(nr):
+        total += C[r, col4row[r]]
+    return total
+
+
+@njit(cache=True, parallel=True)
+def hung_pairs(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out):
+    """mode 0: Hung-NN (eq. 19); mode 1: Hung-Pen (eq. 20) with alpha; optional min(1, .)."""
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        n, m, _ = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        if n <= m:
+            C = M[:n, :m]
+            nr, nc = n, m
+        else:
+            C = M[:n, :m].T.copy()
+            nr, nc = m, n
+        col4row = np.empty(nr, np.int64)
+        total = lsa(C, nr, nc, col4row)
+        if mode == 0:
+            used = np.zeros(nc, np.bool_)
+            for r in range(nr):
+                used[col4row[r]] = True
+            for c in range(nc):
+                if not used[c]:
+                    best = _INF
+                    for r in range(nr):
+                        if C[r, c] < best:
+                            best = C[r, c]
+                    total += best
+            out[p] = total / nc
+        else:
+            val = total / nr + alpha * abs(n - m)
+            out[p] = min(1.0, val) if clip else val
+
+
+# ----------------------------------------------------------------------------- transport (exact)
+
+@njit(cache=True)
+def ssp_transport(Mt, n, m, target):
+    """Min-cost flow of value ``target`` (units: row supply m, column demand n) on costs Mt[:n, :m].
+
+    Returns sum(flow * Mt). Successive shortest paths with Dijkstra on reduced costs.
+    Nodes: rows 0..n-1, columns n..n+m-1, source S = n+m, sink T = n+m+1.
+    """
+    V = n + m + 2
+    S = n + m
+    T = n + m + 1
+    x = np.zeros((n, m))
+    s = np.full(n, float(m))
+    t = np.full(m, float(n))
+    pi = np.zeros(V)
+    dist = np.empty(V)
+    pred = np.empty(V, np.int64)
+    done = np.empty(V, np.bool_)
+    sent = 0.0
+    tol = 1e-9
+    while target - sent > tol:
+        dist[:] = _INF
+        done[:] = False
+        dist[S] = 0.0
+        while True:
+            u = -1
+            best = _INF
+            for w in range(V):
+                if not done[w] and dist[w] < best:
+                    best = dist[w]
+                    u = w
+            if u == -1 or u == T:
+                break
+            done[u] = True
+            du = dist[u]
+            if u == S:
+                for i in range(n):
+                    if s[i] > tol and not done[i]:
+                        nd = du + pi[S] - pi[i]
+                        if nd < dist[i]:
+                            dist[i] = nd
+                            pred[i] = S
+            elif u < n:
+                for jj in range(m):
+                    w = n + jj
+                    if not done[w]:
+                        nd = du + Mt[u, jj] + pi[u] - pi[w]
+                        if nd < dist[w]:
+                            dist[w] = nd
+                            pred[w] = u
+            else:
+                jj = u - n
+                for i in range(n):
+                    if x[i, jj] > tol and not done[i]:
+                        nd = du - Mt[i, jj] + pi[u] - pi[i]
+                        if nd < dist[i]:
+                            dist[i] = nd
+                            pred[i] = u
+                if t[jj] > tol:
+                    nd = du + pi[u] - pi[T]
+                    if nd < dist[T]:
+                        dist[T] = nd
+                        pred[T] = u
+        if dist[T] == _INF:
+            break
+        D = dist[T]
+        for w in range(V):
+            pi[w] += min(dist[w], D)
+        # bottleneck
+        delta = target - sent
+        w = T
+        while w != S:
+            pw = pred[w]
+            if w == T:
+                delta = min(delta, t[pw - n])
+            elif pw == S:
+                delta = min(delta, s[w])
+            elif w < n:  # backward edge column pw -> row w
+                delta = min(delta, x[w, pw - n])
+            w = pw
+        w = T
+        while w != S:
+            pw = pred[w]
+            if w == T:
+                t[pw - n] -= delta
+            elif pw == S:
+                s[w] -= delta
+            elif w < n:
+                x[w, pw - n] -= delta
+            else:
+                x[pw, w - n] += delta
+            w = pw
+        sent += delta
+    total = 0.0
+    for i in range(n):
+        for jj in range(m):
+            total += x[i, jj] * Mt[i, jj]
+    return total
+
+
+@njit(cache=True, parallel=True)
+def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, out):
+    """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~."""
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        if mx <= zero_atol:
+            out[p] = 0.0
+            continue
+        Mt = M[:n, :m] / mx
+        if rho < 0.0 and n == m:  # uniform OT with n = m is an assignment (Birkhoff)
+            col4row = np.empty(n, np.int64)
+            out[p] = lsa(Mt, n, n, col4row) / n
+            continue
+        nm = float(n * m)
+        if rho < 0.0:
+            target = nm
+        elif rho == 0.0:
+            target = min(n, m) / max(n, m) * nm
+        else:
+            target = min(rho, 1.0) * nm
+        target = min(target, nm)
+        out[p] = ssp_transport(Mt, n, m, target) / nm
+
+
+# ----------------------------------------------------------------------------- entropic
+
+@njit(cache=True)
+def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
+    """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged)."""
+    a = 1.0 / n
+    b = 1.0 / m
+    converged = False
+    if not log_domain:
+        K = np.empty((n, m))
+        for i in range(n):
+            for j in range(m):
+                K[i, j] = math.exp(-Mt[i, j] / eps)
+        u = np.ones(n)
+        v = np.ones(m)
+        for ii in range(max_iter):
+            for j in range(m):
+                acc = 0.0
+                for i in range(n):
+                    acc += K[i, j] * u[i]
+                v[j] = b / acc
+            for i in range(n):
+                acc = 0.0
+                for j in range(m):
+                    acc += K[i, j] * v[j]
+                u[i] = a / acc
+            if ii % 10 == 0:
+                err = 0.0
+                for j in range(m):
+                    acc = 0.0
+                    for i in range(n):
+                        acc += u[i] * K[i, j]
+                    d = acc * v[j] - b
+                    err += d * d
+                if math.sqrt(err) < stop_thr:
+                    converged = True
+                    break
+        cost = 0.0
+        for i in range(n):
+            for j in range(m):
+                cost += u[i] * K[i, j] * v[j] * Mt[i, j]
+        return cost, converged
+    # log domain (POT sinkhorn_log verbatim)
+    Mr = np.empty((n, m))
+    for i in range(n):
+        for j in range(m):
+            Mr[i, j] = -Mt[i, j] / eps
+    lu = np.zeros(n)
+    lv = np.zeros(m)
+    la = math.log(a)
+    lb = math.log(b)
+    for ii in range(max_iter):
+        for j in range(m):
+            mxv = -_INF
+            for i in range(n):
+                z = Mr[i, j] + lu[i]
+                if z > mxv:
+                    mxv = z
+            acc = 0.0
+            for i in range(n):
+                acc += math.exp(Mr[i, j] + lu[i] - mxv)
+            lv[j] = lb - (mxv + math.log(acc))
+        for i in range(n):
+            mxv = -_INF
+            for j in range(m):
+                z = Mr[i, j] + lv[j]
+                if z > mxv:
+                    mxv = z
+            acc = 0.0
+            for j in range(m):
+                acc += math.exp(Mr[i, j] + lv[j] - mxv)
+            lu[i] = la - (mxv + math.log(acc))
+        if ii % 10 == 0:
+            err = 0.0
+            for j in range(m):
+                acc = 0.0
+                for i in range(n):
+                    acc += math.exp(Mr[i, j] + lu[i] + lv[j])
+                d = acc - b
+                err += d * d
+            if math.sqrt(err) < stop_thr:
+                converged = True
+                break
+    cost = 0.0
+    for i in range(n):
+        for j in range(m):
+            cost += math.exp(Mr[i, j] + lu[i] + lv[j]) * Mt[i, j]
+    return cost, converged
+
+
+@njit(cache=True, parallel=True)
+def sinkhorn_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, stop_thr, max_iter, log_domain, zero_atol, out, conv):
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        if mx <= zero_atol:
+            out[p] = 0.0
+            conv[p] = True
+            continue
+        Mt = M[:n, :m] / mx
+        c, ok = sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
+        out[p] = c
+        conv[p] = ok
+
+
+@njit(cache=True)
+def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
+    """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged)."""
+    a = 1.0 / n
+    b = 1.0 / m
+    fi = tau / (tau + eps)
+    K = np.empty((n, m))
+    for i in range(n):
+        for j in range(m):
+            K[i, j] = math.exp(-Mt[i, j] / eps)
+    u = np.ones(n)
+    v = np.ones(m)
+    up = np.empty(n)
+    vp = np.empty(m)
+    converged = False
+    for it in range(max_iter):
+        up[:] = u
+        vp[:] = v
+        for i in range(n):
+            acc = 0.0
+            for j in range(m):
+                acc += K[i, j] * v[j]
+            u[i] = (a / acc) ** fi
+        bad = False
+        for j in range(m):
+            acc = 0.0
+            for i in range(n):
+                acc += K[i, j] * u[i]
+            if acc == 0.0:
+                bad = True
+            v[j] = (b / acc) ** fi
+        for i in range(n):
+            if not math.isfinite(u[i]):
+                bad = True
+        for j in range(m):
+            if not math.isfinite(v[j]):
+                bad = True
+        if bad:  # POT: machine precision reached, keep the previous scalings and stop
+            u[:] = up
+            v[:] = vp
+            break
+        du = 0.0
+        mu = 1.0
+        for i in range(n):
+            du = max(du, abs(u[i] - up[i]))
+            mu = max(mu, abs(u[i]), abs(up[i]))
+        dv = 0.0
+        mv = 1.0
+        for j in range(m):
+            dv = max(dv, abs(v[j] - vp[j]))
+            mv = max(mv, abs(v[j]), abs(vp[j]))
+        err = 0.5 * (du / mu + dv / mv)
+        if err < stop_thr:
+            converged = True
+            break
+    cost = 0.0
+    for i in range(n):
+        for j in range(m):
+            cost += u[i] * K[i, j] * v[j] * Mt[i, j]
+    return cost, converged
+
+
+@njit(cache=True, parallel=True)
+def uot_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, zero_atol, out, conv):
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        if mx <= zero_atol:
+            out[p] = 0.0
+            conv[p] = True
+            continue
+        Mt = M[:n, :m] / mx
+        c, ok = uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
+        out[p] = c
+        conv[p] = ok
+
+
+@njit(cache=True)
+def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
+    """POT ``sinkhorn_knopp`` (u = 1/n, v = 1/m start); writes the plan into T; returns converged."""
+    n, m = C.shape
+    K = np.empty((n, m))
+    Kp = np.empty((n, m))  # POT: Kp = (1 / a) * K
+    for i in range(n):
+        ia = 1.0 / a[i]
+        for j in range(m):
+            K[i, j] = math.exp(C[i, j] / (-eps))
+            Kp[i, j] = ia * K[i, j]
+    u = np.full(n, 1.0 / n)
+    v = np.full(m, 1.0 / m)
+    up = np.empty(n)
+    vp = np.empty(m)
+    converged = False
+    for ii in range(max_iter):
+        up[:] = u
+        vp[:] = v
+        bad = False
+        for j in range(m):
+            acc = 0.0
+            for i in range(n):
+                acc += K[i, j] * u[i]
+            if acc == 0.0:
+                bad = True
+            v[j] = b[j] / acc
+        for i in range(n):
+            acc = 0.0
+            for j in range(m):
+                acc += Kp[i, j] * v[j]
+            u[i] = 1.0 / acc
+        for i in range(n):
+            if not math.isfinite(u[i]):
+                bad = True
+        for j in range(m):
+            if not math.isfinite(v[j]):
+                bad = True
+        if bad:
+            u[:] = up
+            v[:] = vp
+            break
+        if ii % 10 == 0:
+            err = 0.0
+            for j in range(m):
+                acc = 0.0
+                for i in range(n):
+                    acc += u[i] * K[i, j] * v[j]
+                d = acc - b[j]
+                err += d * d
+            if math.sqrt(err) < stop_thr:
+                converged = True
+                break
+    for i in range(n):
+        for j in range(m):
+            T[i, j] = u[i] * K[i, j] * v[j]
+    return converged
+
+
+@njit(cache=True)
+def _sandwich(CA, T, CB, X, Y):
+    """Y = CA @ T @ CB with plain loops (no BLAS call from inside the parallel pair loop)."""
+    n, m = T.shape
+    for i in range(n):
+        for j in range(m):
+            acc = 0.0
+            for k in range(n):
+                acc += CA[i, k] * T[k, j]
+            X[i, j] = acc
+    for i in range(n):
+        for j in range(m):
+            acc = 0.0
+            for l in range(m):
+                acc += X[i, l] * CB[l, j]
+            Y[i, j] = acc
+
+
+@njit(cache=True)
+def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
+    """POT ``entropic_gromov_wasserstein`` (PGD, square loss, symmetric); returns (GW loss, converged)."""
+    p = np.full(n, 1.0 / n)
+    q = np.full(m, 1.0 / m)
+    constC = np.empty((n, m))
+    f1 = np.zeros(n)
+    f2 = np.zeros(m)
+    for i in range(n):
+        for k in range(n):
+            f1[i] += CA[i, k] * CA[i, k] * p[k]
+    for j in range(m):
+        for l in range(m):
+            f2[j] += CB[j, l] * CB[j, l] * q[l]
+    for i in range(n):
+        for j in range(m):
+            constC[i, j] = f1[i] + f2[j]
+    T = np.empty((n, m))
+    for i in range(n):
+        for j in range(m):
+            T[i, j] = p[i] * q[j]
+    Tprev = np.empty((n, m))
+    grad = np.empty((n, m))
+    X = np.empty((n, m))
+    Y = np.empty((n, m))
+    cpt = 0
+    err = 1.0
+    inner_ok = True
+    while err > tol and cpt < max_iter:
+        Tprev[:, :] = T
+        _sandwich(CA, T, CB, X, Y)  # CA T CB (CB symmetric, so CB = CB^T)
+        for i in range(n):
+            for j in range(m):
+                grad[i, j] = 2.0 * (constC[i, j] - 2.0 * Y[i, j])
+        ok = _sinkhorn_knopp_plan(grad, p, q, eps, T, inner_stop, inner_max_iter)
+        if not ok:
+            inner_ok = False
+        if cpt % 10 == 0:
+            s = 0.0
+            for i in range(n):
+                for j in range(m):
+                    d = T[i, j] - Tprev[i, j]
+                    s += d * d
+            err = math.sqrt(s)
+        cpt += 1
+    _sandwich(CA, T, CB, X, Y)
+    loss = 0.0
+    for i in range(n):
+        for j in range(m):
+            loss += (constC[i, j] - 2.0 * Y[i, j]) * T[i, j]
+    return loss, inner_ok and err <= tol
+
+
+@njit(cache=True, parallel=True)
+def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
+    """Entropic GW for every pair from per-set rescaled intra costs (flat, row-major n*n blocks)."""
+    P = pk.shape[0]
+    for p in prange(P):
+        k, j = pk[p], pj[p]
+        n = co[k + 1] - co[k]
+        m = bo[j + 1] - bo[j]
+        if n < 2 or m < 2:
+            out[p] = 1.0
+            conv[p] = True
+            continue
+        CA = ca[cao[k]:cao[k + 1]].reshape((n, n))
+        CB = cb[cbo[j]:cbo[j + 1]].reshape((m, m))
+        val, ok = gw_loss(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9)
+        out[p] = val
+        conv[p] = ok

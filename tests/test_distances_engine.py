@@ -1,0 +1,163 @@
+"""The batched engine agrees with the per-pair reference on every setting, edge cases included."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sdrlib.distances import (
+    FAMILIES,
+    REGISTRY,
+    ConvergenceError,
+    ConvergenceWarning,
+    DistanceInputError,
+    make_spec,
+    set_distance,
+)
+from sdrlib.distances.engine import PackedSets, pack_sets, paired_distances, pairwise_distances
+from sdrlib.distances.synthetic import make_space, random_sets, structured_bank, structured_candidates
+
+TOL = 1e-5
+EXTRA = [make_spec("sinkhorn", eps=1e-3, max_iter=300),  # log-domain branch
+         make_spec("sinkhorn", eps=0.01, max_iter=7),      # stopped early: same iterates, same value
+         make_spec("partial", rho=1.0), make_spec("uot", tau=5.0, eps=0.05),
+         make_spec("hung_pen", alpha=0.5, clip=False), make_spec("gw", eps=0.05, max_iter=30)]
+
+
+def _workload(seed: int = 0, d: int = 24):
+    """Candidates and a bank mixing random, clustered and edge-case sets (sizes 1..8)."""
+    rng = np.random.default_rng(seed)
+    space = make_space(rng, d, topics=4)
+    bank, pool = structured_bank(rng, 8, space, n_max=8)
+    bank += random_sets(rng, 3, d, n_max=6)
+    cands = structured_candidates(rng, 3, pool, space, n_max=8) + random_sets(rng, 1, d, n_max=4)
+    x = pool[:1]
+    bank += [x, np.repeat(x, 3, axis=0), cands[0].copy(), cands[1][::-1].copy()]  # M = 0, identical, reversed
+    cands += [x, np.repeat(x, 2, axis=0)]
+    return cands, bank
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return _workload()
+
+
+@pytest.mark.parametrize("spec", list(REGISTRY.values()) + EXTRA, ids=lambda s: s.name)
+def test_engine_agrees_with_reference(spec, workload):
+    cands, bank = workload
+    if spec.family in ("gw", "uot") or (spec.family == "sinkhorn" and spec.params["eps"] <= 0.01):
+        # POT's Python loop is slow here: a smaller grid that keeps every kind of set
+        cands, bank = cands[1:2] + cands[3:], bank[:3] + bank[8:9] + bank[-4:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        D = pairwise_distances(cands, bank, spec)
+        R = np.array([[set_distance(a, b, spec) for b in bank] for a in cands])
+    assert D.shape == (len(cands), len(bank)) == R.shape
+    assert np.isfinite(D).all()
+    np.testing.assert_allclose(D, R, atol=TOL, rtol=0)
+    if spec.params.get("clip", True):
+        assert (D >= 0).all() and (D <= 1).all()
+
+
+def test_every_family_has_a_kernel_and_is_registered():
+    assert {s.family for s in REGISTRY.values()} == set(FAMILIES)
+
+
+def test_input_formats_agree(workload):
+    cands, bank = workload
+    mat = np.concatenate(bank)
+    offs = np.concatenate([[0], np.cumsum([len(b) for b in bank])])
+    packed = pack_sets(bank)
+    a = pairwise_distances(cands, bank, "ot")
+    f32 = pairwise_distances(cands, (mat.astype(np.float32), offs), "ot")  # ReportBank stores float32
+    np.testing.assert_allclose(f32, pairwise_distances(cands, [b.astype(np.float32) for b in bank], "ot"), atol=1e-12)
+    np.testing.assert_allclose(pairwise_distances(cands, (mat, offs), "ot"), a, atol=1e-12)
+    np.testing.assert_allclose(pairwise_distances(cands, packed, "ot"), a, atol=1e-12)
+    np.testing.assert_allclose(pairwise_distances(cands[:2], packed, "hung_nn"),
+                               pairwise_distances(cands, packed, "hung_nn")[:2], atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sdrlib.distances.errors.ConvergenceWarning")
+def test_paired_is_the_diagonal(workload):
+    cands, bank = workload
+    k = len(cands)
+    for name in ("chamfer", "sinkhorn_0.1", "gw", "partial_0.8"):
+        full = pairwise_distances(cands, bank[:k], name)
+        np.testing.assert_allclose(paired_distances(cands, bank[:k], name), np.diag(full), atol=1e-12)
+    with pytest.raises(DistanceInputError, match="equal counts"):
+        paired_distances(cands, bank, "ot")
+
+
+def test_repeated_sentences_are_deduplicated():
+    rng = np.random.default_rng(1)
+    space = make_space(rng, 16)
+    bank, pool = structured_bank(rng, 60, space, n_max=10, repeat=3.0)
+    p = pack_sets(bank)
+    assert isinstance(p, PackedSets)
+    assert len(p.unique) == len(np.unique(np.concatenate(bank), axis=0)) < len(p.index)
+    for t in (0, 17, 59):
+        np.testing.assert_allclose(p.set(t), bank[t] / np.linalg.norm(bank[t], axis=1, keepdims=True), atol=1e-15)
+
+
+def test_empty_sets_raise_unless_a_value_is_given(workload):
+    cands, bank = workload
+    d = bank[0].shape[1]
+    bank2 = bank[:3] + [np.zeros((0, d))]
+    with pytest.raises(DistanceInputError, match="empty"):
+        pairwise_distances(cands, bank2, "chamfer")
+    D = pairwise_distances(cands, bank2, "chamfer", empty_value=1.0)
+    assert (D[:, 3] == 1.0).all()
+    np.testing.assert_allclose(D[:, :3], pairwise_distances(cands, bank[:3], "chamfer"), atol=1e-12)
+
+
+@pytest.mark.parametrize("bad, match", [([[np.nan] * 4], "NaN"), ([[0.0] * 4], "zero-norm"), (np.ones((2, 3)), "dimension")])
+def test_bad_inputs(bad, match):
+    good = [np.eye(4)[:2]]
+    with pytest.raises(DistanceInputError, match=match):
+        pairwise_distances(good, [np.eye(4)[:1], np.asarray(bad, dtype=float)], "ot")
+
+
+def test_nonconvergence_in_the_engine(workload):
+    cands, bank = workload
+    spec = make_spec("uot", tau=1.0, max_iter=2)
+    with pytest.raises(ConvergenceError, match="did not converge"):
+        pairwise_distances(cands, bank, spec, on_nonconvergence="raise")
+    with pytest.warns(ConvergenceWarning):
+        D, ok = pairwise_distances(cands, bank, spec, return_converged=True)
+    assert not ok.all() and ok.shape == D.shape
+
+
+def test_device_argument():
+    A = [np.eye(3)[:2]]
+    assert pairwise_distances(A, A, "chamfer", device="auto").shape == (1, 1)
+    import torch
+
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            pairwise_distances(A, A, "chamfer", device="cuda")
+    with pytest.raises(ValueError, match="device"):
+        pairwise_distances(A, A, "chamfer", device="tpu")
+
+
+@pytest.mark.filterwarnings("ignore::sdrlib.distances.errors.ConvergenceWarning")
+def test_many_settings_share_one_pass(workload):
+    from sdrlib.distances.engine import pairwise_distances_many
+
+    cands, bank = workload
+    names = ["chamfer", "gw", "hung_pen_0.1", "partial_adaptive"]
+    many = pairwise_distances_many(cands, bank, names)
+    assert list(many) == names
+    for n in names:
+        np.testing.assert_allclose(many[n], pairwise_distances(cands, bank, n), atol=1e-12)
+
+
+def test_timing_helper_reports_agreement():
+    from sdrlib.distances.timing import compare
+
+    rng = np.random.default_rng(3)
+    cands, bank = random_sets(rng, 2, 8, n_max=4), random_sets(rng, 5, 8, n_max=4)
+    r = compare(cands, bank, "partial_0.8", ref_pairs=6)
+    assert r["pairs_checked"] == 6 and r["max_abs_diff"] <= 1e-12
+    assert r["ref_us"] > 0 and r["engine_us"] > 0 and r["sweep_engine_h"] > 0
