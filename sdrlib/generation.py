@@ -1,0 +1,127 @@
+"""Generate reports from a local vision-language policy (batched, seeded).
+
+:func:`generate_reports` renders one chat prompt per study (image + instruction),
+runs ``model.generate`` in batches and returns the decoded completions, raw (the
+``<think>/<answer>`` template is parsed by the caller with
+:func:`sdrlib.reports.parse_template`). Greedy decoding by default, so a policy
+maps a test split to one deterministic set of reports; with ``do_sample=True``
+the torch seed fixes the samples.
+
+Left out: OpenAI-compatible API generation and on-disk caching of candidates
+(the selection notebook's job), vLLM, beam search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["PROMPT", "prompt_messages", "load_images", "generate_reports", "generate_candidates"]
+
+#: The instruction given to the policy with each image.
+PROMPT = "Write the radiology report: findings in <think> </think>, impression in <answer> </answer>."
+
+
+def prompt_messages(n_images: int = 1, prompt: str = PROMPT) -> list[dict[str, Any]]:
+    """Chat prompt with ``n_images`` image parts then the instruction.
+
+    Example: ``prompt_messages()[0]["content"][0] -> {"type": "image"}``.
+    """
+    if n_images < 0:
+        raise ValueError(f"n_images must be >= 0, got {n_images}")
+    content = [{"type": "image"} for _ in range(n_images)] + [{"type": "text", "text": prompt}]
+    return [{"role": "user", "content": content}]
+
+
+def load_images(paths: Sequence[str], max_images: int = 1) -> list:
+    """Open up to ``max_images`` images as RGB PIL images; a missing file raises naming it."""
+    from PIL import Image
+
+    out = []
+    for p in list(paths)[:max_images]:
+        try:
+            with Image.open(p) as im:
+                out.append(im.convert("RGB"))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"image {p} not found (regenerate the data with notebook 00)") from exc
+    return out
+
+
+def generate_reports(
+    model,
+    processor,
+    image_lists: Sequence[Sequence[Any]],
+    *,
+    prompt: str = PROMPT,
+    max_new_tokens: int = 160,
+    batch_size: int = 16,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> list[str]:
+    """Decode one report per entry of ``image_lists`` (each a list of PIL images).
+
+    Returns the completion text (special tokens removed), ``len(image_lists)`` strings.
+    Example: ``generate_reports(model, proc, [[img]], max_new_tokens=64)``.
+    """
+    import torch
+
+    if batch_size < 1 or max_new_tokens < 1:
+        raise ValueError("batch_size and max_new_tokens must be positive")
+    tok = processor.tokenizer
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    torch.manual_seed(seed)
+    outs: list[str] = []
+    try:
+        for start in range(0, len(image_lists), batch_size):
+            chunk = [list(imgs) for imgs in image_lists[start : start + batch_size]]
+            texts = [
+                processor.apply_chat_template(prompt_messages(len(imgs), prompt), add_generation_prompt=True, tokenize=False)
+                for imgs in chunk
+            ]
+            images = chunk if any(chunk) else None
+            batch = processor(text=texts, images=images, return_tensors="pt", padding=True, padding_side="left")
+            batch = {k: (v.to(device) if hasattr(v, "to") else v) for k, v in batch.items()}
+            with torch.inference_mode():
+                gen = model.generate(
+                    **batch,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=do_sample,
+                    temperature=temperature if do_sample else None,
+                    top_p=None,
+                    top_k=None,
+                    eos_token_id=tok.eos_token_id,
+                    pad_token_id=tok.pad_token_id,
+                )
+            new = gen[:, batch["input_ids"].shape[1] :]
+            outs.extend(t.strip() for t in tok.batch_decode(new, skip_special_tokens=True))
+    finally:
+        model.train(was_training)
+    return outs
+
+
+def generate_candidates(
+    model,
+    processor,
+    image_lists: Sequence[Sequence[Any]],
+    k: int,
+    *,
+    temperature: float = 1.0,
+    seed: int = 0,
+    **kwargs: Any,
+) -> list[list[str]]:
+    """``k`` sampled reports per study (for best-of-K selection), shape ``[n][k]``.
+
+    Candidate ``j`` of every study is drawn with seed ``seed + j``, so adding candidates
+    keeps the earlier ones. Other keyword arguments go to :func:`generate_reports`.
+    Example: ``generate_candidates(model, proc, [[img]], k=5)[0]`` -> five reports.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    cols = [
+        generate_reports(model, processor, image_lists, do_sample=True, temperature=temperature, seed=seed + j, **kwargs)
+        for j in range(k)
+    ]
+    return [list(c) for c in zip(*cols)]

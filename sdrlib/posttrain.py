@@ -1,0 +1,303 @@
+"""The SFT -> GRPO experiment: every reward configuration over seeds, test generations, tables.
+
+Paper sec. 4 and appendix D. :func:`train_all` runs SFT once and GRPO for each
+reward configuration and seed (reusing finished runs); :func:`generate_test`
+writes each policy's test-split generations next to it
+(``test_generations.json``, reused when present); :func:`score_all` scores them
+with :func:`sdrlib.metrics.suite.score_reports`; :func:`reward_table` builds
+the paper's table layout (rows model x metric, columns SFT / R_fmt / R_exact /
+R_Cham / R_Haus, cells ``mean ± sample std`` over seeds, a ``Mean`` block
+averaging each cell across models, the best column of each row in bold) and
+:func:`significance_table` the paired bootstrap of chosen pairs of
+configurations, seed by seed.
+
+Seeds: SFT is trained once (``cfg.seed``); every GRPO configuration is run once
+per seed from that SFT policy. Test reports are sampled (profile:
+``sft.eval_do_sample``, ``sft.eval_temperature``) with the run's seed, and the
+SFT policy is sampled once per seed, so every column has a spread over seeds.
+(Greedy decoding collapses the tiny CPU policy onto the modal, normal report.)
+
+Baselines (:func:`baseline_reports`): ``majority`` writes the most frequent
+training report for every study; ``random_train`` writes a random training
+report, so its labels follow the training label prior. Neither looks at the
+image: a policy that reads the image beats both on label F1.
+
+Left out: multi-dataset layout (run the notebook once per dataset), COMET and
+RadGraph unless their backends are installed (listed in ``unavailable``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "CONFIG_LABELS",
+    "TABLE_GROUPS",
+    "config_label",
+    "train_all",
+    "generate_test",
+    "eval_runs",
+    "baseline_reports",
+    "score_all",
+    "scores_long",
+    "reward_table",
+    "significance_table",
+    "model_name",
+    "seeds_of",
+]
+
+CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R_Cham", "hausdorff": "R_Haus"}
+
+#: Table groups of appendix D: (table name, [(metric-name prefix in the suite, row label), ...]).
+TABLE_GROUPS: dict[str, list[tuple[str, str]]] = {
+    "headline": [("bertscore_f1", "BERTScore F1"), ("comet", "COMET"), ("radgraph", "RadGraph F1"),
+                 ("clinical_f1_macro14", "CheXpert-14 macro F1 (labeler)")],
+    "bleu": [(f"bleu_s{n}", f"S-BLEU-{n}") for n in range(1, 5)] + [(f"bleu_c{n}", f"C-BLEU-{n}") for n in range(1, 5)],
+    "rouge": [("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L")],
+    "lexical": [("meteor", "METEOR"), ("bertscore_f1", "BERTScore F1"), ("comet", "COMET"), ("chrf++", "chrF++")],
+    "clinical": [("radgraph", "RadGraph F1"), ("clinical_f1_macro14", "CheXpert-14 macro F1 (labeler)"),
+                 ("clinical_f1_micro14", "CheXpert-14 micro F1 (labeler)"),
+                 ("clinical_f1_macro5", "CheXpert-5 macro F1 (labeler)")],
+}
+
+
+def config_label(reward: str) -> str:
+    """Column label of a reward configuration. Example: ``config_label("chamfer") -> "R_Cham"``."""
+    return CONFIG_LABELS.get(reward, f"R_{reward}")
+
+
+def model_name(cfg) -> str:
+    """Row label of the profile's policy (``tiny-Qwen3-VL`` on CPU)."""
+    return "tiny-Qwen3-VL" if cfg.sft.policy == "tiny" else Path(cfg.sft.policy).name
+
+
+def seeds_of(cfg) -> list[int]:
+    """GRPO seeds of the profile: ``cfg.seed, cfg.seed + 1, ...`` (``cfg.grpo.seeds`` of them)."""
+    if cfg.grpo.seeds < 1:
+        raise ValueError(f"grpo.seeds must be >= 1, got {cfg.grpo.seeds}")
+    return [cfg.seed + k for k in range(cfg.grpo.seeds)]
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | None = None, embedder: Any = None,
+              log=print) -> dict[tuple[str, int], Path]:
+    """SFT once, then GRPO for every reward in ``rewards`` (default ``cfg.grpo.rewards``) x seed.
+
+    Returns ``{(reward, seed): policy folder}`` with ``("sft", cfg.seed)`` first. Finished runs
+    are reused; interrupted ones resume from their last checkpoint.
+    """
+    from sdrlib import training
+
+    rewards = [r for r in (cfg.grpo.rewards if rewards is None else rewards) if r != "sft"]
+    base = training.sft(cfg, train_records)
+    log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
+    out: dict[tuple[str, int], Path] = {("sft", cfg.seed): base.final}
+    needs_embedder = any(r not in ("fmt", "exact") for r in rewards)
+    if needs_embedder and embedder is None:
+        from sdrlib.embedding import SentenceEmbedder
+
+        embedder = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir, batch_size=cfg.embedding.batch_size)
+    if needs_embedder:
+        from sdrlib.rewards import prewarm
+
+        stats = prewarm(embedder, [r.findings for r in train_records], [r.impression for r in train_records])
+        log(f"reference sentences cached: {stats}")
+    for reward in rewards:
+        for seed in seeds_of(cfg):
+            res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)
+            state = "reused" if res.reused else f"{res.seconds:.0f} s, reward share {res.reward_share:.1%}"
+            log(f"GRPO {reward} seed {seed}: {state}")
+            out[(reward, seed)] = res.final
+    return out
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, seed: int | None = None,
+                  shuffle_images: bool = False, force: bool = False) -> list[str]:
+    """Test-split generations of one policy, cached in ``<run>/test_generations_s<seed>.json``.
+
+    Decoding follows the profile (``sft.eval_do_sample``, ``sft.eval_temperature``,
+    ``sft.max_new_tokens``); ``seed`` (default ``cfg.seed``) fixes the samples, so the SFT
+    policy evaluated with several seeds has a spread like the GRPO runs. The cache is keyed by
+    the test study ids and the decoding settings; anything else regenerates.
+    ``shuffle_images=True`` is the image-dependence control: study i gets the image of a
+    random other study (a fixed permutation), so its report can only match by chance.
+    """
+    from sdrlib.generation import generate_reports, load_images
+    from sdrlib.io import atomic_write_text
+    from sdrlib.training import load_policy
+
+    s = cfg.sft
+    seed = cfg.seed if seed is None else seed
+    policy_dir = Path(policy_dir)
+    tag = "_shuffled" if shuffle_images else ""
+    cache = policy_dir.parent / f"test_generations{tag}_s{seed}.json"
+    key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
+           "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed}
+    if cache.is_file() and not force:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if all(data.get(k) == v for k, v in key.items()):
+            return list(data["generations"])
+    model, processor = load_policy(cfg, policy_dir)
+    images = [load_images(r.image_paths, s.max_images) for r in test_records]
+    if shuffle_images:
+        perm = np.random.default_rng(seed).permutation(len(images))
+        images = [images[j] for j in perm]
+    gens = generate_reports(model, processor, images, max_new_tokens=s.max_new_tokens, batch_size=s.eval_batch_size,
+                            do_sample=s.eval_do_sample, temperature=s.eval_temperature, seed=seed)
+    atomic_write_text(cache, json.dumps({**key, "generations": gens}, indent=1))
+    return gens
+
+
+def eval_runs(cfg, policies: dict[tuple[str, int], Path]) -> dict[tuple[str, int], Path]:
+    """The (configuration, seed) pairs to evaluate: every GRPO run, and SFT once per seed.
+
+    SFT is trained once; with sampled decoding each seed draws different test reports.
+    """
+    sft = policies[("sft", cfg.seed)]
+    out = {("sft", s): sft for s in seeds_of(cfg)}
+    out.update({k: v for k, v in policies.items() if k[0] != "sft"})
+    return out
+
+
+def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dict[str, list[str]]:
+    """Image-blind baselines as templated reports: ``majority`` and ``random_train`` (see module doc)."""
+    from sdrlib.training import report_texts
+
+    texts, _ = report_texts(train_records)
+    if not texts:
+        raise ValueError("no training report has both sections")
+    majority = Counter(texts).most_common(1)[0][0]
+    rng = np.random.default_rng(seed)
+    return {"majority": [majority] * n, "random_train": [texts[i] for i in rng.integers(len(texts), size=n)]}
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any], **kwargs) -> dict[Any, Any]:
+    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records)."""
+    from sdrlib.metrics.suite import metric_kwargs, score_reports
+
+    refs = [{"findings": r.findings, "impression": r.impression} for r in test_records]
+    ids = [r.study_id for r in test_records]
+    labels = [r.labels for r in test_records] if all(r.labels for r in test_records) else None
+    kw = {**metric_kwargs(cfg), **kwargs}
+    return {key: score_reports(gens, refs, sample_ids=ids, reference_labels=labels, **kw)
+            for key, gens in generations.items()}
+
+
+def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:
+    """Corpus values as a long table: ``model, reward, seed, section, metric, value``."""
+    rows = []
+    for (reward, seed), sc in scores.items():
+        summ = sc.summary()
+        for sec in sc.sections:
+            for metric, value in zip(summ["metric"], summ[sec]):
+                rows.append((model, reward, seed, sec, metric, float(value)))
+    return pd.DataFrame(rows, columns=["model", "reward", "seed", "section", "metric", "value"])
+
+
+def _fmt(mean: float, std: float, bold: bool) -> str:
+    s = f"{mean:.3f} ±{std:.3f}"
+    return f"**{s}**" if bold else s
+
+
+def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str]) -> pd.DataFrame:
+    """Paper-style table (module doc) for one section and metric group of :data:`TABLE_GROUPS`.
+
+    ``long`` may hold several models; metrics missing from ``long`` (e.g. COMET when not
+    installed) are left out. The ``Mean`` block's std is across models (0 with one model). Cells are strings ``mean ±std``; ``**`` marks the best
+    column of each row (ties all bold).
+    """
+    if group not in TABLE_GROUPS:
+        raise ValueError(f"unknown table group {group!r}; known: {sorted(TABLE_GROUPS)}")
+    d = long[long.section == section]
+    cols = [config_label(r) for r in rewards]
+    rows = []
+    stats: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    models = list(dict.fromkeys(d.model))
+    for model in models:
+        dm = d[d.model == model]
+        for prefix, label in TABLE_GROUPS[group]:
+            dmm = dm[dm.metric.str.split("@").str[0] == prefix]
+            if dmm.empty:
+                continue
+            cell = {}
+            for r in rewards:
+                v = dmm[dmm.reward == r].value.to_numpy(float)
+                v = v[np.isfinite(v)]
+                if v.size:
+                    cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0)
+            stats[(model, label)] = cell
+    if not stats:
+        return pd.DataFrame(columns=["Model", "Metric", *cols])
+    labels = list(dict.fromkeys(lbl for _, lbl in stats))
+    blocks = [(m, {lbl: stats[(m, lbl)] for lbl in labels if (m, lbl) in stats}) for m in models]
+    mean_block = {}
+    for lbl in labels:
+        cell = {}
+        for c in cols:
+            means = [stats[(m, lbl)][c][0] for m in models if (m, lbl) in stats and c in stats[(m, lbl)]]
+            if means:
+                cell[c] = (float(np.mean(means)), float(np.std(means, ddof=1)) if len(means) > 1 else 0.0)
+        mean_block[lbl] = cell
+    blocks.append(("Mean", mean_block))
+    for model, block in blocks:
+        for lbl, cell in block.items():
+            best = max((v[0] for v in cell.values()), default=np.nan)
+            row = {"Model": model, "Metric": lbl}
+            for c in cols:
+                row[c] = _fmt(*cell[c], bold=np.isclose(cell[c][0], best)) if c in cell else "n/a"
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["Model", "Metric", *cols])
+
+
+def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
+                       metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Paired bootstrap of configuration A vs B on the same test studies, per seed and pooled.
+
+    For each pair, each seed ``s`` of A is compared with seed ``s`` of B (or B's only run,
+    e.g. SFT). Returns one row per (pair, section, metric) with the mean difference over
+    seeds, each seed's p-value, and ``n_sig``: seeds with p < 0.05 in the direction of the
+    mean difference. ``metrics`` are metric-name prefixes (the part before ``@``).
+    """
+    from sdrlib.metrics.suite import compare_systems
+
+    rows = []
+    for a, b in pairs:
+        a_runs = sorted((k for k in scores if k[0] == a), key=lambda k: k[1])
+        b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
+        if not a_runs or not b_runs:
+            continue
+        per: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for key in a_runs:
+            sb = b_runs.get(key[1], next(iter(b_runs.values())) if len(b_runs) == 1 else None)
+            if sb is None:
+                continue
+            cmp = compare_systems(scores[key], sb, n_resamples=n_resamples, seed=seed)
+            cmp = cmp[cmp.metric.str.split("@").str[0].isin(metrics)]
+            for r in cmp.itertuples():
+                per.setdefault((r.section, r.metric), []).append((r.diff, r.p_value))
+        for (sec, metric), vals in per.items():
+            diffs = np.array([v[0] for v in vals])
+            ps = np.array([v[1] for v in vals])
+            direction = np.sign(diffs.mean())
+            rows.append({
+                "A": config_label(a), "B": config_label(b), "section": sec, "metric": metric,
+                "mean_diff": float(diffs.mean()), "p_values": " ".join(f"{p:.3f}" for p in ps),
+                "n_seeds": len(vals),
+                "n_sig": int(np.sum((ps < 0.05) & (np.sign(diffs) == direction) & (direction != 0))),
+            })
+    return pd.DataFrame(rows)

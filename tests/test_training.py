@@ -1,0 +1,202 @@
+"""Tests for sdrlib.training: SFT then GRPO on a tiny Qwen3-VL, curves, resume, reuse, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from sdrlib import training
+from sdrlib.config import load_profile
+from sdrlib.models import PolicyError
+from training_helpers import FakeEmbedder, make_records
+
+TINY = {
+    "sft.max_steps": 3,
+    "sft.batch_size": 4,
+    "sft.learning_rate": 1.0e-3,
+    "sft.save_steps": 2,
+    "sft.vocab_size": 320,
+    "sft.tiny_hidden_size": 32,
+    "sft.tiny_layers": 1,
+    "sft.tiny_heads": 2,
+    "sft.tiny_kv_heads": 1,
+    "sft.tiny_head_dim": 16,
+    "sft.tiny_intermediate_size": 64,
+    "sft.tiny_vision_hidden_size": 32,
+    "sft.tiny_vision_layers": 1,
+    "sft.tiny_vision_heads": 2,
+    "sft.tiny_vision_intermediate_size": 64,
+    "sft.tiny_image_size": 64,
+    "grpo.max_steps": 2,
+    "grpo.batch_size": 4,
+    "grpo.num_generations": 2,
+    "grpo.max_completion_length": 12,
+    "grpo.save_steps": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sdr")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SDR_ROOT", str(root))
+    torch.set_num_threads(1)
+    cfg = load_profile("smoke", TINY)
+    recs = make_records(12, root / "img")
+    sft = training.sft(cfg, recs)
+    yield cfg, recs, sft
+    mp.undo()
+
+
+def test_sft_writes_policy_curves_and_run_record(setup):
+    cfg, recs, res = setup
+    assert res.final == training.run_dir(cfg, "sft", seed=cfg.seed) / "final"
+    assert (res.final / "config.json").is_file() and (res.final / "processor_config.json").is_file()
+    curves = training.read_curves(res.path)
+    assert curves["step"].max() == 3 and {"loss", "step_seconds"} <= set(curves.columns)
+    info = json.loads((res.path / "run.json").read_text())
+    assert info["steps"] == 3 and info["n_train"] == len(recs) and info["torch_threads"] == 1
+    again = training.sft(cfg, recs)  # a finished run is reused, not retrained
+    assert again.reused and again.final == res.final
+
+
+def test_sft_datasets_put_the_report_in_the_completion(setup):
+    _, recs, _ = setup
+    ds = training.sft_dataset(recs)
+    row = ds[0]
+    assert row["prompt"][0]["role"] == "user" and row["completion"][0]["role"] == "assistant"
+    assert row["completion"][0]["content"].startswith("<think> ") and len(row["images"]) == 1
+    g = training.grpo_dataset(recs)
+    assert set(g.column_names) >= {"prompt", "images", "findings", "impression"}
+    assert g[0]["findings"] == recs[0].findings
+    bad = [type(recs[0])("x", [], "F.", "I.", None, "train")]
+    with pytest.raises(ValueError, match="no record"):
+        training.sft_dataset(bad)
+
+
+@pytest.mark.parametrize("reward", ["fmt", "chamfer"])
+def test_grpo_logs_reward_components_kl_and_lengths(setup, reward):
+    cfg, recs, sft = setup
+    emb = FakeEmbedder()
+    res = training.grpo(cfg, reward, sft.final, recs, embedder=emb)
+    curves = training.read_curves(res.path)
+    assert curves["step"].tolist() == [1, 2]
+    cols = set(curves.columns)
+    assert {"rewards/r_fmt/mean", "kl", "completions/mean_length", "reward_time/seconds"} <= cols
+    assert {f"bad_completions/{r}" for r in ("no_template", "non_text_tokens", "too_long")} <= cols
+    if reward == "chamfer":
+        assert {"rewards/r_sem_chamfer/mean", "reward_components/sem_findings"} <= cols
+    # every completion was scored exactly once: 2 steps x 4 completions
+    assert res.counts["total"] == 8
+    assert 0.0 < res.reward_share < 1.0 and res.step_seconds > 0
+    info = json.loads((res.path / "run.json").read_text())
+    assert info["reward"] == reward and info["beta"] == cfg.grpo.beta
+    assert (res.final / "config.json").is_file()
+
+
+def test_grpo_resumes_from_last_checkpoint(setup):
+    cfg, recs, sft = setup
+    first = training.grpo(cfg, "exact", sft.final, recs, max_steps=1)
+    assert first.info["steps"] == 1 and (first.path / "checkpoint-1").is_dir()
+    second = training.grpo(cfg, "exact", sft.final, recs)  # the profile's 2 steps
+    assert not second.reused
+    assert second.info["resumed_from"].endswith("checkpoint-1") and second.info["steps"] == 2
+    assert training.read_curves(second.path)["step"].tolist() == [1, 2]
+    assert training.grpo(cfg, "exact", sft.final, recs).reused
+
+
+def test_grpo_rejects_bad_configuration(setup, tmp_path):
+    cfg, recs, sft = setup
+    with pytest.raises(ValueError, match="no GRPO"):
+        training.grpo(cfg, "sft", sft.final, recs)
+    with pytest.raises(ValueError, match="unknown reward"):
+        training.grpo(cfg, "cosine-sim", sft.final, recs)
+    with pytest.raises(FileNotFoundError, match="run sft"):
+        training.grpo(cfg, "fmt", tmp_path / "missing", recs)
+
+
+def test_paper_policy_without_gpu_fails_before_any_work(setup, monkeypatch, tmp_path):
+    cfg, recs, sft = setup
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    paper = load_profile("smoke", {**TINY, "sft.policy": "qwen3-vl-2b"})
+    with pytest.raises(PolicyError, match="needs a CUDA GPU"):
+        training.sft(paper, train_records=None)  # would otherwise load data first
+    with pytest.raises(PolicyError, match="needs a CUDA GPU"):
+        training.grpo(paper, "chamfer", sft.final, train_records=None)
+
+
+# --------------------------------------------------------------------------- tables (sdrlib.posttrain)
+
+
+def _long(models=("m1", "m2")):
+    import pandas as pd
+
+    rows = []
+    for mi, m in enumerate(models):
+        for r, base in (("sft", 0.30), ("fmt", 0.31), ("chamfer", 0.40)):
+            seeds = [0] if r == "sft" else [0, 1, 2]
+            for s in seeds:
+                rows.append((m, r, s, "findings", "bertscore_f1@x", base + 0.01 * s + 0.1 * mi))
+                rows.append((m, r, s, "findings", "rouge1", 0.5 - base))
+    return pd.DataFrame(rows, columns=["model", "reward", "seed", "section", "metric", "value"])
+
+
+def test_reward_table_mean_std_mean_block_and_bold():
+    from sdrlib import posttrain
+
+    t = posttrain.reward_table(_long(), "findings", "headline", ["sft", "fmt", "chamfer"])
+    assert list(t.columns) == ["Model", "Metric", "SFT", "R_fmt", "R_Cham"]
+    assert t.Model.tolist() == ["m1", "m2", "Mean"]  # COMET / RadGraph / clinical absent -> left out
+    m1 = t.iloc[0]
+    assert m1["SFT"] == "0.300 ±0.000" and m1["R_Cham"] == "**0.410 ±0.010**"  # seeds 0.40, 0.41, 0.42
+    mean = t.iloc[2]
+    assert mean["R_Cham"].startswith("**0.460 ±0.071")  # mean of 0.41 and 0.51 across models, sample std
+    r = posttrain.reward_table(_long(), "findings", "rouge", ["sft", "fmt", "chamfer"])
+    assert r.iloc[0]["SFT"].startswith("**0.200")  # best per row is bold, whichever column
+    with pytest.raises(ValueError, match="unknown table group"):
+        posttrain.reward_table(_long(), "findings", "nope", ["sft"])
+
+
+def test_significance_table_pairs_seeds_against_single_sft():
+    from sdrlib import posttrain
+    from sdrlib.metrics.suite import score_reports
+
+    refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
+    good = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
+    bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
+    sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
+    scores = {("sft", 0): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 1): sc(good)}
+    t = posttrain.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
+    assert set(t.section) == {"findings", "impression"}
+    row = t[t.section == "findings"].iloc[0]
+    assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row.mean_diff > 0.5
+
+
+def test_baseline_reports_are_image_blind_training_reports(setup):
+    from sdrlib import posttrain
+
+    _, recs, _ = setup
+    b = posttrain.baseline_reports(recs, 5, seed=0)
+    texts, _ = training.report_texts(recs)
+    assert len(set(b["majority"])) == 1 and b["majority"][0] in texts
+    assert len(b["random_train"]) == 5 and set(b["random_train"]) <= set(texts)
+
+
+def test_generate_test_is_cached_per_seed_and_shuffle_control(setup):
+    from sdrlib import posttrain
+
+    cfg, recs, sft = setup
+    few = recs[:4]
+    a = posttrain.generate_test(cfg, sft.final, few, seed=0)
+    assert len(a) == 4 and posttrain.generate_test(cfg, sft.final, few, seed=0) == a  # read back from the cache
+    posttrain.generate_test(cfg, sft.final, few, seed=0, shuffle_images=True)
+    names = sorted(p.name for p in sft.path.glob("test_generations*.json"))
+    assert names == ["test_generations_s0.json", "test_generations_shuffled_s0.json"]
+    data = json.loads((sft.path / "test_generations_s0.json").read_text())
+    assert data["study_ids"] == [r.study_id for r in few] and data["do_sample"] == cfg.sft.eval_do_sample
+    two = load_profile("smoke", {**TINY, "grpo.seeds": 2})
+    runs = posttrain.eval_runs(two, {("sft", 0): sft.final, ("chamfer", 0): "c0", ("chamfer", 1): "c1"})
+    assert sorted(runs) == [("chamfer", 0), ("chamfer", 1), ("sft", 0), ("sft", 1)]
+    assert runs[("sft", 1)] == sft.final

@@ -1,0 +1,76 @@
+"""Shared test helpers for the rewards / models / training tests (not a test module).
+
+- :class:`FakeEmbedder`: deterministic unit vectors per normalised sentence, no model load;
+  records every sentence it is asked to encode.
+- :func:`make_records`: a few Record-like studies with generated grayscale PNGs whose
+  content depends on the report (a bright quadrant for an opacity, a wide blob for
+  cardiomegaly), so a policy can in principle read the report off the image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sdrlib.reports import split_sentences
+from sdrlib.rewards import normalise_sentence
+
+REPORTS = {
+    0: ("The lungs are clear. Heart size is normal.", "No acute cardiopulmonary process."),
+    1: ("There is a right lower lobe opacity. Heart size is normal.", "Right lower lobe pneumonia."),
+    2: ("The heart is enlarged. The lungs are clear.", "Cardiomegaly."),
+}
+
+
+class FakeEmbedder:
+    dim = 16
+    encoder_id = "fake-16"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def vec(self, s: str) -> np.ndarray:
+        seed = int(hashlib.sha256(normalise_sentence(s).encode()).hexdigest()[:8], 16)
+        v = np.random.default_rng(seed).standard_normal(self.dim)
+        return (v / np.linalg.norm(v)).astype(np.float32)
+
+    def encode_sections(self, texts):
+        out = []
+        for t in texts:
+            sents = split_sentences(t)
+            self.seen.extend(sents)
+            out.append(np.stack([self.vec(s) for s in sents]) if sents else np.zeros((0, self.dim), np.float32))
+        return out
+
+
+@dataclass
+class Rec:
+    study_id: str
+    image_paths: list
+    findings: str
+    impression: str
+    labels: dict | None
+    split: str
+
+
+def make_records(n: int, root: Path, split: str = "train", seed: int = 0, size: int = 64) -> list[Rec]:
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n):
+        k = int(rng.integers(len(REPORTS)))
+        img = rng.normal(80, 10, (size, size))
+        if k == 1:
+            img[size // 2 :, size // 2 :] += 100
+        if k == 2:
+            img[size // 4 : 3 * size // 4, size // 3 : 2 * size // 3] += 60
+        p = root / f"{split}_{i}.png"
+        Image.fromarray(np.clip(img, 0, 255).astype("uint8")).save(p)
+        out.append(Rec(f"{split}{i}", [str(p)], *REPORTS[k], {"k": k}, split))
+    return out
