@@ -200,3 +200,20 @@ def test_generate_test_is_cached_per_seed_and_shuffle_control(setup):
     runs = posttrain.eval_runs(two, {("sft", 0): sft.final, ("chamfer", 0): "c0", ("chamfer", 1): "c1"})
     assert sorted(runs) == [("chamfer", 0), ("chamfer", 1), ("sft", 0), ("sft", 1)]
     assert runs[("sft", 1)] == sft.final
+
+
+def test_same_profile_and_seed_give_the_same_sft_run(tmp_path, monkeypatch):
+    """Reproducibility: two SFT runs of one profile and seed in fresh roots give identical curves and weights."""
+    from safetensors.torch import load_file
+
+    torch.set_num_threads(1)
+    runs = []
+    for name in ("a", "b"):
+        monkeypatch.setenv("SDR_ROOT", str(tmp_path / name))
+        cfg = load_profile("smoke", TINY)
+        recs = make_records(8, tmp_path / name / "img")
+        res = training.sft(cfg, recs)
+        runs.append((training.read_curves(res.path), load_file(str(res.final / "model.safetensors"))))
+    (ca, wa), (cb, wb) = runs
+    assert ca["loss"].tolist() == cb["loss"].tolist()
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
