@@ -21,7 +21,7 @@ import pandas as pd
 
 from sdrlib import models, posttrain, training
 from sdrlib.config import load_profile
-from sdrlib.data import load_split
+from sdrlib.data import load_split, stratum
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.reports import parse_template
 from sdrlib.utils import set_seed
@@ -86,9 +86,16 @@ from PIL import Image
 
 wrap = lambda t: textwrap.fill(t, 110, subsequent_indent="        ")  # noqa: E731
 with style():
+    # show every stratum (no finding / single / multi), not just the first, mostly normal, studies
+    by_stratum = {}
+    for i, rec in enumerate(test):
+        by_stratum.setdefault(stratum(rec.labels) if rec.labels else "unlabelled", []).append(i)
+    picks = [idx for group in zip(*by_stratum.values()) for idx in group][:n_show]
     fig, axes = plt.subplots(n_show, 2, figsize=(11, 2.0 * n_show), gridspec_kw={"width_ratios": [1, 5]})
-    for row, (rec, gen) in zip(np.atleast_2d(axes), zip(test[:n_show], gens[:n_show])):
+    for row, i in zip(np.atleast_2d(axes), picks):
+        rec, gen = test[i], gens[i]
         row[0].imshow(Image.open(rec.image_paths[0]), cmap="gray")
+        row[0].set_title(f"{rec.study_id} ({stratum(rec.labels) if rec.labels else '?'})", fontsize=7)
         row[0].axis("off")
         s = parse_template(gen)
         lines = [f"GEN F: {s.findings}", f"GEN I: {s.impression}"] if s else [f"GEN (invalid): {gen[:200]}"]
