@@ -38,13 +38,23 @@ from sdrlib.distances.synthetic import make_space, random_sets, structured_bank,
 from sdrlib.distances.timing import SWEEP_PAIRS, compare, matmul_gflops  # noqa: E402
 
 
-def workload(kind: str, K: int, N: int, d: int, seed: int):
+def workload(kind: str, K: int, N: int, d: int, seed: int, sizes=None):
     rng = np.random.default_rng(seed)
     if kind == "random":
-        return random_sets(rng, K, d), random_sets(rng, N, d)
+        return random_sets(rng, K, d, sizes=sizes), random_sets(rng, N, d, sizes=sizes)
     space = make_space(rng, d)
-    bank, pool = structured_bank(rng, N, space)
-    return structured_candidates(rng, K, pool, space), bank
+    bank, pool = structured_bank(rng, N, space, sizes=sizes)
+    return structured_candidates(rng, K, pool, space, sizes=sizes), bank
+
+
+def corpus_sizes(profile: str) -> dict[str, np.ndarray]:
+    """Sentences per non-empty Findings / Impression section in a profile's training split."""
+    from sdrlib.config import load_profile
+    from sdrlib.data import load_split
+    from sdrlib.reports import split_sentences
+
+    recs = load_split(load_profile(profile), "train")
+    return {sec: np.array([len(split_sentences(getattr(r, sec))) for r in recs]) for sec in ("findings", "impression")}
 
 
 def main(argv=None) -> int:
@@ -58,6 +68,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ref-pairs", type=int, default=None, help="max reference pairs per setting")
     ap.add_argument("--ref-budget", type=float, default=None, help="seconds of reference loop per setting")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sizes", default="uniform",
+                    help="uniform (1..15, the issue's benchmark) or corpus:PROFILE (sentences per section of that "
+                         "profile's training split; the sweep projection then sums Findings and Impression)")
     ap.add_argument("--sweep-K", type=int, default=100,
                     help="candidates per call in the sweep-mode Chamfer/Hausdorff line (20 test samples x K=5)")
     args = ap.parse_args(argv)
@@ -67,7 +80,24 @@ def main(argv=None) -> int:
     names = [s for s in args.settings.split(",") if s]
     warnings.simplefilter("ignore", ConvergenceWarning)
 
-    print(f"# bench_distances: K={args.K} candidates x N={N} bank sets, d={args.d}, set sizes 1..15, "
+    # workloads: (label, kind, sizes or None, share of the sweep's pairs it stands for)
+    if args.sizes == "uniform":
+        loads = [(k, k, None, 1.0) for k in args.kinds.split(",")]
+        size_note = "set sizes 1..15"
+    elif args.sizes.startswith("corpus:"):
+        prof = args.sizes.split(":", 1)[1]
+        cs = corpus_sizes(prof)
+        loads = []
+        for sec, arr in cs.items():
+            nz = arr[arr > 0]
+            share = 0.5 * (len(nz) / len(arr)) ** 2  # pairs with an empty set cost nothing (empty_value)
+            print(f"# {prof} train {sec}: {len(arr)} sections, {len(nz)} non-empty, mean {nz.mean():.2f} "
+                  f"sentences (max {nz.max()}); share of sweep pairs computed {share:.3f}")
+            loads += [(f"{k} {sec} sizes", k, nz, share) for k in args.kinds.split(",")]
+        size_note = f"set sizes from profile {prof!r}"
+    else:
+        ap.error("--sizes must be 'uniform' or 'corpus:PROFILE'")
+    print(f"# bench_distances: K={args.K} candidates x N={N} bank sets, d={args.d}, {size_note}, "
           f"numba threads={os.environ.get('NUMBA_NUM_THREADS', os.cpu_count())}, cpus={os.cpu_count()}, "
           f"load average={os.getloadavg()[0]:.1f}")
     g64, g32 = matmul_gflops(np.float64), matmul_gflops(np.float32)
@@ -80,19 +110,19 @@ def main(argv=None) -> int:
 
     totals: dict[str, list[float]] = {}
     checked = [0, 0.0]
-    for kind in args.kinds.split(","):
-        cands, bank = workload(kind, args.K, N, args.d, args.seed)
+    for label, kind, sizes, share in loads:
+        cands, bank = workload(kind, args.K, N, args.d, args.seed, sizes)
         t = time.perf_counter()
         packed = pack_sets(bank)
         t_pack = time.perf_counter() - t
         S, U = len(packed.index), len(packed.unique)
         nbar = float(np.mean([len(c) for c in cands]))
-        print(f"\n## {kind}: bank {S} sentences, {U} unique ({S / U:.2f} per unique), packed once in {t_pack:.2f} s")
+        print(f"\n## {label}: bank {S} sentences, {U} unique ({S / U:.2f} per unique), packed once in {t_pack:.2f} s")
         # FLOP floor of the Chamfer sweep: per pair, n_cand x (unique bank sentences per bank set) x d
         # multiply-adds of the one matrix product (repeated bank sentences are computed once)
         g64 = max(g64, matmul_gflops(np.float64))
         flops_pair = 2.0 * nbar * (U / N) * args.d
-        floor_h = flops_pair * SWEEP_PAIRS / (g64 * 1e9) / 3600
+        floor_h = flops_pair * SWEEP_PAIRS * share / (g64 * 1e9) / 3600
         print(f"Chamfer sweep FLOP floor at {g64:.1f} GFLOP/s float64: {floor_h * 3600:.0f} s = "
               f"{flops_pair / (g64 * 1e3):.2f} us/pair (without dedup: {floor_h * 3600 * S / U:.0f} s)")
         print("| setting | ref us/pair | engine us/pair | speed-up | ref CPU us | engine CPU us | CPU speed-up | "
@@ -100,9 +130,11 @@ def main(argv=None) -> int:
         print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
         for name in names:
             r = compare(cands, packed, name, ref_pairs=ref_pairs, ref_budget_s=ref_budget)
-            totals.setdefault(kind, [0.0, 0.0])
-            totals[kind][0] += r["sweep_ref_h"]
-            totals[kind][1] += r["sweep_engine_h"]
+            r["sweep_ref_h"] *= share
+            r["sweep_engine_h"] *= share
+            totals.setdefault(label, [0.0, 0.0])
+            totals[label][0] += r["sweep_ref_h"]
+            totals[label][1] += r["sweep_engine_h"]
             extra = (f" (floor {floor_h:.3f} h: {r['sweep_engine_h'] / floor_h:.1f}x)" if name == "chamfer" else "")
             print(f"| {name} | {r['ref_us']:.1f} | {r['engine_us']:.2f} | {r['speedup']:.0f}x | "
                   f"{r['ref_cpu_us']:.1f} | {r['engine_cpu_us']:.2f} | {r['cpu_speedup']:.0f}x | "
@@ -112,9 +144,9 @@ def main(argv=None) -> int:
             checked[1] = max(checked[1], r["max_abs_diff"])
         # sweep mode: a sweep batches many test samples' candidates into one call (one fatter product)
         rng = np.random.default_rng(args.seed + 1)
-        big = (random_sets(rng, args.sweep_K, args.d) if kind == "random" else
+        big = (random_sets(rng, args.sweep_K, args.d, sizes=sizes) if kind == "random" else
                structured_candidates(rng, args.sweep_K, np.unique(np.concatenate(bank), axis=0),
-                                     make_space(rng, args.d)))
+                                     make_space(rng, args.d), sizes=sizes))
         nb = float(np.mean([len(c) for c in big]))
         g64 = max(g64, matmul_gflops(np.float64))  # the floor uses the best rate seen (others share the CPU)
         floor_us = 2.0 * nb * (U / N) * args.d / (g64 * 1e3)
@@ -125,9 +157,15 @@ def main(argv=None) -> int:
             cpu = (time.process_time() - c0) / (len(big) * N) * 1e6
             print(f"sweep mode {name}, K={len(big)} per call: {wall:.2f} us/pair wall ({cpu:.2f} CPU), "
                   f"FLOP floor {floor_us:.2f} us/pair at {g64:.1f} GFLOP/s: {wall / floor_us:.1f}x the floor; "
-                  f"projected sweep {wall * 5e7 / 3.6e9:.3f} h")
-        print(f"| **all {len(names)}** | | | {totals[kind][0] / totals[kind][1]:.0f}x | | | | | "
-              f"{totals[kind][0]:.1f} | {totals[kind][1]:.2f} |")
+                  f"projected sweep {wall * SWEEP_PAIRS * share / 3.6e9:.3f} h")
+        print(f"| **all {len(names)}** | | | {totals[label][0] / totals[label][1]:.0f}x | | | | | "
+              f"{totals[label][0]:.1f} | {totals[label][1]:.2f} |")
+    if args.sizes != "uniform":
+        for kind in args.kinds.split(","):
+            ref = sum(v[0] for k, v in totals.items() if k.startswith(kind + " "))
+            eng = sum(v[1] for k, v in totals.items() if k.startswith(kind + " "))
+            print(f"\n# {kind}: whole sweep, Findings + Impression, all {len(names)} settings: "
+                  f"reference {ref:.1f} h, engine {eng:.2f} h")
     print(f"\n# agreement: {checked[0]} reference pairs checked, max |engine - reference| = {checked[1]:.1e}")
     print(f"# load average at the end: {os.getloadavg()[0]:.1f}")
     return 0

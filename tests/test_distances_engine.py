@@ -101,6 +101,42 @@ def test_repeated_sentences_are_deduplicated():
         np.testing.assert_allclose(p.set(t), bank[t] / np.linalg.norm(bank[t], axis=1, keepdims=True), atol=1e-15)
 
 
+def test_identical_sets_share_a_class_and_one_computation(workload):
+    cands, bank = workload
+    rng = np.random.default_rng(3)
+    # the bank again with every set duplicated in shuffled row order, and a candidate repeated
+    perm = [b[rng.permutation(len(b))] for b in bank]
+    big_bank = bank + perm + bank[:2]
+    big_cands = cands + [cands[0][::-1].copy()]
+    cls = pack_sets(big_bank).classes()
+    nb = len(bank)
+    assert np.array_equal(cls[:nb], cls[nb:2 * nb]) and np.array_equal(cls[:2], cls[-2:])
+    assert len(np.unique(cls)) == len(np.unique(cls[:nb])) < len(big_bank)
+    # two different sets never share a class: a set and its strict subset
+    a = cands[2]
+    assert len(np.unique(pack_sets([a, a[:-1], np.concatenate([a, a[:1]])]).classes())) == 3
+    for name in ("chamfer", "ot", "hung_pen_0.5", "sinkhorn_0.1", "gw", "partial_adaptive"):
+        small = pairwise_distances(cands, bank, name)
+        big = pairwise_distances(big_cands, big_bank, name)
+        np.testing.assert_allclose(big[:len(cands), :nb], small, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(big[:len(cands), nb:2 * nb], small, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(big[-1], big[0], atol=1e-12, rtol=0)
+        # the dedup'd value is still the reference's value for the permuted copy
+        j = nb + 1
+        assert abs(big[0, j] - set_distance(cands[0], big_bank[j], name)) < TOL
+
+
+def test_repeated_pairs_are_scored_once_with_the_same_value(workload):
+    cands, bank = workload
+    A = [cands[0]] * 4 + [cands[1], cands[0][::-1].copy()]
+    B = [bank[0]] * 4 + [bank[1], bank[0]]
+    for name in ("hausdorff", "uot_0.5", "hung_nn"):
+        d = paired_distances(A, B, name)
+        ref = [set_distance(a, b, name) for a, b in zip(A, B)]
+        np.testing.assert_allclose(d, ref, atol=TOL, rtol=0)
+        assert np.all(d[:4] == d[0]) and d[5] == d[0]
+
+
 def test_empty_sets_raise_unless_a_value_is_given(workload):
     cands, bank = workload
     d = bank[0].shape[1]

@@ -4,7 +4,9 @@ Input sets are *packed*: one float matrix of all sentences plus offsets, the
 format of ``ReportBank.matrix(section)`` / ``.offsets(section)``. Work per call:
 
 1. rows are validated and normalised (as in the reference) and deduplicated:
-   identical vectors (repeated sentences: ~2.8 per unique one in IU-Xray) are kept once;
+   identical vectors (repeated sentences: ~2.8 per unique one in IU-Xray) are kept once,
+   and identical sets (the same multiset of vectors: repeated normal reports, a GRPO
+   group's identical rollouts) are computed once;
 2. one matrix product gives the cosines between all unique candidate and all unique
    bank vectors (numpy, or torch on ``device="cuda"``);
 3. a compiled (numba) kernel per family reduces every pair's block to its distance,
@@ -54,6 +56,7 @@ class PackedSets:
     index: np.ndarray
     offsets: np.ndarray
     _intra: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _classes: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_sets(self) -> int:
@@ -79,6 +82,22 @@ class PackedSets:
         idx = np.concatenate([self.index[self.offsets[t]:self.offsets[t + 1]] for t in ids]) if len(ids) else \
             np.zeros(0, np.int64)
         return PackedSets(self.unique, idx.astype(np.int64), offs)
+
+    def classes(self) -> np.ndarray:
+        """Class id per set, shape (N,) int64: sets holding the same multiset of vectors share one id.
+
+        Every registered distance depends on a set only through its multiset of rows
+        (row order and the order of equal rows do not matter), so a distance computed for one
+        member of a class holds for all of them. Ids are first-occurrence order (cached).
+        """
+        if self._classes is None:
+            seen: dict[bytes, int] = {}
+            ids = np.empty(self.n_sets, np.int64)
+            for t in range(self.n_sets):
+                key = np.sort(self.index[self.offsets[t]:self.offsets[t + 1]]).tobytes()
+                ids[t] = seen.setdefault(key, len(seen))
+            self._classes = ids
+        return self._classes
 
     def intra(self) -> tuple[np.ndarray, np.ndarray]:
         """Flat per-set rescaled intra costs ``C`` of eq. (17) and their offsets (cached)."""
@@ -258,6 +277,12 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
     return np.clip(out, 0.0, 1.0), conv
 
 
+def _representatives(classes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One id per distinct class (first occurrence) and, per input id, the position of its representative."""
+    _, first, inv = np.unique(classes, return_index=True, return_inverse=True)
+    return ids[first].astype(np.int64), inv.reshape(-1).astype(np.int64)
+
+
 def _check_empty(ps: PackedSets, name: str, empty_value: float | None) -> np.ndarray:
     empty = ps.sizes == 0
     if empty.any() and empty_value is None:
@@ -313,9 +338,13 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     e_b = _check_empty(bp, "bank", empty_value)
     fill = np.nan if empty_value is None else float(empty_value)
     outs = {s.name: (np.full((Kc, N), fill), np.ones((Kc, N), dtype=bool)) for s in specs}
-    kk = np.flatnonzero(~e_c)
-    jj = np.flatnonzero(~e_b)
+    # identical sets (same multiset of vectors; radiology banks repeat whole reports) are computed once:
+    # kk / jj are one representative per class of the non-empty sets, kinv / jinv map every set to it
+    kk_all, jj_all = np.flatnonzero(~e_c), np.flatnonzero(~e_b)
+    kk, kinv = _representatives(cp.classes()[kk_all], kk_all)
+    jj, jinv = _representatives(bp.classes()[jj_all], jj_all)
     if len(kk) and len(jj):
+        res = {s.name: (np.empty((len(kk), len(jj))), np.ones((len(kk), len(jj)), dtype=bool)) for s in specs}
         # chunk the candidates so that one cosine block stays below _MAX_BLOCK entries
         per_set = max(1.0, cp.sizes[kk].mean())
         step = max(1, int(_MAX_BLOCK // max(1, len(bp.unique)) / per_set))
@@ -328,9 +357,12 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
             pj = np.repeat(jj.astype(np.int64), len(ks))
             pk = np.tile(np.arange(len(ks), dtype=np.int64), len(jj))
             for spec, (vals, ok) in zip(specs, _run(specs, sub, bp, pk, pj, dev, grid=jj.astype(np.int64))):
-                out, conv = outs[spec.name]
-                out[np.ix_(ks, jj)] = vals.reshape(len(jj), len(ks)).T
-                conv[np.ix_(ks, jj)] = ok.reshape(len(jj), len(ks)).T
+                res[spec.name][0][s:s + len(ks)] = vals.reshape(len(jj), len(ks)).T
+                res[spec.name][1][s:s + len(ks)] = ok.reshape(len(jj), len(ks)).T
+        for spec in specs:
+            out, conv = outs[spec.name]
+            out[np.ix_(kk_all, jj_all)] = res[spec.name][0][np.ix_(kinv, jinv)]
+            conv[np.ix_(kk_all, jj_all)] = res[spec.name][1][np.ix_(kinv, jinv)]
     for spec in specs:
         conv = outs[spec.name][1]
         handle_nonconvergence(spec, int((~conv).sum()), conv.size, on_nonconvergence)
@@ -353,7 +385,12 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     e = _check_empty(ap, "A_sets", empty_value) | _check_empty(bp, "B_sets", empty_value)
     out = np.full(ap.n_sets, np.nan if empty_value is None else float(empty_value))
     idx = np.flatnonzero(~e).astype(np.int64)
-    vals, ok = _run([spec], ap, bp, idx, idx, _resolve_device(device))[0]
-    out[idx] = vals
-    handle_nonconvergence(spec, int((~ok).sum()), len(ok), on_nonconvergence)
+    # repeated pairs (a group's identical rollouts against one reference) are computed once
+    keys = np.stack([ap.classes()[idx], bp.classes()[idx]], axis=1)
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rep = idx[first]
+    vals, ok = _run([spec], ap, bp, rep, rep, _resolve_device(device))[0]
+    inv = inv.reshape(-1)
+    out[idx] = vals[inv]
+    handle_nonconvergence(spec, int((~ok[inv]).sum()), len(idx), on_nonconvergence)
     return out

@@ -18,13 +18,23 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
+def _sizes(rng: np.random.Generator, count: int, n_min: int, n_max: int, sizes) -> np.ndarray:
+    """``count`` set sizes: uniform in [n_min, n_max], or drawn with replacement from ``sizes``."""
+    if sizes is None:
+        return rng.integers(n_min, n_max + 1, size=count)
+    pool = np.asarray(sizes, dtype=np.int64)
+    if pool.ndim != 1 or not len(pool) or pool.min() < 1:
+        raise ValueError("sizes must be a non-empty 1-D array of positive set sizes")
+    return rng.choice(pool, size=count)
+
+
 def random_sets(rng: np.random.Generator, count: int, d: int = 768, n_min: int = 1,
-                n_max: int = 15) -> list[np.ndarray]:
-    """``count`` sets of i.i.d. Gaussian unit vectors, sizes uniform in [n_min, n_max].
+                n_max: int = 15, sizes=None) -> list[np.ndarray]:
+    """``count`` sets of i.i.d. Gaussian unit vectors, sizes uniform in [n_min, n_max] (or drawn from ``sizes``).
 
     Example: ``len(random_sets(np.random.default_rng(0), 4, d=8)) -> 4``.
     """
-    return [_unit(rng.normal(size=(int(rng.integers(n_min, n_max + 1)), d))) for _ in range(count)]
+    return [_unit(rng.normal(size=(int(n), d))) for n in _sizes(rng, count, n_min, n_max, sizes)]
 
 
 def make_space(rng: np.random.Generator, d: int = 768, topics: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -43,12 +53,13 @@ def sentence_pool(rng: np.random.Generator, size: int, space: tuple[np.ndarray, 
 
 
 def structured_bank(rng: np.random.Generator, count: int, space: tuple[np.ndarray, np.ndarray],
-                    n_min: int = 1, n_max: int = 15, repeat: float = 2.8) -> tuple[list[np.ndarray], np.ndarray]:
+                    n_min: int = 1, n_max: int = 15, repeat: float = 2.8,
+                    sizes=None) -> tuple[list[np.ndarray], np.ndarray]:
     """``count`` report-like sets whose sentences repeat ``repeat`` times on average, and their pool.
 
     Example: ``structured_bank(rng, 10, make_space(rng, 16))[0][0].shape[1] -> 16``.
     """
-    sizes = rng.integers(n_min, n_max + 1, size=count)
+    sizes = _sizes(rng, count, n_min, n_max, sizes)
     pool = sentence_pool(rng, max(1, int(round(sizes.sum() / repeat))), space)
     # every pool sentence is used at least once when the pool is sized for it, then repeats
     order = np.concatenate([rng.permutation(len(pool)),
@@ -60,11 +71,11 @@ def structured_bank(rng: np.random.Generator, count: int, space: tuple[np.ndarra
 
 def structured_candidates(rng: np.random.Generator, count: int, pool: np.ndarray,
                           space: tuple[np.ndarray, np.ndarray], n_min: int = 1, n_max: int = 15,
-                          novel: float = 0.3) -> list[np.ndarray]:
+                          novel: float = 0.3, sizes=None) -> list[np.ndarray]:
     """Candidate reports: sentences from ``pool`` or, with probability ``novel``, fresh ones."""
     out = []
-    for _ in range(count):
-        n = int(rng.integers(n_min, n_max + 1))
+    for n in _sizes(rng, count, n_min, n_max, sizes):
+        n = int(n)
         picks = pool[rng.integers(0, len(pool), size=n)]
         fresh = sentence_pool(rng, n, space)
         mask = rng.random(n) < novel
