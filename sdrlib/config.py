@@ -117,6 +117,8 @@ class SFTConfig:
     tiny_vision_heads: int = field(default=4, metadata={"help": "tiny policy: vision heads"})
     tiny_vision_intermediate_size: int = field(default=256, metadata={"help": "tiny policy: vision MLP width"})
     tiny_patch_size: int = field(default=16, metadata={"help": "tiny policy: vision patch size (pixels)"})
+    tiny_merge_size: int = field(default=2, metadata={
+        "help": "tiny policy: patches merged per side into one image token ((image/patch/merge)^2 tokens)"})
     tiny_image_size: int = field(default=96, metadata={"help": "tiny policy: images resized to at most this side"})
     lora_r: int = field(default=16, metadata={"help": "GPU policy: LoRA rank"})
     lora_alpha: int = field(default=16, metadata={"help": "GPU policy: LoRA alpha"})

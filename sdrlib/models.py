@@ -223,13 +223,14 @@ class ImageOnlyQwen3VLProcessor(_processor_base()):  # type: ignore[misc]
         return list(super().model_input_names) + ["mm_token_type_ids"]
 
 
-def build_processor(tokenizer, image_size: int = 96, patch_size: int = 16) -> ImageOnlyQwen3VLProcessor:
+def build_processor(tokenizer, image_size: int = 96, patch_size: int = 16,
+                    merge_size: int = 2) -> ImageOnlyQwen3VLProcessor:
     """Combine ``tokenizer`` with :func:`build_image_processor` into an image-only processor.
 
     Example: ``proc = build_processor(train_tokenizer(texts))``.
     """
     return ImageOnlyQwen3VLProcessor(
-        image_processor=build_image_processor(image_size, patch_size),
+        image_processor=build_image_processor(image_size, patch_size, merge_size),
         tokenizer=tokenizer,
         chat_template=tokenizer.chat_template or CHAT_TEMPLATE,
     )
@@ -256,6 +257,7 @@ class TinyVLSpec:
     vision_heads: int = 4
     vision_intermediate_size: int = 256
     patch_size: int = 16
+    merge_size: int = 2
     image_size: int = 96
     max_positions: int = 1024
     mrope_section: tuple[int, int, int] = (6, 5, 5)
@@ -265,8 +267,9 @@ class TinyVLSpec:
             raise ValueError(f"mrope_section {self.mrope_section} must sum to head_dim // 2 = {self.head_dim // 2}")
         if self.heads % self.kv_heads:
             raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
-        if self.image_size % (2 * self.patch_size):
-            raise ValueError(f"image_size ({self.image_size}) must be a multiple of 2 * patch_size")
+        if self.merge_size < 1 or self.image_size % (self.merge_size * self.patch_size):
+            raise ValueError(f"image_size ({self.image_size}) must be a multiple of merge_size * patch_size "
+                             f"({self.merge_size} * {self.patch_size})")
 
 
 def _tiny_config(spec: TinyVLSpec, tokenizer):
@@ -300,7 +303,7 @@ def _tiny_config(spec: TinyVLSpec, tokenizer):
             intermediate_size=spec.vision_intermediate_size,
             num_heads=spec.vision_heads,
             patch_size=spec.patch_size,
-            spatial_merge_size=2,
+            spatial_merge_size=spec.merge_size,
             temporal_patch_size=2,
             out_hidden_size=spec.hidden_size,
             num_position_embeddings=max(grid, 4) ** 2,
@@ -326,7 +329,7 @@ def build_tiny_policy(texts: Sequence[str], spec: TinyVLSpec | None = None, *, v
 
     spec = spec or TinyVLSpec()
     tokenizer = train_tokenizer(texts, vocab_size=vocab_size)
-    processor = build_processor(tokenizer, spec.image_size, spec.patch_size)
+    processor = build_processor(tokenizer, spec.image_size, spec.patch_size, spec.merge_size)
     torch.manual_seed(seed)
     model = Qwen3VLForConditionalGeneration(_tiny_config(spec, tokenizer))
     model.generation_config = GenerationConfig(

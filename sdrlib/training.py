@@ -190,6 +190,7 @@ def _tiny_spec(cfg):
         vision_heads=s.tiny_vision_heads,
         vision_intermediate_size=s.tiny_vision_intermediate_size,
         patch_size=s.tiny_patch_size,
+        merge_size=s.tiny_merge_size,
         image_size=s.tiny_image_size,
         mrope_section=_mrope(s.tiny_head_dim),
     )

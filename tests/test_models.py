@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -82,6 +84,22 @@ def test_tiny_model_forward_depends_on_the_image_and_generates(tiny):
     c2 = generate_candidates(model, proc, [[_img(0)], [_img(1)]], k=2, max_new_tokens=5, seed=7)
     assert len(c1) == 2 and all(len(c) == 3 for c in c1)
     assert [c[:2] for c in c1] == c2
+
+
+def test_merge_size_sets_the_number_of_image_tokens(tmp_path):
+    # merge 1: every 16 px patch is its own token -> (64/16)^2 = 16 tokens (4 with the default merge 2)
+    spec = dataclasses.replace(SMALL, merge_size=1)
+    model, proc = models.build_tiny_policy(TEXTS, spec, vocab_size=320, seed=0)
+    text = proc.apply_chat_template(prompt_messages(1), add_generation_prompt=True, tokenize=False)
+    batch = proc(text=[text], images=[[_img(0)]], return_tensors="pt")
+    assert (batch["input_ids"] == proc.image_token_id).sum().item() == 16
+    assert model.config.vision_config.spatial_merge_size == 1
+    with torch.no_grad():
+        assert torch.isfinite(model(**batch).logits).all()
+    model2, proc2 = models.load_tiny_policy(models.save_policy(model, proc, tmp_path / "m1"))
+    assert (proc2(text=[text], images=[[_img(0)]], return_tensors="pt")["input_ids"] == proc.image_token_id).sum() == 16
+    with pytest.raises(ValueError, match="merge_size"):
+        models.TinyVLSpec(image_size=96, patch_size=16, merge_size=4)
 
 
 def test_save_load_round_trip(tiny, tmp_path):
