@@ -61,6 +61,8 @@ class EmbeddingConfig:
     encoder: str = field(default="all-mpnet-base-v2", metadata={"help": "encoder name or local path"})
     batch_size: int = field(default=64, metadata={"help": "sentences per encoder forward pass"})
     bank_size: int = field(default=5000, metadata={"help": "training reports in the selection bank (0 = all)"})
+    threads: int = field(default=0, metadata={
+        "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
 
 
 @dataclass(frozen=True)

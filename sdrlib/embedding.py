@@ -361,6 +361,10 @@ class SentenceEmbedder:
         Folder for ``embeddings/<identity>.sqlite``; ``None`` keeps the cache in memory only.
     batch_size : int
         Sentences per forward pass.
+    threads : int, optional
+        torch CPU threads for the encoder's forward passes only (the previous setting is
+        restored afterwards). Lets a GRPO step whose policy runs on one thread give the
+        reward's encoder every core; ``None`` leaves torch's setting alone.
 
     Attributes
     ----------
@@ -374,7 +378,11 @@ class SentenceEmbedder:
     """
 
     def __init__(self, encoder: "str | os.PathLike | SentenceTransformer | None" = None,
-                 cache_dir: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu"):
+                 cache_dir: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu",
+                 threads: int | None = None):
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be >= 1 or None, got {threads}")
+        self.threads = threads
         if isinstance(encoder, (str, os.PathLike)) or encoder is None:
             self.model = load_encoder(None if encoder is None else str(encoder), device=device)
         else:
@@ -390,6 +398,12 @@ class SentenceEmbedder:
             safe = self.encoder_id.replace("/", "_")
             self._disk = _SQLiteCache(Path(cache_dir) / "embeddings" / f"{safe}.sqlite", self.dim)
 
+    @classmethod
+    def from_config(cls, cfg) -> "SentenceEmbedder":
+        """The embedder a profile asks for: ``cfg.embedding`` (encoder, batch size, threads) + ``cfg.cache_dir``."""
+        e = cfg.embedding
+        return cls(e.encoder, cache_dir=cfg.cache_dir, batch_size=e.batch_size, threads=e.threads or None)
+
     @property
     def stats(self) -> dict[str, float]:
         return self._stats.as_dict()
@@ -398,14 +412,22 @@ class SentenceEmbedder:
         self._stats = _Stats()
 
     def _forward(self, texts: list[str]) -> np.ndarray:
+        import torch
+
         t0 = time.perf_counter()
         out = []
-        for i in range(0, len(texts), self.batch_size):
-            batch = texts[i:i + self.batch_size]
-            v = self.model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
-                                  normalize_embeddings=False, show_progress_bar=False)
-            self._stats.forward_calls += 1
-            out.append(np.asarray(v, dtype=np.float32))
+        before = torch.get_num_threads()
+        if self.threads is not None:
+            torch.set_num_threads(self.threads)
+        try:
+            for i in range(0, len(texts), self.batch_size):
+                batch = texts[i:i + self.batch_size]
+                v = self.model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
+                                      normalize_embeddings=False, show_progress_bar=False)
+                self._stats.forward_calls += 1
+                out.append(np.asarray(v, dtype=np.float32))
+        finally:
+            torch.set_num_threads(before)
         vecs = np.concatenate(out, axis=0)
         if not np.isfinite(vecs).all():
             bad = [texts[i] for i in np.where(~np.isfinite(vecs).all(axis=1))[0][:3]]

@@ -105,7 +105,7 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
     if needs_embedder and embedder is None:
         from sdrlib.embedding import SentenceEmbedder
 
-        embedder = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir, batch_size=cfg.embedding.batch_size)
+        embedder = SentenceEmbedder.from_config(cfg)
     if needs_embedder:
         from sdrlib.rewards import prewarm
 

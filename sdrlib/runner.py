@@ -70,11 +70,16 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     import papermill as pm
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
+    fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --user --name {kernel})"
     try:
-        KernelSpecManager().get_kernel_spec(kernel)
+        spec = KernelSpecManager().get_kernel_spec(kernel)
     except NoSuchKernel:
-        print(f"run_all: Jupyter kernel {kernel!r} is not registered; run scripts/setup.sh "
-              f"(or: python -m ipykernel install --user --name {kernel})", file=sys.stderr)
+        print(f"run_all: Jupyter kernel {kernel!r} is not registered; {fix}", file=sys.stderr)
+        return 2
+    exe = spec.argv[0] if spec.argv else ""
+    if os.path.isabs(exe) and not os.path.exists(exe):
+        print(f"run_all: Jupyter kernel {kernel!r} points to {exe}, which does not exist (a moved or deleted "
+              f"checkout registered it); {fix}", file=sys.stderr)
         return 2
     nbs = _select(discover(), start, only)
     out_dir = cfg.runs_dir / cfg.name / "notebooks"

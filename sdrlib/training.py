@@ -495,7 +495,7 @@ def grpo(
         if scorer_embedder is None:
             from sdrlib.embedding import SentenceEmbedder
 
-            scorer_embedder = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir)
+            scorer_embedder = SentenceEmbedder.from_config(cfg)
             from sdrlib.rewards import prewarm
 
             prewarm(scorer_embedder, [r.findings for r in train_records], [r.impression for r in train_records])

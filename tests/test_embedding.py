@@ -145,3 +145,21 @@ def test_default_encoder_installed_and_verified():
     path = resolve_encoder_path("all-mpnet-base-v2")
     assert (path / ".sdr-verified").read_text().strip() == embedding.KNOWN_ENCODERS["all-mpnet-base-v2"].sha256
     assert embedding.encoder_identity(path) == "all-mpnet-base-v2@78c0197b6159d926"
+
+
+def test_encoder_threads_apply_to_forward_passes_only(small_encoder, monkeypatch):
+    import torch
+
+    seen = []
+    real = small_encoder.encode
+    monkeypatch.setattr(small_encoder, "encode", lambda *a, **k: (seen.append(torch.get_num_threads()), real(*a, **k))[1])
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        e = SentenceEmbedder(small_encoder, cache_dir=None, threads=2)
+        e.encode(["The heart is normal in size.", "No effusion."])
+        assert seen == [2] and torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="threads"):
+            SentenceEmbedder(small_encoder, cache_dir=None, threads=0)
+    finally:
+        torch.set_num_threads(before)

@@ -56,3 +56,24 @@ def test_runner_reports_failed_cell(tmp_path, monkeypatch):
     assert executed == ["01_ok.ipynb", "02_fail.ipynb"]
     rc = runner.run("smoke", only=["01"], cell_timeout=120)
     assert rc == 0
+
+
+def test_runner_refuses_a_stale_kernel_before_any_work(tmp_path, monkeypatch, capsys):
+    """A kernel registered by a moved or deleted checkout: exit 2, a message with the fix, nothing run."""
+    import json
+
+    from sdrlib import runner
+
+    kdir = tmp_path / "jupyter" / "kernels" / "sdrstale"
+    kdir.mkdir(parents=True)
+    (kdir / "kernel.json").write_text(json.dumps({"argv": [str(tmp_path / "gone" / "python"), "-m", "ipykernel_launcher",
+                                                           "-f", "{connection_file}"],
+                                                  "display_name": "stale", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "out"))
+    assert runner.run("smoke", kernel="sdrstale") == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "ipykernel install" in err
+    assert not (tmp_path / "out" / "runs").exists()
+    assert runner.run("smoke", kernel="no-such-kernel-here") == 2
+    assert "not registered" in capsys.readouterr().err

@@ -84,7 +84,7 @@ Each sentence becomes a unit-norm vector. The cache is keyed by encoder identity
 sentence is encoded once per encoder, across runs.
 """),
     ("code", """
-emb = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir, batch_size=cfg.embedding.batch_size)
+emb = SentenceEmbedder.from_config(cfg)
 E = emb.encode(F + I)
 print(emb.encoder_id, E.shape, E.dtype, "norms:", np.linalg.norm(E, axis=1).round(4))
 """),

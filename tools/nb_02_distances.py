@@ -32,7 +32,7 @@ from sdrlib.utils import set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
-emb = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir, batch_size=cfg.embedding.batch_size)
+emb = SentenceEmbedder.from_config(cfg)
 print(cfg.name, emb.encoder_id, "timed settings:", cfg.distances.names)
 """),
     ("md", """

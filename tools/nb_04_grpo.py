@@ -37,7 +37,7 @@ rewards = [r for r in cfg.grpo.rewards if r != "sft"]
 configs = ["sft", *rewards]
 seeds = posttrain.seeds_of(cfg)
 model = posttrain.model_name(cfg)
-emb = SentenceEmbedder(cfg.embedding.encoder, cache_dir=cfg.cache_dir, batch_size=cfg.embedding.batch_size)
+emb = SentenceEmbedder.from_config(cfg)
 print(cfg.name, model, configs, "seeds", seeds, f"G={cfg.grpo.num_generations}", f"beta={cfg.grpo.beta}",
       f"loss={cfg.grpo.loss_type}", f"scale_rewards={cfg.grpo.scale_rewards}")
 """),

@@ -108,6 +108,13 @@ def gw(A: np.ndarray, B: np.ndarray, eps: float = 0.1, tol: float = 1e-9,
     """Eq. (17): GW loss of POT's entropic GW plan (PGD, square loss, inner Sinkhorn 1000 it, 1e-9).
 
     ``min(n, m) < 2`` -> 1.0 (undefined, the paper's zero-similarity fallback).
+
+    Convergence is not the norm here: as the plan sharpens towards a permutation, POT's
+    inner Sinkhorn often stops at its 1000-iteration cap, and its result then depends on
+    the exact iteration path. Measured: 14 % of Findings pairs of the default profile
+    (all-mpnet-base-v2 embeddings, 40 x 300 pairs), 8-19 % of structured benchmark pairs.
+    Such values are returned with ``converged=False`` (the engine replays POT's
+    iterations, so it agrees with them anyway).
     """
     if min(len(A), len(B)) < 2:
         return 1.0, True
