@@ -461,22 +461,6 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
     return cost, converged
 
 
-@njit(cache=True, parallel=True)
-def sinkhorn_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, stop_thr, max_iter, log_domain, zero_atol, out, conv):
-    P = pk.shape[0]
-    for p in prange(P):
-        M = np.empty((nmax, nmax))
-        n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        if mx <= zero_atol:
-            out[p] = 0.0
-            conv[p] = True
-            continue
-        Mt = M[:n, :m] / mx
-        c, ok = sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
-        out[p] = c
-        conv[p] = ok
-
-
 @njit(cache=True)
 def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
     """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged)."""
@@ -540,7 +524,9 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
 
 
 @njit(cache=True, parallel=True)
-def uot_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, zero_atol, out, conv):
+def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol, out, conv):
+    """Balanced Sinkhorn (``tau < 0``; ``log_domain`` picks the iterations) or unbalanced Sinkhorn
+    (``tau >= 0``) for every pair: the linear cost of the plan on ``M / max M``, and converged."""
     P = pk.shape[0]
     for p in prange(P):
         M = np.empty((nmax, nmax))
@@ -550,7 +536,10 @@ def uot_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, zer
             conv[p] = True
             continue
         Mt = M[:n, :m] / mx
-        c, ok = uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
+        if tau < 0.0:
+            c, ok = sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
+        else:
+            c, ok = uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
         out[p] = c
         conv[p] = ok
 

@@ -267,11 +267,11 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
         K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, out)
     elif fam == "sinkhorn":
-        K.sinkhorn_pairs(*args, nmax, prm["eps"], prm["stop_thr"], prm["max_iter"],
+        K.entropic_pairs(*args, nmax, prm["eps"], -1.0, prm["stop_thr"], prm["max_iter"],
                          prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, out, conv)
     elif fam == "uot":
-        K.uot_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], ZERO_COST_ATOL,
-                    out, conv)
+        K.entropic_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], False,
+                         ZERO_COST_ATOL, out, conv)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
         raise KeyError(f"no batched kernel for family {fam!r}")
     return np.clip(out, 0.0, 1.0), conv
