@@ -63,6 +63,7 @@ class EmbeddingConfig:
     bank_size: int = field(default=5000, metadata={"help": "training reports in the selection bank (0 = all)"})
     threads: int = field(default=0, metadata={
         "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
+    device: str = field(default="cpu", metadata={"help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
 
 
 @dataclass(frozen=True)

@@ -402,7 +402,13 @@ class SentenceEmbedder:
     def from_config(cls, cfg) -> "SentenceEmbedder":
         """The embedder a profile asks for: ``cfg.embedding`` (encoder, batch size, threads) + ``cfg.cache_dir``."""
         e = cfg.embedding
-        return cls(e.encoder, cache_dir=cfg.cache_dir, batch_size=e.batch_size, threads=e.threads or None)
+        device = e.device
+        if device == "auto":
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        return cls(e.encoder, cache_dir=cfg.cache_dir, batch_size=e.batch_size, threads=e.threads or None,
+                   device=device)
 
     @property
     def stats(self) -> dict[str, float]:

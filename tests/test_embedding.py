@@ -163,3 +163,18 @@ def test_encoder_threads_apply_to_forward_passes_only(small_encoder, monkeypatch
             SentenceEmbedder(small_encoder, cache_dir=None, threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_embedder_from_profile(tmp_path, monkeypatch):
+    from sdrlib.config import load_profile
+
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    cfg = load_profile("smoke", {"embedding.threads": 1, "embedding.device": "auto"})
+    e = SentenceEmbedder.from_config(cfg)
+    assert e.threads == 1 and e.batch_size == cfg.embedding.batch_size and "MiniLM" in e.encoder_id
+    import torch
+
+    assert str(e.model.device).startswith("cuda" if torch.cuda.is_available() else "cpu")
+    e.encode(["No pneumothorax."])
+    assert (tmp_path / ".cache" / "sdr" / "embeddings").is_dir()
+    assert SentenceEmbedder.from_config(load_profile("smoke", {"embedding.threads": 0})).threads is None
