@@ -218,8 +218,9 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
     """Paper-style table (module doc) for one section and metric group of :data:`TABLE_GROUPS`.
 
     ``long`` may hold several models; metrics missing from ``long`` (e.g. COMET when not
-    installed) are left out. The ``Mean`` block's std is across models (0 with one model). Cells are strings ``mean ±std``; ``**`` marks the best
-    column of each row (ties all bold).
+    installed) are left out. The ``Mean`` block (mean over models, sample std across models) is
+    written only when there are several models: with one it would repeat the model's rows with a
+    meaningless ±0. Cells are strings ``mean ±std``; ``**`` marks the best column of each row (ties all bold).
     """
     if group not in TABLE_GROUPS:
         raise ValueError(f"unknown table group {group!r}; known: {sorted(TABLE_GROUPS)}")
@@ -253,7 +254,8 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
             if means:
                 cell[c] = (float(np.mean(means)), float(np.std(means, ddof=1)) if len(means) > 1 else 0.0)
         mean_block[lbl] = cell
-    blocks.append(("Mean", mean_block))
+    if len(models) > 1:
+        blocks.append(("Mean", mean_block))
     for model, block in blocks:
         for lbl, cell in block.items():
             best = max((v[0] for v in cell.values()), default=np.nan)

@@ -157,6 +157,8 @@ def test_reward_table_mean_std_mean_block_and_bold():
     assert r.iloc[0]["SFT"].startswith("**0.200")  # best per row is bold, whichever column
     with pytest.raises(ValueError, match="unknown table group"):
         posttrain.reward_table(_long(), "findings", "nope", ["sft"])
+    one = posttrain.reward_table(_long(("m1",)), "findings", "headline", ["sft", "fmt", "chamfer"])
+    assert one.Model.tolist() == ["m1"]  # no Mean block repeating a single model with ±0
 
 
 def test_significance_table_pairs_seeds_against_single_sft():

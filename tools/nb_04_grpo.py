@@ -147,7 +147,7 @@ print("valid template share:", {k: round(v, 3) for k, v in valid.items()})
 """),
     ("md", """
 Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
-seeds, a Mean block across models, best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
+seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
 Metrics whose backend is not installed (COMET, RadGraph) are left out and listed below.
 """),
     ("code", """
