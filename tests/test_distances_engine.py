@@ -61,6 +61,22 @@ def test_engine_agrees_with_reference(spec, workload):
         assert (D >= 0).all() and (D <= 1).all()
 
 
+def test_gw_kernel_underflow_takes_pots_numerical_error_exit():
+    """At eps = 5e-4 the inner Sinkhorn kernel exp(-grad / eps) underflows to whole zero columns:
+    POT keeps the previous scalings and stops (not converged); the engine must do the same, not raise."""
+    from sdrlib.distances.reference import gw
+
+    rng = np.random.default_rng(0)
+    A = random_sets(rng, 2, 16, n_min=3, n_max=6)
+    B = random_sets(rng, 3, 16, n_min=3, n_max=6)
+    spec = make_spec("gw", eps=5e-4, max_iter=20)
+    D, ok = pairwise_distances(A, B, spec, on_nonconvergence="ignore", return_converged=True)
+    ref = [[gw(a, b, eps=5e-4, max_iter=20) for b in B] for a in A]
+    np.testing.assert_allclose(D, [[v for v, _ in r] for r in ref], atol=1e-12, rtol=0)
+    assert ok.tolist() == [[c for _, c in r] for r in ref]
+    assert not ok.any()
+
+
 def test_every_family_has_a_kernel_and_is_registered():
     assert {s.family for s in REGISTRY.values()} == set(FAMILIES)
 

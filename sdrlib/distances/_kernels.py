@@ -368,7 +368,7 @@ def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, out):
 
 # ----------------------------------------------------------------------------- entropic
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
     """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged)."""
     a = 1.0 / n
@@ -456,7 +456,7 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
     return cost, converged
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
     """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged)."""
     a = 1.0 / n
@@ -539,9 +539,14 @@ def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter
         conv[p] = ok
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
-    """POT ``sinkhorn_knopp`` (u = 1/n, v = 1/m start); writes the plan into T; returns converged."""
+    """POT ``sinkhorn_knopp`` (u = 1/n, v = 1/m start); writes the plan into T; returns converged.
+
+    A zero column sum (the kernel underflows at small eps) divides to inf as in numpy
+    (``error_model="numpy"``) and takes POT's "numerical errors" exit: the previous
+    scalings are kept and the solve stops, not converged.
+    """
     n, m = C.shape
     K = np.empty((n, m))
     Kp = np.empty((n, m))  # POT: Kp = (1 / a) * K
@@ -616,7 +621,7 @@ def _sandwich(CA, T, CB, X, Y):
             Y[i, j] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     """POT ``entropic_gromov_wasserstein`` (PGD, square loss, symmetric); returns (GW loss, converged)."""
     p = np.full(n, 1.0 / n)
