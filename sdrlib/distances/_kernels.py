@@ -545,7 +545,7 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
 
     A zero column sum (the kernel underflows at small eps) divides to inf as in numpy
     (``error_model="numpy"``) and takes POT's "numerical errors" exit: the previous
-    scalings are kept and the solve stops, not converged.
+    scalings are kept and the solve stops, not converged. Returns (converged, iterations).
     """
     n, m = C.shape
     K = np.empty((n, m))
@@ -600,7 +600,7 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
     for i in range(n):
         for j in range(m):
             T[i, j] = u[i] * K[i, j] * v[j]
-    return converged
+    return converged, ii + 1
 
 
 @njit(cache=True)
@@ -623,7 +623,11 @@ def _sandwich(CA, T, CB, X, Y):
 
 @njit(cache=True, error_model="numpy")
 def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
-    """POT ``entropic_gromov_wasserstein`` (PGD, square loss, symmetric); returns (GW loss, converged)."""
+    """POT ``entropic_gromov_wasserstein`` (PGD, square loss, symmetric).
+
+    Returns (GW loss, converged, inner Sinkhorn iterations, outer PGD iterations, inner solves
+    stopped by the ``inner_max_iter`` cap); the counts feed ``benchmarks/gw_work.py``.
+    """
     p = np.full(n, 1.0 / n)
     q = np.full(m, 1.0 / m)
     constC = np.empty((n, m))
@@ -649,13 +653,18 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     cpt = 0
     err = 1.0
     inner_ok = True
+    sweeps = 0
+    capped = 0
     while err > tol and cpt < max_iter:
         Tprev[:, :] = T
         _sandwich(CA, T, CB, X, Y)  # CA T CB (CB symmetric, so CB = CB^T)
         for i in range(n):
             for j in range(m):
                 grad[i, j] = 2.0 * (constC[i, j] - 2.0 * Y[i, j])
-        ok = _sinkhorn_knopp_plan(grad, p, q, eps, T, inner_stop, inner_max_iter)
+        ok, it = _sinkhorn_knopp_plan(grad, p, q, eps, T, inner_stop, inner_max_iter)
+        sweeps += it
+        if not ok and it >= inner_max_iter:
+            capped += 1
         if not ok:
             inner_ok = False
         if cpt % 10 == 0:
@@ -671,7 +680,7 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     for i in range(n):
         for j in range(m):
             loss += (constC[i, j] - 2.0 * Y[i, j]) * T[i, j]
-    return loss, inner_ok and err <= tol
+    return loss, inner_ok and err <= tol, sweeps, cpt, capped
 
 
 @njit(cache=True, parallel=True)
@@ -688,6 +697,6 @@ def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
             continue
         CA = ca[cao[k]:cao[k + 1]].reshape((n, n))
         CB = cb[cbo[j]:cbo[j + 1]].reshape((m, m))
-        val, ok = gw_loss(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9)
+        val, ok, _, _, _ = gw_loss(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9)
         out[p] = val
         conv[p] = ok
