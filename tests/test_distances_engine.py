@@ -77,6 +77,31 @@ def test_gw_kernel_underflow_takes_pots_numerical_error_exit():
     assert not ok.any()
 
 
+#: parameters far from the paper's: kernel underflow, near-hard / near-balanced / very smooth transport,
+#: tiny and full partial masses, vanishing and huge Hungarian penalties
+EXTREME = [make_spec("gw", eps=1e-4, max_iter=10), make_spec("gw", eps=10.0), make_spec("uot", tau=1e-3, eps=0.1),
+           make_spec("uot", tau=1e3, eps=0.1, max_iter=200), make_spec("uot", tau=1.0, eps=10.0),
+           make_spec("sinkhorn", eps=10.0), make_spec("sinkhorn", eps=1e-4, max_iter=50),
+           make_spec("sinkhorn", eps=0.005, max_iter=200), make_spec("partial", rho=1e-3),
+           make_spec("partial", rho=0.999), make_spec("hung_pen", alpha=1e-9),
+           make_spec("hung_pen", alpha=100.0, clip=False)]
+
+
+@pytest.mark.parametrize("spec", EXTREME, ids=lambda s: s.name)
+def test_engine_agrees_at_extreme_parameters(spec):
+    rng = np.random.default_rng(1)
+    space = make_space(rng, 24, topics=3)
+    bank, pool = structured_bank(rng, 4, space, n_max=6)
+    cands = structured_candidates(rng, 2, pool, space, n_max=6)
+    bank += [pool[:1], np.repeat(pool[:1], 3, axis=0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        D = pairwise_distances(cands, bank, spec, on_nonconvergence="ignore")
+        R = np.array([[set_distance(a, b, spec, on_nonconvergence="ignore") for b in bank] for a in cands])
+    np.testing.assert_allclose(D, R, atol=TOL, rtol=0)
+    assert (D >= 0).all() and (spec.params.get("clip", True) is False or (D <= 1).all())
+
+
 def test_every_family_has_a_kernel_and_is_registered():
     assert {s.family for s in REGISTRY.values()} == set(FAMILIES)
 
