@@ -19,6 +19,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import dataclasses
 import os
 import types
@@ -32,7 +34,7 @@ import yaml
 __all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root", "profile_names"]
 
 
-class ConfigError(ValueError):
+class ConfigError(SDRError, ValueError):
     """A profile file or override is malformed (unknown key, wrong type, missing file)."""
 
 

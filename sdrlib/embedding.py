@@ -28,6 +28,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import hashlib
 import json
 import os
@@ -88,11 +90,11 @@ KNOWN_ENCODERS = {
 }
 
 
-class EncoderNotFoundError(FileNotFoundError):
+class EncoderNotFoundError(SDRError, FileNotFoundError):
     """No local copy of the requested encoder; the message says what to install."""
 
 
-class EmbeddingError(ValueError):
+class EmbeddingError(SDRError, ValueError):
     """Bad input to the embedding layer (NaN vectors, wrong shapes, mismatched encoder)."""
 
 

@@ -28,6 +28,8 @@ what the chat template renders (one ``<|image_pad|>`` run per image part).
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -91,7 +93,7 @@ PAPER_MODELS: dict[str, str] = {
 }
 
 
-class PolicyError(RuntimeError):
+class PolicyError(SDRError, RuntimeError):
     """A policy cannot be built or loaded (missing GPU, weights or files)."""
 
 

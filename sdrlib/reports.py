@@ -29,6 +29,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -50,7 +52,7 @@ __all__ = [
 TEMPLATE_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
 
 
-class ReportTextError(ValueError):
+class ReportTextError(SDRError, ValueError):
     """The input is not usable report text (wrong type, undecodable bytes)."""
 
 

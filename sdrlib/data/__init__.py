@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ SPLITS = ("train", "val", "test")
 STRATA = ("no_finding", "single", "multi")
 
 
-class DataError(ValueError):
+class DataError(SDRError, ValueError):
     """A dataset folder or file is missing or unusable (the message names it and says what to do)."""
 
 

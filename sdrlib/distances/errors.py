@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
 
-class DistanceInputError(ValueError):
+
+class DistanceInputError(SDRError, ValueError):
     """A set given to a distance is unusable (empty, NaN/inf, zero-norm row, wrong shape)."""
 
 
-class ConvergenceError(RuntimeError):
+class ConvergenceError(SDRError, RuntimeError):
     """An iterative solver (Sinkhorn, UOT, GW) stopped at ``max_iter`` above ``stop_thr``.
 
     Raised only when the caller asked for ``on_nonconvergence="raise"``.

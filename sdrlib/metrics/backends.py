@@ -27,6 +27,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 import importlib.util
 import json
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ __all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbe
            "radgraph_model_dir", "package_version", "hf_cached_snapshot", "BackendUnavailable"]
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(SDRError, RuntimeError):
     """A requested metric backend is not installed locally; the message says what to install."""
 
 

@@ -57,6 +57,8 @@ Example::
 
 from __future__ import annotations
 
+from sdrlib.errors import SDRError
+
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -82,7 +84,7 @@ _VERSIONED = ("evaluate", "sacrebleu", "rouge-score", "nltk", "bert-score", "tra
               "unbabel-comet", "f1chexbert", "radgraph")
 
 
-class EvaluationInputError(ValueError):
+class EvaluationInputError(SDRError, ValueError):
     """Predictions / references that cannot be scored; the message names the input."""
 
 
