@@ -8,9 +8,13 @@
 #   ./run_all.sh --out /tmp/sdr-run   # write data/results/figures/runs under another root
 #
 # Executed notebooks go to runs/<profile>/notebooks/ (git-ignored); sources are never modified.
-# Exit code: 0 ok, 1 a notebook failed (the message names it and the cell), 2 bad usage/profile.
+# Exit code: 0 ok, 1 a notebook failed (the message names it and the cell), 2 bad usage/profile
+# (--from/--only naming no notebook, an invalid profile, an --out that is not a writable folder):
+# one line on stderr, checked before any notebook starts.
+# Relative --out and --profile paths are taken from the folder you run it in.
 set -euo pipefail
-cd "$(dirname "$0")"
-PY=.venv/bin/python
+HERE="$(cd "$(dirname "$0")" && pwd)"
+PY="$HERE/.venv/bin/python"
 [ -x "$PY" ] || PY=python
+export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"
 exec "$PY" -m sdrlib.runner "$@"

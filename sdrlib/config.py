@@ -1,11 +1,18 @@
 """Typed run profiles (``configs/{smoke,cpu,paper}.yaml``) with strict validation.
 
 A profile is a YAML file of sections; each section maps onto a frozen dataclass
-below. Loading rejects unknown keys and wrong types with an error that names the
-key, because papermill only *warns* about unknown parameters.
+below. Loading rejects unknown keys, wrong types and values outside their allowed
+range (field constraints in the dataclass metadata, plus a few rules between fields;
+distance and reward names are asked of their registries), so a bad profile fails
+before any notebook starts, not notebooks later (papermill only *warns* about
+unknown parameters). Every refusal is a :class:`ConfigError` naming the key path,
+the value and what is allowed; YAML syntax errors name the file and line, and a key
+given twice in one mapping is an error.
 
-A profile may start with ``extends: <other profile>``; its sections are then
-merged key by key over the other profile.
+A profile may start with ``extends: <other profile>``: a name from ``configs/``
+(``extends: cpu``) or a ``.yaml`` path relative to the including file; its sections
+are then merged key by key over the other profile. ``name`` (default: the file
+stem) becomes a folder under ``paths.runs``, so it must be one safe path component.
 
 Output paths (``paths.*``) are relative to the *output root*: ``$SDR_ROOT`` when
 set, else the repository root. ``run_all.sh --out DIR`` sets ``SDR_ROOT`` so a
@@ -22,7 +29,9 @@ from __future__ import annotations
 from sdrlib.errors import SDRError
 
 import dataclasses
+import math
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -35,130 +44,213 @@ __all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root",
 
 
 class ConfigError(SDRError, ValueError):
-    """A profile file or override is malformed (unknown key, wrong type, missing file)."""
+    """A profile file or override is malformed (unknown key, wrong type, value out of range, missing file)."""
+
+
+# --------------------------------------------------------------------------- constraints
+# Field constraints sit in ``dataclasses.field(metadata=...)`` next to the help text and are
+# enforced by ``_build`` right after the type check, so a bad value fails when the profile is
+# loaded (before any notebook starts), with its key path, value and allowed range:
+#   "min" / "max"  inclusive bounds            "gt"        exclusive lower bound
+#   "choices"      allowed values              "pattern"   regex the whole string must match
+#                                              "pattern_help"  how the pattern reads in a message
+#   "nonempty"     no "" or []                 "unique"    no repeated list items
+#   "each"         validator(item, where) for every list item (the distance / reward registries)
+#   "finite"       floats must be finite (also inside lists) unless this is False
+# Constraints that involve several fields are in ``_check_profile``.
+CONSTRAINT_KEYS = frozenset({"min", "max", "gt", "choices", "pattern", "pattern_help", "nonempty", "unique",
+                             "each", "finite"})
+
+#: ``data.source`` values with a loader in :func:`sdrlib.data.load_split` (``synthcxr`` = ``synthetic``)
+DATA_SOURCES: tuple[str, ...] = ("synthetic", "synthcxr", "mimic", "rexgradient", "iuxray")
+_SYNTHETIC = ("synthetic", "synthcxr")
+#: ``sft.lr_scheduler``: transformers ``SchedulerType`` values that need no ``lr_scheduler_kwargs``
+LR_SCHEDULERS: tuple[str, ...] = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+                                  "constant_with_warmup", "inverse_sqrt")
+#: ``grpo.loss_type``: TRL 1.16 losses usable with token-level importance sampling (the default)
+GRPO_LOSS_TYPES: tuple[str, ...] = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo")
+#: smallest tiny-policy vocabulary: 256 byte symbols + special and template tokens
+#: (``sdrlib.models.train_tokenizer`` refuses less; kept equal by a test, importing models here costs seconds)
+TINY_VOCAB_MIN = 267
+#: a profile ``name`` becomes a folder under ``paths.runs``: one safe path component
+NAME_PATTERN = r"(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}"
+NAME_HELP = "1-128 of A-Z a-z 0-9 _ . - and not '.' or '..' (one path component)"
+_DEVICE = {"pattern": r"cpu|auto|cuda(:[0-9]+)?", "pattern_help": "cpu, auto, cuda or cuda:<index>"}
+
+
+def _distance_setting(name: str, where: str) -> None:
+    """Refuse a distance name the registry's own parser refuses (names and ``family_value`` settings)."""
+    # Imported here, not at module level: the registry pulls in POT (and torch through it), which
+    # ``import sdrlib.config`` must not; the batched engine (numba) is not imported.
+    from sdrlib.distances import registry
+
+    try:
+        registry.get(name)
+    except KeyError:
+        detail = ""
+    except (ValueError, TypeError, SDRError) as exc:
+        detail = f" ({exc})"
+    else:
+        return
+    raise ConfigError(f"{where} = {_r(name)} is not a distance setting{detail}; allowed: "
+                      f"{registry.available_distances()} or family_value (sinkhorn_<eps>, uot_<tau>, gw_<eps>, "
+                      "hung_pen_<alpha>, partial_<rho>)")
+
+
+def _reward_name(name: str, where: str) -> None:
+    """Refuse a reward configuration :func:`sdrlib.rewards.validate_reward_name` refuses."""
+    from sdrlib.rewards import validate_reward_name  # numpy; distances only for distance rewards
+
+    try:
+        validate_reward_name(name)
+    except (KeyError, ValueError, TypeError) as exc:
+        from sdrlib.rewards import REWARD_CONFIGS
+
+        allowed = "" if REWARD_CONFIGS[0] in str(exc) else (f"; allowed: one of {list(REWARD_CONFIGS)} or a "
+                                                             "distance setting (as in distances.names)")
+        raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
 
 
 # --------------------------------------------------------------------------- sections
 @dataclass(frozen=True)
 class PathsConfig:
-    data: str = field(default="data", metadata={"help": "datasets (generated or the user's)"})
-    results: str = field(default="results", metadata={"help": "tables written by notebooks"})
-    figures: str = field(default="figures", metadata={"help": "figures written by notebooks"})
-    cache: str = field(default=".cache/sdr", metadata={"help": "sentence-embedding cache, banks"})
-    runs: str = field(default="runs", metadata={"help": "checkpoints, executed notebooks, logs"})
+    data: str = field(default="data", metadata={"nonempty": True, "help": "datasets (generated or the user's)"})
+    results: str = field(default="results", metadata={"nonempty": True, "help": "tables written by notebooks"})
+    figures: str = field(default="figures", metadata={"nonempty": True, "help": "figures written by notebooks"})
+    cache: str = field(default=".cache/sdr", metadata={"nonempty": True, "help": "sentence-embedding cache, banks"})
+    runs: str = field(default="runs", metadata={"nonempty": True, "help": "checkpoints, executed notebooks, logs"})
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    source: str = field(default="synthetic", metadata={"help": "synthetic | mimic | rexgradient | iuxray"})
+    source: str = field(default="synthetic", metadata={"choices": DATA_SOURCES,
+        "help": "synthetic | mimic | rexgradient | iuxray"})
     root: str = field(default="", metadata={"help": "folder of a real dataset download (not for synthetic)"})
-    n_train: int = field(default=2000, metadata={"help": "synthetic studies in the train split"})
-    n_val: int = field(default=200, metadata={"help": "synthetic studies in the validation split"})
-    n_test: int = field(default=200, metadata={"help": "synthetic studies in the test split"})
-    image_size: int = field(default=96, metadata={"help": "side of the square grayscale image, pixels"})
+    n_train: int = field(default=2000, metadata={"min": 1, "help": "synthetic studies in the train split"})
+    n_val: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the validation split"})
+    n_test: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the test split"})
+    image_size: int = field(default=96, metadata={"min": 16, "help": "side of the square grayscale image, pixels"})
 
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    encoder: str = field(default="all-mpnet-base-v2", metadata={"help": "encoder name or local path"})
-    batch_size: int = field(default=64, metadata={"help": "sentences per encoder forward pass"})
-    bank_size: int = field(default=5000, metadata={"help": "training reports in the selection bank (0 = all)"})
-    threads: int = field(default=0, metadata={
+    encoder: str = field(default="all-mpnet-base-v2", metadata={"nonempty": True,
+        "help": "encoder name or local path"})
+    batch_size: int = field(default=64, metadata={"min": 1, "help": "sentences per encoder forward pass"})
+    bank_size: int = field(default=5000, metadata={"min": 0,
+        "help": "training reports in the selection bank (0 = all)"})
+    threads: int = field(default=0, metadata={"min": 0,
         "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
-    device: str = field(default="cpu", metadata={"help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
+    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
 
 
 @dataclass(frozen=True)
 class DistancesConfig:
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff"],
-                             metadata={"help": "registered distance settings to evaluate"})
-    device: str = field(default="cpu", metadata={"help": "cpu | cuda | auto for the batched engine"})
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                                       "help": "registered distance settings to evaluate"})
+    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for the batched engine"})
 
 
 @dataclass(frozen=True)
 class MetricsConfig:
     bertscore: bool = field(default=True, metadata={"help": "compute BERTScore"})
-    bootstrap: int = field(default=1000, metadata={"help": "paired bootstrap resamples"})
+    bootstrap: int = field(default=1000, metadata={"min": 1, "help": "paired bootstrap resamples"})
     bertscore_model: str = field(default="auto", metadata={
         "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
                 "all-MiniLM-L6-v2), a known encoder name or a local folder"})
-    bertscore_batch_size: int = field(default=64, metadata={"help": "pairs per BERTScore forward pass"})
-    clinical_backend: str = field(default="auto", metadata={
+    bertscore_batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
+    clinical_backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
         "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
     wordnet_dir: str = field(default="auto", metadata={
         "help": "WordNet 3.0 dict folder for METEOR (auto: $SDR_WORDNET_DIR, /usr/share/wordnet, nltk_data)"})
     comet_model: str = field(default="", metadata={
         "help": "COMET checkpoint path or Hub id already in the HF cache; empty = COMET off"})
-    device: str = field(default="cpu", metadata={"help": "cpu | cuda | auto for BERTScore / COMET"})
+    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for BERTScore / COMET"})
 
 
 @dataclass(frozen=True)
 class SFTConfig:
-    max_steps: int = field(default=200, metadata={"help": "optimizer steps of supervised fine-tuning"})
-    learning_rate: float = field(default=1.0e-4, metadata={"help": "AdamW learning rate"})
-    batch_size: int = field(default=8, metadata={"help": "per-device batch size"})
-    policy: str = field(default="tiny", metadata={
+    max_steps: int = field(default=200, metadata={"min": 1, "help": "optimizer steps of supervised fine-tuning"})
+    learning_rate: float = field(default=1.0e-4, metadata={"gt": 0, "help": "AdamW learning rate"})
+    batch_size: int = field(default=8, metadata={"min": 1, "help": "per-device batch size"})
+    policy: str = field(default="tiny", metadata={"nonempty": True,
         "help": "tiny (Qwen3-VL built from config, CPU) | qwen3-vl-2b | qwen3-vl-4b | gemma3-4b | local folder (GPU)"})
-    grad_accum: int = field(default=1, metadata={"help": "gradient accumulation steps (effective batch = batch_size x this x GPUs)"})
-    lr_scheduler: str = field(default="cosine", metadata={"help": "transformers scheduler name"})
-    warmup_ratio: float = field(default=0.05, metadata={"help": "fraction of steps with linear warm-up"})
-    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
-    save_steps: int = field(default=100, metadata={"help": "checkpoint every N steps (resume point)"})
-    max_images: int = field(default=1, metadata={"help": "images per study given to the policy"})
-    max_new_tokens: int = field(default=160, metadata={"help": "generation length at evaluation"})
-    eval_batch_size: int = field(default=32, metadata={"help": "studies per generation batch at evaluation"})
+    grad_accum: int = field(default=1, metadata={"min": 1,
+        "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs)"})
+    lr_scheduler: str = field(default="cosine", metadata={"choices": LR_SCHEDULERS,
+        "help": "transformers scheduler name"})
+    warmup_ratio: float = field(default=0.05, metadata={"min": 0, "max": 1,
+        "help": "fraction of steps with linear warm-up"})
+    weight_decay: float = field(default=0.0, metadata={"min": 0, "help": "AdamW weight decay"})
+    save_steps: int = field(default=100, metadata={"min": 1, "help": "checkpoint every N steps (resume point)"})
+    max_images: int = field(default=1, metadata={"min": 1, "help": "images per study given to the policy"})
+    max_new_tokens: int = field(default=160, metadata={"min": 1, "help": "generation length at evaluation"})
+    eval_batch_size: int = field(default=32, metadata={"min": 1,
+        "help": "studies per generation batch at evaluation"})
     eval_do_sample: bool = field(default=True, metadata={"help": "sample at evaluation (False: greedy)"})
-    eval_temperature: float = field(default=0.7, metadata={"help": "sampling temperature at evaluation"})
-    threads: int = field(default=1, metadata={"help": "torch CPU threads for the tiny policy"})
-    vocab_size: int = field(default=1024, metadata={"help": "tiny policy: byte-level BPE vocabulary size"})
-    tiny_hidden_size: int = field(default=128, metadata={"help": "tiny policy: text hidden size"})
-    tiny_layers: int = field(default=4, metadata={"help": "tiny policy: decoder layers"})
-    tiny_heads: int = field(default=4, metadata={"help": "tiny policy: attention heads"})
-    tiny_kv_heads: int = field(default=2, metadata={"help": "tiny policy: key/value heads"})
-    tiny_head_dim: int = field(default=32, metadata={"help": "tiny policy: head dimension"})
-    tiny_intermediate_size: int = field(default=384, metadata={"help": "tiny policy: MLP width"})
-    tiny_vision_hidden_size: int = field(default=96, metadata={"help": "tiny policy: vision tower width"})
-    tiny_vision_layers: int = field(default=2, metadata={"help": "tiny policy: vision tower depth"})
-    tiny_vision_heads: int = field(default=4, metadata={"help": "tiny policy: vision heads"})
-    tiny_vision_intermediate_size: int = field(default=256, metadata={"help": "tiny policy: vision MLP width"})
-    tiny_patch_size: int = field(default=16, metadata={"help": "tiny policy: vision patch size (pixels)"})
-    tiny_merge_size: int = field(default=2, metadata={
+    eval_temperature: float = field(default=0.7, metadata={"gt": 0, "help": "sampling temperature at evaluation"})
+    threads: int = field(default=1, metadata={"min": 1, "help": "torch CPU threads for the tiny policy"})
+    vocab_size: int = field(default=1024, metadata={"min": TINY_VOCAB_MIN,
+        "help": "tiny policy: byte-level BPE vocabulary size"})
+    tiny_hidden_size: int = field(default=128, metadata={"min": 1, "help": "tiny policy: text hidden size"})
+    tiny_layers: int = field(default=4, metadata={"min": 1, "help": "tiny policy: decoder layers"})
+    tiny_heads: int = field(default=4, metadata={"min": 1, "help": "tiny policy: attention heads"})
+    tiny_kv_heads: int = field(default=2, metadata={"min": 1, "help": "tiny policy: key/value heads"})
+    tiny_head_dim: int = field(default=32, metadata={"min": 2, "help": "tiny policy: head dimension"})
+    tiny_intermediate_size: int = field(default=384, metadata={"min": 1, "help": "tiny policy: MLP width"})
+    tiny_vision_hidden_size: int = field(default=96, metadata={"min": 1, "help": "tiny policy: vision tower width"})
+    tiny_vision_layers: int = field(default=2, metadata={"min": 1, "help": "tiny policy: vision tower depth"})
+    tiny_vision_heads: int = field(default=4, metadata={"min": 1, "help": "tiny policy: vision heads"})
+    tiny_vision_intermediate_size: int = field(default=256, metadata={"min": 1,
+        "help": "tiny policy: vision MLP width"})
+    tiny_patch_size: int = field(default=16, metadata={"min": 1, "help": "tiny policy: vision patch size (pixels)"})
+    tiny_merge_size: int = field(default=2, metadata={"min": 1,
         "help": "tiny policy: patches merged per side into one image token ((image/patch/merge)^2 tokens)"})
-    tiny_image_size: int = field(default=96, metadata={"help": "tiny policy: images resized to at most this side"})
-    lora_r: int = field(default=16, metadata={"help": "GPU policy: LoRA rank"})
-    lora_alpha: int = field(default=16, metadata={"help": "GPU policy: LoRA alpha"})
+    tiny_image_size: int = field(default=96, metadata={"min": 16,
+        "help": "tiny policy: images resized to at most this side"})
+    lora_r: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA rank"})
+    lora_alpha: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA alpha"})
 
 
 @dataclass(frozen=True)
 class GRPOConfig:
     rewards: list[str] = field(default_factory=lambda: ["fmt", "exact", "chamfer", "hausdorff"],
-                               metadata={"help": "reward configurations run after SFT"})
-    max_steps: int = field(default=50, metadata={"help": "GRPO optimizer steps"})
-    learning_rate: float = field(default=2.0e-5, metadata={"help": "AdamW learning rate"})
-    num_generations: int = field(default=8, metadata={"help": "group size G"})
-    seeds: int = field(default=3, metadata={"help": "seeds per configuration"})
-    batch_size: int = field(default=16, metadata={"help": "completions per device per step (multiple of G)"})
-    grad_accum: int = field(default=1, metadata={"help": "gradient accumulation steps"})
-    max_completion_length: int = field(default=128, metadata={"help": "max generated tokens per completion"})
-    temperature: float = field(default=1.0, metadata={"help": "sampling temperature of the rollouts"})
-    beta: float = field(default=0.04, metadata={"help": "KL coefficient (0 = no reference model, no KL curve)"})
-    epsilon: float = field(default=0.2, metadata={"help": "PPO clip range"})
-    loss_type: str = field(default="grpo", metadata={"help": "TRL loss: grpo | dr_grpo | dapo | bnpo ..."})
-    scale_rewards: str = field(default="group", metadata={"help": "group | batch | none (Dr. GRPO: none)"})
-    lambda_fmt: float = field(default=1.0, metadata={"help": "weight of R_fmt"})
-    lambda_sem: float = field(default=1.0, metadata={"help": "weight of R_sem / R_exact"})
-    max_chars: int = field(default=4000, metadata={"help": "completions longer than this score 0"})
-    save_steps: int = field(default=25, metadata={"help": "checkpoint every N steps (resume point)"})
+                               metadata={"nonempty": True, "unique": True, "each": _reward_name,
+                                         "help": "reward configurations run after SFT"})
+    max_steps: int = field(default=50, metadata={"min": 1, "help": "GRPO optimizer steps"})
+    learning_rate: float = field(default=2.0e-5, metadata={"gt": 0, "help": "AdamW learning rate"})
+    num_generations: int = field(default=8, metadata={"min": 2, "help": "group size G"})
+    seeds: int = field(default=3, metadata={"min": 1, "help": "seeds per configuration"})
+    batch_size: int = field(default=16, metadata={"min": 1,
+        "help": "completions per device per step (batch_size x grad_accum: a multiple of G)"})
+    grad_accum: int = field(default=1, metadata={"min": 1, "help": "gradient accumulation steps"})
+    max_completion_length: int = field(default=128, metadata={"min": 1,
+        "help": "max generated tokens per completion"})
+    temperature: float = field(default=1.0, metadata={"gt": 0, "help": "sampling temperature of the rollouts"})
+    beta: float = field(default=0.04, metadata={"min": 0,
+        "help": "KL coefficient (0 = no reference model, no KL curve)"})
+    epsilon: float = field(default=0.2, metadata={"gt": 0, "help": "PPO clip range"})
+    loss_type: str = field(default="grpo", metadata={"choices": GRPO_LOSS_TYPES,
+        "help": "TRL loss: grpo | dr_grpo | dapo | bnpo ..."})
+    scale_rewards: str = field(default="group", metadata={"choices": ("group", "batch", "none"),
+        "help": "group | batch | none (Dr. GRPO: none)"})
+    lambda_fmt: float = field(default=1.0, metadata={"min": 0, "help": "weight of R_fmt"})
+    lambda_sem: float = field(default=1.0, metadata={"min": 0, "help": "weight of R_sem / R_exact"})
+    max_chars: int = field(default=4000, metadata={"min": 1, "help": "completions longer than this score 0"})
+    save_steps: int = field(default=25, metadata={"min": 1, "help": "checkpoint every N steps (resume point)"})
     use_vllm: bool = field(default=False, metadata={"help": "generate rollouts with vLLM (GPU only)"})
-    eval_n: int = field(default=0, metadata={"help": "test studies scored per configuration and seed (0 = all)"})
+    eval_n: int = field(default=0, metadata={"min": 0,
+        "help": "test studies scored per configuration and seed (0 = all)"})
 
 
 @dataclass(frozen=True)
 class Profile:
     """A validated run profile. Use :func:`load_profile` to build one."""
 
-    name: str
-    seed: int = 0
+    name: str = field(metadata={"pattern": NAME_PATTERN, "pattern_help": NAME_HELP,
+                                "help": "run name; a folder under paths.runs, so one safe path component"})
+    seed: int = field(default=0, metadata={"min": 0, "max": 2**32 - 1, "help": "global seed (numpy's range)"})
     paths: PathsConfig = field(default_factory=PathsConfig)
     data: DataConfig = field(default_factory=DataConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
@@ -217,30 +309,48 @@ def profile_names() -> list[str]:
 
 
 # --------------------------------------------------------------------------- validation
-def _check_type(value: Any, tp: Any, where: str) -> Any:
+def _r(value: Any, limit: int = 80) -> str:
+    """``repr`` cut to ``limit`` characters (a message stays one readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _check_type(value: Any, tp: Any, where: str, finite: bool = True) -> Any:
     origin = typing.get_origin(tp)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r} ({type(value).__name__}); "
+            raise ConfigError(f"{where} = {_r(value)}: expected a number, got {type(value).__name__}; "
                               "note that YAML reads 1e-5 as a string, write 1.0e-5")
-        return float(value)
+        try:
+            out = float(value)
+        except OverflowError:
+            raise ConfigError(f"{where} = {_r(value)}: too large for a float; allowed: a finite number") from None
+        if finite and not math.isfinite(out):
+            raise ConfigError(f"{where} = {_r(value)}: not a finite number; allowed: a finite number")
+        return out
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r} ({type(value).__name__})")
+            raise ConfigError(f"{where} = {_r(value)}: expected an integer, got {type(value).__name__}")
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true/false, got {value!r}")
+            raise ConfigError(f"{where} = {_r(value)}: expected true/false")
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r} ({type(value).__name__})")
+            raise ConfigError(f"{where} = {_r(value)}: expected a string, got {type(value).__name__}")
+        if "\x00" in value:  # no name, path or option legitimately holds one; os calls would crash on it
+            raise ConfigError(f"{where} = {_r(value)}: contains a NUL character; allowed: text without NUL")
         return value
     if origin is list:
         (inner,) = typing.get_args(tp)
         if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        return [_check_type(v, inner, f"{where}[{i}]") for i, v in enumerate(value)]
+            raise ConfigError(f"{where} = {_r(value)}: expected a list, got {type(value).__name__}")
+        return [_check_type(v, inner, f"{where}[{i}]", finite) for i, v in enumerate(value)]
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
         if value is None and type(None) in args:
@@ -250,32 +360,181 @@ def _check_type(value: Any, tp: Any, where: str) -> Any:
             if a is type(None):
                 continue
             try:
-                return _check_type(value, a, where)
+                return _check_type(value, a, where, finite)
             except ConfigError as e:
                 errors.append(str(e))
         raise ConfigError("; ".join(errors))
     raise ConfigError(f"{where}: unsupported field type {tp!r}")  # pragma: no cover
 
 
-def _build(cls: type, values: dict[str, Any], where: str) -> Any:
+def _allowed_range(meta: dict) -> str:
+    """``meta``'s numeric bounds in words, e.g. ``">= 1"``, ``"> 0"``, ``"in [0, 1]"``."""
+    lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
+    if lo is not None and hi is not None:
+        return f"in [{lo}, {hi}]"
+    parts = [f">= {lo}" if lo is not None else "", f"> {gt}" if gt is not None else "",
+             f"<= {hi}" if hi is not None else ""]
+    return " and ".join(p for p in parts if p)
+
+
+def _check_constraints(value: Any, meta: Any, where: str) -> None:
+    """Enforce a field's metadata constraints (see CONSTRAINT_KEYS) on its type-checked value."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
+        if (lo is not None and value < lo) or (hi is not None and value > hi) or (gt is not None and value <= gt):
+            raise ConfigError(f"{where} = {_r(value)}: out of range; allowed: {_allowed_range(meta)}")
+    if "choices" in meta and value not in meta["choices"]:
+        raise ConfigError(f"{where} = {_r(value)}: not a valid choice; allowed: one of {list(meta['choices'])}")
+    if "pattern" in meta and not re.fullmatch(meta["pattern"], value):
+        raise ConfigError(f"{where} = {_r(value)}: not allowed; allowed: "
+                          f"{meta.get('pattern_help', 'a match of ' + meta['pattern'])}")
+    if meta.get("nonempty") and len(value) == 0:
+        raise ConfigError(f"{where} = {_r(value)}: must not be empty; allowed: "
+                          + ("at least one item" if isinstance(value, list) else "a non-empty string"))
+    if meta.get("unique"):
+        dupes = sorted({v for v in value if value.count(v) > 1})
+        if dupes:
+            raise ConfigError(f"{where} = {_r(value)}: repeats {dupes}; allowed: each item once")
+    if "each" in meta:
+        for i, v in enumerate(value):
+            meta["each"](v, f"{where}[{i}]")
+
+
+def _build(cls: type, values: Any, where: str) -> Any:
     if not isinstance(values, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {values!r}")
+        raise ConfigError(f"{where or 'profile'} = {_r(values)}: expected a mapping of keys to values")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
+    unknown = sorted(map(str, set(values) - names))  # YAML may give non-string keys (1:, null:)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(names)}")
+        raise ConfigError(f"{where or 'top level'}: unknown key(s) {unknown}; allowed: {sorted(names)}")
     kwargs = {}
     for f in dataclasses.fields(cls):
         if f.name not in values:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(f"{_join(where, f.name)}: missing")
             continue
         tp = hints[f.name]
         v = values[f.name]
+        key = _join(where, f.name)
         if dataclasses.is_dataclass(tp):
-            kwargs[f.name] = _build(tp, v, f"{where}.{f.name}")
+            kwargs[f.name] = _build(tp, v, key)
         else:
-            kwargs[f.name] = _check_type(v, tp, f"{where}.{f.name}")
+            kwargs[f.name] = _check_type(v, tp, key, finite=f.metadata.get("finite", True))
+            _check_constraints(kwargs[f.name], f.metadata, key)
     return cls(**kwargs)
+
+
+def _check_profile(p: Profile) -> None:
+    """Constraints between fields (each field alone is checked by ``_build``)."""
+    d, g, s = p.data, p.grpo, p.sft
+    if d.source not in _SYNTHETIC and not d.root.strip():
+        raise ConfigError(f"data.root = {d.root!r}: data.source = {d.source!r} needs the folder of your download; "
+                          "allowed: a non-empty path (see README, 'Real data')")
+    if d.source in _SYNTHETIC and g.eval_n > d.n_test:
+        raise ConfigError(f"grpo.eval_n = {g.eval_n}: more than the test split (data.n_test = {d.n_test}); "
+                          f"allowed: 0 (all) to {d.n_test}")
+    # TRL groups the completions of one generation batch (batch_size x grad_accum on one process)
+    # by prompt, so it must hold whole groups of num_generations.
+    if (g.batch_size * g.grad_accum) % g.num_generations:
+        raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {g.grad_accum}: not a multiple "
+                          f"of grpo.num_generations = {g.num_generations}; allowed: a product divisible by "
+                          "num_generations (whole groups of completions)")
+    if s.policy == "tiny":  # the shape rules of sdrlib.models.TinyVLSpec (+ the vision tower's head split)
+        if s.tiny_heads % s.tiny_kv_heads:
+            raise ConfigError(f"sft.tiny_heads = {s.tiny_heads}: not a multiple of sft.tiny_kv_heads = "
+                              f"{s.tiny_kv_heads}; allowed: a multiple of tiny_kv_heads")
+        if s.tiny_head_dim % 2:
+            raise ConfigError(f"sft.tiny_head_dim = {s.tiny_head_dim}: odd (rotary embedding); allowed: even, >= 2")
+        if s.tiny_vision_hidden_size % s.tiny_vision_heads:
+            raise ConfigError(f"sft.tiny_vision_hidden_size = {s.tiny_vision_hidden_size}: not a multiple of "
+                              f"sft.tiny_vision_heads = {s.tiny_vision_heads}; allowed: a multiple of "
+                              "tiny_vision_heads")
+        cell = s.tiny_patch_size * s.tiny_merge_size
+        if s.tiny_image_size % cell:
+            raise ConfigError(f"sft.tiny_image_size = {s.tiny_image_size}: not a multiple of sft.tiny_patch_size x "
+                              f"sft.tiny_merge_size = {cell}; allowed: a multiple of {cell}")
+
+
+# --------------------------------------------------------------------------- files
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (PyYAML silently keeps the last)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, typing.Hashable):
+            continue  # construct_mapping reports unhashable keys itself
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _show(p: Path) -> str:
+    try:
+        return str(p.relative_to(repo_root()))
+    except ValueError:
+        return str(p)
+
+
+def _profile_file(ref: Any, including: Path | None = None) -> Path:
+    """The YAML file ``ref`` names.
+
+    A bare name (``cpu``) is ``configs/<name>.yaml``. A ``.yaml`` / ``.yml`` path is taken as
+    is when absolute, else relative to the folder of the including file (``extends:``) or, at
+    the top level, to the current folder.
+    """
+    what = f"{_show(including)}: extends" if including is not None else "profile"  # "profile 'x' not found"
+    if isinstance(ref, os.PathLike):
+        ref = os.fspath(ref)
+    if not isinstance(ref, str) or not ref.strip():
+        raise ConfigError(f"{what} {_r(ref)}: expected a profile name ({profile_names()}) or a .yaml path")
+    p = Path(ref)
+    if p.suffix in (".yaml", ".yml"):
+        if not p.is_absolute() and including is not None:
+            p = including.parent / p
+    elif re.fullmatch(NAME_PATTERN, ref):
+        p = repo_root() / "configs" / f"{ref}.yaml"
+    else:
+        raise ConfigError(f"{what} {_r(ref)} not found: not a profile name; allowed: one of {profile_names()} "
+                          "or a path ending in .yaml")
+    if not p.is_file():
+        state = "is not a file" if p.exists() else "not found"
+        raise ConfigError(f"{what} {_r(ref)} {state} (looked for {p}); shipped profiles: {profile_names()}")
+    return p.resolve()
+
+
+def _read_profile_yaml(p: Path, seen: tuple[Path, ...] = ()) -> dict:
+    if p in seen:
+        raise ConfigError(f"{_show(p)}: extends itself (cycle {' -> '.join(map(_show, seen + (p,)))})")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{_show(p)}: cannot read the profile ({type(e).__name__}: {e})") from None
+    try:
+        raw = yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        at = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        why = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+        raise ConfigError(f"{_show(p)}{at}: invalid YAML: {why}") from None
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{_show(p)}: top level must be a mapping of sections, got {type(raw).__name__}")
+    has_parent = "extends" in raw
+    parent = raw.pop("extends", None)
+    raw.setdefault("name", p.stem)
+    if has_parent:
+        base = _read_profile_yaml(_profile_file(parent, including=p), seen + (p,))
+        base.pop("name", None)
+        raw = _deep_merge(base, raw)
+    return raw
 
 
 def _deep_merge(base: dict, over: dict) -> dict:
@@ -288,30 +547,13 @@ def _deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
-def _read_profile_yaml(name_or_path: str, seen: tuple[str, ...] = ()) -> dict:
-    p = Path(name_or_path)
-    if p.suffix not in (".yaml", ".yml"):
-        p = repo_root() / "configs" / f"{name_or_path}.yaml"
-    if not p.exists():
-        raise ConfigError(f"profile {name_or_path!r} not found (looked for {p}); "
-                          f"shipped profiles: {profile_names()}")
-    if str(p) in seen:
-        raise ConfigError(f"profile {p} extends itself (cycle {seen})")
-    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: top level must be a mapping")
-    parent = raw.pop("extends", None)
-    raw.setdefault("name", p.stem)
-    if parent is not None:
-        base = _read_profile_yaml(str(parent), seen + (str(p),))
-        base.pop("name", None)
-        raw = _deep_merge(base, raw)
-    return raw
-
-
-def _apply_overrides(raw: dict, overrides: dict[str, Any]) -> dict:
+def _apply_overrides(raw: dict, overrides: Any) -> dict:
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"overrides = {_r(overrides)}: expected a dict of dotted keys to values")
     raw = _deep_merge(raw, {})
     for dotted, value in overrides.items():
+        if not isinstance(dotted, str) or not all(dotted.split(".")):
+            raise ConfigError(f"override key {_r(dotted)}: expected a dotted key such as 'data.n_train'")
         keys = dotted.split(".")
         node = raw
         for k in keys[:-1]:
@@ -329,15 +571,24 @@ def load_profile(name_or_path: str = "cpu", overrides: dict[str, Any] | None = N
     ----------
     name_or_path : str
         A profile name from ``configs/`` (``smoke``, ``cpu``, ``paper``) or a path to a YAML file.
+        ``extends:`` inside a file takes a profile name or a ``.yaml`` path relative to that file.
     overrides : dict, optional
         Dotted keys to values, e.g. ``{"data.n_train": 8, "seed": 1}``; validated like the file.
 
     Raises
     ------
     ConfigError
-        Unknown key, wrong type, missing file or a cyclic ``extends``.
+        Missing or unreadable file, invalid YAML (file and line), a cyclic ``extends``, an unknown
+        key, a wrong type, or a value outside its allowed range (the registries decide distance and
+        reward names); the message names the key path, the value and what is allowed.
     """
-    raw = _read_profile_yaml(name_or_path)
-    if overrides:
+    src = _profile_file(name_or_path)
+    raw = _read_profile_yaml(src)
+    if overrides is not None:
         raw = _apply_overrides(raw, overrides)
-    return _build(Profile, raw, where=f"profile {raw.get('name', name_or_path)!r}")
+    try:
+        prof = _build(Profile, raw, where="")
+        _check_profile(prof)
+    except ConfigError as e:
+        raise ConfigError(f"profile {_r(raw.get('name', src.stem), 40)} ({_show(src)}): {e}") from None
+    return prof

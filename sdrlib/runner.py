@@ -3,8 +3,10 @@
 Each ``notebooks/NN_*.ipynb`` is executed with the profile injected as the
 ``profile`` parameter, a fixed kernel (``sdr``), a per-cell timeout, and the
 executed copy written to ``<runs>/<profile>/notebooks/`` (never in place).
-The profile is validated *before* anything runs. On failure the run stops with
-exit code 1 and one line naming the notebook, the cell and the error.
+The profile, ``--from`` / ``--only`` and ``--out`` are validated *before* anything
+runs: bad usage exits with code 2 and one line on stderr (no traceback). When a
+notebook fails the run stops with exit code 1 and one line naming the notebook,
+the cell and the error.
 
 What it leaves out: no parallel execution (notebooks depend on each other's
 outputs), no caching of unchanged notebooks (use ``--from`` / ``--only``).
@@ -20,14 +22,23 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 import time
+import typing
 from pathlib import Path
 
 from .config import ConfigError, load_profile, output_root, repo_root
+from .errors import SDRError
 
-__all__ = ["discover", "run", "main"]
+__all__ = ["UsageError", "discover", "run", "main"]
 
 KERNEL = "sdr"
+
+
+class UsageError(SDRError, ValueError):
+    """A command-line choice names nothing usable (``--from`` / ``--only`` / ``--out``); exit code 2."""
+
+
 _NB = re.compile(r"^(\d{2})_[a-z0-9_]+\.ipynb$")
 
 
@@ -40,16 +51,35 @@ def discover(folder: Path | None = None) -> list[tuple[str, Path]]:
     return _discover_in(folder or repo_root() / "notebooks")
 
 
-def _select(nbs, start: str | None, only: list[str] | None):
+def _select(nbs: list[tuple[str, Path]], start: str | None, only: list[str] | None) -> list[tuple[str, Path]]:
+    """The notebooks ``--from`` / ``--only`` name; :class:`UsageError` when they name none."""
+    have = [nn for nn, _ in nbs]
+    if start is not None and only:
+        raise UsageError("use either --from or --only, not both")
+    for flag, values in (("--from", [start] if start is not None else []), ("--only", only or [])):
+        for v in values:
+            if not (isinstance(v, str) and v.isdigit() and v.zfill(2) in have):
+                raise UsageError(f"{flag} {v}: no notebook numbered {v!r}; available: {', '.join(have) or 'none'}")
     if only:
         want = {o.zfill(2) for o in only}
-        missing = want - {nn for nn, _ in nbs}
-        if missing:
-            raise SystemExit(f"run_all: no notebook numbered {sorted(missing)} (have {[nn for nn, _ in nbs]})")
         return [(nn, p) for nn, p in nbs if nn in want]
-    if start:
+    if start is not None:
         return [(nn, p) for nn, p in nbs if nn >= start.zfill(2)]
     return nbs
+
+
+def _check_out(out: str) -> Path:
+    """``--out`` as an absolute folder that exists (created) and accepts files; :class:`UsageError` otherwise."""
+    p = Path(out).expanduser()
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder; give a folder (it is created if missing)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):  # a real write: os.access says yes to root on read-only mounts
+            pass
+    except OSError as e:
+        raise UsageError(f"--out {out}: not a writable folder ({e.strerror or type(e).__name__})") from None
+    return p.resolve()
 
 
 def _show(path: Path) -> str:
@@ -59,41 +89,63 @@ def _show(path: Path) -> str:
         return str(path)
 
 
+def _usage(msg: object) -> int:
+    print(f"run_all: {' '.join(str(msg).split())}", file=sys.stderr)  # one line, whatever the message holds
+    return 2
+
+
 def run(profile: str, start: str | None = None, only: list[str] | None = None,
-        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False) -> int:
-    """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage)."""
+        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False, out: str | None = None) -> int:
+    """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage).
+
+    Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile,
+    an ``out`` folder that cannot be written, a missing kernel) is checked before the first
+    notebook starts and answered with exit code 2 and one line on stderr.
+    """
+    try:
+        nbs = _select(discover(), start, only)
+    except UsageError as e:
+        return _usage(e)
     try:
         cfg = load_profile(profile)
     except ConfigError as e:
-        print(f"run_all: invalid profile: {e}", file=sys.stderr)
-        return 2
-    import papermill as pm
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+        return _usage(f"invalid profile: {e}")
+    if out is not None:
+        try:
+            os.environ["SDR_ROOT"] = str(_check_out(out))
+        except UsageError as e:
+            return _usage(e)
+    try:
+        import papermill as pm
+        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    except ImportError as e:
+        return _usage(f"{e.name or e} is not installed; run scripts/setup.sh")
 
     fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --user --name {kernel})"
     try:
         spec = KernelSpecManager().get_kernel_spec(kernel)
     except NoSuchKernel:
-        print(f"run_all: Jupyter kernel {kernel!r} is not registered; {fix}", file=sys.stderr)
-        return 2
+        return _usage(f"Jupyter kernel {kernel!r} is not registered; {fix}")
     exe = spec.argv[0] if spec.argv else ""
     if os.path.isabs(exe) and not os.path.exists(exe):
-        print(f"run_all: Jupyter kernel {kernel!r} points to {exe}, which does not exist (a moved or deleted "
-              f"checkout registered it); {fix}", file=sys.stderr)
-        return 2
-    nbs = _select(discover(), start, only)
+        return _usage(f"Jupyter kernel {kernel!r} points to {exe}, which does not exist (a moved or deleted "
+                      f"checkout registered it); {fix}")
     out_dir = cfg.runs_dir / cfg.name / "notebooks"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _usage(f"cannot create {out_dir} (paths.runs of profile {cfg.name!r}): {e.strerror or e}")
     env_root = str(output_root())
     os.environ["SDR_ROOT"] = env_root  # the kernel inherits it: outputs land under the same root
+    # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
+    param = str(Path(profile).resolve()) if Path(profile).suffix in (".yaml", ".yml") else cfg.name
     print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
     for nn, path in nbs:
         dest = out_dir / path.name
         t0 = time.perf_counter()
         print(f"run_all: [{nn}] {path.name} ...", flush=True)
         try:
-            pm.execute_notebook(str(path), str(dest), parameters={"profile": cfg.name if Path(profile).suffix
-                                                                    not in (".yaml", ".yml") else profile},
+            pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
                                 kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
                                 log_output=log_output, cwd=str(path.parent))
         except pm.PapermillExecutionError as e:
@@ -109,24 +161,43 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (``run_all: <problem> (see --help)``) and exit code 2."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"run_all: {message} (see ./run_all.sh --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of seconds, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="run_all.sh", description="Run notebooks/NN_*.ipynb in order with papermill.")
+    """Command line of ``run_all.sh``; returns the exit code (2 with one stderr line for bad usage)."""
+    ap = _Parser(prog="run_all.sh", description="Run notebooks/NN_*.ipynb in order with papermill.")
     ap.add_argument("--profile", default="cpu", help="profile name in configs/ or a YAML path (default: cpu)")
     ap.add_argument("--from", dest="start", metavar="NN", help="start at notebook NN (resume)")
     ap.add_argument("--only", metavar="NN", action="append", help="run only notebook NN (repeatable)")
     ap.add_argument("--out", metavar="DIR", help="output root for data/results/figures/runs (sets SDR_ROOT)")
-    ap.add_argument("--cell-timeout", type=int, default=3600, help="seconds per cell (default 3600)")
+    ap.add_argument("--cell-timeout", type=_positive_int, default=3600, help="seconds per cell (default 3600)")
     ap.add_argument("--kernel", default=KERNEL, help=f"Jupyter kernel name (default {KERNEL})")
     ap.add_argument("--log-output", action="store_true", help="stream cell output to the terminal")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
-    args = ap.parse_args(argv)
-    if args.out:
-        os.environ["SDR_ROOT"] = str(Path(args.out).resolve())
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2, already printed)
+        return e.code if isinstance(e.code, int) else 2
     if args.list:
         for nn, p in discover():
             print(nn, p.name)
         return 0
-    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output)
+    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out)
 
 
 if __name__ == "__main__":  # pragma: no cover
