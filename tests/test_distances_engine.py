@@ -61,26 +61,32 @@ def test_engine_agrees_with_reference(spec, workload):
         assert (D >= 0).all() and (D <= 1).all()
 
 
-def test_gw_kernel_underflow_takes_pots_numerical_error_exit():
-    """At eps = 5e-4 the inner Sinkhorn kernel exp(-grad / eps) underflows to whole zero columns:
-    POT keeps the previous scalings and stops (not converged); the engine must do the same, not raise."""
+def test_gw_at_its_eps_floor_agrees_and_below_is_refused():
+    """Below GW_MIN_EPS the inner kernel exp(-grad / eps) underflows to whole zero columns and the loss
+    collapses to 0 (eps = 5e-4 gave 0.0 for most pairs): refused at spec creation. At the floor the
+    engine still replays POT, flags and all."""
+    from sdrlib.distances.errors import DistanceSpecError
     from sdrlib.distances.reference import gw
+    from sdrlib.distances.registry import GW_MIN_EPS
 
+    for eps in (5e-4, 1e-3, GW_MIN_EPS * 0.999):
+        with pytest.raises(DistanceSpecError, match="floor"):
+            make_spec("gw", eps=eps)
     rng = np.random.default_rng(0)
     A = random_sets(rng, 2, 16, n_min=3, n_max=6)
     B = random_sets(rng, 3, 16, n_min=3, n_max=6)
-    spec = make_spec("gw", eps=5e-4, max_iter=20)
+    spec = make_spec("gw", eps=GW_MIN_EPS, max_iter=20)
     D, ok = pairwise_distances(A, B, spec, on_nonconvergence="ignore", return_converged=True)
-    ref = [[gw(a, b, eps=5e-4, max_iter=20) for b in B] for a in A]
+    ref = [[gw(a, b, eps=GW_MIN_EPS, max_iter=20) for b in B] for a in A]
     np.testing.assert_allclose(D, [[v for v, _ in r] for r in ref], atol=1e-12, rtol=0)
     assert ok.tolist() == [[c for _, c in r] for r in ref]
-    assert not ok.any()
+    assert (D > 0).all() and (D <= 1).all()  # no collapse to a confident 0
 
 
 #: parameters far from the paper's: kernel underflow, near-hard / near-balanced / very smooth transport,
 #: tiny and full partial masses, vanishing and huge Hungarian penalties
-EXTREME = [make_spec("gw", eps=1e-4, max_iter=10), make_spec("gw", eps=10.0), make_spec("uot", tau=1e-3, eps=0.1),
-           make_spec("uot", tau=1e3, eps=0.1, max_iter=200), make_spec("uot", tau=1.0, eps=10.0),
+EXTREME = [make_spec("gw", eps=0.00283, max_iter=10), make_spec("gw", eps=10.0), make_spec("uot", tau=1e-3, eps=0.1),
+           make_spec("uot", tau=1e3, eps=0.1, max_iter=200), make_spec("uot", tau=1.0, eps=0.5),
            make_spec("sinkhorn", eps=10.0), make_spec("sinkhorn", eps=1e-4, max_iter=50),
            make_spec("sinkhorn", eps=0.005, max_iter=200), make_spec("partial", rho=1e-3),
            make_spec("partial", rho=0.999), make_spec("hung_pen", alpha=1e-9),
@@ -100,6 +106,20 @@ def test_engine_agrees_at_extreme_parameters(spec):
         R = np.array([[set_distance(a, b, spec, on_nonconvergence="ignore") for b in bank] for a in cands])
     np.testing.assert_allclose(D, R, atol=TOL, rtol=0)
     assert (D >= 0).all() and (spec.params.get("clip", True) is False or (D <= 1).all())
+
+
+def test_uot_plan_mass_above_one_raises_in_both_paths():
+    """UOT's linear cost is bounded by its plan's mass, which exceeds 1 when eps is large against tau
+    (tau = 1, eps = 10 gives values up to ~19): both paths raise DistanceRangeError, never a clipped 1."""
+    from sdrlib.distances.errors import DistanceRangeError
+
+    rng = np.random.default_rng(1)
+    A, B = random_sets(rng, 1, 16, n_min=6, n_max=6)[0], random_sets(rng, 1, 16, n_min=7, n_max=7)[0]
+    for spec in (make_spec("uot", tau=1.0, eps=10.0), make_spec("uot", tau=1e-3, eps=10.0)):
+        with pytest.raises(DistanceRangeError, match="not distances"):
+            set_distance(A, B, spec)
+        with pytest.raises(DistanceRangeError, match="not distances"):
+            pairwise_distances([A], [B], spec)
 
 
 def test_every_family_has_a_kernel_and_is_registered():

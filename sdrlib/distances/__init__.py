@@ -9,6 +9,12 @@
 - :mod:`~sdrlib.distances.costs`     input checks and the cosine base cost (eq. 11)
 - :mod:`~sdrlib.distances.synthetic` random and clustered embedding sets for tests and benchmarks
 
+Every call returns finite values in [0, 1] (``hung_pen`` with ``clip=False``: [0, 1 + alpha |n - m|])
+or raises an :class:`~sdrlib.errors.SDRError`: ``DistanceInputError`` (unusable sets or offsets),
+``DistanceSpecError`` / ``UnknownDistanceError`` (unusable name, parameter or option; ``eps`` below
+its solver's float64 floor), ``DistanceRangeError`` (a solver value that is NaN / inf or leaves
+[0, 1] by more than round-off), ``ConvergenceError`` (only with ``on_nonconvergence="raise"``).
+
 Example::
 
     >>> from sdrlib.distances import set_distance, pairwise_distances
@@ -16,7 +22,14 @@ Example::
     >>> pairwise_distances(cands, bank, "ot")         # (K, N), batched, same values
 """
 
-from sdrlib.distances.errors import ConvergenceError, ConvergenceWarning, DistanceInputError
+from sdrlib.distances.errors import (
+    ConvergenceError,
+    ConvergenceWarning,
+    DistanceInputError,
+    DistanceRangeError,
+    DistanceSpecError,
+    UnknownDistanceError,
+)
 from sdrlib.distances.registry import (
     FAMILIES,
     PAPER_SETTINGS,
@@ -30,7 +43,8 @@ from sdrlib.distances.registry import (
 )
 
 __all__ = [
-    "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY",
+    "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "DistanceRangeError", "DistanceSpecError",
+    "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY",
     "DistanceSpec", "available_distances", "get", "make_spec", "reward", "set_distance",
     "pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets",
 ]

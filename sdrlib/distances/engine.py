@@ -17,6 +17,10 @@ same iterative updates and stopping rules); the tests check agreement to 1e-5
 (observed: ~1e-14). :func:`pairwise_distances_many` shares steps 1-2 between settings;
 :func:`paired_distances` scores zipped pairs (the GRPO reward).
 
+Every value is range-checked as in the reference (:func:`sdrlib.distances.costs.check_range`):
+round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
+:class:`~sdrlib.distances.errors.DistanceRangeError` for the whole call.
+
 Scope: float64 throughout (``dtype`` is not an option: the 1e-5 agreement and the
 ``M = 0`` tests are float64 statements). Left out: GPU solvers. With
 ``device="cuda"`` only step 2 runs on the GPU (torch); the per-pair solvers always
@@ -31,9 +35,9 @@ from typing import Sequence, Union
 import numpy as np
 
 from sdrlib.distances import _kernels as K
-from sdrlib.distances.costs import MIN_NORM, ZERO_COST_ATOL, rescale, cosine_cost
-from sdrlib.distances.errors import DistanceInputError
-from sdrlib.distances.registry import DistanceSpec, NONCONVERGENCE_MODES, get, handle_nonconvergence
+from sdrlib.distances.costs import ZERO_COST_ATOL, _as_float_array, check_range, cosine_cost, rescale, unit_rows
+from sdrlib.distances.errors import DistanceInputError, DistanceSpecError
+from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
 
 #: upper bound on the cosine block held at once (float64 entries): 64 MiB
 _MAX_BLOCK = 8 * 1024 * 1024
@@ -57,6 +61,7 @@ class PackedSets:
     offsets: np.ndarray
     _intra: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _classes: np.ndarray | None = field(default=None, repr=False)
+    _checked: bool = field(default=False, repr=False)  # passed _check_packed (or built by pack_sets)
 
     @property
     def n_sets(self) -> int:
@@ -115,6 +120,54 @@ class PackedSets:
 
 SetsLike = Union[PackedSets, tuple, Sequence[np.ndarray]]
 
+#: a hand-built PackedSets must have rows of unit norm to this tolerance (pack_sets gives ~1e-16)
+_UNIT_ATOL = 1e-6
+
+
+def _check_offsets(offsets: object, n_rows: int, name: str) -> np.ndarray:
+    """Offsets as int64 after checking: integer dtype, 1-d, start 0, non-decreasing, end ``n_rows``.
+
+    Float offsets are refused (not truncated): ``[0, 2.7, 5]`` is a bug upstream, not a set of 2 rows.
+    """
+    o = np.asarray(offsets)
+    if o.dtype.kind not in "iu":
+        raise DistanceInputError(f"{name}: offsets must have an integer dtype, got {o.dtype} "
+                                 "(float offsets would be truncated silently)")
+    if o.ndim != 1 or len(o) < 1:
+        raise DistanceInputError(f"{name}: offsets must be 1-d with at least one entry, got shape {o.shape}")
+    if o.dtype.kind == "u" and o.max() > np.iinfo(np.int64).max:
+        raise DistanceInputError(f"{name}: offsets exceed int64")
+    o = o.astype(np.int64)
+    if o[0] != 0:
+        raise DistanceInputError(f"{name}: offsets must start at 0, got {int(o[0])}")
+    if np.any(np.diff(o) < 0):
+        bad = int(np.flatnonzero(np.diff(o) < 0)[0])
+        raise DistanceInputError(f"{name}: offsets must be non-decreasing, but offsets[{bad + 1}] < offsets[{bad}]")
+    if o[-1] != n_rows:
+        raise DistanceInputError(f"{name}: offsets must end at the number of rows {n_rows}, got {int(o[-1])}")
+    return o
+
+
+def _check_packed(ps: PackedSets, name: str) -> PackedSets:
+    """Check a caller-built :class:`PackedSets` once (the kernels index without bounds checks)."""
+    if ps._checked:
+        return ps
+    u = np.asarray(ps.unique)
+    if u.ndim != 2 or u.shape[1] == 0 or u.dtype != np.float64:
+        raise DistanceInputError(f"{name}: PackedSets.unique must be a float64 (U, d) array with d >= 1, "
+                                 f"got {u.dtype} {u.shape}; build it with pack_sets")
+    if not np.isfinite(u).all() or (len(u) and np.abs(np.linalg.norm(u, axis=1) - 1.0).max() > _UNIT_ATOL):
+        raise DistanceInputError(f"{name}: PackedSets.unique must hold finite unit-norm rows; build it with pack_sets")
+    idx = np.asarray(ps.index)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu" or (idx.size and (idx.min() < 0 or idx.max() >= len(u))):
+        raise DistanceInputError(f"{name}: PackedSets.index must be 1-d integers in [0, {len(u)})")
+    offs = _check_offsets(ps.offsets, len(idx), name)
+    ps.unique = np.ascontiguousarray(u)
+    ps.index = idx.astype(np.int64)
+    ps.offsets = offs
+    ps._checked = True
+    return ps
+
 
 def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> PackedSets:
     """Validate, normalise and deduplicate sets into :class:`PackedSets`.
@@ -122,26 +175,38 @@ def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> Pac
     Accepts a :class:`PackedSets` (returned as is), a ``(matrix, offsets)`` tuple
     (e.g. ``(bank.matrix("findings"), bank.offsets("findings"))``) or a sequence of
     (n_t, d) arrays. Empty sets are allowed here (a report without an Impression)
-    and rejected later unless the caller passes ``empty_value``.
+    and rejected later unless the caller passes ``empty_value``. Offsets must have an
+    integer dtype, start at 0, be non-decreasing and end at the number of rows (float
+    offsets are refused, not truncated); a hand-built PackedSets is checked once
+    (unit-norm finite rows, index in range, valid offsets). Any violation raises
+    :class:`DistanceInputError` naming it.
 
     Example: ``pack_sets([np.eye(3)[:2], np.eye(3)[1:]]).unique.shape -> (3, 3)``.
     """
     if isinstance(sets, PackedSets):
+        sets = _check_packed(sets, name)
         if dim is not None and sets.dim != dim:
             raise DistanceInputError(f"{name}: dimension {sets.dim}, expected {dim}")
         return sets
     if isinstance(sets, tuple) and len(sets) == 2 and not isinstance(sets[0], (list, tuple)) \
             and np.ndim(sets[1]) == 1 and np.ndim(sets[0]) == 2:
-        mat = np.asarray(sets[0], dtype=np.float64)
-        offs = np.asarray(sets[1], dtype=np.int64)
-        if offs.ndim != 1 or len(offs) < 1 or offs[0] != 0 or offs[-1] != len(mat) or np.any(np.diff(offs) < 0):
-            raise DistanceInputError(f"{name}: offsets must start at 0, be non-decreasing and end at {len(mat)}")
+        mat = _as_float_array(sets[0], f"{name} matrix")
+        offs = _check_offsets(sets[1], len(mat), name)
+        if mat.shape[1] == 0:
+            raise DistanceInputError(f"{name}: matrix has dimension 0")
     else:
+        try:
+            items = list(sets)
+        except TypeError:
+            raise DistanceInputError(f"{name}: expected PackedSets, (matrix, offsets) or a sequence of (n, d) "
+                                     f"arrays, got {type(sets).__name__}") from None
         arrs = []
-        for t, s in enumerate(sets):
-            a = np.asarray(s, dtype=np.float64)
+        for t, s in enumerate(items):
+            a = _as_float_array(s, f"{name}[{t}]")
             if a.ndim == 1 and a.size:
                 a = a[None, :]
+            if a.ndim == 2 and a.shape[0] and a.shape[1] == 0:
+                raise DistanceInputError(f"{name}[{t}] has dimension 0")
             if a.size == 0:
                 a = a.reshape(0, dim if dim is not None else (a.shape[-1] if a.ndim == 2 else 0))
             if a.ndim != 2:
@@ -161,16 +226,12 @@ def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> Pac
     if not np.isfinite(mat).all():
         bad = np.flatnonzero(~np.isfinite(mat).all(axis=1))
         raise DistanceInputError(f"{name}: rows {bad[:5].tolist()} contain NaN or inf")
-    norms = np.linalg.norm(mat, axis=1)
-    bad = np.flatnonzero(norms < MIN_NORM)
-    if bad.size:
-        raise DistanceInputError(f"{name}: zero-norm rows {bad[:5].tolist()}: cosine distance undefined")
-    mat = mat / norms[:, None]
     if len(mat):
+        mat = unit_rows(mat, name)  # scale-safe: 1e300 rows give the same unit rows as unit ones
         unique, index = np.unique(mat, axis=0, return_inverse=True)
     else:
         unique, index = mat, np.zeros(0, np.int64)
-    return PackedSets(np.ascontiguousarray(unique), index.reshape(-1).astype(np.int64), offs)
+    return PackedSets(np.ascontiguousarray(unique), index.reshape(-1).astype(np.int64), offs, _checked=True)
 
 
 def _cosines(A: np.ndarray, B: np.ndarray, device: str) -> np.ndarray:
@@ -188,6 +249,8 @@ def _cosines(A: np.ndarray, B: np.ndarray, device: str) -> np.ndarray:
 
 
 def _resolve_device(device: str) -> str:
+    if not isinstance(device, (str, type(None))):
+        raise DistanceSpecError(f"device must be 'cpu', 'cuda[:i]' or 'auto', got {device!r}")
     if device in ("cpu", None):
         return "cpu"
     if device == "auto":
@@ -201,9 +264,9 @@ def _resolve_device(device: str) -> str:
         import torch
 
         if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} requested but torch sees no CUDA device; use 'cpu' or 'auto'")
+            raise DistanceSpecError(f"device={device!r} requested but torch sees no CUDA device; use 'cpu' or 'auto'")
         return device
-    raise ValueError(f"device must be 'cpu', 'cuda[:i]' or 'auto', got {device!r}")
+    raise DistanceSpecError(f"device must be 'cpu', 'cuda[:i]' or 'auto', got {device!r}")
 
 
 #: below this many pairs the kernels run on one thread (thread start-up and barriers cost more than they save)
@@ -247,7 +310,7 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         cb, cbo = bank.intra()
         K.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
                    prm["max_iter"], out, conv)
-        return np.clip(out, 0.0, 1.0), conv
+        return check_range(out, spec.name), conv
     args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
     nmax = int(max(cand.sizes.max(), bank.sizes.max()))
     if fam in ("chamfer", "hausdorff") and grid is not None:
@@ -260,7 +323,7 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         K.hung_pairs(*args, nmax, 0, 0.0, False, out)
     elif fam == "hung_pen":
         K.hung_pairs(*args, nmax, 1, prm["alpha"], prm["clip"], out)
-        return np.maximum(out, 0.0), conv
+        return check_range(out, spec.name, spec.upper), conv
     elif fam == "ot":
         K.transport_pairs(*args, nmax, -1.0, ZERO_COST_ATOL, out)
     elif fam == "partial":
@@ -274,13 +337,23 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
                          ZERO_COST_ATOL, out, conv)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
         raise KeyError(f"no batched kernel for family {fam!r}")
-    return np.clip(out, 0.0, 1.0), conv
+    return check_range(out, spec.name), conv
 
 
 def _representatives(classes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One id per distinct class (first occurrence) and, per input id, the position of its representative."""
     _, first, inv = np.unique(classes, return_index=True, return_inverse=True)
     return ids[first].astype(np.int64), inv.reshape(-1).astype(np.int64)
+
+
+def _check_empty_value(empty_value: object) -> None:
+    """``empty_value`` must be None or a finite number in [0, 1] (it stands in for a distance)."""
+    if empty_value is None:
+        return
+    ok = isinstance(empty_value, (int, float, np.integer, np.floating)) \
+        and not isinstance(empty_value, (bool, np.bool_))
+    if not ok or not (0.0 <= float(empty_value) <= 1.0):
+        raise DistanceSpecError(f"empty_value must be None or a number in [0, 1], got {empty_value!r}")
 
 
 def _check_empty(ps: PackedSets, name: str, empty_value: float | None) -> np.ndarray:
@@ -306,7 +379,7 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
         Where the cosine matrix product runs; solvers run on the CPU.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction to iterative solvers stopping at ``max_iter``.
-    empty_value : float, optional
+    empty_value : float in [0, 1], optional
         Value for pairs with an empty set; by default empty sets raise.
     return_converged : bool
         Also return the (K, N) boolean convergence flags.
@@ -327,9 +400,11 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     Returns ``{spec.name: (K, N) array}`` (or ``(array, converged)`` pairs with ``return_converged``).
     Example: ``pairwise_distances_many(cands, bank, ["chamfer", "ot"])["ot"].shape -> (K, N)``.
     """
+    if isinstance(names, (str, DistanceSpec)):
+        raise DistanceSpecError("names must be a sequence of settings; for one setting use pairwise_distances")
     specs = [get(n) for n in names]
-    if on_nonconvergence not in NONCONVERGENCE_MODES:
-        raise ValueError(f"on_nonconvergence must be one of {NONCONVERGENCE_MODES}, got {on_nonconvergence!r}")
+    check_mode(on_nonconvergence)
+    _check_empty_value(empty_value)
     dev = _resolve_device(device)
     cp = pack_sets(cands, "cands")
     bp = pack_sets(bank, "bank", dim=cp.dim)
@@ -376,8 +451,8 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     Example: ``paired_distances([A1, A2], [B1, B2], "ot").shape -> (2,)``.
     """
     spec = get(name)
-    if on_nonconvergence not in NONCONVERGENCE_MODES:
-        raise ValueError(f"on_nonconvergence must be one of {NONCONVERGENCE_MODES}, got {on_nonconvergence!r}")
+    check_mode(on_nonconvergence)
+    _check_empty_value(empty_value)
     ap = pack_sets(A_sets, "A_sets")
     bp = pack_sets(B_sets, "B_sets", dim=ap.dim)
     if ap.n_sets != bp.n_sets:

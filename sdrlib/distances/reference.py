@@ -22,7 +22,12 @@ They follow the paper literally; the choices the paper leaves open are:
 - **Hungarian-Pen** can exceed 1 as written (mean matched cost + alpha |n - m|);
   with ``clip=True`` (the default of every registered setting) the value is
   ``min(1, .)`` so that the reward ``1 - D`` stays in [0, 1]; ``clip=False`` keeps eq. (20) raw.
-- Every returned value is clipped to [0, 1] to remove float round-off (e.g. -1e-17).
+- Every returned value goes through :func:`sdrlib.distances.costs.check_range` (in
+  :meth:`DistanceSpec.reference`): round-off within ``RANGE_ATOL`` = 1e-6 of [0, 1]
+  (e.g. -1e-17) is clipped; NaN / inf or a larger excursion raises ``DistanceRangeError``.
+  The one family that can leave [0, 1] at valid parameters is UOT: its linear cost is at
+  most the plan's mass, which exceeds 1 when eps is large against tau (tau = 1, eps = 10:
+  values up to ~19 on 8-sentence sets); those pairs raise rather than become a silent 1.
 
 Iterative solvers use POT's own stopping rules; ``converged`` is False when a
 solver stopped at its iteration cap above its threshold (POT itself is silent for
@@ -84,7 +89,9 @@ def uot(A: np.ndarray, B: np.ndarray, tau: float, eps: float = 0.1, stop_thr: fl
     """Eq. (16): linear cost ``<gamma, M~>`` of the entropic UOT plan (KL marginals, weight tau).
 
     POT ``sinkhorn_unbalanced2(reg_type="entropy", returnCost="linear")``; its stopping
-    rule is the relative change of the scalings (``stop_thr``).
+    rule is the relative change of the scalings (``stop_thr``). The value is bounded by the
+    plan's mass, not by 1: with eps large against tau it can exceed 1 (the range check of
+    :meth:`DistanceSpec.reference` then raises ``DistanceRangeError``).
     """
     Mt = rescale(cosine_cost(A, B))
     if not Mt.any():

@@ -7,11 +7,40 @@ a name by :func:`get` (``get("sinkhorn_0.05")``); nothing is copied per setting.
 ``exact`` on a spec means the batched engine (:mod:`sdrlib.distances.engine`)
 computes the same quantity as the per-pair reference (agreement to 1e-5 in
 float64, checked in the tests); every setting this module can build is exact.
+
+Parameters are checked when a spec is made (:func:`make_spec`, :func:`get`), so a
+setting whose solver cannot work is refused before it scores anything
+(:class:`~sdrlib.distances.errors.DistanceSpecError`, also a ``ValueError``):
+NaN, inf, zero, negative, non-numeric values, and ``eps`` below the float64 floor of
+its solver. Costs are cosine-based and rescaled to [0, 1] (``M~``), so the floors
+follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest normal double):
+
+- **GW** (:data:`GW_MIN_EPS` = 2 / 708.4 = 2.82e-3): the inner Sinkhorn runs in the kernel
+  domain on ``exp(-grad / eps)`` with ``grad`` in [0, 2] (twice a mean of squared
+  differences of rescaled intra costs). Below the floor a whole kernel column can
+  underflow to 0, POT's solver exits on its first iteration with the plan ~ 0 and the
+  GW loss comes out 0 (``gw_1e-5`` gave 0.0 where eps = 1e-3 gives 0.1) or NaN.
+- **UOT** (:data:`UOT_MIN_EPS` = 0.005): also a kernel-domain solver on ``exp(-M~ / eps)``;
+  the kernel entries themselves underflow below 1 / 708.4 = 1.4e-3, and its scalings
+  ``(a / K v)^(tau / (tau + eps))`` overflow a little above that, so the floor keeps a margin.
+- **Sinkhorn** (:data:`SINKHORN_MIN_EPS` = 2^-52 / 1e-9 = 2.2e-7): below ``LOG_DOMAIN_EPS``
+  it runs in the log domain, which does not underflow; but its exponents are of size
+  ``1 / eps`` and carry a float64 round-off of ``2^-52 / eps``, a relative error on every
+  plan entry. Below the floor that error exceeds the default stopping threshold 1e-9, the
+  solver cannot meet its stopping rule and returns a round-off-dominated iterate
+  (``sinkhorn_1e-20`` gave 1.0 where OT is 0.45).
+
+Large parameters are valid (eps -> inf is the product plan; alpha -> inf makes any size
+mismatch cost 1). A solver that still leaves [0, 1] at valid parameters (UOT with eps large
+against tau: the plan carries more than unit mass) raises
+:class:`~sdrlib.distances.errors.DistanceRangeError` at evaluation; see
+:func:`sdrlib.distances.costs.check_range`.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -20,11 +49,30 @@ from typing import Any, Callable
 import numpy as np
 
 from sdrlib.distances import reference as ref
-from sdrlib.distances.costs import as_pair
-from sdrlib.distances.errors import ConvergenceError, ConvergenceWarning
+from sdrlib.distances.costs import as_pair, check_range
+from sdrlib.distances.errors import (
+    ConvergenceError,
+    ConvergenceWarning,
+    DistanceNameTypeError,
+    DistanceSpecError,
+    UnknownDistanceError,
+)
 
 #: on_nonconvergence values
 NONCONVERGENCE_MODES = ("warn", "raise", "ignore")
+
+#: -ln of the smallest normal float64: exp(-x) underflows (to subnormals, then 0) beyond this
+_EXP_RANGE = -math.log(np.finfo(np.float64).tiny)  # 708.396...
+#: GW's inner kernel exp(-grad / eps) has grad in [0, 2]: below this eps a kernel entry leaves the normal range
+GW_MIN_EPS = 2.0 / _EXP_RANGE
+#: UOT's kernel-domain solver (exp(-M~ / eps), scalings (a / Kv)^fi): the floor it has always had, with margin
+#: over 1 / _EXP_RANGE = 1.4e-3 where the kernel itself underflows
+UOT_MIN_EPS = 0.005
+#: log-domain Sinkhorn: round-off of exponents of size 1/eps, 2^-52 / eps, must stay below the default
+#: stopping threshold 1e-9
+SINKHORN_MIN_EPS = 2.0 ** -52 / 1e-9
+#: iteration caps above this are refused (the kernels count iterations in int64; no solve needs more)
+MAX_ITER_LIMIT = 10 ** 9
 
 
 @dataclass(frozen=True)
@@ -98,10 +146,19 @@ class DistanceSpec:
         """Solved by an iterative method with a stopping rule (Sinkhorn, UOT, GW)."""
         return FAMILIES[self.family].iterative
 
+    @property
+    def upper(self) -> "float | None":
+        """Upper end of the value range: 1.0, or None for ``hung_pen`` with ``clip=False`` (eq. 20 raw)."""
+        return 1.0 if self.params.get("clip", True) else None
+
     def reference(self, A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
-        """Run the reference on validated sets; returns ``(value in [0, 1], converged)``."""
+        """Run the reference on validated sets; returns ``(value in [0, 1], converged)``.
+
+        Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
+        :class:`~sdrlib.distances.errors.DistanceRangeError` (:func:`~sdrlib.distances.costs.check_range`).
+        """
         val, ok = FAMILIES[self.family].fn(A, B, **self.params)
-        return min(1.0, max(0.0, float(val))) if self.params.get("clip", True) else max(0.0, float(val)), ok
+        return check_range(float(val), self.name, self.upper), ok
 
 
 def _fmt(v: Any) -> str:
@@ -110,25 +167,42 @@ def _fmt(v: Any) -> str:
     return repr(float(v))
 
 
+def _is_real(v: Any) -> bool:
+    """A real number that is not a bool (numpy scalars included)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 def _check_params(family: str, p: dict[str, Any]) -> None:
+    """Raise :class:`DistanceSpecError` for a parameter the family's solver cannot use (see the module doc)."""
     def pos(key: str) -> None:
         v = p[key]
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{family}: parameter {key} must be a positive finite number, got {v!r}")
+        if not _is_real(v) or not math.isfinite(v) or v <= 0:
+            raise DistanceSpecError(f"{family}: parameter {key} must be a positive finite number, got {v!r}")
 
     for key in ("eps", "tau", "alpha", "stop_thr", "tol"):
         if key in p:
             pos(key)
-    if "max_iter" in p and (not isinstance(p["max_iter"], int) or p["max_iter"] < 1):
-        raise ValueError(f"{family}: max_iter must be a positive int, got {p['max_iter']!r}")
-    if family == "uot" and p["eps"] < 0.005:
-        raise ValueError("uot: eps < 0.005 underflows the kernel-domain UOT solver; use eps >= 0.005")
+    if "max_iter" in p:
+        it = p["max_iter"]
+        if not isinstance(it, numbers.Integral) or isinstance(it, (bool, np.bool_)) or not 1 <= it <= MAX_ITER_LIMIT:
+            raise DistanceSpecError(f"{family}: max_iter must be an int in [1, {MAX_ITER_LIMIT}], got {it!r}")
+    floors = {"gw": (GW_MIN_EPS, "its inner kernel exp(-grad/eps), grad in [0, 2], underflows float64 and the "
+                                 "GW loss collapses to 0"),
+              "uot": (UOT_MIN_EPS, "the kernel-domain UOT solver's exp(-M~/eps) and its scalings leave the "
+                                   "float64 range"),
+              "sinkhorn": (SINKHORN_MIN_EPS, "the log-domain exponents (size 1/eps) carry a round-off of "
+                                             "2^-52/eps above the stopping threshold 1e-9: the solver cannot "
+                                             "converge and returns a round-off-dominated value")}
+    if family in floors and p["eps"] < floors[family][0]:
+        lo, why = floors[family]
+        raise DistanceSpecError(f"{family}: eps={p['eps']!r} is below the float64 floor {lo:.3g} of this solver "
+                                f"(costs are rescaled to [0, 1]): {why}. Use eps >= {lo:.3g}.")
     if family == "partial" and p["rho"] != "adaptive":
         r = p["rho"]
-        if not isinstance(r, (int, float)) or isinstance(r, bool) or not (0 < r <= 1):
-            raise ValueError(f"partial: rho must be 'adaptive' or in (0, 1], got {r!r}")
+        if not _is_real(r) or not (0 < r <= 1):
+            raise DistanceSpecError(f"partial: rho must be 'adaptive' or in (0, 1], got {r!r}")
     if family == "hung_pen" and not isinstance(p["clip"], bool):
-        raise ValueError(f"hung_pen: clip must be a bool, got {p['clip']!r}")
+        raise DistanceSpecError(f"hung_pen: clip must be a bool, got {p['clip']!r}")
 
 
 def make_spec(family: str, name: str | None = None, **params: Any) -> DistanceSpec:
@@ -138,18 +212,22 @@ def make_spec(family: str, name: str | None = None, **params: Any) -> DistanceSp
     ``[key=value,...]`` for non-default secondary parameters, unless ``name`` is given.
     Example: ``make_spec("sinkhorn", eps=0.05).name -> "sinkhorn_0.05"``.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
+    if not isinstance(family, str) or family not in FAMILIES:
+        raise DistanceSpecError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
     fam = FAMILIES[family]
     unknown = set(params) - set(fam.defaults)
     if unknown:
-        raise ValueError(f"{family}: unknown parameters {sorted(unknown)}; known: {sorted(fam.defaults)}")
+        raise DistanceSpecError(f"{family}: unknown parameters {sorted(unknown)}; known: {sorted(fam.defaults)}")
     p = {**fam.defaults, **params}
-    for k in ("eps", "tau", "alpha", "stop_thr", "tol"):
-        if k in p and isinstance(p[k], int) and not isinstance(p[k], bool):
-            p[k] = float(p[k])
-    if family == "partial" and isinstance(p["rho"], int) and not isinstance(p["rho"], bool):
-        p["rho"] = float(p["rho"])
+    # real numbers (ints, numpy scalars) become Python floats, iteration caps Python ints: names stay stable
+    for k in ("eps", "tau", "alpha", "stop_thr", "tol", "rho"):
+        if k in p and _is_real(p[k]):
+            try:
+                p[k] = float(p[k])
+            except OverflowError:  # an int beyond float64
+                raise DistanceSpecError(f"{family}: parameter {k}={p[k]!r} is beyond float64") from None
+    if "max_iter" in p and isinstance(p["max_iter"], numbers.Integral) and not isinstance(p["max_iter"], bool):
+        p["max_iter"] = int(p["max_iter"])
     _check_params(family, p)
     if name is None:
         name = family
@@ -194,11 +272,22 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
     """Look up a registered setting, or parse ``family_value`` into a new one.
 
     Example: ``get("sinkhorn_0.05").params["eps"] -> 0.05``.
+
+    Raises :class:`UnknownDistanceError` (a ``KeyError``) for a name that is neither,
+    :class:`DistanceSpecError` for unusable parameters (also of a hand-built spec) and
+    :class:`DistanceNameTypeError` (a ``TypeError``) for a name that is not a str or spec.
     """
     if isinstance(name, DistanceSpec):
+        # a hand-built spec skips make_spec: check it the same way (cheap; every call goes through here)
+        fam = FAMILIES.get(name.family) if isinstance(name.family, str) else None
+        if fam is None or not isinstance(name.params, dict) or set(name.params) != set(fam.defaults):
+            raise DistanceSpecError(f"DistanceSpec {name.name!r}: family {name.family!r} with parameters "
+                                    f"{sorted(name.params) if isinstance(name.params, dict) else name.params!r} "
+                                    "is not a complete setting; build specs with make_spec()")
+        _check_params(name.family, name.params)
         return name
     if not isinstance(name, str):
-        raise TypeError(f"distance name must be a str or DistanceSpec, got {type(name).__name__}")
+        raise DistanceNameTypeError(f"distance name must be a str or DistanceSpec, got {type(name).__name__}")
     if name in REGISTRY:
         return REGISTRY[name]
     m = _NAME_RE.match(name)
@@ -210,14 +299,19 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
             v = None
         if v is not None:
             return make_spec(family, **{FAMILIES[family].primary: v})  # type: ignore[arg-type]
-    raise KeyError(f"unknown distance {name!r}; registered: {list(REGISTRY)}; or use family_value "
+    raise UnknownDistanceError(f"unknown distance {name!r}; registered: {list(REGISTRY)}; or use family_value "
                    "(sinkhorn_<eps>, uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>) or make_spec()")
+
+
+def check_mode(mode: object) -> None:
+    """Raise :class:`DistanceSpecError` unless ``mode`` is one of :data:`NONCONVERGENCE_MODES`."""
+    if not isinstance(mode, str) or mode not in NONCONVERGENCE_MODES:
+        raise DistanceSpecError(f"on_nonconvergence must be one of {NONCONVERGENCE_MODES}, got {mode!r}")
 
 
 def handle_nonconvergence(spec: DistanceSpec, count: int, total: int, mode: str) -> None:
     """Warn (:class:`ConvergenceWarning`), raise (:class:`ConvergenceError`) or ignore."""
-    if mode not in NONCONVERGENCE_MODES:
-        raise ValueError(f"on_nonconvergence must be one of {NONCONVERGENCE_MODES}, got {mode!r}")
+    check_mode(mode)
     if count == 0 or mode == "ignore":
         return
     p = spec.params
@@ -243,13 +337,21 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, on_nonconv
 
     Returns
     -------
-    float in [0, 1] (``hung_pen`` with ``clip=False``: in [0, 1 + alpha |n - m|]).
+    float in [0, 1] (``hung_pen`` with ``clip=False``: in [0, 1 + alpha |n - m|]), finite.
+
+    Raises
+    ------
+    DistanceInputError
+        unusable sets (empty, NaN / inf, zero rows, wrong shape or dimension, non-numeric).
+    DistanceSpecError
+        unknown name, unusable parameters (see the module doc), bad ``on_nonconvergence``.
+    DistanceRangeError
+        the solver's value is NaN / inf or leaves [0, 1] by more than round-off.
 
     Example: ``set_distance(np.eye(3)[:2], np.eye(3)[:2], "ot") -> 0.0``.
     """
     spec = get(name)
-    if on_nonconvergence not in NONCONVERGENCE_MODES:
-        raise ValueError(f"on_nonconvergence must be one of {NONCONVERGENCE_MODES}, got {on_nonconvergence!r}")
+    check_mode(on_nonconvergence)
     a, b = as_pair(A, B)
     val, ok = spec.reference(a, b)
     handle_nonconvergence(spec, int(not ok), 1, on_nonconvergence)
