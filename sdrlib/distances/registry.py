@@ -39,6 +39,7 @@ against tau: the plan carries more than unit mass) raises
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
 import re
@@ -48,7 +49,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from sdrlib.distances import reference as ref
 from sdrlib.distances.costs import as_pair, check_range
 from sdrlib.distances.errors import (
     ConvergenceError,
@@ -77,7 +77,8 @@ MAX_ITER_LIMIT = 10 ** 9
 
 @dataclass(frozen=True)
 class _Family:
-    fn: Callable[..., tuple[float, bool]]
+    fn_name: str                 # the reference function in sdrlib.distances.reference (imported on first use:
+                                 # it pulls in POT, ~2 s, which name checks such as load_profile never need)
     defaults: dict[str, Any]
     primary: str | None          # the parameter written into the name ("sinkhorn_0.1")
     symmetric: bool
@@ -86,27 +87,27 @@ class _Family:
 
 
 FAMILIES: dict[str, _Family] = {
-    "chamfer": _Family(ref.chamfer, {}, None, True, False,
+    "chamfer": _Family("chamfer", {}, None, True, False,
                        lambda p: "Chamfer (eq. 12): mean of the two directed mean nearest-neighbour costs"),
-    "hausdorff": _Family(ref.hausdorff, {}, None, True, False,
+    "hausdorff": _Family("hausdorff", {}, None, True, False,
                          lambda p: "Hausdorff (eq. 13): worst nearest-neighbour cost in either direction"),
-    "ot": _Family(ref.ot_emd, {}, None, True, False,
+    "ot": _Family("ot_emd", {}, None, True, False,
                   lambda p: "exact OT / Wasserstein (eq. 14) on M~ between uniform measures"),
-    "sinkhorn": _Family(ref.sinkhorn, {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "eps", True, True,
+    "sinkhorn": _Family("sinkhorn", {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "eps", True, True,
                         lambda p: f"Sinkhorn (eq. 15), eps={p['eps']}: linear cost <gamma_eps, M~> of the "
                                   "entropic plan"),
-    "uot": _Family(ref.uot, {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "tau", True, True,
+    "uot": _Family("uot", {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "tau", True, True,
                    lambda p: f"unbalanced OT (eq. 16), eps={p['eps']}, tau={p['tau']}: linear cost of the "
                              "entropic KL-relaxed plan"),
-    "gw": _Family(ref.gw, {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps", True, True,
+    "gw": _Family("gw", {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps", True, True,
                   lambda p: f"entropic Gromov-Wasserstein (eq. 17), eps={p['eps']}: GW loss of the plan; "
                             "1 when a set has < 2 sentences"),
-    "hung_nn": _Family(ref.hung_nn, {}, None, True, False,
+    "hung_nn": _Family("hung_nn", {}, None, True, False,
                        lambda p: "Hungarian + nearest-neighbour cost for unmatched (eq. 19), / max(n, m)"),
-    "hung_pen": _Family(ref.hung_pen, {"alpha": 0.1, "clip": True}, "alpha", True, False,
+    "hung_pen": _Family("hung_pen", {"alpha": 0.1, "clip": True}, "alpha", True, False,
                         lambda p: f"Hungarian mean matched cost + alpha|n-m| (eq. 20), alpha={p['alpha']}"
                                   + (", clipped at 1" if p["clip"] else ", unclipped (can exceed 1)")),
-    "partial": _Family(ref.partial, {"rho": "adaptive"}, "rho", True, False,
+    "partial": _Family("partial", {"rho": "adaptive"}, "rho", True, False,
                        lambda p: "partial OT (eq. 21) moving mass "
                                  + ("rho=min(n,m)/max(n,m)" if p["rho"] == "adaptive" else f"rho={p['rho']}")),
 }
@@ -157,7 +158,8 @@ class DistanceSpec:
         Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
         :class:`~sdrlib.distances.errors.DistanceRangeError` (:func:`~sdrlib.distances.costs.check_range`).
         """
-        val, ok = FAMILIES[self.family].fn(A, B, **self.params)
+        fn = getattr(importlib.import_module("sdrlib.distances.reference"), FAMILIES[self.family].fn_name)
+        val, ok = fn(A, B, **self.params)
         return check_range(float(val), self.name, self.upper), ok
 
 
