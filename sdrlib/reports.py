@@ -4,17 +4,22 @@ Three jobs, each a pure function of the text:
 
 - :func:`split_report` finds the Findings and Impression sections of a free-text
   report in the common published layouts (MIMIC-CXR's ``FINDINGS:`` /
-  ``IMPRESSION:`` headers in any case, inline or on their own line, other
-  headers such as ``INDICATION:`` ending a section; a missing section is ``""``).
+  ``IMPRESSION:`` headers in any case, on their own line or inline after a
+  sentence end, other headers such as ``INDICATION:`` ending a section; a
+  missing section is ``""``). A header word inside a sentence (``No change
+  from history: stable``) is text, not a header.
 - :func:`split_sentences` segments a section into sentences with pysbd (a
   rule-based segmenter with abbreviation handling), protecting radiology
   abbreviations pysbd does not know (``approx.``), stripping numbered-list
   markers (``1.``) and dropping fragments without a letter (a lone ``.``).
   De-identification placeholders (``XXXX``, ``___``) stay inside their sentence.
+  Cost is linear in the text length: pysbd (superlinear) only ever sees pieces
+  of at most ``_CHUNK`` characters.
 - :func:`build_template`, :func:`parse_template` and :func:`format_reward`
   implement the template ``<think> F </think> <answer> I </answer>`` and the
   paper's validity rule: each of the four tags exactly once, in that order, each
-  pair enclosing non-whitespace content, and nothing but whitespace outside them.
+  pair enclosing visible content (:func:`is_blank`: white space, zero-width and
+  other invisible characters do not count), and nothing visible outside them.
 
 What it leaves out: no spelling normalisation, no section classifier for
 header-less free text (such text is taken as Findings), no language detection.
@@ -41,6 +46,7 @@ __all__ = [
     "ReportTextError",
     "as_text",
     "normalize_text",
+    "is_blank",
     "split_report",
     "split_sentences",
     "build_template",
@@ -98,6 +104,25 @@ def normalize_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
+# Characters that render as nothing although their category is a letter or symbol
+# (Unicode Default_Ignorable / blank glyphs): Hangul fillers, braille blank.
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` holds nothing visible.
+
+    Visible means a letter, digit, punctuation mark or symbol (Unicode categories
+    L*, N*, P*, S*). White space (Zs, Zl, Zp, including NBSP), control and format
+    characters (Cc, Cf: zero-width space / joiner, BOM, soft hyphen, RTL marks),
+    combining marks without a base (M*), private-use, surrogate and unassigned code
+    points, and the blank letters in ``_INVISIBLE_LETTERS`` are not.
+
+    Example: ``is_blank("\\u200b \\ufeff") -> True``; ``is_blank(" . ") -> False``.
+    """
+    return not any(unicodedata.category(ch)[0] in "LNPS" and ch not in _INVISIBLE_LETTERS for ch in text)
+
+
 # --------------------------------------------------------------------------- sections
 _HEADER_WORDS = (
     r"findings?\s+and\s+impressions?|findings?|impressions?|conclusions?|"
@@ -105,9 +130,12 @@ _HEADER_WORDS = (
     r"examination|exam|reason\s+for\s+(?:exam(?:ination)?|study)|recommendations?(?:\(s\))?|"
     r"notifications?|wet\s+read|final\s+report|addendum|procedure|type\s+of\s+examination"
 )
-# A header is one of the words above followed by a colon, at the start of the text,
-# of a line or after a sentence end; case-insensitive ("IMPRESSION:", "Impression:").
-_HEADER_RE = re.compile(rf"(?:^|(?<=[\n.;])|(?<=\s))\s*({_HEADER_WORDS})\s*:", re.IGNORECASE)
+# A header is one of the words above followed by a colon, in a header position: the
+# start of the text, the start of a line, or right after a sentence end (. ! ? ;);
+# case-insensitive ("IMPRESSION:", "Impression:"). A header word elsewhere ("No change
+# from history: stable", "My impression: clear", "IMPRESSION: Clinical history: cough")
+# is text.
+_HEADER_RE = re.compile(rf"(?:\A|(?<=[\n.!?;]))\s*({_HEADER_WORDS})\s*:", re.IGNORECASE)
 
 
 def _kind(header: str) -> str:
@@ -132,15 +160,23 @@ def split_report(text: str | bytes) -> Sections:
     Returns
     -------
     Sections
-        Whitespace-normalised section texts. Rules: text after a ``FINDINGS:``
-        header up to the next known header is Findings; ``IMPRESSION:`` or
-        ``CONCLUSION:`` gives Impression; a combined ``FINDINGS AND
-        IMPRESSION:`` section goes to Findings (Impression stays empty, since
-        nothing in it is marked as the summary); repeated headers are joined
-        in order. A report with no header at all is taken as Findings.
+        Whitespace-normalised section texts. Rules: a header is a known section
+        name and a colon at the start of the text, of a line, or right after a
+        sentence end (``.``, ``!``, ``?``, ``;``); the same word inside a
+        sentence is ordinary text (so is a header right after another header's
+        colon on the same line: ``COMPARISON: FINDINGS:`` is one header). Text after a
+        ``FINDINGS:`` header up to the next header is Findings (all of it);
+        ``IMPRESSION:`` or ``CONCLUSION:`` gives Impression; a combined
+        ``FINDINGS AND IMPRESSION:`` section goes to Findings (Impression stays
+        empty, since nothing in it is marked as the summary); repeated headers
+        are joined in order. A report with no header at all is taken as
+        Findings; text before the first header (a title such as ``FINAL
+        REPORT``) and under other headers (``INDICATION:``) is left out.
 
     Example: ``split_report("FINDINGS: Clear. IMPRESSION: Normal.")
-    -> Sections(findings='Clear.', impression='Normal.')``
+    -> Sections(findings='Clear.', impression='Normal.')``;
+    ``split_report("FINDINGS: No change from history: stable.")
+    -> Sections(findings='No change from history: stable.', impression='')``
     """
     text = as_text(text, "report")
     matches = list(_HEADER_RE.finditer(text))
@@ -164,8 +200,26 @@ _PROTECT = re.compile(r"\b(approx|appr|e\.g|i\.e|vs|cf|etc|dr|drs|pt|pts|fig|no(
 _DOT = "\ue000"  # private-use character standing in for a protected dot
 # Numbered list markers: "1. ", "2) " at the start of the text or after a sentence end.
 _LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[.!?:;]\s)|(?<=[.!?:;]))\s*\(?\d{1,2}[.)](?=\s+\S)\s+")
-_HAS_LETTER = re.compile(r"[^\W\d_]")
-_CHUNK = 2000  # characters per pysbd call; pysbd's cost grows faster than linearly
+
+
+def _has_letter(text: str) -> bool:
+    """A real, visible letter (``str.isalpha``): not a digit, ``¼``, ``²`` or a Hangul filler."""
+    return any(ch.isalpha() and ch not in _INVISIBLE_LETTERS for ch in text)
+
+
+# pysbd's cost per call grows with (sentences x length) of its input (measured: 20 kB of
+# short sentences took 4-8 s in one call, 100 kB over a minute), so it only ever sees
+# pieces of at most _CHUNK characters; a radiology sentence is far shorter.
+_CHUNK = 1000
+# Where a long text may be cut, best first: a sentence end after a word of three or more
+# lower-case letters followed by a capital (pysbd splits there too, and no abbreviation
+# ends like that), any sentence end, any space. Without any of these in a window the text
+# is cut hard at _CHUNK characters (only a 750-character run without a space does that).
+_CUTS = (
+    re.compile(r"(?<=[a-z]{3}[.!?])\s+(?=[A-Z])"),
+    re.compile(r"(?<=[.!?;])\s+"),
+    re.compile(r"\s+"),
+)
 
 
 @lru_cache(maxsize=1)
@@ -176,30 +230,48 @@ def _segmenter():
 
 
 def _chunks(text: str) -> list[str]:
-    """Cut very long text into pieces at safe boundaries (". " + capital after a long word)."""
-    if len(text) <= _CHUNK:
-        return [text]
-    out, start = [], 0
-    for m in re.finditer(r"(?<=[a-z]{3}[.!?])\s+(?=[A-Z])", text):
-        if m.start() - start >= _CHUNK:
-            out.append(text[start:m.start()])
-            start = m.end()
+    """Cut ``text`` into pieces of at most ``_CHUNK`` characters at the best boundary available.
+
+    Each cut lies in the last three quarters of a ``_CHUNK`` window, so every step
+    advances by at least ``_CHUNK // 4`` characters and scans one window: linear time.
+    The separating white space is dropped (the pieces are segmented separately).
+    """
+    out, start, n = [], 0, len(text)
+    while n - start > _CHUNK:
+        lo, hi = start + _CHUNK // 4, start + _CHUNK
+        cut = (hi, hi)
+        for rx in _CUTS:
+            last = None
+            for last in rx.finditer(text, lo, hi + 1):  # hi + 1: the capital after a cut at hi
+                pass
+            if last is not None:
+                cut = (last.start(), last.end())
+                break
+        out.append(text[start:cut[0]])
+        start = cut[1]
     out.append(text[start:])
     return out
 
 
 @lru_cache(maxsize=65536)
-def _split_cached(text: str) -> tuple[str, ...]:
+def _segment_cached(chunk: str) -> tuple[str, ...]:
+    """pysbd on one protected, normalised piece (at most ``_CHUNK`` characters), cleaned up."""
+    sentences: list[str] = []
+    for s in _segmenter().segment(chunk):
+        s = normalize_text(s.replace(_DOT, "."))
+        s = _LIST_MARKER.sub("", s).strip()
+        if _has_letter(s):
+            sentences.append(s)
+    return tuple(sentences)
+
+
+def _split_paragraph(text: str) -> list[str]:
     text = _LIST_MARKER.sub(" ", normalize_text(text))
     text = _PROTECT.sub(lambda m: m.group(1) + _DOT, normalize_text(text))
     sentences: list[str] = []
     for chunk in _chunks(text):
-        for s in _segmenter().segment(chunk):
-            s = normalize_text(s.replace(_DOT, "."))
-            s = _LIST_MARKER.sub("", s).strip()
-            if _HAS_LETTER.search(s):
-                sentences.append(s)
-    return tuple(sentences)
+        sentences.extend(_segment_cached(chunk))
+    return sentences
 
 
 def split_sentences(text: str | bytes) -> list[str]:
@@ -216,6 +288,8 @@ def split_sentences(text: str | bytes) -> list[str]:
         Whitespace-normalised sentences in order; ``[]`` for empty or
         letterless input. Numbered-list markers are removed; abbreviations,
         decimals (``1.5 cm``) and placeholders (``XXXX``, ``___``) stay inside.
+        Time and memory are linear in ``len(text)``; a run of more than 750
+        characters without a sentence end is split at a space (see ``_chunks``).
 
     Example: ``split_sentences("1. No effusion. 2. Mild edema.") -> ['No effusion.', 'Mild edema.']``
     """
@@ -226,7 +300,7 @@ def split_sentences(text: str | bytes) -> list[str]:
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         if para.strip():
-            out.extend(_split_cached(para))
+            out.extend(_split_paragraph(para))
     return out
 
 
@@ -252,9 +326,11 @@ def parse_template(text: str | bytes) -> Sections | None:
 
     Valid means exactly the paper's rule (sec. 3.2): ``<think>``, ``</think>``,
     ``<answer>``, ``</answer>`` each occur exactly once, in this order, each pair
-    encloses non-whitespace content, and only whitespace lies outside the pairs
-    (so the sections are unambiguous). Nested, repeated, reordered, unclosed and
-    whitespace-only cases are all invalid. Non-text input is invalid, not an error.
+    encloses visible content, and nothing visible lies outside the pairs (so the
+    sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
+    holding only white space or invisible characters (zero-width space, BOM, soft
+    hyphen, direction marks, NBSP) is empty. Nested, repeated, reordered, unclosed and
+    blank cases are all invalid. Non-text input is invalid, not an error.
     """
     try:
         text = as_text(text, "generation")
@@ -269,7 +345,7 @@ def parse_template(text: str | bytes) -> Sections | None:
     between = text[i1 + len("</think>"):i2]
     impression = text[i2 + len("<answer>"):i3]
     outside = text[:i0] + between + text[i3 + len("</answer>"):]
-    if outside.strip() or not findings.strip() or not impression.strip():
+    if not is_blank(outside) or is_blank(findings) or is_blank(impression):
         return None
     return Sections(findings=normalize_text(findings), impression=normalize_text(impression))
 

@@ -20,7 +20,27 @@ Paper sec. 3.2. For a generated report ``y_hat`` and its reference ``y``:
   matching the paper's view of a section as an unordered set of findings.
   ``R_exact := 0`` when ``R_fmt = 0``.
 - The combined reward is ``lambda_fmt * R_fmt + lambda_sem * R_content`` with
-  ``R_content`` = ``R_sem`` or ``R_exact`` (paper: both lambdas = 1).
+  ``R_content`` = ``R_sem`` or ``R_exact`` (paper: both lambdas = 1), in
+  ``[0, lambda_fmt + 2 * lambda_sem]``.
+
+Ranges are guaranteed for every input: no function here returns NaN, inf or a
+value outside the range above. Bad input is handled in one of three ways:
+
+- a bad *completion* (``None``, not text, image parts, non-text tokens, too long,
+  no template, blank section) is a failure: ``R_fmt = 0`` and every content
+  reward 0, with the reason counted (:data:`BAD_REASONS`); it never raises.
+- a bad *reference* (``None``, NaN, ``pd.NA``, not text, blank) raises
+  :class:`ReferenceTextError` naming the column and row: a missing reference is
+  never scored as text (``str(nan) == "nan"`` would otherwise be matchable).
+- a valid completion whose sentence embeddings or distance cannot be computed
+  (the encoder or :mod:`sdrlib.distances` refuses it with a named error, or a
+  distance comes back non-finite) scores that section's ``R_sem`` as 0 (distance
+  1, as for a section without sentences) and is counted in ``counts["sem_failed"]``.
+  A reference the encoder refuses raises.
+
+Bad parameters (unknown reward, a distance setting :mod:`sdrlib.distances`
+refuses, NaN / inf / negative / bool / non-numeric weights or ``max_chars``)
+raise :class:`RewardError` when the scorer is built, not at the first score.
 
 A reward configuration is named by a string (:data:`REWARD_CONFIGS`):
 ``"sft"`` (no GRPO), ``"fmt"``, ``"exact"``, or any registered distance name.
@@ -60,9 +80,14 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib.errors import SDRError
+from sdrlib.reports import ReportTextError, is_blank
+
 __all__ = [
     "REWARD_CONFIGS",
     "BAD_REASONS",
+    "RewardError",
+    "ReferenceTextError",
     "RewardBreakdown",
     "RewardScorer",
     "check_completion",
@@ -90,26 +115,106 @@ _WS_RE = re.compile(r"\s+")
 _TRAILING_PUNCT_RE = re.compile(r"[\s.;:,!?]+$")
 
 
+class RewardError(SDRError, ValueError):
+    """A reward configuration or call is unusable (unknown reward, bad weight, misaligned batch)."""
+
+
+class ReferenceTextError(ReportTextError, RewardError):
+    """A reference section is missing (``None``, NaN, ``pd.NA``, blank) or not text; names column and row."""
+
+
+def _check_weight(value: Any, name: str) -> float:
+    """A reward weight: a real number (not bool), finite and >= 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise RewardError(f"{name} must be a non-negative finite number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v < 0:
+        raise RewardError(f"{name} must be a non-negative finite number, got {value!r}")
+    return v
+
+
+def _check_max_chars(value: Any) -> int:
+    """``max_chars``: an int (not bool) >= 1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise RewardError(f"max_chars must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _check_weights(lambda_fmt: Any, lambda_sem: Any) -> tuple[float, float]:
+    lf, ls = _check_weight(lambda_fmt, "lambda_fmt"), _check_weight(lambda_sem, "lambda_sem")
+    if not np.isfinite(lf + 2.0 * ls):  # the largest total must be finite too
+        raise RewardError(f"lambda_fmt + 2 * lambda_sem overflows ({lf}, {ls}); use weights of order 1")
+    return lf, ls
+
+
+def _is_missing(value: Any) -> bool:
+    """None, a float NaN (Python or NumPy), ``pd.NA`` / ``pd.NaT`` (checked without importing pandas)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _as_list(values: Any, what: str) -> list:
+    """``list(values)`` for a sequence (list, tuple, array, Series); one string or a non-sequence raises."""
+    if isinstance(values, (str, bytes, bytearray, dict)) or not hasattr(values, "__len__"):
+        raise RewardError(f"{what} must be a sequence (one entry per completion), got {type(values).__name__}")
+    try:
+        return list(values)
+    except TypeError:  # a 0-d array has __len__ but no items
+        raise RewardError(f"{what} must be a sequence (one entry per completion), got {values!r:.60}") from None
+
+
+def _reference_texts(values: Any, column: str) -> list[str]:
+    """The reference sections of one column as ``str``; raise :class:`ReferenceTextError` for a bad one.
+
+    ``values`` is a sequence (list, tuple, NumPy array, pandas Series) of ``str`` or
+    UTF-8 ``bytes``; a missing value (``None``, NaN, ``pd.NA``), another type or a
+    blank text (:func:`sdrlib.reports.is_blank`) names ``column[row]``.
+    """
+    values = _as_list(values, column)
+    out = []
+    for row, v in enumerate(values):
+        if _is_missing(v):
+            raise ReferenceTextError(f"reference {column}[{row}] is missing ({v!r}); drop the row or fill the section")
+        if isinstance(v, (bytes, bytearray)):
+            try:
+                v = bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                raise ReferenceTextError(f"reference {column}[{row}] is not valid UTF-8") from None
+        if not isinstance(v, str):
+            raise ReferenceTextError(f"reference {column}[{row}] must be text, got {type(v).__name__} {v!r:.40}")
+        if is_blank(v):
+            raise ReferenceTextError(f"reference {column}[{row}] is blank ({v!r:.40}); drop the row or fill the section")
+        out.append(v)
+    return out
+
+
 def validate_reward_name(name: str) -> str:
     """Return ``name`` when it is ``"sft"``, ``"fmt"``, ``"exact"`` or a distance :mod:`sdrlib.distances` knows.
 
     Registered names (``"chamfer"``, ``"hausdorff"``, ...) and parsable settings
-    (``"sinkhorn_0.05"``) are accepted. Example: ``validate_reward_name("chamfer") -> "chamfer"``;
-    ``"cosine"`` raises ``ValueError`` listing the valid names.
+    (``"sinkhorn_0.05"``) are accepted; the distance's spec is built here, so a setting
+    :mod:`sdrlib.distances` refuses (a bad parameter) fails now, not at the first score.
+    Example: ``validate_reward_name("chamfer") -> "chamfer"``;
+    ``"cosine"`` raises :class:`RewardError` (a ``ValueError``) listing the valid names.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"reward must be a non-empty string, got {name!r}")
+        raise RewardError(f"reward must be a non-empty string, got {name!r}")
     if name in REWARD_CONFIGS:
         return name
     from sdrlib import distances
 
     try:
         distances.get(name)
-    except (ValueError, KeyError) as exc:
-        raise ValueError(
+    except KeyError as exc:  # not a distance name at all
+        raise RewardError(
             f"unknown reward {name!r}: use one of {list(REWARD_CONFIGS)} or a distance in "
             f"{distances.available_distances()} ({exc})"
-        ) from None
+        ) from exc
+    except (SDRError, ValueError, TypeError) as exc:  # a distance whose parameters are refused
+        raise RewardError(f"reward {name!r}: sdrlib.distances refuses this setting: {exc}") from exc
     return name
 
 
@@ -119,22 +224,33 @@ def validate_reward_name(name: str) -> str:
 def completion_text(completion: Any) -> str | None:
     """Return the text of one TRL completion, or ``None`` when it holds no text.
 
-    Accepts a plain string, a conversational completion
+    Accepts a plain string (or UTF-8 bytes), a conversational completion
     ``[{"role": "assistant", "content": ...}]`` (the last assistant message is
     used) and content given as a list of parts ``[{"type": "text", "text": ...}]``.
-    Example: ``completion_text([{"role": "assistant", "content": "hi"}]) -> "hi"``.
+    Anything else (``None``, numbers, image parts, undecodable bytes) gives ``None``;
+    it never raises. Example: ``completion_text([{"role": "assistant", "content": "hi"}]) -> "hi"``.
     """
     if isinstance(completion, str):
         return completion
+    if isinstance(completion, (bytes, bytearray)):
+        try:
+            return bytes(completion).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     if isinstance(completion, dict):
         return _content_text(completion.get("content"))
     if isinstance(completion, (list, tuple)):
         msgs = [m for m in completion if isinstance(m, dict)]
         if not msgs or len(msgs) != len(completion):
             return None
-        assistant = [m for m in msgs if m.get("role", "assistant") == "assistant"] or msgs
+        # isinstance first: a role that is not a str (an array, say) must not reach ``==``
+        assistant = [m for m in msgs if _is(m.get("role", "assistant"), "assistant")] or msgs
         return _content_text(assistant[-1].get("content"))
     return None
+
+
+def _is(value: Any, word: str) -> bool:
+    return isinstance(value, str) and value == word
 
 
 def _content_text(content: Any) -> str | None:
@@ -145,7 +261,7 @@ def _content_text(content: Any) -> str | None:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+            elif isinstance(part, dict) and _is(part.get("type", "text"), "text") and isinstance(part.get("text"), str):
                 parts.append(part["text"])
             else:  # an image / audio part in a report is not text
                 return None
@@ -159,15 +275,22 @@ def _has_non_text(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cs", "Co") and ch not in "\n\t\r" for ch in text)
 
 
-def check_completion(text: str | None, max_chars: int = DEFAULT_MAX_CHARS):
+def check_completion(text: Any, max_chars: int = DEFAULT_MAX_CHARS):
     """Validate one completion: ``(Sections, None)`` when valid, else ``(None, reason)``.
 
-    ``reason`` is one of :data:`BAD_REASONS`, checked in that order.
+    ``reason`` is one of :data:`BAD_REASONS`, checked in that order; anything that is
+    not ``str`` (``None``, numbers, lists, undecodable bytes; UTF-8 bytes are decoded)
+    is ``"not_text"``. A section holding only white space or invisible characters
+    (zero-width space, BOM, ...) is ``"empty_section"``. Raises :class:`RewardError`
+    only for a bad ``max_chars`` (not a positive int).
     Example: ``check_completion("no tags")[1] -> "no_template"``.
     """
     from sdrlib.reports import parse_template
 
-    if text is None:
+    max_chars = _check_max_chars(max_chars)
+    if isinstance(text, (bytes, bytearray)):
+        text = completion_text(text)
+    if not isinstance(text, str):
         return None, "not_text"
     if _has_non_text(text):
         return None, "non_text_tokens"
@@ -176,19 +299,19 @@ def check_completion(text: str | None, max_chars: int = DEFAULT_MAX_CHARS):
     sections = parse_template(text)
     if sections is None:
         return None, ("empty_section" if _tags_ok_but_empty(text) else "no_template")
-    if not sections.findings.strip() or not sections.impression.strip():
+    if is_blank(sections.findings) or is_blank(sections.impression):
         return None, "empty_section"
     return sections, None
 
 
 def _tags_ok_but_empty(text: str) -> bool:
-    """Tags once each and in order, but a section holds only white space."""
+    """Tags once each and in order, but a section holds nothing visible (:func:`is_blank`)."""
     if any(text.count(t) != 1 for t in _TAGS):
         return False
     i0, i1, i2, i3 = (text.index(t) for t in _TAGS)
     if not i0 < i1 < i2 < i3:
         return False
-    return not text[i0 + len(_TAGS[0]) : i1].strip() or not text[i2 + len(_TAGS[2]) : i3].strip()
+    return is_blank(text[i0 + len(_TAGS[0]) : i1]) or is_blank(text[i2 + len(_TAGS[2]) : i3])
 
 
 # --------------------------------------------------------------------------- exact match
@@ -205,7 +328,9 @@ def normalise_sentence(sentence: str) -> str:
 def exact_match_section(generated: str, reference: str) -> float:
     """1.0 when both sections have the same set of normalised sentences, else 0.0.
 
-    Empty sets never match (an empty reference section scores 0).
+    Empty sets never match (an empty reference section scores 0; :class:`RewardScorer`
+    refuses blank references before they get here). Non-text input raises
+    :class:`~sdrlib.reports.ReportTextError`. Returns 0.0 or 1.0.
     Example: ``exact_match_section("B. A.", "a. b.") -> 1.0``.
     """
     from sdrlib.reports import split_sentences
@@ -226,7 +351,13 @@ class RewardBreakdown:
     component used by the configuration (``sem`` or ``exact``; zeros for ``"fmt"``);
     ``total = lambda_fmt * fmt + lambda_sem * content``; ``reasons[i]`` is ``None`` for a
     valid completion else one of :data:`BAD_REASONS`; ``new_sentences`` is how many sentences
-    the encoder had to embed for this batch (cache misses), ``seconds`` the wall time.
+    the encoder had to embed for this batch (cache misses), ``seconds`` the wall time,
+    ``sem_failed`` how many section distances failed (scored 0, see the module docstring) and
+    ``truncated`` how many sentences the encoder reported as cut to its window for this batch
+    (the embedder's ``stats["truncated"]`` when it keeps one, else 0).
+
+    Ranges: ``fmt``, ``exact_*`` in {0, 1}; ``sem_*`` in [0, 1]; ``total`` in
+    ``[0, lambda_fmt + 2 * lambda_sem]``; all finite.
     """
 
     fmt: np.ndarray
@@ -239,6 +370,8 @@ class RewardBreakdown:
     reasons: list[str | None]
     seconds: float = 0.0
     new_sentences: int = 0
+    sem_failed: int = 0
+    truncated: int = 0
 
     @property
     def sem(self) -> np.ndarray:
@@ -262,13 +395,15 @@ class RewardScorer:
         Needed for distance rewards; built lazily with the default encoder when
         omitted (local files only).
     lambda_fmt, lambda_sem : float
-        Non-negative weights of the combined reward.
+        Non-negative finite weights of the combined reward (not bool).
     max_chars : int
-        Completions longer than this score 0 ("too_long").
+        Completions longer than this score 0 ("too_long"); a positive int.
 
-    Attributes ``counts`` (reason -> number of completions, plus ``"total"`` and
-    ``"new_sentences"``, the encoder's cache misses) and
-    ``seconds`` (time spent scoring) accumulate over calls.
+    Bad parameters raise :class:`RewardError` here. Attributes ``counts`` (reason ->
+    number of completions, plus ``"total"``, ``"new_sentences"`` (the encoder's cache
+    misses), ``"sem_failed"`` (section distances that failed and scored 0) and
+    ``"truncated"`` (sentences the encoder cut to its window)) and ``seconds`` (time
+    spent scoring) accumulate over calls.
 
     Example: ``RewardScorer("fmt").score(["<think> a. </think> <answer> b. </answer>"], ["a."], ["b."]).total -> [1.]``
     """
@@ -285,11 +420,9 @@ class RewardScorer:
     def __post_init__(self) -> None:
         validate_reward_name(self.reward)
         if self.reward == "sft":
-            raise ValueError("reward 'sft' means no GRPO: there is nothing to score")
-        if self.lambda_fmt < 0 or self.lambda_sem < 0:
-            raise ValueError(f"reward weights must be non-negative, got {self.lambda_fmt}, {self.lambda_sem}")
-        if self.max_chars <= 0:
-            raise ValueError(f"max_chars must be positive, got {self.max_chars}")
+            raise RewardError("reward 'sft' means no GRPO: there is nothing to score")
+        self.lambda_fmt, self.lambda_sem = _check_weights(self.lambda_fmt, self.lambda_sem)
+        self.max_chars = _check_max_chars(self.max_chars)
 
     @property
     def is_distance(self) -> bool:
@@ -305,14 +438,25 @@ class RewardScorer:
     def score(
         self, completions: Sequence[Any], findings: Sequence[str], impression: Sequence[str]
     ) -> RewardBreakdown:
-        """Score ``completions[i]`` against ``(findings[i], impression[i])``; all of length n."""
+        """Score ``completions[i]`` against ``(findings[i], impression[i])``; all of length n.
+
+        A bad completion scores 0 (reason in ``reasons``); a missing or blank reference
+        raises :class:`ReferenceTextError` naming ``findings[i]`` / ``impression[i]``;
+        sequences of different lengths (or a single string instead of a sequence) raise
+        :class:`RewardError`.
+        """
+        completions = _as_list(completions, "completions")
         n = len(completions)
+        findings = _reference_texts(findings, "findings")
+        impression = _reference_texts(impression, "impression")
         if len(findings) != n or len(impression) != n:
-            raise ValueError(
+            raise RewardError(
                 f"completions ({n}), findings ({len(findings)}) and impression ({len(impression)}) differ in length"
             )
         t0 = time.perf_counter()
-        misses0 = self._misses()
+        misses0 = self._stat("misses")
+        truncated0 = self._stat("truncated")
+        failed0 = self.counts["sem_failed"]
         fmt = np.zeros(n)
         sem_f, sem_i, ex_f, ex_i = (np.zeros(n) for _ in range(4))
         reasons: list[str | None] = []
@@ -344,25 +488,72 @@ class RewardScorer:
         self.seconds += seconds
         self.counts["total"] += n
         self.counts.update(r for r in reasons if r is not None)
-        new = self._misses() - misses0
+        new = self._stat("misses") - misses0
         self.counts["new_sentences"] += new
-        return RewardBreakdown(fmt, sem_f, sem_i, ex_f, ex_i, content, total, reasons, seconds, new)
+        # Sentences the encoder cut to its window are embedded from their head only; they are
+        # counted here (and logged by the TRL adapter), never hidden, when the embedder counts them.
+        truncated = self._stat("truncated") - truncated0
+        self.counts["truncated"] += truncated
+        failed = self.counts["sem_failed"] - failed0
+        return RewardBreakdown(fmt, sem_f, sem_i, ex_f, ex_i, content, total, reasons, seconds, new,
+                               failed, truncated)
 
-    def _misses(self) -> int:
+    def _stat(self, key: str) -> int:
         stats = getattr(self.embedder, "stats", None) if self.embedder is not None else None
-        return int(stats.get("misses", 0)) if isinstance(stats, dict) else 0
+        return int(stats.get(key, 0)) if isinstance(stats, dict) else 0
 
     def _distances(self, generated: list[str], references: list[str]) -> np.ndarray:
-        """``D(E(generated[k]), E(references[k]))`` for each k, with one encoder pass for all."""
-        emb = self._embedder()
-        sets = emb.encode_sections(list(generated) + list(references))
+        """``D(E(generated[k]), E(references[k]))`` for each k in [0, 1], with one encoder pass for all.
+
+        An empty sentence set (no letters) is maximally far (1). A generated section the
+        encoder or the distance refuses (named error) or whose distance is not finite
+        also gets 1 and is counted in ``counts["sem_failed"]``; a reference the encoder
+        refuses raises (see :meth:`_encode`).
+        """
         k = len(generated)
-        gen_sets, ref_sets = sets[:k], sets[k:]
-        out = np.ones(k)  # an empty sentence set (no letters) is maximally far
-        pairs = [j for j in range(k) if len(gen_sets[j]) and len(ref_sets[j])]
+        gen_sets, ref_sets, gen_ok = self._encode(generated, references)
+        out = np.ones(k)
+        pairs = [j for j in range(k) if gen_ok[j] and len(gen_sets[j]) and len(ref_sets[j])]
+        failed = k - int(sum(gen_ok))
         if pairs:
-            out[pairs] = _paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], self.reward)
+            d = _safe_paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], self.reward)
+            bad = ~np.isfinite(d)
+            failed += int(bad.sum())
+            out[pairs] = np.where(bad, 1.0, d)
+        self.counts["sem_failed"] += failed
         return np.clip(out, 0.0, 1.0)  # 1 - clip(D, 0, 1) is sdrlib.distances.reward
+
+    def _encode(self, generated: list[str], references: list[str]):
+        """Sentence-embedding sets of both lists, one encoder pass when nothing fails.
+
+        Returns ``(gen_sets, ref_sets, gen_ok)``; ``gen_ok[j]`` is False when generated
+        section ``j`` could not be embedded (encoder error, non-finite or zero rows).
+        Only when the joint pass fails is each text retried alone, to find the culprit;
+        a reference that fails raises its error.
+        """
+        emb = self._embedder()
+        k = len(generated)
+        try:
+            sets = emb.encode_sections(list(generated) + list(references))
+            gen_sets, ref_sets = list(sets[:k]), list(sets[k:])
+        except SDRError:
+            ref_sets = []
+            for row, text in enumerate(references):
+                try:
+                    ref_sets.append(emb.encode_sections([text])[0])
+                except SDRError as exc:
+                    raise ReferenceTextError(f"reference row {row} could not be embedded: {exc}") from exc
+            gen_sets = []
+            for text in generated:
+                try:
+                    gen_sets.append(emb.encode_sections([text])[0])
+                except SDRError:
+                    gen_sets.append(None)
+        for row, a in enumerate(ref_sets):
+            if not _usable_set(a):
+                raise ReferenceTextError(f"reference row {row}: the encoder returned non-finite or zero vectors")
+        gen_ok = [a is not None and _usable_set(a) for a in gen_sets]
+        return gen_sets, ref_sets, gen_ok
 
     # -- TRL glue -------------------------------------------------------------------
 
@@ -372,6 +563,9 @@ class RewardScorer:
         TRL calls every reward function on the same batch in turn; the second call
         is free. Returns ``(breakdown, fresh)``.
         """
+        completions = _as_list(completions, "completions")
+        findings = _reference_texts(findings, "findings")
+        impression = _reference_texts(impression, "impression")
         key = (tuple(map(repr, completions)), tuple(findings), tuple(impression))
         if self._last is not None and self._last[0] == key:
             return self._last[1], False
@@ -393,6 +587,34 @@ def prewarm(embedder: Any, findings: Sequence[str], impression: Sequence[str]) -
     return dict(getattr(embedder, "stats", {}) or {})
 
 
+def _usable_set(a: Any) -> bool:
+    """An embedding set the distances accept: 2-D, finite, no zero rows (an empty set is usable)."""
+    a = np.asarray(a)
+    if a.ndim != 2:
+        return False
+    if not len(a):
+        return True
+    return bool(np.isfinite(a).all() and (np.linalg.norm(a.astype(np.float64), axis=1) > 0).all())
+
+
+def _safe_paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str) -> np.ndarray:
+    """:func:`_paired_distances`, with a pair the distance layer refuses (named error) as NaN.
+
+    The batch is tried at once; only if it raises is each pair retried alone, so one
+    degenerate pair cannot take the others down. Callers turn NaN into a failure.
+    """
+    try:
+        return _paired_distances(gen, ref, name)
+    except SDRError:
+        out = np.full(len(gen), np.nan)
+        for j, (a, b) in enumerate(zip(gen, ref)):
+            try:
+                out[j] = _paired_distances([a], [b], name)[0]
+            except SDRError:
+                pass
+        return out
+
+
 def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str) -> np.ndarray:
     """Distances between ``gen[k]`` and ``ref[k]`` through :mod:`sdrlib.distances`.
 
@@ -411,10 +633,15 @@ def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str) -
 
 
 def _column(kwargs: dict, *names: str) -> list[str]:
+    """The first present reference column among ``names``, checked by :func:`_reference_texts`.
+
+    Values are never converted with ``str()``: ``None`` / NaN / ``pd.NA`` / blank raise
+    :class:`ReferenceTextError` naming the column and row.
+    """
     for name in names:
         if name in kwargs and kwargs[name] is not None:
-            return [("" if v is None else str(v)) for v in kwargs[name]]
-    raise ValueError(
+            return _reference_texts(kwargs[name], name)
+    raise RewardError(
         f"reward function needs a reference column {names[0]!r} in the dataset "
         f"(TRL passes dataset columns as keyword arguments); got columns {sorted(kwargs)}"
     )
@@ -424,9 +651,9 @@ def trl_reward_functions(
     reward: str,
     embedder: Any = None,
     *,
-    lambda_fmt: float = 1.0,
-    lambda_sem: float = 1.0,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    lambda_fmt: float | None = None,
+    lambda_sem: float | None = None,
+    max_chars: int | None = None,
     scorer: RewardScorer | None = None,
 ) -> tuple[list[Callable[..., list[float]]], list[float]]:
     """Reward functions and weights for ``GRPOTrainer(reward_funcs=..., args=GRPOConfig(reward_weights=...))``.
@@ -436,12 +663,33 @@ def trl_reward_functions(
     function has TRL's signature ``f(completions, **kwargs) -> list[float]`` and reads the
     reference from the ``findings`` and ``impression`` dataset columns (``impressions`` also
     accepted). TRL sums ``weight * f`` so the trainer's reward equals ``RewardBreakdown.total``.
+
+    ``lambda_fmt`` / ``lambda_sem`` / ``max_chars`` default to 1.0 / 1.0 /
+    :data:`DEFAULT_MAX_CHARS`; with ``scorer`` given they default to the scorer's, and
+    a different explicit value raises :class:`RewardError` (the weights TRL applies must be
+    the scorer's). Bad values raise :class:`RewardError` here. A missing reference value
+    raises :class:`ReferenceTextError` at call time; a bad completion scores 0.
     Example: ``funcs, w = trl_reward_functions("hausdorff")``.
     """
     if scorer is None:
-        scorer = RewardScorer(reward, embedder, lambda_fmt, lambda_sem, max_chars)
-    elif scorer.reward != reward:
-        raise ValueError(f"scorer computes {scorer.reward!r}, asked for {reward!r}")
+        scorer = RewardScorer(
+            reward, embedder, 1.0 if lambda_fmt is None else lambda_fmt, 1.0 if lambda_sem is None else lambda_sem,
+            DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+        )
+    else:
+        if not isinstance(scorer, RewardScorer):
+            raise RewardError(f"scorer must be a RewardScorer, got {type(scorer).__name__}")
+        if scorer.reward != reward:
+            raise RewardError(f"scorer computes {scorer.reward!r}, asked for {reward!r}")
+        for key, given, have in (("lambda_fmt", lambda_fmt, scorer.lambda_fmt),
+                                 ("lambda_sem", lambda_sem, scorer.lambda_sem),
+                                 ("max_chars", max_chars, scorer.max_chars)):
+            if given is None:
+                continue
+            checked = _check_max_chars(given) if key == "max_chars" else _check_weight(given, key)
+            if checked != have:
+                raise RewardError(f"{key}={given!r} differs from the scorer's {have!r}; set it on the scorer")
+    lambda_fmt, lambda_sem = scorer.lambda_fmt, scorer.lambda_sem
 
     def _run(completions, kwargs) -> RewardBreakdown:
         b, fresh = scorer.score_cached(
@@ -458,6 +706,9 @@ def trl_reward_functions(
                 log("reward_components/exact_impression", float(b.exact_impression.mean()))
             for reason in BAD_REASONS:
                 log(f"bad_completions/{reason}", sum(r == reason for r in b.reasons) / n)
+            if scorer.is_distance:
+                log("reward_components/sem_failed", float(b.sem_failed))
+                log("reward_components/truncated_sentences", float(b.truncated))
             log("reward_time/seconds", b.seconds)
             log("reward_time/new_sentences", float(b.new_sentences))
         return b
