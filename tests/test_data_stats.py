@@ -71,3 +71,24 @@ def test_pixel_probe_reads_visible_findings_better_than_chance(splits):
     assert len(aucs) >= 1 and aucs.max() > 0.7
     rare = pixel_probe(splits["train"][:10], splits["test"][:10], ["Fracture"], size=8)
     assert np.isnan(rare.loc[0, "auroc"])  # too few positives: reported as NaN, not fitted
+
+
+def test_language_stats_on_a_hand_made_corpus():
+    from sdrlib.data.stats import IU_XRAY_LANGUAGE, language_stats, language_table
+
+    recs = [Record("a", [], "The lungs are clear. No effusion.", "Normal chest.", None, "train"),
+            Record("b", [], "No effusion. The lungs are clear.", "Normal chest.", None, "train"),
+            Record("c", [], "Right-sided effusion of 2.5 cm.", "Small effusion. Normal chest.", None, "train")]
+    st = language_stats(recs)
+    # sentences: 2+1, 2+1, 1+2 = 9; distinct: lungs clear, no effusion, normal chest, right-sided..., small effusion
+    assert st["unique_sentence_ratio"] == pytest.approx(5 / 9)
+    # words: the lungs are clear no effusion normal chest right-sided of cm small (numbers are not words)
+    assert st["distinct_words"] == 12
+    assert st["findings_sentences"] == pytest.approx(5 / 3) and st["impression_sentences"] == pytest.approx(4 / 3)
+    assert st["top_findings_set_pct"] == pytest.approx(200 / 3)  # a and b share a set (order ignored)
+    words = 4 + 2 + 2 + 2 + 4 + 2 + 4 + 2 + 2
+    assert st["words_per_sentence"] == pytest.approx(words / 9)
+    tab = language_table(recs)
+    assert list(tab.columns) == ["statistic", "this corpus", "IU-Xray reference", "target"]
+    assert list(tab["statistic"]) == list(IU_XRAY_LANGUAGE)
+    assert language_stats([])["distinct_words"] == 0

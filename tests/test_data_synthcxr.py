@@ -155,3 +155,178 @@ def test_load_split_generates_on_demand_and_regenerates_on_config_change(sdr_roo
     assert len(df) == 6 and {"stratum", "Cardiomegaly", "findings"} <= set(df.columns)
     assert not any(p.name.startswith(".") for p in folder.parent.iterdir())  # no temp folders left
     assert os.path.isabs(r.image_paths[0])
+
+
+# --------------------------------------------------------------------------- report language (issue 11)
+def _reports(seed, n, split="train"):
+    from sdrlib.data.synthcxr import generate_report
+
+    return [generate_report(seed, split, i) for i in range(n)]
+
+
+def test_generate_report_equals_generate_study_without_the_image():
+    from sdrlib.data.synthcxr import generate_report
+
+    for i in (0, 7, 19, 42):
+        a, b = generate_study(0, "train", i, 32), generate_report(0, "train", i)
+        assert (a.findings, a.impression, a.labels, a.truth, a.devices) == (
+            b.findings, b.impression, b.labels, b.truth, b.devices)
+        assert b.image.shape == (0, 0)
+
+
+def test_same_seed_same_corpus_and_other_seed_other_corpus():
+    a, b, c = _reports(5, 60), _reports(5, 60), _reports(6, 60)
+    assert [(s.findings, s.impression, s.labels) for s in a] == [(s.findings, s.impression, s.labels) for s in b]
+    assert [s.findings for s in a] != [s.findings for s in c]
+
+
+def test_write_report_draws_one_number_so_images_do_not_depend_on_the_grammar():
+    from sdrlib.data.synthcxr import write_report
+
+    for findings, devices in (([], []), ([Finding("effusion", side="left", severity="small")], ["ett", "cvc"]),
+                              ([Finding("cardiomegaly", severity="severe"), Finding("edema", side="bilateral",
+                                                                                    severity="moderate")], [])):
+        r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+        write_report(findings, devices, r1)
+        r2.integers(1 << 62)
+        assert r1.bit_generator.state == r2.bit_generator.state
+
+
+def test_report_language_statistics_reach_the_targets():
+    # the real targets (sdrlib.data.stats.LANGUAGE_TARGETS) on the cpu profile's training split:
+    # its seed and size, texts only (generate_report, about 0.5 s for 2,000 reports)
+    from sdrlib.data.stats import language_stats
+
+    cfg = load_profile("cpu")
+    st = language_stats(_reports(cfg.seed, cfg.data.n_train))
+    assert cfg.data.n_train == 2000
+    assert st["unique_sentence_ratio"] >= 0.30
+    assert st["distinct_words"] >= 1000
+    assert 6.0 <= st["words_per_sentence"] <= 8.0
+    assert 4.0 <= st["findings_sentences"] <= 5.0 and 1.0 <= st["impression_sentences"] <= 2.0
+    assert st["top_findings_set_pct"] <= 3.0
+
+
+_STATUS_WORDS = {"new": r"\bnew\b|newly|interval development|developed",
+                 "unchanged": r"unchanged|stable|again (?:noted|seen)|persistent|redemonstrat|remains|similar to|"
+                              r"not significantly changed",
+                 "increased": r"increas|worsen|enlarging|progressed|larger than",
+                 "decreased": r"decreas|improv|smaller than"}
+
+
+def _statuses(text):
+    import re
+
+    return {k for k, rx in _STATUS_WORDS.items() if re.search(rx, text, re.I)}
+
+
+@pytest.mark.parametrize("finding", [
+    Finding("cardiomegaly", severity="moderate"), Finding("mediastinum"),
+    Finding("edema", side="bilateral", severity="mild"), Finding("effusion", side="left", severity="moderate"),
+    Finding("effusion", side="bilateral", severity="small"), Finding("consolidation", location="lingula"),
+    Finding("atelectasis", location="bibasilar", side="bilateral", detail="linear"),
+    Finding("opacity", location="right upper lobe"), Finding("nodule", location="left upper lobe", size_cm=1.4,
+                                                                 detail="nodule"),
+    Finding("nodule", location="right lower lobe", size_cm=4.5, detail="mass"),
+    Finding("pneumothorax", side="right", severity="moderate"),
+    Finding("fracture", side="left", location="7th", detail="acute"),
+    Finding("pleural_other", side="right", detail="apical"),
+])
+def test_one_comparison_status_per_finding_in_both_sections(finding):
+    # Findings and Impression state a finding's change since the prior with the same status (or none):
+    # never "new" in one section and "stable" in the other.
+    from sdrlib.data import synthcxr as sc
+
+    for status in sc._WHEN_ALLOWED[finding.kind] + (None,):
+        for seed in range(25):
+            rng = np.random.default_rng(seed)
+            style = sc._reader_style(rng)
+            style = sc.ReaderStyle(**{**style.__dict__, "prior": "the prior radiograph"})
+            found = " ".join(t for t, _ in sc._positive_sentences(finding, rng, style, status))
+            imp = " ".join(t for t, _ in sc._impression_sentences([finding], [], rng, style, {finding.kind: status}))
+            want = set() if status is None else {status}
+            assert _statuses(found) == want, (status, found)
+            assert _statuses(imp) <= want, (status, imp)
+
+
+@pytest.mark.parametrize("status", ["new", "unchanged", "increased", "decreased"])
+def test_write_report_passes_the_drawn_status_to_both_sections(monkeypatch, status):
+    from sdrlib.data import synthcxr as sc
+
+    monkeypatch.setattr(sc, "_draw_when", lambda rng, style, f: None if f.hedged else status)
+    findings = [Finding("effusion", side="right", severity="moderate")]
+    n_said = 0
+    for seed in range(40):
+        _, imp, _, _ = sc.write_report(findings, [], np.random.default_rng(seed))
+        assert _statuses(imp) <= {status}, imp
+        n_said += bool(_statuses(imp))
+    assert n_said >= 10  # the Impression does use the status
+
+
+def test_incidental_and_technique_sentences_carry_no_labels():
+    # every remark outside the CheXpert-14 observations reads as nothing to the labeler
+    # (degenerative spine, abdominal clips, granulomas, limited technique, comparison lines)
+    from sdrlib.data import synthcxr as sc
+
+    rng = np.random.default_rng(0)
+    texts = {sc._neutral(rng) for _ in range(4000)} | {sc._technique(rng) for _ in range(500)}
+    style = sc._reader_style(rng)
+    for prior in (None, "the prior radiograph"):
+        st = sc.ReaderStyle(**{**style.__dict__, "prior": prior})
+        texts |= {sc._comparison_sentence(rng, st) for _ in range(100)}
+    texts |= {sc._recommendation(rng, [Finding(k)]) for k in sc.KINDS for _ in range(30)}
+    assert len(texts) > 400
+    labelled = {t: label_report(t) for t in texts if label_report(t) != {"No Finding": 1}}
+    assert not labelled, labelled
+    assert {"Cholecystectomy clips in the right upper quadrant.", "No free air under the diaphragm."} <= texts
+
+
+def test_device_sentences_state_support_devices_only():
+    from sdrlib.data import synthcxr as sc
+
+    rng = np.random.default_rng(1)
+    style = sc._reader_style(rng)
+    for prior in (None, "the prior study"):
+        st = sc.ReaderStyle(**{**style.__dict__, "prior": prior})
+        for d in sc.DEVICES:
+            for _ in range(150):
+                t, lab = sc._device_sentence(d, "left", rng, st)
+                assert lab == {"Support Devices": 1} and label_report(t) == {"Support Devices": 1, "No Finding": 1}, t
+
+
+def test_labels_stay_exact_under_the_new_language():
+    reps = _reports(2, 400)
+    agree = np.mean([label_report(s.findings + " " + s.impression) == s.labels for s in reps])
+    assert agree >= 0.99
+    text = " ".join(s.findings + " " + s.impression for s in reps).lower()
+    for phrase in ("again noted", "new since", "unchanged", "cannot", "possible", "may represent"):
+        assert phrase in text, phrase
+
+
+def test_hedged_findings_are_uncertain_and_every_uncertain_label_is_hedged_in_text():
+    import re
+
+    hedge = re.compile(r"possib|probab|questionable|cannot|not excluded|may |could |likely|suspicious|concerning|"
+                       r"suggestive|suspected", re.I)
+    reps = _reports(3, 500)
+    n_unc = 0
+    for s in reps:
+        for f in s.truth:
+            if f.hedged:
+                obs = {"edema": "Edema", "effusion": "Pleural Effusion", "atelectasis": "Atelectasis",
+                       "pneumothorax": "Pneumothorax", "pneumonia": "Pneumonia"}[f.kind]
+                assert s.labels[obs] == -1, (s.findings, s.impression)
+        if -1 in s.labels.values():
+            n_unc += 1
+            assert hedge.search(s.findings + " " + s.impression), (s.findings, s.impression)
+    assert n_unc >= 20
+
+
+def test_normal_studies_have_varied_multi_sentence_findings():
+    from sdrlib.reports import split_sentences
+
+    normal = [s for s in _reports(0, 400) if not s.truth and not s.devices]
+    assert len(normal) > 100
+    sets = Counter(frozenset(split_sentences(s.findings)) for s in normal)
+    assert sets.most_common(1)[0][1] / len(normal) < 0.05
+    assert np.mean([len(split_sentences(s.findings)) for s in normal]) >= 3.5

@@ -8,7 +8,16 @@
 Every loader returns ``(list[Record], LoadReport)``; the report counts what was
 skipped and why (missing section, missing image, duplicate study id, bad row,
 undecodable text), so nothing is dropped silently. :func:`load_split` picks the
-loader from the profile (``data.source``) and generates the synthetic set on demand.
+loader from the profile (``data.source``) and generates the synthetic set on demand
+(regenerating it when any file, images included, no longer matches its manifest).
+
+Shared rules of the real-data loaders (:mod:`sdrlib.data._common`): every index /
+metadata table is read by ``read_table``, so a truncated ``.csv.gz``, a CSV / JSON /
+Parquet that does not parse or an unreadable file raises :class:`DataError` naming the
+file and the cause; every path taken from a data file must stay inside the data root
+once its ``..`` are collapsed (symlinks in the user's layout are followed), else it is
+never opened and is counted as
+``unsafe_path`` in the :class:`LoadReport`.
 
 Left out: image decoding (records carry paths; the model code opens them),
 lateral-view selection beyond what each loader documents, and report cleaning

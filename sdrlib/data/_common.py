@@ -1,4 +1,20 @@
-"""Helpers shared by the real-data loaders: lenient text / CSV reading and section checks.
+"""Helpers shared by the real-data loaders: table reading, safe data paths, section checks.
+
+- :func:`read_table` is the one reader of index / metadata tables (CSV, ``.csv.gz``,
+  JSON, JSON lines, Parquet): every parse, decompression or I/O failure becomes a
+  :class:`~sdrlib.data.DataError` naming the file and the cause.
+- :func:`resolve_data_path` / :func:`inside_root` resolve a path taken from a data file
+  and keep it inside the data root (policy below).
+
+Path policy (all loaders): a path read from a data file (an image path, or ids that
+build one) is joined to its base folder and normalised *lexically* (``..`` removed
+without following links), and must stay inside the data root. Absolute paths and paths
+whose ``..`` climbs out of the root are never opened; the entry is skipped and counted in
+the :class:`~sdrlib.data.LoadReport` as ``unsafe_path`` (a study left with no image is
+also counted ``no_image``). ``..`` that stays inside the root is fine (ReXGradient writes
+``../deid_png/...`` relative to its metadata folder). Symlinks are the user's own layout
+and are followed: a root whose ``files/`` folder links to another disk works. The rule
+guards against the text of a data file, not against the file system's owner.
 
 Left out: anything dataset-specific (see the loader modules).
 """
@@ -7,9 +23,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
+import os
 import re
-from pathlib import Path
-from typing import Iterable, Sequence
+import zlib
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Iterable, Sequence
 
 from . import DataError, LoadReport
 
@@ -39,7 +58,7 @@ def decode_bytes(raw: bytes, rep: LoadReport, what: str) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
-    """File bytes, gunzipped when the name ends in ``.gz``."""
+    """File bytes, gunzipped when the name ends in ``.gz`` (errors propagate; see :func:`read_table`)."""
     raw = path.read_bytes()
     return gzip.decompress(raw) if path.suffix == ".gz" else raw
 
@@ -54,24 +73,164 @@ def find_file(root: Path, names: Sequence[str], *, subdirs: Sequence[str] = ("",
     return None
 
 
-def read_csv(path: Path, rep: LoadReport, required: Iterable[str]):
-    """Read a CSV (optionally ``.gz``) as strings, leniently decoded; check required columns.
+def _table_kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for kind in ("parquet", "jsonl", "json", "csv"):
+        if name.endswith("." + kind):
+            return kind
+    raise DataError(f"{path}: unknown table format; expected .csv, .csv.gz, .json, .jsonl or .parquet")
 
-    Blank lines are kept as rows so that callers can count them (``is_blank_row``).
-    Raises DataError naming the file when it cannot be parsed or lacks a column.
+
+def _table_errors() -> tuple[type[BaseException], ...]:
+    """Everything a damaged table can raise while being read (the DataError cause)."""
+    errs: list[type[BaseException]] = [OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError,
+                                       TypeError, RecursionError]  # pandas / json errors are ValueErrors
+    try:
+        import pyarrow as pa
+
+        errs.append(pa.ArrowException)
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        pass
+    return tuple(errs)
+
+
+def _json_rows(obj: Any, rep: LoadReport, path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSON document: a list of objects, ``{"data": [...]}`` or an object keyed by id.
+
+    For the keyed form the key is kept as ``__key__``; non-object items are counted ``bad_row``.
+    """
+    if isinstance(obj, dict) and isinstance(obj.get("data"), list):
+        obj = obj["data"]
+    rows: list[dict[str, Any]] = []
+    if isinstance(obj, dict):
+        for key, val in obj.items():
+            if isinstance(val, dict):
+                rows.append({"__key__": key, **val})
+            else:
+                rep.skip("bad_row", f"key {key}")
+    elif isinstance(obj, list):
+        for i, val in enumerate(obj):
+            if isinstance(val, dict):
+                rows.append(val)
+            else:
+                rep.skip("bad_row", f"item {i}")
+    else:
+        raise DataError(f"{path}: expected a JSON list or object of rows, got {type(obj).__name__}")
+    return rows
+
+
+def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
+    """Read one index / metadata table as a :class:`pandas.DataFrame` (format from the name).
+
+    Formats: ``.csv`` (and ``.csv.gz``): every cell a ``str``, blank lines kept as rows
+    (see :func:`is_blank_row`), text decoded leniently by :func:`decode_bytes`; ``.json``
+    (``.json.gz``): see :func:`_json_rows`; ``.jsonl``: one object per line, blank lines
+    counted ``empty_row`` and undecodable lines ``bad_row``; ``.parquet``. JSON / Parquet
+    values keep their Python types (lists stay lists; missing keys are NaN).
+
+    Raises
+    ------
+    DataError
+        Naming the file and the cause for any read failure: truncated or corrupt gzip
+        (EOFError, BadGzipFile, zlib.error), CSV parse errors (ParserError, EmptyDataError),
+        invalid JSON, Parquet / Arrow errors, I/O errors (permissions, a folder); and for a
+        missing ``required`` column (listing the columns found).
     """
     import pandas as pd
 
-    text = decode_bytes(read_bytes(path), rep, path.name)
+    path = Path(path)
+    kind = _table_kind(path)
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise DataError(f"{path}: cannot parse CSV ({e})") from e
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            df = pd.DataFrame(pq.read_table(path).to_pylist(), dtype=object)
+        else:
+            text = decode_bytes(read_bytes(path), rep, path.name)
+            if kind == "csv":
+                df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
+            elif kind == "jsonl":
+                rows = []
+                for i, line in enumerate(text.splitlines()):
+                    if not line.strip():
+                        rep.skip("empty_row", f"{path.name} line {i + 1}")
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        rep.skip("bad_row", f"{path.name} line {i + 1}: not JSON")
+                        continue
+                    if isinstance(obj, dict):
+                        rows.append(obj)
+                    else:
+                        rep.skip("bad_row", f"{path.name} line {i + 1}: not a JSON object")
+                df = pd.DataFrame(rows, dtype=object)
+            else:
+                df = pd.DataFrame(_json_rows(json.loads(text), rep, path), dtype=object)
+    except DataError:
+        raise
+    except _table_errors() as e:
+        raise DataError(f"{path}: cannot read this {kind} file ({type(e).__name__}: {e}); "
+                        "re-download or re-extract it") from e
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {missing}; found {list(df.columns)}")
     return df
+
+
+def read_csv(path: Path, rep: LoadReport, required: Iterable[str]):
+    """A CSV (optionally ``.gz``) through :func:`read_table` (kept for callers of the old name)."""
+    return read_table(path, rep, required)
+
+
+def inside_root(path: Path, root: Path) -> Path | None:
+    """``path`` made absolute and lexically normalised when it lies inside ``root``, else None.
+
+    ``..`` components are collapsed without following symlinks (``os.path.normpath``), so
+    a data file's text cannot climb out of the root, while links inside it keep working.
+    Example: ``inside_root(root / "a/../b.png", root)`` -> ``root/b.png``;
+    ``inside_root(root / "../x", root)`` -> None.
+    """
+    p = Path(os.path.normpath(os.path.abspath(path)))
+    base = Path(os.path.normpath(os.path.abspath(root)))
+    return p if p == base or p.is_relative_to(base) else None
+
+
+def resolve_data_path(entry: str | Sequence[str], bases: Sequence[Path], root: Path) -> tuple[Path | None, str]:
+    """Resolve a path read from a data file against ``bases``, confined to ``root``.
+
+    ``entry`` may be one string or several spellings of it tried in order (e.g. with a
+    leading ``../`` removed). Returns ``(file, "")`` for the first candidate
+    ``base / spelling`` that is an existing file inside ``root``; else ``(None, "unsafe_path")``
+    when the entry is absolute (POSIX or Windows form) or contains NUL, when a candidate
+    exists but its ``..`` leads outside ``root``, or when every candidate lies outside
+    ``root``; else ``(None, "missing")``. Nothing outside ``root`` is opened.
+    Example: ``resolve_data_path("../x.png", [root / "metadata"], root)`` finds
+    ``root/x.png``; ``resolve_data_path("../../etc/passwd", [root], root)`` is unsafe.
+    """
+    spellings = [entry] if isinstance(entry, str) else list(entry)
+    if any("\x00" in e or PurePosixPath(e).is_absolute() or PureWindowsPath(e).is_absolute() for e in spellings):
+        return None, "unsafe_path"
+    any_inside = escaped_to_file = False
+    for rel in spellings:
+        for base in bases:
+            cand = Path(base) / rel
+            q = inside_root(cand, root)
+            if q is None:
+                escaped_to_file = escaped_to_file or cand.exists()  # a stat, never an open
+                continue
+            any_inside = True
+            if q.is_file():
+                return q, ""
+    return (None, "missing") if any_inside and not escaped_to_file else (None, "unsafe_path")
+
+
+def plain_name(value: str) -> bool:
+    """True when ``value`` can be one path component (no separator, not ``.`` / ``..``, no NUL)."""
+    return bool(value) and value not in (".", "..") and not any(c in value for c in "/\\\x00")
 
 
 def is_blank_row(values: Iterable[object]) -> bool:

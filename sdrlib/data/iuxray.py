@@ -12,7 +12,10 @@ machines and independent of row order. Anonymisation tokens (``XXXX``) are kept.
 
 Skips (counted): ``empty_row``, ``bad_row`` (no uid), ``duplicate_study_id`` (second
 row with a uid already seen), ``missing_findings`` / ``missing_impression``,
-``no_image`` (no projection row or no file on disk). Notes: ``missing_image`` (one of
+``unsafe_path`` (a projection ``filename`` that is absolute or whose ``..`` leads
+outside ``root``: never opened), ``no_image`` (no projection row or no file
+on disk). Both CSVs are read by :func:`sdrlib.data._common.read_table`: an unreadable
+file raises DataError naming it. Notes: ``missing_image`` (one of
 several), ``orphan_projection`` (projection row without a report), ``decoded_cp1252``.
 
 Left out: labels from MeSH / Problems (kept in ``Record.meta`` as text), the R2Gen split.
@@ -27,7 +30,8 @@ from pathlib import Path
 from typing import Sequence
 
 from . import DataError, LoadReport, Record, _check_split
-from ._common import check_require, check_root, clean_section, find_file, is_blank_row, read_csv, sections_ok
+from ._common import (check_require, check_root, clean_section, find_file, is_blank_row, read_table,
+                      resolve_data_path, sections_ok)
 
 __all__ = ["load_iuxray", "iuxray_split_of"]
 
@@ -70,7 +74,8 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
     Raises
     ------
     DataError
-        ``root`` or one of the two CSV files missing, or a CSV lacks a required column.
+        ``root`` or one of the two CSV files missing, unreadable (truncated, not CSV), or a
+        CSV lacks a required column.
     """
     _check_split(split)
     require = check_require(require)
@@ -80,8 +85,8 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
     ppath = find_file(root, ["indiana_projections.csv"])
     if rpath is None or ppath is None:
         raise DataError(f"IU-Xray: indiana_reports.csv and indiana_projections.csv must both be in {root}; {_HINT}")
-    reports = read_csv(rpath, rep, _REPORT_COLS)
-    projections = read_csv(ppath, rep, ("uid", "filename", "projection"))
+    reports = read_table(rpath, rep, _REPORT_COLS)
+    projections = read_table(ppath, rep, ("uid", "filename", "projection"))
     img_dirs = [root / "images" / "images_normalized", root / "images", root]
 
     projs: dict[str, list[tuple[str, str]]] = {}
@@ -115,11 +120,13 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
         items = sorted(projs.get(uid, []), key=lambda t: t[1].lower() != "frontal")
         paths = []
         for fn, _ in items:
-            p = next((d / fn for d in img_dirs if (d / fn).is_file()), None)
-            if p is None:
+            p, why = resolve_data_path(fn, img_dirs, root)  # confined to root (no absolute path, no ../ out of it)
+            if why == "unsafe_path":
+                rep.skip("unsafe_path", f"{uid}: {fn}")
+            elif p is None:
                 rep.note("missing_image", fn)
             else:
-                paths.append(str(p.resolve()))
+                paths.append(str(p))
         if not paths:
             rep.skip("no_image", uid)
             continue

@@ -14,8 +14,10 @@ The split value ``validate`` maps to ``"val"``.
 Skipped studies are counted by reason in the :class:`~sdrlib.data.LoadReport`:
 ``bad_row`` (empty ids), ``empty_row``, ``bad_split_value``, ``conflicting_study_id`` (same study
 id under another subject or split), ``missing_report``, ``empty_report``,
-``missing_findings`` / ``missing_impression`` (sections in ``require``), ``no_image`` (none of
-its images exists). Kept-but-noted: ``duplicate_dicom``, ``missing_image`` (one of several),
+``missing_findings`` / ``missing_impression`` (sections in ``require``), ``unsafe_path`` (a
+split row whose ids are not plain names, e.g. ``../x``: never opened), ``no_image`` (none of its images exists).
+The CSVs are read by :func:`sdrlib.data._common.read_table`: a truncated ``.csv.gz`` or an
+unparsable CSV raises DataError naming the file. Kept-but-noted: ``duplicate_dicom``, ``missing_image`` (one of several),
 ``decoded_cp1252`` / ``decoded_latin1``, ``control_chars_removed``.
 
 Left out: the DICOM originals, view filtering (all images of a study are listed), and
@@ -31,8 +33,8 @@ from pathlib import Path
 from typing import Sequence
 
 from . import LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, is_blank_row,
-                      read_csv, sections_ok)
+from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, inside_root,
+                      is_blank_row, plain_name, read_table, sections_ok)
 
 __all__ = ["load_mimic", "MIMIC_SPLIT_NAMES"]
 
@@ -51,7 +53,7 @@ def _read_chexpert(path: Path | None, rep: LoadReport) -> dict[str, dict[str, in
 
     if path is None:
         return {}
-    df = read_csv(path, rep, ["study_id"])
+    df = read_table(path, rep, ["study_id"])
     out: dict[str, dict[str, int]] = {}
     cols = [c for c in CHEXPERT_14 if c in df.columns]
     for i in range(len(df)):
@@ -95,7 +97,8 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
     Raises
     ------
     DataError
-        ``root`` or the split CSV is missing, or the CSV lacks a required column.
+        ``root`` or the split CSV is missing; a CSV is unreadable (truncated gzip, parse
+        error) or lacks a required column.
     """
     from ..reports import split_report
     from . import DataError
@@ -114,11 +117,11 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
     meta_csv = find_file(root, ["mimic-cxr-2.0.0-metadata.csv.gz", "mimic-cxr-2.0.0-metadata.csv"])
     views: dict[str, str] = {}
     if meta_csv is not None:
-        mdf = read_csv(meta_csv, rep, ["dicom_id"])
+        mdf = read_table(meta_csv, rep, ["dicom_id"])
         if "ViewPosition" in mdf.columns:
             views = dict(zip(mdf["dicom_id"].str.strip(), mdf["ViewPosition"].str.strip()))
 
-    df = read_csv(split_csv, rep, ["dicom_id", "study_id", "subject_id", "split"])
+    df = read_table(split_csv, rep, ["dicom_id", "study_id", "subject_id", "split"])
     studies: OrderedDict[str, dict] = OrderedDict()
     seen_dicoms: set[str] = set()
     for i in range(len(df)):
@@ -128,6 +131,10 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
             continue
         if not (row["dicom_id"] and row["study_id"] and row["subject_id"]):
             rep.skip("bad_row", f"line {i + 2}")
+            continue
+        if not all(plain_name(row[c]) for c in ("dicom_id", "study_id", "subject_id")):
+            rep.skip("unsafe_path", f"line {i + 2}: ids {row['subject_id']!r}/{row['study_id']!r}/"
+                                    f"{row['dicom_id']!r} would leave the data root")
             continue
         sp = MIMIC_SPLIT_NAMES.get(row["split"].lower())
         if sp is None:
@@ -167,8 +174,11 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
         paths = []
         for d in dicoms:
             p = img_dir / f"{d}.jpg"
-            if p.is_file():
-                paths.append(str(p.resolve()))
+            q = inside_root(p, root)
+            if q is None:  # ids are checked to be plain names; kept as a second line of defence
+                rep.skip("unsafe_path", str(p))
+            elif q.is_file():
+                paths.append(str(q))
             else:
                 rep.note("missing_image", str(p))
         if not paths:

@@ -15,11 +15,16 @@ itself was not inspected, so the loader accepts a few variants and says what it 
 - Columns are matched case-insensitively: study id ``id`` / ``StudyInstanceUid`` / ``study_id``
   (else the JSON key), ``Findings``, ``Impression``, images ``ImagePath`` / ``image_paths`` /
   ``images`` (a list, a JSON / Python list string, or one path).
+- The metadata file is read by :func:`sdrlib.data._common.read_table`: a truncated,
+  corrupt or unparsable file raises DataError naming it.
 - Image paths are resolved against ``root``, then the metadata folder, then with leading
-  ``../`` removed (the release stores ``../deid_png/...``).
+  ``../`` removed (the release stores ``../deid_png/...``), and must stay inside ``root``
+  (absolute paths and paths whose ``..`` escapes it are not opened; symlinks are followed).
 
-Skips (counted): ``empty_row``, ``bad_row`` (no id), ``conflicting_study_id`` (same id,
-different text), ``missing_findings`` / ``missing_impression``, ``no_image``. Notes:
+Skips (counted): ``empty_row``, ``bad_row`` (no id, or a JSON line that is not an object),
+``conflicting_study_id`` (same id, different text), ``missing_findings`` /
+``missing_impression``, ``unsafe_path`` (one per image path outside ``root``),
+``no_image``. Notes:
 ``merged_rows`` (image rows of one study), ``missing_image`` (one of several).
 
 Left out: the interstitial-pattern bounding boxes, view filtering, Indication / Comparison.
@@ -36,7 +41,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from . import DataError, LoadReport, Record, _check_split
-from ._common import check_require, check_root, clean_section, decode_bytes, is_blank_row, read_bytes, sections_ok
+from ._common import (check_require, check_root, clean_section, is_blank_row, read_table, resolve_data_path,
+                      sections_ok)
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -78,58 +84,16 @@ def find_split_file(root: Path, split: str) -> Path:
 
 
 def _rows(path: Path, rep: LoadReport) -> Iterator[dict[str, Any]]:
-    name = path.name.lower()
-    if name.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        yield from pq.read_table(path).to_pylist()
-        return
-    text = decode_bytes(read_bytes(path), rep, path.name)
-    if name.endswith((".csv", ".csv.gz")):
-        import io
-
-        import pandas as pd
-
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
-        yield from df.to_dict(orient="records")
-        return
-    if name.endswith(".jsonl"):
-        for i, line in enumerate(text.splitlines()):
-            if not line.strip():
-                rep.skip("empty_row", f"line {i + 1}")
-                continue
-            try:
-                yield json.loads(line)
-            except ValueError:
-                rep.skip("bad_row", f"line {i + 1}: not JSON")
-        return
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise DataError(f"{path}: not valid JSON ({e})") from e
-    if isinstance(obj, dict) and isinstance(obj.get("data"), list):
-        obj = obj["data"]
-    if isinstance(obj, dict):
-        for key, val in obj.items():
-            if isinstance(val, dict):
-                yield {"__key__": key, **val}
-            else:
-                rep.skip("bad_row", f"key {key}")
-    elif isinstance(obj, list):
-        for i, val in enumerate(obj):
-            if isinstance(val, dict):
-                yield val
-            else:
-                rep.skip("bad_row", f"item {i}")
-    else:
-        raise DataError(f"{path}: expected a JSON list or object of studies, got {type(obj).__name__}")
+    """Rows of the metadata file via :func:`~sdrlib.data._common.read_table` (DataError naming it)."""
+    yield from read_table(path, rep).to_dict(orient="records")
 
 
 def _get(row: dict[str, Any], keys: Sequence[str]) -> Any:
     low = {str(k).lower(): v for k, v in row.items()}
     for k in keys:
-        if k in low:
-            return low[k]
+        v = low.get(k)
+        if v is not None and not (isinstance(v, float) and v != v):  # NaN: key absent from this row
+            return v
     return None
 
 
@@ -151,18 +115,17 @@ def _paths(value: Any) -> list[str]:
     return [s]
 
 
-def _resolve(p: str, root: Path, meta_dir: Path) -> Path | None:
-    cand = Path(p)
-    if cand.is_absolute():
-        return cand if cand.is_file() else None
+def _resolve(p: str, root: Path, meta_dir: Path) -> tuple[Path | None, str]:
+    """``(file, "")``, ``(None, "missing")`` or ``(None, "unsafe_path")``; confined to ``root``.
+
+    Tried against ``root`` and the metadata folder, as given and with leading ``../``
+    removed; absolute paths and paths resolving outside ``root`` are never opened
+    (policy: :mod:`sdrlib.data._common`).
+    """
     stripped = p
     while stripped.startswith("../"):
         stripped = stripped[3:]
-    for base, rel in ((root, p), (meta_dir, p), (root, stripped), (meta_dir, stripped)):
-        q = (base / rel)
-        if q.is_file():
-            return q.resolve()
-    return None
+    return resolve_data_path(list(dict.fromkeys((p, stripped))), [root, meta_dir], root)
 
 
 def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = ("findings", "impression")
@@ -219,8 +182,10 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
             continue
         found = []
         for p in st["images"]:
-            q = _resolve(p, root, path.parent)
-            if q is None:
+            q, why = _resolve(p, root, path.parent)
+            if why == "unsafe_path":
+                rep.skip("unsafe_path", f"{sid}: {p}")
+            elif q is None:
                 rep.note("missing_image", p)
             else:
                 found.append(str(q))

@@ -12,15 +12,31 @@ Example::
 
 from __future__ import annotations
 
+import re
 import textwrap
-from typing import Mapping, Sequence
+from collections import Counter
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import STRATA, Record, stratum
 
 __all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
-           "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples"]
+           "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples",
+           "language_stats", "language_table", "IU_XRAY_LANGUAGE", "LANGUAGE_TARGETS"]
+
+# Report-language statistics of 2,000 IU-Xray reports with both sections, measured with the same
+# definitions as ``language_stats`` (issue 11); the targets are those the synthetic corpus must meet
+# at 2,000 training studies.
+IU_XRAY_LANGUAGE: dict[str, float] = {
+    "unique_sentence_ratio": 0.39, "distinct_words": 1321, "words_per_sentence": 6.8,
+    "findings_sentences": 4.6, "impression_sentences": 1.4, "top_findings_set_pct": 1.4,
+}
+LANGUAGE_TARGETS: dict[str, str] = {
+    "unique_sentence_ratio": ">= 0.30", "distinct_words": ">= 1000", "words_per_sentence": "6-8",
+    "findings_sentences": "4-5", "impression_sentences": "1-2", "top_findings_set_pct": "<= 3",
+}
+_WORD_RE = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
 
 def sentence_counts(records: Sequence[Record]):
@@ -35,6 +51,60 @@ def sentence_counts(records: Sequence[Record]):
     return pd.DataFrame({"study_id": [r.study_id for r in records],
                          "findings": [len(split_sentences(r.findings)) for r in records],
                          "impression": [len(split_sentences(r.impression)) for r in records]})
+
+
+def language_stats(records: Sequence[Any]) -> dict[str, float]:
+    """Report-language statistics of a corpus (anything with ``findings`` / ``impression`` strings).
+
+    Sentences come from ``sdrlib.reports.split_sentences``; words are lower-cased alphabetic tokens
+    (hyphenated compounds such as "right-sided" count as one word, numbers are not words, so
+    measurements do not inflate the vocabulary).
+
+    Returns
+    -------
+    dict with
+        ``unique_sentence_ratio`` distinct / all sentences of both sections (1.0: nothing repeats),
+        ``distinct_words`` vocabulary size, ``words_per_sentence`` mean words per sentence,
+        ``findings_sentences`` / ``impression_sentences`` mean sentences per report, and
+        ``top_findings_set_pct`` the percent of reports sharing the most common Findings section
+        read as a set of sentences (order ignored). Empty input gives zeros.
+    """
+    from ..reports import split_sentences
+
+    recs = list(records)
+    sents: list[str] = []
+    n_f = n_i = 0
+    sets: Counter = Counter()
+    for r in recs:
+        f, i = split_sentences(r.findings or ""), split_sentences(r.impression or "")
+        n_f, n_i = n_f + len(f), n_i + len(i)
+        sets[frozenset(f)] += 1
+        sents.extend(f)
+        sents.extend(i)
+    words = [_WORD_RE.findall(s.lower()) for s in sents]
+    n = max(len(recs), 1)
+    return {
+        "unique_sentence_ratio": len(set(sents)) / max(len(sents), 1),
+        "distinct_words": float(len({w for ws in words for w in ws})),
+        "words_per_sentence": sum(map(len, words)) / max(len(sents), 1),
+        "findings_sentences": n_f / n,
+        "impression_sentences": n_i / n,
+        "top_findings_set_pct": 100.0 * max(sets.values(), default=0) / n,
+    }
+
+
+def language_table(records: Sequence[Any]):
+    """``language_stats`` beside the IU-Xray reference and the target, for notebook 00.
+
+    Returns a DataFrame with columns ``statistic``, ``this corpus``, ``IU-Xray reference``,
+    ``target`` (one row per statistic of ``language_stats``, in its order).
+    """
+    import pandas as pd
+
+    st = language_stats(records)
+    return pd.DataFrame({"statistic": list(st), "this corpus": [round(v, 3) for v in st.values()],
+                         "IU-Xray reference": [IU_XRAY_LANGUAGE[k] for k in st],
+                         "target": [LANGUAGE_TARGETS[k] for k in st]})
 
 
 def summary_table(splits: Mapping[str, Sequence[Record]]):

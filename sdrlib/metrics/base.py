@@ -26,7 +26,17 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["MetricResult", "mean_result", "stats_result", "mean_reducer"]
+from sdrlib.errors import SDRError
+
+__all__ = ["MetricResult", "mean_result", "stats_result", "mean_reducer", "EvaluationInputError"]
+
+
+class EvaluationInputError(SDRError, ValueError):
+    """Predictions / references / labels that cannot be scored; the message names the input.
+
+    Defined here (and re-exported by :mod:`sdrlib.metrics.suite`) so that the clinical
+    label checks and the suite raise the same class.
+    """
 
 Reducer = Callable[[np.ndarray], np.ndarray]
 

@@ -36,14 +36,14 @@ Example::
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .base import MetricResult, mean_result, stats_result
+from .base import EvaluationInputError, MetricResult, mean_result, stats_result
 
 __all__ = ["FIVE", "label_matrix", "f1_counts", "per_sample_f1", "strata_from_labels",
-           "clinical_results", "STRATA", "get_labeler"]
+           "clinical_results", "STRATA", "get_labeler", "normalise_labels"]
 
 FIVE = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Effusion")
 STRATA = ("no_finding", "single", "multi")
@@ -59,27 +59,131 @@ def _pathologies() -> list[str]:
     return [o for o in _chexpert_14() if o not in ("No Finding", "Support Devices")]
 
 
+def _label_value(v: Any, where: str, key: str) -> int | None:
+    """One CheXpert value as 1 / 0 / -1, or None for "not mentioned" (None, NaN, blank)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):  # True == 1 in Python; refuse rather than guess
+        raise EvaluationInputError(f"{where}: {key!r} has value {v!r}; expected 1, 0, -1 or blank/NaN")
+    if isinstance(v, str):  # CSV spellings: "1", "1.0", "-1.0", "" ...
+        text = v.strip()
+        if text.lower() in ("", "nan"):
+            return None
+        try:
+            f = float(text)
+        except ValueError:
+            raise EvaluationInputError(f"{where}: {key!r} has value {v!r}; expected 1, 0, -1 or "
+                                       "blank/NaN") from None
+    elif isinstance(v, (int, float, np.integer, np.floating)):
+        f = float(v)
+    else:
+        raise EvaluationInputError(f"{where}: {key!r} has value {v!r} ({type(v).__name__}); "
+                                   "expected 1, 0, -1 or blank/NaN")
+    if f != f:  # NaN: a blank cell of a CheXpert CSV
+        return None
+    if f in (1.0, 0.0, -1.0):
+        return int(f)
+    raise EvaluationInputError(f"{where}: {key!r} has value {v!r}; expected 1, 0, -1 or blank/NaN")
+
+
+def _unknown_key(key: Any, where: str, obs: Sequence[str]) -> EvaluationInputError:
+    import difflib
+
+    close = difflib.get_close_matches(str(key), list(obs), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return EvaluationInputError(f"{where}: unknown observation {key!r}{hint}; observation names are "
+                                f"exactly {list(obs)}")
+
+
+def normalise_labels(labels: Any, *, observations: Sequence[str] | None = None,
+                     name: str = "labels") -> list[dict[str, int]]:
+    """Check and normalise CheXpert labels: one ``{observation: 1 | 0 | -1}`` dict per sample.
+
+    The single entry point for label input (:func:`label_matrix`,
+    :func:`strata_from_labels`, ``score_reports(reference_labels=...)``).
+
+    Parameters
+    ----------
+    labels : sequence of mappings (or pandas Series rows), or a pandas DataFrame
+        One item / row per sample. Keys / columns must be observation names
+        (default: the 14 CheXpert observations, spelt exactly). Values: 1, 0,
+        -1 as int, float or string (``"1.0"``); ``None``, NaN and ``""`` mean
+        "not mentioned" and are dropped.
+    observations : allowed names (default CheXpert-14).
+    name : how the error messages call ``labels``.
+
+    Returns
+    -------
+    list of dict, ``len == n_samples``; values are Python ints in {1, 0, -1}.
+
+    Raises
+    ------
+    EvaluationInputError
+        naming the sample index and key for: an unknown (e.g. misspelt) observation,
+        listing every valid name; a value outside {1, 0, -1, blank/NaN} (booleans too);
+        an item that is not a mapping (``None`` included: pass ``{}`` for
+        "nothing mentioned"); a single mapping or string instead of one per sample.
+
+    Example: ``normalise_labels([{"Edema": 1.0, "Pneumonia": ""}])`` -> ``[{"Edema": 1}]``.
+    """
+    obs = list(observations) if observations is not None else _chexpert_14()
+    allowed = set(obs)
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None
+    if pd is not None and isinstance(labels, pd.DataFrame):
+        bad = [c for c in labels.columns if c not in allowed]
+        if bad:
+            raise _unknown_key(bad[0], f"{name} (DataFrame column)", obs)
+        items: list[Any] = [dict(zip(labels.columns, row)) for row in labels.itertuples(index=False, name=None)]
+    elif isinstance(labels, (str, bytes, Mapping)) or labels is None:
+        raise EvaluationInputError(f"{name} must hold one label mapping per sample (a list of dicts or a "
+                                   f"DataFrame), got {type(labels).__name__}")
+    else:
+        try:
+            items = list(labels)
+        except TypeError:
+            raise EvaluationInputError(f"{name} must be a list of label dicts or a DataFrame, "
+                                       f"got {type(labels).__name__}") from None
+    out: list[dict[str, int]] = []
+    for i, d in enumerate(items):
+        where = f"{name}[{i}]"
+        if d is None:
+            raise EvaluationInputError(f"{where} is None; pass {{}} for 'nothing mentioned'")
+        if pd is not None and isinstance(d, pd.Series):
+            d = d.to_dict()
+        if not isinstance(d, Mapping):
+            raise EvaluationInputError(f"{where} is {type(d).__name__}; expected a mapping "
+                                       "observation -> 1 / 0 / -1")
+        clean: dict[str, int] = {}
+        for k, v in d.items():
+            if k not in allowed:
+                raise _unknown_key(k, where, obs)
+            val = _label_value(v, where, k)
+            if val is not None:
+                clean[k] = val
+        out.append(clean)
+    return out
+
+
 def label_matrix(labels: Sequence[Mapping[str, int]], observations: Sequence[str] | None = None,
                  *, uncertain: str = "positive") -> np.ndarray:
     """Binary positives ``(n, L)`` from label dicts (values 1 / 0 / -1; absent = not mentioned).
 
-    Raises ValueError naming the sample on unknown observations or values.
+    Input is checked by :func:`normalise_labels`: EvaluationInputError (a ValueError)
+    naming the sample on unknown observations or values.
     Example: ``label_matrix([{"Edema": -1}], ["Edema"])`` -> ``[[1]]``.
     """
     obs = list(observations) if observations is not None else _chexpert_14()
     if uncertain not in ("positive", "negative"):
-        raise ValueError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
+        raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
     pos = {1, -1} if uncertain == "positive" else {1}
     index = {o: j for j, o in enumerate(obs)}
-    out = np.zeros((len(labels), len(obs)), dtype=np.int8)
-    for i, d in enumerate(labels):
-        if d is None:
-            raise ValueError(f"labels[{i}] is None; pass {{}} for 'nothing mentioned'")
+    clean = normalise_labels(labels, observations=obs)
+    out = np.zeros((len(clean), len(obs)), dtype=np.int8)
+    for i, d in enumerate(clean):
         for k, v in d.items():
-            if k not in index:
-                raise ValueError(f"labels[{i}]: unknown observation {k!r}; expected one of {obs}")
-            if v not in (1, 0, -1):
-                raise ValueError(f"labels[{i}]: {k!r} has value {v!r}; expected 1, 0 or -1")
             out[i, index[k]] = 1 if v in pos else 0
     return out
 
@@ -116,7 +220,7 @@ def f1_counts(P: np.ndarray, R: np.ndarray, observations: Sequence[str] | None =
     """
     obs = list(observations) if observations is not None else _chexpert_14()
     if P.shape != R.shape or P.shape[1] != len(obs):
-        raise ValueError(f"label matrices must both be (n, {len(obs)}); got {P.shape} and {R.shape}")
+        raise EvaluationInputError(f"label matrices must both be (n, {len(obs)}); got {P.shape} and {R.shape}")
     L = len(obs)
     summed = _counts(P, R).sum(axis=0, keepdims=True)
     out = {}
@@ -140,8 +244,9 @@ def strata_from_labels(reference_labels: Sequence[Mapping[str, int]], *,
                        uncertain: str = "positive") -> np.ndarray:
     """``no_finding`` / ``single`` / ``multi`` per sample from reference labels (module docstring)."""
     patho = _pathologies()
-    M = label_matrix([{k: v for k, v in d.items() if k in patho} for d in reference_labels],
-                     patho, uncertain=uncertain)
+    # check against all 14 names first, so a misspelt key is an error, not silently "not positive"
+    clean = normalise_labels(reference_labels, name="reference_labels")
+    M = label_matrix([{k: v for k, v in d.items() if k in patho} for d in clean], patho, uncertain=uncertain)
     k = M.sum(axis=1)
     return np.where(k == 0, "no_finding", np.where(k == 1, "single", "multi")).astype(object)
 
@@ -160,7 +265,7 @@ def clinical_results(pred_labels: Sequence[Mapping[str, int]], ref_labels: Seque
     obs = _chexpert_14()
     n = len(pred_labels)
     if len(ref_labels) != n:
-        raise ValueError(f"{n} generated label dicts but {len(ref_labels)} reference label dicts")
+        raise EvaluationInputError(f"{n} generated label dicts but {len(ref_labels)} reference label dicts")
     P = label_matrix(pred_labels, obs, uncertain=uncertain)
     R = label_matrix(ref_labels, obs, uncertain=uncertain)
     ok = np.ones(n, bool) if defined is None else np.asarray(defined, bool)
@@ -207,7 +312,7 @@ def get_labeler(backend: str = "auto") -> tuple[str, Callable[[Sequence[str]], l
     from .backends import BackendUnavailable, chexbert_available, package_version, why_unavailable
 
     if backend not in ("auto", "chexbert", "labeler"):
-        raise ValueError(f"clinical backend must be auto, chexbert or labeler; got {backend!r}")
+        raise EvaluationInputError(f"clinical backend must be auto, chexbert or labeler; got {backend!r}")
     if backend in ("auto", "chexbert") and chexbert_available():
         return "chexbert", _chexbert_labeler(), f"f1chexbert=={package_version('f1chexbert')}"
     if backend == "chexbert":

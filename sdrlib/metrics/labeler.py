@@ -124,15 +124,15 @@ _MENTIONS: dict[str, list[str]] = {
     ],
     "Pleural Other": [
         r"pleural thickening", r"pleural scar(?:ring)?", r"pleural plaques?", r"fibrothorax",
-        r"pleural calcifications?", r"apical (?:pleural )?cap", r"pleural[- ]based (?:thickening|density)",
-        r"thickening of the (?:\w+ )?pleura",
+        r"pleural calcifications?", r"apical (?:pleural )?caps?", r"pleural[- ]based (?:thickening|density)",
+        r"thickening of the (?:\w+ ){0,2}pleura",
     ],
     "Fracture": [r"fractures?", r"fractured", r"\bfx\b"],
     "Support Devices": [
         r"(?:endotracheal|enteric|nasogastric|orogastric|feeding|chest|tracheostomy|et|ng|og|dobhoff|"
         r"gastric|nasoenteric|thoracostomy) tubes?",
         r"tracheostomy", r"catheters?", r"\bpicc\b", r"(?:central|central venous|venous|arterial|"
-        r"midline|swan[- ]ganz|ij|subclavian) (?:line|lines)",
+        r"midline|swan[- ]ganz|ij|subclavian|internal jugular|jugular|femoral|dialysis) (?:line|lines)",
         r"pacemaker", r"pacer", r"(?:pacemaker|pacer|icd|pacing|cardiac) leads?", r"defibrillator",
         r"\bicd\b", r"sternotomy wires?", r"median sternotomy", r"sternotomy", r"stents?",
         r"surgical clips?", r"port-?a-?cath", r"(?:chest|mediport|power) port", r"prosthe\w+",
@@ -153,6 +153,10 @@ _DIRECT_NEG: dict[str, list[str]] = {
 _NOT_MENTIONS: list[str] = [
     r"pericardial effusion", r"osseous lesions?", r"bony lesions?", r"skin lesions?", r"soft tissue mass", r"breast mass",
     r"mass effect", r"nodular (?:contour|contours)",
+    # clips from abdominal surgery (cholecystectomy) are not a thoracic support device
+    r"cholecystectomy clips?",
+    r"(?:surgical |postsurgical )?clips? (?:(?:are |is )?(?:seen |noted )?(?:in|within|over|overlying)|projects? over|"
+    r"projecting over) the (?:right |left )?upper (?:quadrant|abdomen)",
 ]
 
 # Attribute anchors: count only with a qualifier in the same clause.
@@ -165,6 +169,7 @@ _ANCHORS: dict[str, list[str]] = {
         r"cardiomediastinal (?:silhouette|contours?|size|width)", r"cardiomediastinum",
         r"mediastinal (?:silhouette|contours?|width|configuration)", r"mediastinum",
         r"hilar and mediastinal contours?", r"mediastinal and hilar contours?",
+        r"cardiomediastinal and hilar contours?", r"hilar and cardiomediastinal contours?",
     ],
 }
 _Q_POS = r"enlarged|enlargement|widened|widening|prominent|increased in size|large|cardiomegaly"
@@ -202,6 +207,7 @@ _UNC_POST = [
     r"can not be ruled out", r"not (?:be )?ruled out", r"(?:is|are) (?:possible|suspected|questioned|"
     r"likely|probable|not excluded)", r"versus", r"\bvs\b\.?", r"not entirely excluded",
     r"(?:is|are) difficult to exclude", r"(?:cannot|can not) be (?:entirely )?excluded",
+    r"(?:would|may|might) be difficult to exclude", r"of (?:uncertain|unclear|indeterminate) (?:significance|etiology)",
 ]
 _PSEUDO = [
     r"no (?:significant |substantial |appreciable |definite |interval )*change", r"not changed",

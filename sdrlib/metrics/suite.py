@@ -19,22 +19,39 @@ references : one per sample, a mapping / ``Sections`` / ``Record`` or a free-tex
 
 Bad input: defined scores or clear errors, always counted
 -----------------------------------------------------------
-===============================  =================================================
-case                             what happens (issue kind counted in the result)
-===============================  =================================================
-unequal list lengths, no samples ``EvaluationInputError`` naming both lengths
-non-text item (int, list ...)    ``EvaluationInputError`` naming the index
+================================  ================================================
+case                              what happens (issue kind counted in the result)
+================================  ================================================
+unequal list lengths, no samples  ``EvaluationInputError`` naming both lengths
+a lone str / bytes / dict passed  ``EvaluationInputError`` (it would otherwise be
+as predictions or references      iterated character by character)
+non-text item (int, list ...)     ``EvaluationInputError`` naming the index
+``bytes`` item or section         decoded as UTF-8; not UTF-8 -> ``EvaluationInputError``
+                                  naming the index (and section) and the byte offset
+``None`` / NaN reference          ``EvaluationInputError`` naming the index
 duplicate ``sample_ids``          ``EvaluationInputError``
-prediction not in the template   both sections scored as empty (``invalid_template``)
-empty / ``None`` prediction      scored as empty: 0 for every text metric, no
-                                 labels for clinical F1 (``empty_prediction``)
-mapping without a section        that section empty (``missing_prediction_section``)
-reference section missing/empty  sample undefined for that section: NaN, zero
-                                 weight in corpus values (``missing_reference_section``)
-non-ASCII characters             scored as given (``non_ascii_prediction`` /
-                                 ``non_ascii_reference``); rouge-score drops non-ASCII
-                                 letters, so such text scores low on ROUGE
-===============================  =================================================
+``metrics=[]``                    ``EvaluationInputError`` (``None`` = all groups);
+                                  a single str is one group; repeats are dropped
+unknown metric group              ``EvaluationInputError`` listing the known groups
+``reference_labels`` (or the      checked by :func:`~sdrlib.metrics.clinical.normalise_labels`:
+references' ``labels``) with an   ``EvaluationInputError`` naming the index and key,
+unknown / misspelt observation,   listing the 14 CheXpert names; values 1 / 0 / -1
+or a value outside 1 / 0 / -1     as int, float or ``"1.0"``; None / NaN / ``""``
+                                  mean not mentioned
+prediction not in the template    both sections scored as empty (``invalid_template``)
+empty / None / NaN prediction     scored as empty: 0 for every text metric, no
+                                  labels for clinical F1 (``empty_prediction``)
+mapping without a section (or     that section empty (``missing_prediction_section``)
+``None`` / NaN as its value)
+reference section missing/empty   sample undefined for that section: NaN, zero
+                                  weight in corpus values (``missing_reference_section``)
+non-ASCII characters              scored as given (``non_ascii_prediction`` /
+                                  ``non_ascii_reference``); rouge-score drops non-ASCII
+                                  letters, so such text scores low on ROUGE
+================================  ================================================
+
+All of these checks live in :func:`normalise_inputs`, which both entry points call first.
+Values: every text metric and clinical F1 lies in [0, 1] or is NaN (undefined sample).
 
 Issue counts are rows of the tidy table (``level == "issue"``), the
 ``issues`` table of :class:`ReportScores`, and ``df.attrs["issue_counts"]``.
@@ -57,8 +74,6 @@ Example::
 
 from __future__ import annotations
 
-from sdrlib.errors import SDRError
-
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -67,14 +82,14 @@ import pandas as pd
 
 from .backends import (BackendUnavailable, comet_checkpoint, package_version, radgraph_model_dir,
                        resolve_bertscore_backbone, why_unavailable)
-from .base import MetricResult, mean_result
-from .clinical import STRATA, clinical_results, get_labeler, strata_from_labels
+from .base import EvaluationInputError, MetricResult, mean_result
+from .clinical import STRATA, clinical_results, get_labeler, normalise_labels, strata_from_labels
 from .nlg import NLG_GROUPS, bertscore_f1, bertscore_result, nlg_results
 from .significance import bootstrap_weights, paired_bootstrap
 
 __all__ = ["evaluate_reports", "score_reports", "ReportScores", "compare_systems", "compare_frames",
            "write_results", "EvaluationInputError", "METRIC_GROUPS", "SECTION_NAMES", "ISSUE_KINDS",
-           "metric_kwargs"]
+           "metric_kwargs", "normalise_inputs", "NormalisedInputs"]
 
 SECTION_NAMES = ("findings", "impression", "report")
 ISSUE_KINDS = ("invalid_template", "empty_prediction", "missing_prediction_section",
@@ -84,17 +99,32 @@ _VERSIONED = ("evaluate", "sacrebleu", "rouge-score", "nltk", "bert-score", "tra
               "unbabel-comet", "f1chexbert", "radgraph")
 
 
-class EvaluationInputError(SDRError, ValueError):
-    """Predictions / references that cannot be scored; the message names the input."""
-
 
 # --------------------------------------------------------------------------- input normalisation
 def _is_text(x: Any) -> bool:
     return isinstance(x, str)
 
 
-def _get_section(obj: Any, key: str) -> tuple[str | None, bool]:
-    """(text or None, present) from a mapping or an object with section attributes."""
+def _is_missing(x: Any) -> bool:
+    """None, a float NaN (numpy's too) or pandas' NA: a missing value, not text."""
+    if x is None or x is pd.NA:
+        return True
+    return isinstance(x, float) and x != x
+
+
+def _decoded(x: Any, where: str) -> Any:
+    """``bytes`` / ``bytearray`` as UTF-8 text (a BOM is dropped); anything else unchanged."""
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(x).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise EvaluationInputError(f"{where} is bytes but not valid UTF-8 ({e.reason} at byte {e.start}); "
+                                       "decode it with its real encoding and pass str") from None
+    return x
+
+
+def _get_section(obj: Any, key: str) -> tuple[Any, bool]:
+    """(value, present) from a mapping or an object with section attributes."""
     if isinstance(obj, Mapping):
         if key not in obj:
             return None, False
@@ -108,12 +138,12 @@ def _sections_of(obj: Any, where: str, *, fmt: str, is_prediction: bool,
                  issues: list[tuple[int, str, str]], i: int) -> dict[str, str]:
     from sdrlib.reports import parse_template, split_report
 
-    if obj is None:
+    obj = _decoded(obj, where)
+    if _is_missing(obj):
         if not is_prediction:
-            raise EvaluationInputError(f"{where} is None")
+            raise EvaluationInputError(f"{where} is {'None' if obj is None else 'NaN/NA'}: every reference "
+                                       "needs text (drop the sample, or pass a mapping with an empty section)")
         return {"findings": "", "impression": ""}
-    if isinstance(obj, bytes):
-        obj = obj.decode("utf-8")
     if _is_text(obj):
         if is_prediction and fmt == "template":
             s = parse_template(obj)
@@ -127,7 +157,8 @@ def _sections_of(obj: Any, where: str, *, fmt: str, is_prediction: bool,
         out = {}
         for key in ("findings", "impression"):
             text, present = _get_section(obj, key)
-            if not present or text is None:
+            text = _decoded(text, f"{where}[{key!r}]")
+            if not present or _is_missing(text):
                 if is_prediction:
                     issues.append((i, key, "missing_prediction_section"))
                 text = ""
@@ -143,9 +174,30 @@ def _joined(d: Mapping[str, str]) -> str:
     return " ".join(t.strip() for t in (d["findings"], d["impression"]) if t.strip())
 
 
+def _as_list(x: Any, name: str) -> list[Any]:
+    """One item per sample; a lone str / bytes / mapping / DataFrame is refused, not iterated."""
+    if isinstance(x, (str, bytes, bytearray, Mapping, pd.DataFrame)) or x is None:
+        raise EvaluationInputError(f"{name} must be a sequence with one item per sample (list, tuple, "
+                                   f"Series), got a single {type(x).__name__}")
+    try:
+        return list(x)
+    except TypeError:
+        raise EvaluationInputError(f"{name} must be a sequence with one item per sample, "
+                                   f"got {type(x).__name__}") from None
+
+
+def _names(x: Any, name: str, known: Sequence[str]) -> tuple[str, ...]:
+    """A str or sequence of str -> distinct names in order (a single str is one name)."""
+    items = [x] if isinstance(x, str) else _as_list(x, name)
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise EvaluationInputError(f"{name} must be names from {tuple(known)}; got {bad[0]!r}")
+    return tuple(dict.fromkeys(items))
+
+
 def _sample_ids(references: Sequence[Any], sample_ids: Sequence[str] | None) -> list[str]:
     if sample_ids is not None:
-        ids = [str(s) for s in sample_ids]
+        ids = [str(s) for s in _as_list(sample_ids, "sample_ids")]
         if len(ids) != len(references):
             raise EvaluationInputError(f"{len(ids)} sample_ids but {len(references)} references")
     else:
@@ -157,6 +209,93 @@ def _sample_ids(references: Sequence[Any], sample_ids: Sequence[str] | None) -> 
         dup = pd.Series(ids).value_counts()
         raise EvaluationInputError(f"duplicate sample ids, e.g. {dup[dup > 1].index[0]!r}")
     return ids
+
+
+@dataclass
+class NormalisedInputs:
+    """What :func:`normalise_inputs` returns: checked, per-sample section texts and options.
+
+    ``predictions`` / ``references``: one ``{"findings", "impression", "report"}`` dict of
+    str per sample (``report`` = both joined); ``reference_labels``: checked label dicts or
+    None; ``issues``: ``(index, section, kind)`` found so far (``invalid_template``,
+    ``missing_prediction_section``).
+    """
+
+    predictions: list[dict[str, str]]
+    references: list[dict[str, str]]
+    sample_ids: list[str]
+    sections: tuple[str, ...]
+    groups: tuple[str, ...]
+    reference_labels: list[dict[str, int]] | None
+    labels_given: bool
+    issues: list[tuple[int, str, str]]
+
+
+def normalise_inputs(predictions: Any, references: Any, *, sections: Any = ("findings", "impression"),
+                     metrics: Any = None, sample_ids: Any = None, reference_labels: Any = None,
+                     prediction_format: str = "template") -> NormalisedInputs:
+    """Check every input of :func:`score_reports` / :func:`evaluate_reports` in one place.
+
+    The only function that reads the caller's predictions, references, labels, sample
+    ids, sections and metric names; the rules (table in the module docstring):
+
+    - containers: one item per sample (list, tuple, Series, array); a lone ``str`` /
+      ``bytes`` / mapping is refused (it would be iterated character by character);
+      lengths must match; zero samples is an error;
+    - items: ``str``, UTF-8 ``bytes`` (decoded; other bytes -> error naming the index),
+      mapping / Sections-like; ``None`` and NaN are a failed generation for predictions
+      (scored empty) and an error for references; anything else -> error naming the index;
+    - ``metrics``: ``None`` = all of :data:`METRIC_GROUPS`; a str is one group; an empty
+      list is an error; unknown names are listed with the known ones;
+    - ``reference_labels`` (or the references' own ``labels``): checked by
+      :func:`sdrlib.metrics.clinical.normalise_labels` (the 14 CheXpert names, values
+      1 / 0 / -1 / blank).
+
+    Raises EvaluationInputError (an :class:`~sdrlib.errors.SDRError` and ValueError).
+    """
+    preds_in = _as_list(predictions, "predictions")
+    refs_in = _as_list(references, "references")
+    n = len(preds_in)
+    if len(refs_in) != n:
+        raise EvaluationInputError(f"{n} predictions but {len(refs_in)} references: lengths must match")
+    if n == 0:
+        raise EvaluationInputError("no samples to score (empty predictions and references lists)")
+    secs = _names(sections, "sections", SECTION_NAMES)
+    bad = [s for s in secs if s not in SECTION_NAMES]
+    if bad or not secs:
+        raise EvaluationInputError(f"sections must be distinct names from {SECTION_NAMES}; got {secs}")
+    if metrics is None:
+        groups = tuple(METRIC_GROUPS)
+    else:
+        groups = _names(metrics, "metrics", METRIC_GROUPS)
+        if not groups:
+            raise EvaluationInputError(f"metrics=[] selects no metric; pass None for all groups or some of "
+                                       f"{METRIC_GROUPS}")
+        unknown = [g for g in groups if g not in METRIC_GROUPS]
+        if unknown:
+            raise EvaluationInputError(f"unknown metric groups {unknown}; known: {METRIC_GROUPS} (a group "
+                                       "yields several metrics, e.g. 'rouge' -> rouge1/rouge2/rougeL)")
+    if prediction_format not in ("template", "report"):
+        raise EvaluationInputError(f"prediction_format must be 'template' or 'report', got {prediction_format!r}")
+    labels_given = reference_labels is not None
+    labels = None
+    if labels_given:
+        labels = normalise_labels(reference_labels, name="reference_labels")
+        if len(labels) != n:
+            raise EvaluationInputError(f"{len(labels)} reference_labels for {n} samples")
+    else:  # Record-like references carry ground-truth labels: use them for strata
+        found = [r.get("labels") if isinstance(r, Mapping) else getattr(r, "labels", None) for r in refs_in]
+        if all(isinstance(x, Mapping) for x in found):
+            labels = normalise_labels(found, name="labels of references")
+    ids = _sample_ids(refs_in, sample_ids)
+    issues: list[tuple[int, str, str]] = []
+    preds = [_sections_of(p, f"predictions[{i}]", fmt=prediction_format, is_prediction=True,
+                          issues=issues, i=i) for i, p in enumerate(preds_in)]
+    refs = [_sections_of(r, f"references[{i}]", fmt="report", is_prediction=False, issues=issues, i=i)
+            for i, r in enumerate(refs_in)]
+    for d in preds + refs:
+        d["report"] = _joined(d)
+    return NormalisedInputs(preds, refs, ids, secs, groups, labels, labels_given, issues)
 
 
 # --------------------------------------------------------------------------- results
@@ -214,7 +353,9 @@ class ReportScores:
                   for g, why in sorted(self.unavailable.items())]
         frames.append(pd.DataFrame(irows, columns=["sample_id", "section", "metric", "value", "backend",
                                                    "level", "stratum", "n"]))
-        df = pd.concat([f for f in frames if len(f)], ignore_index=True)
+        frames = [f for f in frames if len(f)]
+        df = (pd.concat(frames, ignore_index=True) if frames else
+              pd.DataFrame(columns=["sample_id", "section", "metric", "value", "backend", "level", "stratum", "n"]))
         df.attrs.update(issue_counts=self.issue_counts(), unavailable=dict(self.unavailable),
                         versions=dict(self.versions))
         return df
@@ -311,37 +452,15 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
     """
     from .wordnet import load_wordnet
 
-    n = len(predictions)
-    if len(references) != n:
-        raise EvaluationInputError(f"{n} predictions but {len(references)} references: lengths must match")
-    if n == 0:
-        raise EvaluationInputError("no samples to score (empty predictions and references lists)")
-    sections = tuple(sections)
-    bad = [s for s in sections if s not in SECTION_NAMES]
-    if bad or not sections or len(set(sections)) != len(sections):
-        raise EvaluationInputError(f"sections must be distinct names from {SECTION_NAMES}; got {sections}")
-    groups = tuple(METRIC_GROUPS if metrics is None else metrics)
-    unknown = [g for g in groups if g not in METRIC_GROUPS]
-    if unknown:
-        raise EvaluationInputError(f"unknown metric groups {unknown}; known: {METRIC_GROUPS}")
-    if prediction_format not in ("template", "report"):
-        raise EvaluationInputError(f"prediction_format must be 'template' or 'report', got {prediction_format!r}")
-    if reference_labels is not None and len(reference_labels) != n:
-        raise EvaluationInputError(f"{len(reference_labels)} reference_labels for {n} samples")
-    if reference_labels is None:  # Record-like references carry ground-truth labels: use them for strata
-        found = [r.get("labels") if isinstance(r, Mapping) else getattr(r, "labels", None) for r in references]
-        if all(isinstance(x, Mapping) for x in found):
-            reference_labels = found
+    if uncertain not in ("positive", "negative"):
+        raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
+    inp = normalise_inputs(predictions, references, sections=sections, metrics=metrics,
+                           sample_ids=sample_ids, reference_labels=reference_labels,
+                           prediction_format=prediction_format)
+    n, sections, groups = len(inp.predictions), inp.sections, inp.groups
+    preds, refs, ids, issues = inp.predictions, inp.references, inp.sample_ids, inp.issues
+    reference_labels = inp.reference_labels
     strata_source = "reference_labels"
-    ids = _sample_ids(references, sample_ids)
-
-    issues: list[tuple[int, str, str]] = []
-    preds = [_sections_of(p, f"predictions[{i}]", fmt=prediction_format, is_prediction=True,
-                          issues=issues, i=i) for i, p in enumerate(predictions)]
-    refs = [_sections_of(r, f"references[{i}]", fmt="report", is_prediction=False, issues=issues, i=i)
-            for i, r in enumerate(references)]
-    for d in preds + refs:
-        d["report"] = _joined(d)
     text_p: dict[str, list[str]] = {s: [d[s].strip() for d in preds] for s in sections}
     text_r: dict[str, list[str]] = {s: [d[s].strip() for d in refs] for s in sections}
     defined: dict[str, np.ndarray] = {}

@@ -1,0 +1,583 @@
+"""Bad input to the metrics suite and the data loaders (issue 12, class 5).
+
+Metrics: one normalisation path (``normalise_inputs`` / ``normalise_labels``) gives a
+defined score or an EvaluationInputError naming the input, for bytes, None / NaN,
+non-text items, empty metric lists and misspelt or out-of-range CheXpert labels.
+Loaders: every table goes through ``read_table`` (damaged files -> DataError naming
+the file), paths taken from data files stay inside the data root, and the SynthCXR
+manifest covers every image. Fixture files are written here, in tmp_path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from sdrlib.data import DataError
+from sdrlib.data._common import read_table, resolve_data_path
+from sdrlib.data.iuxray import load_iuxray
+from sdrlib.data.mimic import load_mimic
+from sdrlib.data.rexgradient import load_rexgradient
+from sdrlib.errors import SDRError
+from sdrlib.metrics import EvaluationInputError, evaluate_reports, score_reports
+from sdrlib.metrics.clinical import clinical_results, label_matrix, normalise_labels, strata_from_labels
+from sdrlib.reports import build_template
+
+CHEAP = ["bleu", "rouge", "chrf"]  # offline, fast, no model weights
+REF = {"findings": "The heart is enlarged. Small left pleural effusion.", "impression": "Cardiomegaly."}
+PRED = build_template("The heart is enlarged. Small left pleural effusion.", "Cardiomegaly.")
+CHEXPERT_14 = ['No Finding', 'Enlarged Cardiomediastinum', 'Cardiomegaly', 'Lung Opacity', 'Lung Lesion',
+               'Edema', 'Consolidation', 'Pneumonia', 'Atelectasis', 'Pneumothorax', 'Pleural Effusion',
+               'Pleural Other', 'Fracture', 'Support Devices']
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("network access refused in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+
+def _rouge1(df: pd.DataFrame, sample: str, section: str = "findings") -> float:
+    row = df[(df.level == "sample") & (df.metric == "rouge1") & (df.section == section) & (df.sample_id == sample)]
+    return float(row["value"].iloc[0])
+
+
+# --------------------------------------------------------------------------- metrics: texts
+def test_utf8_bytes_are_scored_like_str():
+    df_s = evaluate_reports([PRED, PRED], [REF, REF], metrics=["rouge"])
+    df_b = evaluate_reports([PRED.encode(), PRED], [REF, {k: v.encode() for k, v in REF.items()}], metrics=["rouge"])
+    pd.testing.assert_frame_equal(df_s, df_b)
+    bom = b"\xef\xbb\xbf" + PRED.encode()
+    assert _rouge1(evaluate_reports([bom], [REF], metrics=["rouge"]), "0") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("preds, refs, where", [
+    ([PRED, b"\xff\xfe bad"], [REF, REF], r"predictions\[1\] is bytes but not valid UTF-8"),
+    ([PRED], [b"caf\xe9 latin-1"], r"references\[0\] is bytes but not valid UTF-8"),
+    ([{"findings": b"\x80", "impression": "x"}], [REF], r"predictions\[0\]\['findings'\] is bytes"),
+    ([PRED, PRED], [REF, {"findings": "ok", "impression": bytearray(b"\xc3")}],
+     r"references\[1\]\['impression'\] is bytes"),
+])
+def test_undecodable_bytes_name_the_index(preds, refs, where):
+    with pytest.raises(EvaluationInputError, match=where):
+        evaluate_reports(preds, refs, metrics=["rouge"])
+
+
+@pytest.mark.parametrize("refs, where", [
+    ([REF, None], r"references\[1\] is None"),
+    ([float("nan"), REF], r"references\[0\] is NaN"),
+    ([REF, np.float64("nan")], r"references\[1\] is NaN"),
+    ([pd.NA, REF], r"references\[0\] is NaN/NA"),
+    ([REF, 3], r"references\[1\] is int"),
+    ([REF, ["findings"]], r"references\[1\] is list"),
+])
+def test_missing_or_non_text_references_are_named(refs, where):
+    with pytest.raises(EvaluationInputError, match=where):
+        score_reports([PRED, PRED], refs, metrics=["rouge"])
+
+
+def test_missing_predictions_are_failed_generations():
+    preds = [PRED, None, float("nan"), pd.NA, {"findings": float("nan"), "impression": None}]
+    df = evaluate_reports(preds, [REF] * 5, metrics=["rouge"])
+    assert _rouge1(df, "0") == pytest.approx(1.0)
+    assert [_rouge1(df, str(i)) for i in range(1, 5)] == [0.0] * 4
+    counts = df.attrs["issue_counts"]
+    assert counts["empty_prediction"] == 8 and counts["missing_prediction_section"] == 2
+
+
+@pytest.mark.parametrize("preds, refs, match", [
+    (PRED, REF, "predictions must be a sequence"),            # a lone str would be scored per character
+    ([PRED], "a report", "references must be a sequence"),
+    (PRED.encode(), [REF], "predictions must be a sequence"),
+    ({"findings": "x", "impression": "y"}, [REF], "predictions must be a sequence"),
+    (None, [REF], "predictions must be a sequence"),
+    (5, [REF], "predictions must be a sequence"),
+    ([PRED, PRED], [REF], "2 predictions but 1 references"),
+    ([], [], "no samples"),
+    ((), pd.Series([], dtype=object), "no samples"),
+])
+def test_containers_and_lengths(preds, refs, match):
+    with pytest.raises(EvaluationInputError, match=match):
+        evaluate_reports(preds, refs, metrics=["rouge"])
+
+
+def test_series_and_tuples_are_accepted():
+    df = evaluate_reports(pd.Series([PRED, None], index=[10, 20]), (REF, REF), metrics=["rouge"])
+    assert _rouge1(df, "0") == pytest.approx(1.0) and _rouge1(df, "1") == 0.0
+
+
+# --------------------------------------------------------------------------- metrics: metric names
+def test_metric_selection_errors_and_forms():
+    with pytest.raises(EvaluationInputError, match=r"metrics=\[\] selects no metric"):
+        evaluate_reports([PRED], [REF], metrics=[])
+    with pytest.raises(EvaluationInputError, match=r"metrics=\[\]"):
+        evaluate_reports([PRED], [REF], metrics=())
+    with pytest.raises(EvaluationInputError, match=r"unknown metric groups \['rouge1', 'bleurt'\]; known: "
+                                                   r"\('bleu', 'rouge'"):
+        evaluate_reports([PRED], [REF], metrics=["rouge1", "bleurt"])
+    with pytest.raises(EvaluationInputError, match="metrics must be names"):
+        evaluate_reports([PRED], [REF], metrics=["rouge", None])
+    one = evaluate_reports([PRED], [REF], metrics="rouge")           # a str is one group, not letters
+    listed = evaluate_reports([PRED], [REF], metrics=["rouge", "rouge"])  # repeats dropped
+    pd.testing.assert_frame_equal(one, listed)
+    assert set(one[one.level == "corpus"].metric) == {"rouge1", "rouge2", "rougeL"}
+    assert set(evaluate_reports([PRED], [REF], metrics=["rouge"], sections="report").section) <= {"report", "all"}
+
+
+# --------------------------------------------------------------------------- metrics: labels
+@pytest.mark.parametrize("key, hint", [
+    ("Pleural Efusion", "did you mean 'Pleural Effusion'"),
+    ("edema", "did you mean 'Edema'"),
+    ("Cardiomegally", "did you mean 'Cardiomegaly'"),
+    ("study_id", ""),
+])
+def test_misspelt_observation_is_an_error_listing_all_names(key, hint):
+    with pytest.raises(EvaluationInputError) as err:
+        score_reports([PRED, PRED], [REF, REF], metrics=["rouge"], reference_labels=[{"Edema": 1}, {key: 1}])
+    msg = str(err.value)
+    assert "reference_labels[1]" in msg and repr(key) in msg and hint in msg
+    assert all(o in msg for o in CHEXPERT_14)
+    # the same key on Record-like references' own labels
+    refs = [{**REF, "labels": {"Edema": 1}}, {**REF, "labels": {key: 0}}]
+    with pytest.raises(EvaluationInputError, match=r"labels of references\[1\]"):
+        score_reports([PRED, PRED], refs, metrics=["rouge"])
+    # and in a DataFrame column
+    with pytest.raises(EvaluationInputError, match="DataFrame column"):
+        score_reports([PRED], [REF], metrics=["rouge"], reference_labels=pd.DataFrame({key: [1.0]}))
+
+
+@pytest.mark.parametrize("value", [2, -2, 0.5, float("inf"), "yes", "positive", True, [1], {"v": 1}])
+def test_label_values_outside_the_chexpert_set_are_errors(value):
+    with pytest.raises(EvaluationInputError, match=r"reference_labels\[0\]: 'Edema' has value"):
+        score_reports([PRED], [REF], metrics=["rouge"], reference_labels=[{"Edema": value}])
+
+
+def test_label_forms_that_are_accepted():
+    labels = [{"Edema": 1.0, "Pneumonia": "-1.0", "Fracture": float("nan")},  # multi
+              {"Edema": "", "Atelectasis": None, "No Finding": "1"},          # no_finding
+              {"Cardiomegaly": np.int64(-1), "Pleural Effusion": np.float32(0)}]  # single
+    s = score_reports([PRED] * 3, [REF] * 3, metrics=["rouge"], reference_labels=labels)
+    assert s.strata.tolist() == ["multi", "no_finding", "single"]
+    frame = pd.DataFrame(labels)
+    s2 = score_reports([PRED] * 3, [REF] * 3, metrics=["rouge"], reference_labels=frame)
+    assert s2.strata.tolist() == ["multi", "no_finding", "single"]
+    assert normalise_labels(frame) == [{"Edema": 1, "Pneumonia": -1}, {"No Finding": 1},
+                                       {"Cardiomegaly": -1, "Pleural Effusion": 0}]
+
+
+@pytest.mark.parametrize("labels, match", [
+    ({"Edema": 1}, "one label mapping per sample"),
+    ("Edema", "one label mapping per sample"),
+    ([None], r"\[0\] is None"),
+    ([{"Edema": 1}, "Edema"], r"\[1\] is str"),
+    ([{"Edema": 1}], "1 reference_labels for 2 samples"),
+])
+def test_label_containers(labels, match):
+    with pytest.raises(EvaluationInputError, match=match):
+        score_reports([PRED, PRED], [REF, REF], metrics=["rouge"], reference_labels=labels)
+
+
+def test_clinical_functions_share_the_label_checks():
+    with pytest.raises(EvaluationInputError, match="Pleural Efusion"):
+        strata_from_labels([{"Pleural Efusion": 1}])   # used to be dropped silently
+    with pytest.raises(EvaluationInputError, match="has value 3"):
+        label_matrix([{"Edema": 3}])
+    with pytest.raises(EvaluationInputError, match="unknown observation 'Edemaa'"):
+        clinical_results([{}], [{"Edemaa": 1}], "labeler")
+    with pytest.raises(EvaluationInputError, match="uncertain"):
+        score_reports([PRED], [REF], metrics=["rouge"], uncertain="maybe")
+
+
+# --------------------------------------------------------------------------- metrics: properties
+_text = st.one_of(st.none(), st.text(max_size=40), st.text(max_size=40).map(str.encode), st.binary(max_size=12),
+                  st.just(float("nan")), st.integers(), st.sampled_from([PRED, "FINDINGS: x IMPRESSION: y"]))
+_item = st.one_of(_text, st.fixed_dictionaries({}, optional={"findings": _text, "impression": _text}),
+                  st.fixed_dictionaries({"findings": st.text(max_size=40), "impression": st.text(max_size=40)}))
+
+
+_pairs = st.integers(0, 4).flatmap(lambda n: st.tuples(st.lists(_item, min_size=n, max_size=n),
+                                                        st.lists(_item, min_size=n, max_size=n)))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pair=_pairs, fmt=st.sampled_from(["template", "report"]))
+def test_property_evaluate_reports_values_in_range_or_sdr_error(pair, fmt):
+    preds, refs = pair
+    try:
+        df = evaluate_reports(preds, refs, metrics=CHEAP, prediction_format=fmt, reference_labels=[{}] * len(refs))
+    except SDRError:
+        event("refused with an SDRError")
+        return
+    event("scored")
+    vals = df.loc[df.level.isin(["sample", "corpus"]), "value"].to_numpy(np.float64)
+    assert len(vals) > 0
+    finite = vals[np.isfinite(vals)]
+    assert np.all(np.isnan(vals) | np.isfinite(vals))
+    assert finite.min(initial=0.0) >= 0.0 and finite.max(initial=0.0) <= 1.0 + 1e-9
+    issues = df[df.level == "issue"]
+    assert (issues["value"].dropna() >= 0).all()
+
+
+_valid_pairs = st.integers(1, 4).flatmap(lambda n: st.tuples(
+    st.lists(st.one_of(st.none(), st.text(max_size=60), st.builds(build_template, st.just("x"), st.just("y"))),
+             min_size=n, max_size=n),
+    st.lists(st.fixed_dictionaries({"findings": st.text(max_size=60), "impression": st.text(max_size=60)}),
+             min_size=n, max_size=n)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pair=_valid_pairs, fmt=st.sampled_from(["template", "report"]))
+def test_property_arbitrary_text_is_always_scored_in_range(pair, fmt):
+    """Any unicode text (or None) in the accepted shapes is scored: never an error, values in [0, 1] or NaN."""
+    preds, refs = pair
+    df = evaluate_reports(preds, refs, metrics=CHEAP, prediction_format=fmt, reference_labels=[{}] * len(refs))
+    vals = df.loc[df.level.isin(["sample", "corpus"]), "value"].to_numpy(np.float64)
+    finite = vals[np.isfinite(vals)]
+    assert len(vals) > 0 and finite.min(initial=0.0) >= 0.0 and finite.max(initial=0.0) <= 1.0 + 1e-9
+    # NaN exactly where the reference section is empty (undefined sample)
+    s = df[(df.level == "sample") & (df.metric == "rouge1") & (df.section == "findings")]
+    undefined = [not r["findings"].strip() for r in refs]
+    assert s["value"].isna().tolist() == undefined
+
+
+_key = st.one_of(st.sampled_from(CHEXPERT_14), st.text(max_size=12))
+_val = st.one_of(st.sampled_from([1, 0, -1, 1.0, 0.0, -1.0, "1.0", "-1", "", None, float("nan")]),
+                 st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=4), st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(ref=st.lists(st.dictionaries(_key, _val, max_size=5), min_size=1, max_size=5),
+       pred=st.lists(st.dictionaries(st.sampled_from(CHEXPERT_14), st.sampled_from([1, 0, -1]), max_size=5),
+                     min_size=1, max_size=5),
+       uncertain=st.sampled_from(["positive", "negative"]))
+def test_property_clinical_labels_in_range_or_sdr_error(ref, pred, uncertain):
+    pred = (pred * len(ref))[:len(ref)]
+    try:
+        strata = strata_from_labels(ref, uncertain=uncertain)
+        results = clinical_results(pred, ref, "labeler", uncertain=uncertain)
+    except SDRError as e:
+        assert isinstance(e, ValueError)
+        event("refused with an SDRError")
+        return
+    event("scored")
+    assert set(strata) <= {"no_finding", "single", "multi"} and len(strata) == len(ref)
+    for r in results:
+        assert 0.0 <= r.corpus <= 1.0, r.name
+        if r.sample is not None:
+            assert np.all((r.sample >= 0) & (r.sample <= 1))
+
+
+# --------------------------------------------------------------------------- loaders: read_table
+def _csv_gz(path: Path, text: str) -> Path:
+    path.write_bytes(gzip.compress(text.encode()))
+    return path
+
+
+def _truncate(path: Path) -> Path:
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])
+    return path
+
+
+def _parquet(path: Path) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": ["a", "b"], "Findings": ["x", "y"]}), path)
+    return path
+
+
+def _damaged(kind: str, tmp: Path) -> Path:
+    big = "a,b\n" + "".join(f"{i},{'word ' * 20}{i}\n" for i in range(400))
+    if kind == "truncated_gzip":
+        return _truncate(_csv_gz(tmp / "t.csv.gz", big))
+    if kind == "not_gzip":
+        (tmp / "n.csv.gz").write_text(big)
+        return tmp / "n.csv.gz"
+    if kind == "corrupt_gzip":
+        raw = bytearray(gzip.compress(big.encode()))
+        raw[len(raw) // 2: len(raw) // 2 + 40] = b"\x00" * 40
+        (tmp / "c.csv.gz").write_bytes(bytes(raw))
+        return tmp / "c.csv.gz"
+    if kind == "unclosed_quote":
+        (tmp / "q.csv").write_text('a,b\n1,"never closed\n2,3\n')
+        return tmp / "q.csv"
+    if kind == "ragged_csv":
+        (tmp / "r.csv").write_text("a,b\n1,2\n3,4,5,6\n")
+        return tmp / "r.csv"
+    if kind == "empty_csv":
+        (tmp / "e.csv").write_text("")
+        return tmp / "e.csv"
+    if kind == "bad_json":
+        (tmp / "j.json").write_text('[{"id": "a", ')
+        return tmp / "j.json"
+    if kind == "scalar_json":
+        (tmp / "s.json").write_text("42")
+        return tmp / "s.json"
+    if kind == "truncated_parquet":
+        return _truncate(_parquet(tmp / "p.parquet"))
+    if kind == "folder":
+        (tmp / "d.csv").mkdir()
+        return tmp / "d.csv"
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["truncated_gzip", "not_gzip", "corrupt_gzip", "unclosed_quote", "ragged_csv",
+                                  "empty_csv", "bad_json", "scalar_json", "truncated_parquet", "folder"])
+def test_read_table_turns_every_read_failure_into_a_named_data_error(tmp_path, kind):
+    from sdrlib.data import LoadReport
+
+    path = _damaged(kind, tmp_path)
+    with pytest.raises(DataError) as err:
+        read_table(path, LoadReport("t", "train"))
+    assert str(path) in str(err.value)
+
+
+def test_read_table_reads_every_format(tmp_path):
+    from sdrlib.data import LoadReport
+
+    rep = LoadReport("t", "train")
+    rows = [{"id": "a", "Findings": "x"}, {"id": "b", "Findings": "y"}]
+    (tmp_path / "a.csv").write_text("id,Findings\na,x\nb,y\n")
+    _csv_gz(tmp_path / "b.csv.gz", "id,Findings\na,x\nb,y\n")
+    (tmp_path / "c.json").write_text(json.dumps(rows))
+    (tmp_path / "d.json").write_text(json.dumps({"a": {"Findings": "x"}, "b": {"Findings": "y"}}))
+    (tmp_path / "e.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n\n[1]\n{bad\n")
+    _parquet(tmp_path / "f.parquet")
+    for name in ("a.csv", "b.csv.gz", "c.json", "e.jsonl", "f.parquet"):
+        df = read_table(tmp_path / name, rep, ["id", "Findings"])
+        assert df[["id", "Findings"]].to_dict("records") == rows, name
+    keyed = read_table(tmp_path / "d.json", rep)
+    assert keyed["__key__"].tolist() == ["a", "b"]
+    assert rep.skipped == {"empty_row": 1, "bad_row": 2}
+    with pytest.raises(DataError, match=r"missing column\(s\) \['Impression'\]"):
+        read_table(tmp_path / "c.json", rep, ["Impression"])
+    with pytest.raises(DataError, match="unknown table format"):
+        read_table(tmp_path / "x.xlsx", rep)
+
+
+# --------------------------------------------------------------------------- loaders: damaged tables
+def _touch(p: Path) -> Path:
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(b"\xff\xd8\xff\xe0fakejpg")
+    return p
+
+
+def _mimic(root: Path, rows: list[str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    _csv_gz(root / "mimic-cxr-2.0.0-split.csv.gz", "\n".join(["dicom_id,study_id,subject_id,split", *rows]) + "\n")
+    return root
+
+
+def _mimic_study(root: Path, sub: str, st_id: str, dicoms=("d1",)) -> Path:
+    d = root / "files" / f"p{sub[:2]}" / f"p{sub}" / f"s{st_id}"
+    d.parent.mkdir(parents=True, exist_ok=True)
+    d.with_suffix(".txt").write_text("FINDINGS: Lungs are clear.\nIMPRESSION: Normal.\n")
+    for dc in dicoms:
+        _touch(d / f"{dc}.jpg")
+    return d
+
+
+def test_mimic_truncated_gzip_names_the_file(tmp_path):
+    rows = [f"d{i},{50000000 + i},{10000000 + i},train" for i in range(300)]
+    root = _mimic(tmp_path / "m", rows)
+    _truncate(root / "mimic-cxr-2.0.0-split.csv.gz")
+    with pytest.raises(DataError, match=r"mimic-cxr-2\.0\.0-split\.csv\.gz: cannot read this csv file \(EOFError"):
+        load_mimic(root, "train")
+    root2 = _mimic(tmp_path / "m2", rows[:2])
+    _truncate(_csv_gz(root2 / "mimic-cxr-2.0.0-chexpert.csv.gz", "subject_id,study_id,Edema\n" +
+                      "".join(f"{10000000 + i},{50000000 + i},1.0\n" for i in range(300))))
+    with pytest.raises(DataError, match=r"chexpert\.csv\.gz"):
+        load_mimic(root2, "train")
+    root3 = _mimic(tmp_path / "m3", rows[:2])
+    (root3 / "mimic-cxr-2.0.0-metadata.csv").write_text('dicom_id,ViewPosition\n"d0,PA\n')
+    with pytest.raises(DataError, match=r"metadata\.csv: cannot read"):
+        load_mimic(root3, "train")
+
+
+@pytest.mark.parametrize("name, content", [
+    ("train_metadata.csv", b'id,Findings\nS1,"never closed\nS2,x\n'),         # unclosed quote
+    ("train_metadata.csv", b""),                                             # empty file
+    ("train_metadata.json", b'{"S1": {"Findings": "x"'),                     # truncated JSON
+    ("train_metadata.csv.gz", None),                                         # truncated gzip
+    ("train_metadata.parquet", None),                                        # truncated parquet
+])
+def test_rexgradient_damaged_metadata_names_the_file(tmp_path, name, content):
+    meta = tmp_path / "metadata"
+    meta.mkdir()
+    path = meta / name
+    if name.endswith(".gz"):
+        _truncate(_csv_gz(path, "id,Findings\n" + "".join(f"S{i},text {i}\n" for i in range(500))))
+    elif name.endswith(".parquet"):
+        _truncate(_parquet(path))
+    else:
+        path.write_bytes(content)
+    with pytest.raises(DataError, match=name.replace(".", r"\.")):
+        load_rexgradient(tmp_path, "train")
+
+
+def test_iuxray_unparsable_csv_names_the_file(tmp_path):
+    (tmp_path / "indiana_reports.csv").write_text('uid,findings,impression\n1,"open quote,x\n')
+    (tmp_path / "indiana_projections.csv").write_text("uid,filename,projection\n1,a.png,Frontal\n")
+    with pytest.raises(DataError, match=r"indiana_reports\.csv: cannot read"):
+        load_iuxray(tmp_path, "train")
+
+
+# --------------------------------------------------------------------------- loaders: paths stay in the root
+def test_resolve_data_path_policy(tmp_path):
+    root = tmp_path / "root"
+    (root / "metadata").mkdir(parents=True)
+    _touch(root / "img" / "a.png")
+    _touch(tmp_path / "secret.png")
+    (root / "img" / "link.png").symlink_to(tmp_path / "secret.png")
+    (root / "img" / "inner.png").symlink_to(root / "img" / "a.png")
+    meta = root / "metadata"
+    assert resolve_data_path("../img/a.png", [meta], root) == (root / "img" / "a.png", "")
+    assert resolve_data_path("img/inner.png", [root], root)[1] == ""           # a link that stays inside
+    assert resolve_data_path("../secret.png", [root], root) == (None, "unsafe_path")
+    assert resolve_data_path("../../secret.png", [meta], root) == (None, "unsafe_path")
+    assert resolve_data_path(str(root / "img" / "a.png"), [root], root) == (None, "unsafe_path")  # absolute
+    assert resolve_data_path("C:\\data\\a.png", [root], root) == (None, "unsafe_path")
+    # a link the user placed in the layout is followed (e.g. files/ on another disk)
+    assert resolve_data_path("img/link.png", [root], root) == (root / "img" / "link.png", "")
+    assert resolve_data_path("img/../../secret.png", [root], root) == (None, "unsafe_path")
+    assert resolve_data_path("img/nothere.png", [root], root) == (None, "missing")
+
+
+def _iu(root: Path, filenames: list[str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "indiana_reports.csv").write_text(
+        "uid,findings,impression\n" + "".join(f"{i},Lungs clear {i}.,Normal.\n" for i in range(len(filenames))))
+    (root / "indiana_projections.csv").write_text(
+        "uid,filename,projection\n" + "".join(f"{i},{fn},Frontal\n" for i, fn in enumerate(filenames)))
+    return root
+
+
+def test_iuxray_paths_outside_the_root_are_skipped_and_counted(tmp_path):
+    root = tmp_path / "iu"
+    img = root / "images" / "images_normalized"
+    _touch(img / "ok.png")
+    _touch(tmp_path / "secret.png")
+    img.mkdir(parents=True, exist_ok=True)
+    (img / "link.png").symlink_to(tmp_path / "secret.png")
+    names = ["ok.png", "../../../secret.png", str(tmp_path / "secret.png"), "link.png", "../images_normalized/ok.png"]
+    _iu(root, names)
+    got, unsafe, no_image = {}, 0, 0
+    for split in ("train", "val", "test"):
+        recs, rep = load_iuxray(root, split, fractions=(0.34, 0.33, 0.33))
+        got.update({r.study_id: r for r in recs})
+        unsafe += rep.skipped["unsafe_path"]
+        no_image += rep.skipped["no_image"]
+    assert sorted(got) == ["0", "3", "4"] and unsafe == 2 and no_image == 2  # link.png: the user's own link
+    for r in got.values():
+        assert all(Path(p).is_relative_to(root) and ".." not in Path(p).parts for p in r.image_paths)
+
+
+def test_rexgradient_paths_outside_the_root_are_skipped_and_counted(tmp_path):
+    root = tmp_path / "rex"
+    png = root / "deid_png"
+    _touch(png / "a.png")
+    _touch(tmp_path / "secret.png")
+    (png / "link.png").symlink_to(tmp_path / "secret.png")
+    train = {
+        "S-A": {"Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/a.png", "../../secret.png"]},
+        "S-B": {"Findings": "Clear.", "Impression": "Normal.", "ImagePath": [str(tmp_path / "secret.png")]},
+        "S-C": {"Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/link.png"]},
+        "S-D": {"Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/missing.png"]},
+    }
+    (root / "metadata").mkdir(parents=True)
+    (root / "metadata" / "train_metadata.json").write_text(json.dumps(train))
+    recs, rep = load_rexgradient(root, "train")
+    assert [r.study_id for r in recs] == ["S-A", "S-C"]  # S-C: a symlink in the user's layout is followed
+    assert [Path(p).name for p in recs[0].image_paths] == ["a.png"]
+    assert rep.skipped["unsafe_path"] == 2 and rep.skipped["no_image"] == 2 and rep.notes["missing_image"] == 1
+
+
+def test_mimic_ids_cannot_leave_the_root_links_are_followed(tmp_path):
+    root = _mimic(tmp_path / "m", ["d1,50000001,10000001,train", "../../../../x,50000002,10000002,train",
+                                   "d3,../50000003,10000003,train", "d4,50000004,10000004,train"])
+    _mimic_study(root, "10000001", "50000001")
+    _mimic_study(root, "10000002", "50000002")
+    st4 = _mimic_study(root, "10000004", "50000004", dicoms=())
+    st4.mkdir()
+    _touch(tmp_path / "secret.jpg")
+    (st4 / "d4.jpg").symlink_to(tmp_path / "secret.jpg")
+    recs, rep = load_mimic(root, "train")
+    assert [r.study_id for r in recs] == ["50000001", "50000004"]  # d4.jpg: the user's own link, followed
+    assert rep.skipped["unsafe_path"] == 2
+
+
+# --------------------------------------------------------------------------- SynthCXR manifest
+@pytest.fixture()
+def small_synth(sdr_root):
+    from sdrlib.config import load_profile
+    from sdrlib.data.synthcxr import ensure_dataset
+
+    cfg = load_profile("smoke", {"data.n_train": 4, "data.n_val": 2, "data.n_test": 2, "data.image_size": 48})
+    return cfg, ensure_dataset(cfg)
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("damage", ["delete_image", "truncate_image", "flip_image_byte", "delete_parquet",
+                                    "manifest_drops_image"])
+def test_ensure_dataset_regenerates_damaged_folders(small_synth, damage):
+    from sdrlib.data import load_split
+    from sdrlib.data.synthcxr import _config_key, _manifest_problem, ensure_dataset
+
+    cfg, folder = small_synth
+    before = _snapshot(folder)
+    img = folder / "images" / "val" / "syn-val-00001.png"
+    if damage == "delete_image":
+        img.unlink()
+    elif damage == "truncate_image":
+        _truncate(img)
+    elif damage == "flip_image_byte":
+        raw = bytearray(img.read_bytes())
+        raw[-20] ^= 0xFF
+        img.write_bytes(bytes(raw))               # same size, different hash
+    elif damage == "delete_parquet":
+        (folder / "test.parquet").unlink()
+    else:
+        man = json.loads((folder / "manifest.json").read_text())
+        del man["files"]["images/val/syn-val-00001.png"]
+        (folder / "manifest.json").write_text(json.dumps(man))
+    want = _config_key(cfg.seed, {"train": 4, "val": 2, "test": 2}, 48)
+    problem = _manifest_problem(folder, want)
+    assert problem is not None
+    assert ("test.parquet" if damage == "delete_parquet" else
+            "1 val images for 2" if damage == "manifest_drops_image" else "syn-val-00001.png") in problem
+    with pytest.warns(UserWarning, match="damaged"):
+        assert ensure_dataset(cfg) == folder
+    assert _snapshot(folder) == before and _manifest_problem(folder, want) is None
+    assert len(load_split(cfg, "val")) == 2
+
+
+def test_intact_folder_is_not_regenerated(small_synth):
+    import warnings
+
+    from sdrlib.data.synthcxr import ensure_dataset, read_manifest
+
+    cfg, folder = small_synth
+    man = read_manifest(folder)
+    assert sum(k.endswith(".png") for k in man["files"]) == 8
+    assert set(man["file_sizes"]) == set(man["files"])
+    stamp = os.stat(folder / "manifest.json").st_mtime_ns
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ensure_dataset(cfg)
+    assert os.stat(folder / "manifest.json").st_mtime_ns == stamp
