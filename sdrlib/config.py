@@ -191,6 +191,8 @@ class SFTConfig:
     eval_do_sample: bool = field(default=True, metadata={"help": "sample at evaluation (False: greedy)"})
     eval_temperature: float = field(default=0.7, metadata={"gt": 0, "help": "sampling temperature at evaluation"})
     threads: int = field(default=1, metadata={"min": 1, "help": "torch CPU threads for the tiny policy"})
+    gradient_checkpointing: bool = field(default=True, metadata={
+        "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     vocab_size: int = field(default=1024, metadata={"min": TINY_VOCAB_MIN,
         "help": "tiny policy: byte-level BPE vocabulary size"})
     tiny_hidden_size: int = field(default=128, metadata={"min": 1, "help": "tiny policy: text hidden size"})
@@ -240,8 +242,44 @@ class GRPOConfig:
     max_chars: int = field(default=4000, metadata={"min": 1, "help": "completions longer than this score 0"})
     save_steps: int = field(default=25, metadata={"min": 1, "help": "checkpoint every N steps (resume point)"})
     use_vllm: bool = field(default=False, metadata={"help": "generate rollouts with vLLM (GPU only)"})
+    gradient_checkpointing: bool = field(default=True, metadata={
+        "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     eval_n: int = field(default=0, metadata={"min": 0,
         "help": "test studies scored per configuration and seed (0 = all)"})
+
+
+#: ``selection.aggregations``: how eq. (8) aggregates a candidate's distances to the N bank reports
+SELECTION_AGGREGATIONS: tuple[str, ...] = ("min", "avg", "knn")
+
+
+def _aggregation(name: str, where: str) -> None:
+    if name not in SELECTION_AGGREGATIONS:
+        raise ConfigError(f"{where} = {_r(name)}: not an aggregation; allowed: one of {list(SELECTION_AGGREGATIONS)}")
+
+
+@dataclass(frozen=True)
+class SelectionConfig:
+    k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
+    n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
+    bank_size: int = field(default=0, metadata={"min": 0,
+        "help": "bank reports used (the first N of notebook 01's bank; 0 = all of it, embedding.bank_size)"})
+    names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "ot", "sinkhorn_0.1", "hung_nn",
+                                                      "partial_adaptive"],
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                                       "help": "distance settings swept (eq. 7)"})
+    aggregations: list[str] = field(default_factory=lambda: list(SELECTION_AGGREGATIONS),
+                                    metadata={"nonempty": True, "unique": True, "each": _aggregation,
+                                              "help": "aggregations over the bank swept (eq. 8): min | avg | knn"})
+    knn_k: int = field(default=5, metadata={"min": 1,
+        "help": "neighbours of the knn aggregation (the paper does not state k; clipped to the bank size)"})
+    api_models: list[str] = field(default_factory=list, metadata={"unique": True,
+        "help": "OpenAI-compatible models to draw candidates from (empty = none; needs api_base_url)"})
+    api_base_url: str = field(default="", metadata={"help": "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"})
+    api_prompt: str = field(default="p1", metadata={"choices": ("p1", "p2"),
+        "help": "API prompt: p1 zero-shot | p2 with in-context exemplars (paper app. B)"})
+    api_exemplars: int = field(default=5, metadata={"min": 0, "help": "training reports shown with prompt p2"})
+    api_temperature: float = field(default=1.0, metadata={"min": 0, "help": "API sampling temperature"})
+    api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
 
 
 @dataclass(frozen=True)
@@ -258,6 +296,7 @@ class Profile:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    selection: SelectionConfig = field(default_factory=SelectionConfig)
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:

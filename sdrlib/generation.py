@@ -7,8 +7,10 @@ runs ``model.generate`` in batches and returns the decoded completions, raw (the
 maps a test split to one deterministic set of reports; with ``do_sample=True``
 the torch seed fixes the samples.
 
-Left out: OpenAI-compatible API generation and on-disk caching of candidates
-(the selection notebook's job), vLLM, beam search.
+Left out: OpenAI-compatible API candidates (:mod:`sdrlib.apigen`, with a resumable
+JSONL cache; :mod:`sdrlib.serve` serves a local policy behind the same API), the
+on-disk candidate cache of the selection notebook (:mod:`sdrlib.selection`), vLLM,
+beam search.
 """
 
 from __future__ import annotations

@@ -130,13 +130,15 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     Decoding follows the profile (``sft.eval_do_sample``, ``sft.eval_temperature``,
     ``sft.max_new_tokens``); ``seed`` (default ``cfg.seed``) fixes the samples, so the SFT
     policy evaluated with several seeds has a spread like the GRPO runs. The cache is keyed by
-    the test study ids and the decoding settings; anything else regenerates.
+    the test study ids, the decoding settings, the policy thread count and the policy itself
+    (:func:`sdrlib.training.policy_digest` of ``policy_dir``, so a retrained policy in the same
+    folder never reuses the old policy's reports); anything else regenerates.
     ``shuffle_images=True`` is the image-dependence control: study i gets the image of a
     random other study (a fixed permutation), so its report can only match by chance.
     """
     from sdrlib.generation import generate_reports, load_images
     from sdrlib.io import atomic_write_text
-    from sdrlib.training import load_policy
+    from sdrlib.training import load_policy, policy_digest
 
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
@@ -144,7 +146,8 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     tag = "_shuffled" if shuffle_images else ""
     cache = policy_dir.parent / f"test_generations{tag}_s{seed}.json"
     key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
-           "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed}
+           "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed,
+           "threads": s.threads, "policy": policy_digest(policy_dir)}
     if cache.is_file() and not force:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if all(data.get(k) == v for k, v in key.items()):

@@ -13,8 +13,27 @@ Every run lives in its own folder (:func:`run_dir`): Trainer checkpoints
 (``checkpoint-*``), the final policy (``final/``), training curves
 (``curves.csv``: loss, reward components, KL, completion length, per-step wall
 time) and ``run.json`` (what produced it, timings, bad-completion counts).
-A run whose ``final/`` exists is reused; an interrupted run resumes from its
-last checkpoint.
+A run whose ``final/`` exists is reused and an interrupted run resumes from its
+last checkpoint, but only when its ``run_key.json`` (:func:`run_key`: the
+training-relevant profile values, seed, a digest of the training records and
+images, of the initial policy for GRPO, of the sdrlib training code, and the
+torch / transformers / TRL / tokenizers versions) equals the current one; a
+folder from another corpus, profile, code or library version is cleared and
+retrained with a warning that names what differs.
+
+Gradient checkpointing (``sft.gradient_checkpointing`` /
+``grpo.gradient_checkpointing``) is passed to TRL, whose configs default it to
+True. The tiny CPU policy gains no memory worth having from it and pays for it
+in recomputed activations; the profile sets it per policy (cpu: False, paper's
+Unsloth LoRA models: True).
+
+GRPO group statistics: every fresh batch also logs, per group of
+``num_generations`` completions of one prompt, the share of groups in which no
+completion matches the reference exactly (``reward_groups/exact_all_zero``,
+computed for every reward configuration: the sparsity R_exact faces) and the
+mean within-group sample std of the total reward and of its content component
+(``reward_groups/total_std``, ``reward_groups/content_std``): the spread the
+group-relative advantage is built from.
 
 CPU / default profile: the tiny Qwen3-VL of :mod:`sdrlib.models`, trained from
 scratch. GPU / paper profile: Unsloth ``FastVisionModel`` + LoRA (imported only
@@ -53,6 +72,9 @@ __all__ = [
     "read_curves",
     "StepTimer",
     "preflight",
+    "run_key",
+    "policy_digest",
+    "group_stats",
 ]
 
 
@@ -234,6 +256,9 @@ def load_policy(cfg, path: str | Path | None = None):
     if _is_tiny(cfg):
         if path is None:
             raise ValueError("the tiny policy is built by sft(); pass the folder of a trained policy")
+        # The profile's thread count, as in sft(): generating with torch's default (the machine's
+        # core count) instead gives other sums, hence other samples, than the training process.
+        models.set_cpu_threads(cfg.sft.threads)
         return models.load_tiny_policy(path)
     return models.load_unsloth_policy(
         cfg.sft.policy if path is None else str(path),
@@ -328,6 +353,161 @@ def _write_json(path: Path, obj: dict) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, default=str))
 
 
+# --------------------------------------------------------------------------- run keys
+
+#: Profile keys that do not change what training produces (evaluation, checkpoint cadence, which
+#: configurations/seeds a notebook runs); everything else in ``cfg.sft`` / ``cfg.grpo`` is in the key.
+_SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature")
+#: ``grpo.max_steps`` is left out on purpose: the learning rate is constant, so a run extended to more
+#: steps continues from its last checkpoint (``grpo(..., max_steps=k)`` then the profile's steps).
+_GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps")
+#: sdrlib sources whose code decides what a run produces (model, tokenizer, datasets, rewards).
+_KEY_SOURCES = {"sft": ("training.py", "models.py", "reports.py", "generation.py"),
+                "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py")}
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _records_digest(records: Sequence[Any]) -> str:
+    """sha256 over each record's id, report sections and image files (name and size, not the folder)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for r in records:
+        images = []
+        for p in getattr(r, "image_paths", None) or []:
+            q = Path(p)
+            images.append([q.name, q.stat().st_size if q.is_file() else -1])
+        h.update(json.dumps([r.study_id, r.findings, r.impression, images]).encode())
+    return h.hexdigest()
+
+
+def policy_digest(path: str | Path) -> str:
+    """sha256 over the files of a saved policy folder (names and bytes, sorted): its identity.
+
+    A retrained policy in the same folder gets a new digest, so caches keyed by it
+    (GRPO runs started from it, test generations) are recomputed.
+    """
+    import hashlib
+
+    folder = Path(path)
+    h = hashlib.sha256()
+    for f in sorted(q for q in folder.rglob("*") if q.is_file()):
+        h.update(str(f.relative_to(folder)).encode() + b"\0")
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("torch", "transformers", "trl", "tokenizers"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:  # pragma: no cover - all are dependencies
+            out[pkg] = "missing"
+    return out
+
+
+def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = None, seed: int = 0,
+            init_from: str | Path | None = None) -> dict[str, Any]:
+    """Everything that decides what an SFT or GRPO run produces, as a JSON-able dict.
+
+    Keys: ``stage``, ``seed``, the profile section (``sft`` without evaluation keys; for GRPO
+    ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` plus the policy threads and
+    images per study, and the sentence encoder for distance rewards), ``device`` (cpu/cuda),
+    ``data`` (digest of the training records, :func:`_records_digest`), ``init`` (GRPO: the
+    :func:`policy_digest` of the SFT policy), ``code`` (digest of the sdrlib sources that
+    train) and ``versions`` (torch, transformers, trl, tokenizers). Two calls agree exactly
+    when a finished run can stand in for a new one.
+    """
+    import dataclasses
+
+    import torch
+
+    if stage not in _KEY_SOURCES:
+        raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
+    src = Path(__file__).resolve().parent
+    code = _sha(b"".join((src / name).read_bytes() for name in _KEY_SOURCES[stage]))
+    key: dict[str, Any] = {"stage": stage, "seed": seed,
+                           "device": "cuda" if torch.cuda.is_available() else "cpu",
+                           "data": _records_digest(records), "code": code, "versions": _versions()}
+    if stage == "sft":
+        key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}
+    else:
+        key["reward"] = reward
+        key["grpo"] = {k: v for k, v in dataclasses.asdict(cfg.grpo).items() if k not in _GRPO_KEY_SKIP}
+        key["policy"] = {"threads": cfg.sft.threads, "max_images": cfg.sft.max_images, "policy": cfg.sft.policy}
+        if reward not in ("fmt", "exact"):
+            key["encoder"] = cfg.embedding.encoder
+        key["init"] = policy_digest(init_from) if init_from is not None else None
+    return json.loads(json.dumps(key, default=str))  # the form it takes when read back from disk
+
+
+def _key_diff(old: dict, new: dict) -> list[str]:
+    """Top-level (and one level down) keys whose values differ, e.g. ``['data', 'sft.max_steps']``."""
+    out = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{k}.{j}" for j in sorted(set(a) | set(b)) if a.get(j) != b.get(j)]
+        else:
+            out.append(k)
+    return out
+
+
+def _claim(out: Path, key: dict, force: bool) -> bool:
+    """Make ``out`` a folder for the run ``key``; True when what it holds belongs to that run.
+
+    A folder holding another run's files (a different key, or files without a key from an
+    older version) is emptied with a warning naming what differs; ``force`` empties it
+    silently. The key is written before training, so an interrupted run's checkpoints
+    carry it too.
+    """
+    import shutil
+    import warnings
+
+    from sdrlib.io import atomic_write_text
+
+    path = out / "run_key.json"
+    old = None
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            old = None
+    same = old == key
+    if out.is_dir() and any(out.iterdir()) and (force or not same):
+        if not force:
+            why = ", ".join(_key_diff(old, key)) if isinstance(old, dict) else "no run_key.json (older version)"
+            warnings.warn(f"{out} holds a run of other settings ({why}); retraining it from scratch", stacklevel=3)
+        shutil.rmtree(out)
+        same = False
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(key, indent=1))
+    return same
+
+
+def _reusable(out: Path, key: dict) -> bool:
+    """A finished policy in ``out`` whose run key equals ``key``."""
+    path = out / "run_key.json"
+    if not (_has_policy(out / "final") and path.is_file()):
+        return False
+    try:
+        return json.loads(path.read_text()) == key
+    except (OSError, ValueError):
+        return False
+
+
 # --------------------------------------------------------------------------- SFT
 
 
@@ -360,13 +540,15 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
     preflight(cfg)
     seed = cfg.seed if seed is None else seed
     out = run_dir(cfg, "sft", seed=seed)
-    if _has_policy(out / "final") and not force:
-        info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
-        return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
     if train_records is None:
         from sdrlib.data import load_split
 
         train_records = load_split(cfg, "train")
+    key = run_key(cfg, "sft", train_records, seed=seed)
+    if not force and _reusable(out, key):
+        info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
+        return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
+    _claim(out, key, force)
     s = cfg.sft
     set_seed(seed)
     if _is_tiny(cfg):
@@ -396,11 +578,12 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         dataloader_num_workers=0,
         disable_tqdm=True,
         remove_unused_columns=False,
+        gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
         **_device_kwargs(),
     )
     timer = StepTimer()
     trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
-    resume = None if force else _last_checkpoint(out)
+    resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
@@ -417,9 +600,82 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         "n_train": len(ds),
         "params": sum(p.numel() for p in model.parameters()),
         "torch_threads": torch.get_num_threads(),
+        "gradient_checkpointing": s.gradient_checkpointing,
+        "policy_digest": policy_digest(final),
     }
     _write_json(out / "run.json", info)
     return SFTResult(out, final, curves, seconds, False, info)
+
+
+# --------------------------------------------------------------------------- GRPO group statistics
+
+
+def group_stats(total: Sequence[float], content: Sequence[float], exact: Sequence[float],
+                num_generations: int) -> dict[str, float] | None:
+    """Statistics of one batch of GRPO rewards over its groups of ``num_generations``.
+
+    The arrays have shape ``(n,)`` with the completions of one prompt consecutive (TRL's
+    ``RepeatSampler`` layout), so group ``j`` is ``[j * G, (j + 1) * G)``. Returns
+    ``exact_all_zero`` (share of groups where no completion has an exact section match,
+    ``exact`` = R_exact in {0, 1, 2}), ``total_std`` / ``content_std`` (mean over groups of
+    the within-group sample std, ddof=1 as TRL's advantage scaling) and ``n_groups``;
+    ``None`` when ``n`` is not a positive multiple of ``G`` (no group layout to read).
+    Example: ``group_stats([1, 1, 2, 0], [0, 0, 1, 0], [0, 0, 1, 0], 2)["exact_all_zero"] -> 0.5``.
+    """
+    import numpy as np
+
+    t, c, e = (np.asarray(x, dtype=float) for x in (total, content, exact))
+    g = int(num_generations)
+    n = t.size
+    if g < 2 or n == 0 or n % g or c.size != n or e.size != n:
+        return None
+    t, c, e = t.reshape(-1, g), c.reshape(-1, g), e.reshape(-1, g)
+    return {"exact_all_zero": float(np.mean(np.all(e == 0, axis=1))),
+            "total_std": float(np.mean(np.std(t, axis=1, ddof=1))),
+            "content_std": float(np.mean(np.std(c, axis=1, ddof=1))),
+            "n_groups": float(t.shape[0])}
+
+
+def _exact_scores(completions: Sequence[Any], findings: Sequence[str], impression: Sequence[str],
+                  max_chars: int) -> list[float]:
+    """R_exact of each completion (sections whose sentence set equals the reference's), any reward."""
+    from sdrlib.rewards import check_completion, completion_text, exact_match_section
+
+    out = []
+    for c, f, i in zip(completions, findings, impression):
+        sections, _ = check_completion(completion_text(c), max_chars)
+        out.append(0.0 if sections is None else
+                   exact_match_section(sections.findings, f) + exact_match_section(sections.impression, i))
+    return out
+
+
+def _with_group_stats(funcs: list, scorer: Any, num_generations: int) -> list:
+    """``funcs`` with the last one also logging :func:`group_stats` through TRL's ``log_metric``.
+
+    The breakdown comes from the scorer's cache (TRL calls the functions on the same batch in
+    turn), so nothing is scored twice; R_exact is computed for every configuration (string
+    comparison, cheap) so the sparsity of exact match is seen on every run's completions.
+    """
+    last = funcs[-1]
+
+    def logged(completions, **kwargs):
+        out = last(completions, **kwargs)
+        log = kwargs.get("log_metric")
+        findings, impression = kwargs.get("findings"), kwargs.get("impression")
+        if callable(log) and findings is not None and impression is not None:
+            b, _ = scorer.score_cached(completions, findings, impression)
+            exact = b.exact if scorer.reward == "exact" else _exact_scores(completions, findings, impression,
+                                                                           scorer.max_chars)
+            stats = group_stats(b.total, b.content, exact, num_generations)
+            for name, value in (stats or {}).items():
+                log(f"reward_groups/{name}", value)
+        return out
+
+    logged.__name__ = logged.__qualname__ = last.__name__  # TRL names the reward column after it
+    for attr in ("scorer",):
+        if hasattr(last, attr):
+            setattr(logged, attr, getattr(last, attr))
+    return [*funcs[:-1], logged]
 
 
 # --------------------------------------------------------------------------- GRPO
@@ -475,16 +731,18 @@ def grpo(
     g = cfg.grpo
     out = run_dir(cfg, "grpo", reward, seed)
     steps = g.max_steps if max_steps is None else max_steps
-    info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
-    if _has_policy(out / "final") and not force and info.get("steps", -1) >= steps:
-        return GRPOResult(
-            out, out / "final", out / "curves.csv", info.get("seconds", 0.0), info.get("step_seconds", 0.0),
-            info.get("reward_seconds", 0.0), info.get("counts", {}), True, info,
-        )
     if train_records is None:
         from sdrlib.data import load_split
 
         train_records = load_split(cfg, "train")
+    key = run_key(cfg, "grpo", train_records, reward=reward, seed=seed, init_from=init_from)
+    info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
+    if not force and _reusable(out, key) and info.get("steps", -1) >= steps:
+        return GRPOResult(
+            out, out / "final", out / "curves.csv", info.get("seconds", 0.0), info.get("step_seconds", 0.0),
+            info.get("reward_seconds", 0.0), info.get("counts", {}), True, info,
+        )
+    _claim(out, key, force)
     set_seed(seed)
     if _is_tiny(cfg):
         models.set_cpu_threads(cfg.sft.threads)
@@ -501,6 +759,7 @@ def grpo(
             prewarm(scorer_embedder, [r.findings for r in train_records], [r.impression for r in train_records])
     scorer = RewardScorer(reward, scorer_embedder, g.lambda_fmt, g.lambda_sem, g.max_chars)
     funcs, weights = trl_reward_functions(reward, scorer=scorer)
+    funcs = _with_group_stats(funcs, scorer, g.num_generations)
     ds = grpo_dataset(train_records, cfg.sft.max_images)
     args = TRLGRPOConfig(
         output_dir=str(out),
@@ -527,13 +786,14 @@ def grpo(
         vllm_mode="colocate",  # generation shares the training GPUs (2 x H100 in the paper)
         disable_tqdm=True,
         dataloader_num_workers=0,
+        gradient_checkpointing=g.gradient_checkpointing,  # TRL defaults to True (see the module doc)
         **_device_kwargs(),
     )
     timer = StepTimer()
     trainer = GRPOTrainer(
         model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer]
     )
-    resume = None if force else _last_checkpoint(out)
+    resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
@@ -558,6 +818,7 @@ def grpo(
         "num_generations": g.num_generations,
         "encoder": getattr(scorer_embedder, "encoder_id", None),
         "torch_threads": torch.get_num_threads(),
+        "gradient_checkpointing": g.gradient_checkpointing,
     }
     _write_json(out / "run.json", info)
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)

@@ -219,3 +219,169 @@ def test_same_profile_and_seed_give_the_same_sft_run(tmp_path, monkeypatch):
     (ca, wa), (cb, wb) = runs
     assert ca["loss"].tolist() == cb["loss"].tolist()
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+# --------------------------------------------------------------------------- gradient checkpointing
+
+
+def _trl_args(run_path):
+    """The TRL TrainingArguments a run used, from its last checkpoint (``training_args.bin``)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return torch.load(f"{get_last_checkpoint(str(run_path))}/training_args.bin", weights_only=False)
+
+
+@pytest.mark.parametrize("gc", [True, False])
+def test_gradient_checkpointing_profile_key_reaches_both_trl_configs(tmp_path, monkeypatch, gc):
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    torch.set_num_threads(1)
+    cfg = load_profile("smoke", {**TINY, "sft.max_steps": 1, "sft.save_steps": 1, "grpo.max_steps": 1,
+                                 "sft.gradient_checkpointing": gc, "grpo.gradient_checkpointing": gc})
+    recs = make_records(6, tmp_path / "img")
+    s = training.sft(cfg, recs)
+    assert _trl_args(s.path).gradient_checkpointing is gc and s.info["gradient_checkpointing"] is gc
+    g = training.grpo(cfg, "fmt", s.final, recs)
+    assert _trl_args(g.path).gradient_checkpointing is gc and g.info["gradient_checkpointing"] is gc
+
+
+def test_shipped_profiles_checkpoint_only_the_gpu_models():
+    for name, want in (("smoke", False), ("cpu", False), ("paper", True)):
+        cfg = load_profile(name)
+        assert (cfg.sft.gradient_checkpointing, cfg.grpo.gradient_checkpointing) == (want, want), name
+
+
+# --------------------------------------------------------------------------- run reuse is keyed
+
+
+def _sft_in(tmp_path, monkeypatch, sub, overrides=None, recs=None):
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / sub))
+    torch.set_num_threads(1)
+    cfg = load_profile("smoke", {**TINY, "sft.max_steps": 2, **(overrides or {})})
+    recs = recs if recs is not None else make_records(6, tmp_path / "img")
+    return cfg, recs
+
+
+def test_sft_reuse_is_keyed_by_corpus_profile_and_provenance(tmp_path, monkeypatch):
+    import dataclasses
+
+    cfg, recs = _sft_in(tmp_path, monkeypatch, "k")
+    first = training.sft(cfg, recs)
+    assert not first.reused and training.sft(cfg, recs).reused
+    # settings that do not change training (evaluation decoding, checkpoint cadence) keep the run
+    same = load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.eval_temperature": 0.3, "sft.save_steps": 7})
+    assert training.sft(same, recs).reused
+    # a changed corpus (same ids, other report text), a changed training value, a run without key: retrained
+    edited = [dataclasses.replace(recs[0], findings=recs[0].findings + " Small effusion.")] + recs[1:]
+    cases = [(cfg, edited, "data"),
+             (load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.learning_rate": 5.0e-4}), recs,
+              "sft.learning_rate"),
+             (load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.vocab_size": 300}), recs, "sft.vocab_size")]
+    for c, r, what in cases:
+        with pytest.warns(UserWarning, match=what.replace(".", r"\.")):
+            res = training.sft(c, r)
+        assert not res.reused and training.sft(c, r).reused, what
+    (res.path / "run_key.json").unlink()  # e.g. a runs/ folder written before run keys existed
+    with pytest.warns(UserWarning, match="no run_key.json"):
+        assert not training.sft(c, r).reused
+
+
+def test_stale_checkpoints_of_other_settings_are_not_resumed(tmp_path, monkeypatch):
+    cfg, recs = _sft_in(tmp_path, monkeypatch, "c", {"sft.max_steps": 2, "sft.save_steps": 1})
+    training.sft(cfg, recs)
+    other = load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.save_steps": 1, "sft.learning_rate": 3.0e-4})
+    out = training.run_dir(other, "sft", seed=other.seed)
+    import shutil
+
+    shutil.rmtree(out / "final")  # an "interrupted" run of the first settings: checkpoints only
+    with pytest.warns(UserWarning, match="learning_rate"):
+        res = training.sft(other, recs)
+    assert res.info["resumed_from"] is None and res.info["steps"] == 2
+
+
+def test_grpo_reuse_is_keyed_by_the_sft_policy_and_reward_settings(tmp_path, monkeypatch):
+    cfg, recs = _sft_in(tmp_path, monkeypatch, "g")
+    sft = training.sft(cfg, recs)
+    g = training.grpo(cfg, "fmt", sft.final, recs, max_steps=1)
+    assert training.grpo(cfg, "fmt", sft.final, recs, max_steps=1).reused
+    beta = load_profile("smoke", {**TINY, "sft.max_steps": 2, "grpo.beta": 0.1})
+    with pytest.warns(UserWarning, match=r"grpo\.beta"):
+        assert not training.grpo(beta, "fmt", sft.final, recs, max_steps=1).reused
+    digest = training.policy_digest(sft.final)
+    training.sft(cfg, recs, force=True, seed=cfg.seed)  # the same folder, retrained: same weights (deterministic)
+    assert training.policy_digest(sft.final) == digest
+    retrained = load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.learning_rate": 5.0e-4})
+    with pytest.warns(UserWarning):
+        training.sft(retrained, recs)  # other weights in the same folder
+    assert training.policy_digest(sft.final) != digest
+    with pytest.warns(UserWarning, match="init"):
+        assert not training.grpo(retrained, "fmt", sft.final, recs, max_steps=1).reused
+    assert g.path == training.run_dir(cfg, "grpo", "fmt", cfg.seed)
+
+
+def test_test_generations_are_regenerated_for_a_retrained_policy(tmp_path, monkeypatch):
+    from sdrlib import posttrain
+
+    cfg, recs = _sft_in(tmp_path, monkeypatch, "t")
+    sft = training.sft(cfg, recs)
+    posttrain.generate_test(cfg, sft.final, recs[:2], seed=0)
+    cache = sft.path / "test_generations_s0.json"
+    before = json.loads(cache.read_text())["policy"]
+    other = load_profile("smoke", {**TINY, "sft.max_steps": 2, "sft.learning_rate": 5.0e-4})
+    with pytest.warns(UserWarning):
+        training.sft(other, recs)  # retrained in place: the folder (and its cache) is cleared
+    posttrain.generate_test(other, sft.final, recs[:2], seed=0)
+    after = json.loads(cache.read_text())["policy"]
+    assert before != after == training.policy_digest(sft.final)
+
+
+def test_load_policy_uses_the_profile_threads(setup):
+    cfg, _, sft = setup
+    torch.set_num_threads(2)
+    try:
+        training.load_policy(cfg, sft.final)
+        assert torch.get_num_threads() == cfg.sft.threads == 1
+    finally:
+        torch.set_num_threads(1)
+
+
+# --------------------------------------------------------------------------- GRPO group statistics
+
+
+def test_group_stats_examples():
+    import numpy as np
+
+    s = training.group_stats([1, 1, 3, 1], [0, 0, 2, 0], [0, 0, 2, 0], 2)
+    assert s["exact_all_zero"] == 0.5 and s["n_groups"] == 2
+    assert s["total_std"] == pytest.approx(np.std([3, 1], ddof=1) / 2)  # group 1 has no spread
+    assert s["content_std"] == pytest.approx(np.std([2, 0], ddof=1) / 2)
+    dense = training.group_stats([0.2, 0.5, 0.9, 1.4, 1.0, 1.1], [0.1, 0.3, 0.9, 0.4, 0.0, 0.1],
+                                 [0, 0, 0, 0, 0, 0], 3)
+    assert dense["exact_all_zero"] == 1.0 and dense["content_std"] > 0.1  # sparse exact, dense distance
+    assert training.group_stats([1, 2, 2], [0, 0, 0], [1, 0, 0], 3)["exact_all_zero"] == 0.0
+    for bad in (([1, 2, 3], [0] * 3, [0] * 3, 2), ([], [], [], 2), ([1, 2], [0, 0], [0], 2), ([1, 2], [0, 0], [0, 0], 1)):
+        assert training.group_stats(*bad) is None
+
+
+@pytest.mark.parametrize("reward", ["exact", "chamfer"])
+def test_grpo_logs_group_sparsity_for_every_reward(tmp_path, monkeypatch, reward):
+    cfg, recs = _sft_in(tmp_path, monkeypatch, f"s{reward}")
+    sft = training.sft(cfg, recs)
+    res = training.grpo(cfg, reward, sft.final, recs, embedder=FakeEmbedder())
+    c = training.read_curves(res.path).dropna(subset=["reward"])
+    cols = ["reward_groups/exact_all_zero", "reward_groups/content_std", "reward_groups/total_std"]
+    assert set(cols) <= set(c.columns) and c[cols].notna().all().all()
+    assert c["reward_groups/exact_all_zero"].between(0, 1).all() and (c["reward_groups/total_std"] >= 0).all()
+    # 4 completions per step, G = 2: two groups per step
+    assert (c["reward_groups/n_groups"] == cfg.grpo.batch_size / cfg.grpo.num_generations).all()
+
+
+def test_exact_scores_match_the_exact_reward_on_any_configuration():
+    from sdrlib.rewards import RewardScorer
+
+    refs_f, refs_i = ["The lungs are clear. Heart size is normal."] * 3, ["No acute process."] * 3
+    comps = ["<think> Heart size is normal. The lungs are clear. </think> <answer> No acute process. </answer>",
+             "<think> The lungs are clear. </think> <answer> No acute process. </answer>",
+             "no template at all"]
+    want = RewardScorer("exact").score(comps, refs_f, refs_i).exact.tolist()
+    assert want == [2.0, 1.0, 0.0]
+    assert training._exact_scores(comps, refs_f, refs_i, 4000) == want

@@ -115,6 +115,60 @@ if sem_cols:
     plt.show()
 """),
     ("md", """
+How far did GRPO move the policy? The KL to the SFT policy at the end of training (mean of the last 4 logged
+steps) and the total reward of the first and last 4 steps, mean ± sample std over seeds.
+"""),
+    ("code", """
+def _ms(v):
+    v = np.asarray(v, float)
+    return f"{v.mean():.3f} ±{v.std(ddof=1) if v.size > 1 else 0.0:.3f}"
+
+move_rows = []
+for r in rewards:
+    per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
+    move_rows.append({"config": posttrain.config_label(r), "seeds": len(per),
+                      "reward first 4 steps": _ms([d.reward.head(4).mean() for d in per]),
+                      "reward last 4 steps": _ms([d.reward.tail(4).mean() for d in per]),
+                      "KL last 4 steps": _ms([d.kl.tail(4).mean() for d in per]) if "kl" in curves else "n/a"})
+movement = pd.DataFrame(move_rows)
+save_table(movement, "grpo_policy_movement", cfg)
+movement
+"""),
+    ("md", """
+### How sparse is exact match?
+GRPO learns from the spread of rewards *within* a group of G completions of one prompt: a group whose
+completions all score the same has zero advantage and teaches nothing. Every run logs, per step, the share of
+groups in which no completion matches a reference section exactly (R_exact = 0 for all G; measured on every
+configuration's own rollouts), the mean within-group std of the content reward (R_sem for R_Cham / R_Haus,
+R_exact for R_exact, none for R_fmt) and of the total reward, and TRL's share of groups with zero reward spread.
+"""),
+    ("code", """
+gcols = {"reward_groups/exact_all_zero": "groups with R_exact = 0 for all G",
+         "reward_groups/content_std": "within-group std, content reward",
+         "reward_groups/total_std": "within-group std, total reward",
+         "frac_reward_zero_std": "groups with zero total-reward spread"}
+have = [c for c in gcols if c in curves]
+per_seed = curves.groupby(["config", "seed"])[have].mean()  # mean over steps, one value per run
+sparsity = pd.DataFrame([{"config": posttrain.config_label(r), "steps x seeds": int(curves[curves.config == r]
+                          [have[0]].notna().sum()) if have else 0,
+                          **{gcols[c]: _ms(per_seed.loc[r][c]) for c in have}} for r in rewards])
+save_table(sparsity, "grpo_reward_sparsity", cfg)
+with style():
+    panels = [c for c in ("reward_groups/exact_all_zero", "reward_groups/content_std") if c in curves]
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.5 * max(len(panels), 1), 3), squeeze=False)
+    for ax, col in zip(axes[0], panels):
+        for i, r in enumerate(rewards):
+            m = curves[curves.config == r].groupby("step")[col].mean()
+            ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
+        ax.set_title(gcols[col], fontsize=9)
+        ax.set_xlabel("step")
+    axes[0][0].set_ylim(-0.02, 1.02)
+    axes[0][0].legend(fontsize=7)
+    save_fig(fig, "grpo_reward_sparsity", cfg)
+plt.show()
+sparsity
+"""),
+    ("md", """
 ## 4. Cost of the reward, and bad completions
 Reward time is measured inside the reward functions (parsing, sentence embedding through the cache,
 batched distances); step time is the wall time of whole GRPO steps (generation, reward, forward/backward).
@@ -186,6 +240,44 @@ for i, rec in enumerate(test[:n_show]):
     print(f"--- {rec.study_id}\\nREF   {build_template(rec.findings, rec.impression)}")
     for c in configs:
         print(f"{posttrain.config_label(c):7s} {gens[(c, cfg.seed)][i][:300]}")
+"""),
+    ("md", """
+## 8. Headline file
+`results/headline.md` collects the run's headline numbers (notebook 03's SFT-vs-baselines comparison, the GRPO
+headline tables with mean ± std over seeds, the paired p-values, the policy movement) so the README can quote a
+file the run writes rather than numbers typed by hand.
+"""),
+    ("code", """
+from sdrlib.io import atomic_write_text
+
+g = cfg.grpo
+head = [f"# Headline numbers: profile `{cfg.name}`, seed {cfg.seed}", "",
+        f"Written by notebooks/04_grpo.ipynb. Data: {cfg.data.source} ({len(train)} train / {len(test)} test studies "
+        f"scored); policy {model}; GRPO {g.max_steps} steps x {len(seeds)} seeds, G = {g.num_generations}, "
+        f"lr {g.learning_rate:g}, beta {g.beta:g}, loss {g.loss_type}.", ""]
+base = cfg.results_dir / "sft_vs_baselines_significance.csv"
+if base.is_file():
+    b = pd.read_csv(base)
+    b = b[b.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14"])]
+    head += ["## SFT vs image-blind baselines (notebook 03, one SFT sample, paired bootstrap)", ""]
+    head += [f"- {r.section.capitalize()} {r.metric.split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} {r.value_b:.3f} "
+             f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r.p_value:.3f})"
+             for r in b.itertuples()]
+    head.append("")
+else:
+    head += ["(notebook 03's sft_vs_baselines_significance.csv is missing: run notebook 03 first)", ""]
+for section in ("findings", "impression"):
+    head += [f"## GRPO, {section}: mean ± sample std over {len(seeds)} seeds", "",
+             tables[(section, "headline")].to_markdown(index=False), ""]
+head += ["## Policy movement (KL to SFT, total reward)", "", movement.to_markdown(index=False), "",
+         "## Exact-match sparsity and within-group spread", "", sparsity.to_markdown(index=False), ""]
+if len(sig):
+    s2 = sig[sig.metric.str.split("@").str[0].isin(["bertscore_f1", "clinical_f1_macro14"])]
+    head += ["## Paired bootstrap, seed by seed (p per seed; n_sig = seeds with p < 0.05 in the mean's direction)", "",
+             s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
+                                                         "n_sig", "n_seeds"]].to_markdown(index=False), ""]
+atomic_write_text(cfg.results_dir / "headline.md", "\\n".join(head))
+print("\\n".join(head))
 """),
     ("md", """
 Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no
