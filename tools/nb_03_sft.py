@@ -46,7 +46,10 @@ print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160]
     ("md", """
 ## 2. Train
 `training.sft` reuses a finished run (`runs/<profile>/sft/seed<k>/final`) and resumes an interrupted one
-from its last checkpoint. `run.json` records steps, time and parameter count.
+from its last checkpoint, but only when `run_key.json` matches what would produce it now (the training
+data's digest, the profile's training values, the seed, the training code and library versions); otherwise
+the folder is cleared and trained again, with a warning naming what changed. `run.json` records steps, time
+and parameter count.
 """),
     ("code", """
 res = training.sft(cfg, train)

@@ -68,7 +68,8 @@ pd.DataFrame(rows, index=list(cases)).round(3)
     ("md", """
 ## 2. Train every configuration
 SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
-runs are reused; an interrupted run resumes from its last checkpoint.
+runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy
+digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again.
 """),
     ("code", """
 policies = posttrain.train_all(cfg, train, rewards=rewards, embedder=emb)
