@@ -8,6 +8,13 @@ runs: bad usage exits with code 2 and one line on stderr (no traceback). When a
 notebook fails the run stops with exit code 1 and one line naming the notebook,
 the cell and the error.
 
+Every run that gets past the checks ends with a summary, printed and written to
+``<results>/run_summary.md`` and ``run_summary.csv`` under the output root: per
+notebook the seconds, the status (``ok``, ``failed at cell N``, ``failed``,
+``skipped``, ``interrupted``) and the executed copy, plus the profile, seed, git
+commit, start time and total. It is written also when a notebook fails or the run
+is interrupted (Ctrl-C), so the file always says how far the run got.
+
 What it leaves out: no parallel execution (notebooks depend on each other's
 outputs), no caching of unchanged notebooks (use ``--from`` / ``--only``).
 
@@ -19,7 +26,12 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import csv
+import datetime as _dt
+import io
 import os
+import subprocess
 import re
 import sys
 import tempfile
@@ -29,8 +41,9 @@ from pathlib import Path
 
 from .config import ConfigError, load_profile, output_root, repo_root
 from .errors import SDRError
+from .io import atomic_write_text
 
-__all__ = ["UsageError", "discover", "run", "main"]
+__all__ = ["UsageError", "NotebookRun", "discover", "run", "main", "write_summary"]
 
 KERNEL = "sdr"
 
@@ -89,6 +102,85 @@ def _show(path: Path) -> str:
         return str(path)
 
 
+@dataclasses.dataclass
+class NotebookRun:
+    """One row of the run summary: what happened to notebook ``NN`` in this run.
+
+    ``status`` is ``ok``, ``failed at cell N`` (a cell raised; N is papermill's 0-based index of
+    the cell in the executed copy, the same N as in the stderr line), ``failed`` (kernel death, timeout, unreadable
+    notebook), ``skipped`` (not selected, or after a failure) or ``interrupted`` (Ctrl-C);
+    ``detail`` says why for everything but ``ok``; ``executed`` is the executed copy (empty when
+    the notebook did not start).
+    """
+
+    nn: str
+    name: str
+    status: str = "skipped"
+    seconds: float | None = None
+    executed: str = ""
+    detail: str = ""
+
+
+_SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
+                   "profile", "seed", "git_commit", "started_at", "total_seconds")
+
+
+def _git_commit() -> str:
+    """Short commit of the checkout, ``+dirty`` when tracked files changed; ``unknown`` without git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root(),
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + ("+dirty" if dirty else "")) if head else "unknown"
+
+
+def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: int, started_at: str,
+                  total_seconds: float, commit: str | None = None) -> tuple[Path, Path, str]:
+    """Write ``run_summary.md`` and ``run_summary.csv`` into ``folder``; returns both paths and the Markdown.
+
+    The CSV has one row per notebook with the run-level fields (profile, seed, git commit,
+    start time, total seconds) repeated on each row, so it reads on its own.
+    """
+    commit = _git_commit() if commit is None else commit
+    md = [f"# Run summary: profile {profile}", "",
+          f"- profile: `{profile}`, seed: {seed}, git commit: `{commit}`",
+          f"- started: {started_at}, total: {total_seconds:.1f} s",
+          f"- result: {_verdict(rows)}", "",
+          "| notebook | status | seconds | executed notebook |", "| --- | --- | ---: | --- |"]
+    for r in rows:
+        status = r.status + (f": {r.detail}" if r.detail else "")
+        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
+        md.append(f"| {r.name} | {_cell(status)} | {secs} | {_cell(r.executed)} |")
+    text = "\n".join(md) + "\n"
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(_SUMMARY_FIELDS)
+    for r in rows:
+        w.writerow([r.name, r.status, "" if r.seconds is None else f"{r.seconds:.3f}", r.executed, r.detail,
+                    profile, seed, commit, started_at, f"{total_seconds:.3f}"])
+    md_path, csv_path = folder / "run_summary.md", folder / "run_summary.csv"
+    atomic_write_text(md_path, text)
+    atomic_write_text(csv_path, buf.getvalue())
+    return md_path, csv_path, text
+
+
+def _verdict(rows: list[NotebookRun]) -> str:
+    bad = [r for r in rows if r.status.startswith(("failed", "interrupted"))]
+    if bad:
+        return f"{bad[0].name} {bad[0].status}"
+    unselected = sum(r.detail == "not selected" for r in rows)
+    ok = sum(r.status == "ok" for r in rows)
+    return f"{ok} of {len(rows) - unselected} notebooks ok" + (f" ({unselected} not selected)" if unselected else "")
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def _usage(msg: object) -> int:
     print(f"run_all: {' '.join(str(msg).split())}", file=sys.stderr)  # one line, whatever the message holds
     return 2
@@ -102,8 +194,9 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     an ``out`` folder that cannot be written, a missing kernel) is checked before the first
     notebook starts and answered with exit code 2 and one line on stderr.
     """
+    all_nbs = discover()
     try:
-        nbs = _select(discover(), start, only)
+        nbs = _select(all_nbs, start, only)
     except UsageError as e:
         return _usage(e)
     try:
@@ -140,25 +233,56 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
     param = str(Path(profile).resolve()) if Path(profile).suffix in (".yaml", ".yml") else cfg.name
     print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
-    for nn, path in nbs:
-        dest = out_dir / path.name
-        t0 = time.perf_counter()
-        print(f"run_all: [{nn}] {path.name} ...", flush=True)
+    selected = {nn for nn, _ in nbs}
+    rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")
+            for nn, p in all_nbs}
+    started = _dt.datetime.now().astimezone()
+    t_run = time.perf_counter()
+    rc = 0
+    try:
+        for nn, path in nbs:
+            dest = out_dir / path.name
+            row = rows[nn]
+            t0 = time.perf_counter()
+            print(f"run_all: [{nn}] {path.name} ...", flush=True)
+            try:
+                pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
+                                    kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
+                                    log_output=log_output, cwd=str(path.parent))
+            except pm.PapermillExecutionError as e:
+                row.status, row.seconds, row.executed = (f"failed at cell {e.cell_index}",
+                                                         time.perf_counter() - t0, str(dest))
+                row.detail = f"{e.ename}: {e.evalue}"
+                print(f"run_all: FAILED {_show(path)} at cell {e.cell_index} "
+                      f"(In [{e.exec_count}]): {e.ename}: {e.evalue}\n         executed copy: {dest}",
+                      file=sys.stderr)
+                rc = 1
+                break
+            except KeyboardInterrupt:
+                row.status, row.seconds, row.executed = "interrupted", time.perf_counter() - t0, str(dest)
+                row.detail = "stopped by the user (Ctrl-C)"
+                raise
+            except Exception as e:  # kernel death, timeout, bad notebook file
+                row.status, row.seconds, row.executed = "failed", time.perf_counter() - t0, str(dest)
+                row.detail = f"{type(e).__name__}: {e}"
+                print(f"run_all: FAILED {_show(path)}: {type(e).__name__}: {e}\n"
+                      f"         executed copy: {dest}", file=sys.stderr)
+                rc = 1
+                break
+            row.status, row.seconds, row.executed = "ok", time.perf_counter() - t0, str(dest)
+            print(f"run_all: [{nn}] ok in {row.seconds:.0f} s -> {dest}", flush=True)
+    finally:  # also on failure and Ctrl-C: the summary says how far the run got
+        for r in rows.values():
+            if r.status == "skipped" and not r.detail:
+                r.detail = "not run: an earlier notebook did not finish"
         try:
-            pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
-                                kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
-                                log_output=log_output, cwd=str(path.parent))
-        except pm.PapermillExecutionError as e:
-            print(f"run_all: FAILED {_show(path)} at cell {e.cell_index} "
-                  f"(In [{e.exec_count}]): {e.ename}: {e.evalue}\n         executed copy: {dest}",
-                  file=sys.stderr)
-            return 1
-        except Exception as e:  # kernel death, timeout, bad notebook file
-            print(f"run_all: FAILED {_show(path)}: {type(e).__name__}: {e}\n"
-                  f"         executed copy: {dest}", file=sys.stderr)
-            return 1
-        print(f"run_all: [{nn}] ok in {time.perf_counter() - t0:.0f} s -> {dest}", flush=True)
-    return 0
+            md_path, _, text = write_summary(
+                [rows[k] for k in sorted(rows)], cfg.results_dir, profile=cfg.name, seed=cfg.seed,
+                started_at=started.isoformat(timespec="seconds"), total_seconds=time.perf_counter() - t_run)
+            print("\n" + text + f"run_all: summary written to {md_path} (and .csv)", flush=True)
+        except OSError as e:  # the run's own outcome matters more than its summary file
+            print(f"run_all: could not write the run summary: {e}", file=sys.stderr)
+    return rc
 
 
 class _Parser(argparse.ArgumentParser):

@@ -38,7 +38,10 @@ references' ``labels``) with an   ``EvaluationInputError`` naming the index and 
 unknown / misspelt observation,   listing the 14 CheXpert names; values 1 / 0 / -1
 or a value outside 1 / 0 / -1     as int, float or ``"1.0"``; None / NaN / ``""``
                                   mean not mentioned
-prediction not in the template    both sections scored as empty (``invalid_template``)
+prediction not in the template    both sections scored as empty (``invalid_template``);
+                                  when more than half of all predictions are non-blank
+                                  text outside the template, a ``TemplateFormatWarning``
+                                  says how many and suggests ``prediction_format="report"``
 empty / None / NaN prediction     scored as empty: 0 for every text metric, no
                                   labels for clinical F1 (``empty_prediction``)
 mapping without a section (or     that section empty (``missing_prediction_section``)
@@ -74,6 +77,8 @@ Example::
 
 from __future__ import annotations
 
+import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -89,7 +94,7 @@ from .significance import bootstrap_weights, paired_bootstrap
 
 __all__ = ["evaluate_reports", "score_reports", "ReportScores", "compare_systems", "compare_frames",
            "write_results", "EvaluationInputError", "METRIC_GROUPS", "SECTION_NAMES", "ISSUE_KINDS",
-           "metric_kwargs", "normalise_inputs", "NormalisedInputs"]
+           "metric_kwargs", "normalise_inputs", "NormalisedInputs", "TemplateFormatWarning"]
 
 SECTION_NAMES = ("findings", "impression", "report")
 ISSUE_KINDS = ("invalid_template", "empty_prediction", "missing_prediction_section",
@@ -98,6 +103,21 @@ METRIC_GROUPS = NLG_GROUPS + ("clinical", "radgraph")
 _VERSIONED = ("evaluate", "sacrebleu", "rouge-score", "nltk", "bert-score", "transformers", "torch",
               "unbabel-comet", "f1chexbert", "radgraph")
 
+
+
+
+
+class TemplateFormatWarning(UserWarning):
+    """Most predictions are text outside the ``<think>/<answer>`` template and were scored as empty.
+
+    Raised (as a warning) by :func:`normalise_inputs` under ``prediction_format="template"``
+    when more than :data:`TEMPLATE_WARN_SHARE` of the predictions are non-blank strings that
+    :func:`sdrlib.reports.parse_template` rejects: either plain-text reports passed without
+    ``prediction_format="report"``, or a model that did not learn the template.
+    """
+
+
+TEMPLATE_WARN_SHARE = 0.5  # warn above this share of non-blank, unparsable text predictions
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -168,6 +188,35 @@ def _sections_of(obj: Any, where: str, *, fmt: str, is_prediction: bool,
         return out
     raise EvaluationInputError(f"{where} is {type(obj).__name__}; expected a template str, a mapping "
                                "with 'findings'/'impression' or a Sections-like object")
+
+
+def _warn_if_mostly_untemplated(preds_in: list[Any], issues: list[tuple[int, str, str]]) -> None:
+    """:class:`TemplateFormatWarning` when most predictions are visible text the template parser rejected.
+
+    Blank strings and ``None`` are failed generations, not a format mix-up, so only
+    predictions with visible text count towards the share (over all predictions).
+    """
+    from sdrlib.reports import is_blank
+
+    rejected = {i for i, _, kind in issues if kind == "invalid_template"}
+    texts = [i for i in rejected if not is_blank(_decoded(preds_in[i], f"predictions[{i}]"))]
+    n = len(preds_in)
+    if n and len(texts) / n > TEMPLATE_WARN_SHARE:
+        first = sorted(texts)[0]
+        warnings.warn(
+            f"{len(texts)} of {n} predictions ({len(texts) / n:.0%}) are text outside the "
+            "'<think> ... </think> <answer> ... </answer>' template and are scored as empty reports "
+            f"(all text metrics 0; e.g. predictions[{first}]). If they are plain-text reports, pass "
+            "prediction_format=\"report\"; if they are model outputs, the model did not follow the template "
+            "(issue kind 'invalid_template' counts them).", TemplateFormatWarning, stacklevel=_outside_this_module())
+
+
+def _outside_this_module() -> int:
+    """``stacklevel`` that points a warning at the first caller outside this file (either entry point)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _joined(d: Mapping[str, str]) -> str:
@@ -293,6 +342,8 @@ def normalise_inputs(predictions: Any, references: Any, *, sections: Any = ("fin
                           issues=issues, i=i) for i, p in enumerate(preds_in)]
     refs = [_sections_of(r, f"references[{i}]", fmt="report", is_prediction=False, issues=issues, i=i)
             for i, r in enumerate(refs_in)]
+    if prediction_format == "template":
+        _warn_if_mostly_untemplated(preds_in, issues)
     for d in preds + refs:
         d["report"] = _joined(d)
     return NormalisedInputs(preds, refs, ids, secs, groups, labels, labels_given, issues)

@@ -1,18 +1,27 @@
-"""Builder for notebooks/05_selection.ipynb (run: .venv/bin/python tools/nb_05_selection.py)."""
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
 
-from make_notebook import build
+# %% [markdown]
+# # 05 · Best-of-K selection by distance to the training distribution
+# Sample K reports per test study from every policy, keep the one whose sentence-embedding sets lie closest to
+# a bank of training reports, and compare with random, first, MBR and oracle picks (paper sec. 3.3, 5; app. C.4, E, F).
 
-CELLS = [
-    ("md", """
-# 05 · Best-of-K selection by distance to the training distribution
-Sample K reports per test study from every policy, keep the one whose sentence-embedding sets lie closest to
-a bank of training reports, and compare with random, first, MBR and oracle picks (paper sec. 3.3, 5; app. C.4, E, F).
-"""),
-    ("params", """
+# %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
 n_examples: int = 2  # qualitative examples shown at the end
-"""),
-    ("code", """
+
+# %%
 import time
 
 import matplotlib.pyplot as plt
@@ -40,15 +49,15 @@ bank = sel.head_bank(bank, sc.bank_size)
 out_dir = cfg.runs_dir / cfg.name / "selection"
 print(cfg.name, f"K={sc.k}", f"N={len(bank)} bank reports", f"{len(test)} test studies", f"knn k={sc.knn_k}",
       "settings:", sc.names, "aggregations:", sc.aggregations)
-"""),
-    ("md", """
-## 1. Candidates
-Each local policy (SFT from notebook 03, every GRPO configuration from notebook 04, seed 0) samples K reports
-per test study at the profile's evaluation temperature. Candidates are written to
-`runs/<profile>/selection/candidates_<policy>.jsonl` and reused on a re-run. API models (`selection.api_models`)
-are queried through `sdrlib.apigen` when the profile lists any.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 1. Candidates
+# Each local policy (SFT from notebook 03, every GRPO configuration from notebook 04, seed 0) samples K reports
+# per test study at the profile's evaluation temperature. Candidates are written to
+# `runs/<profile>/selection/candidates_<policy>.jsonl` and reused on a re-run. API models (`selection.api_models`)
+# are queried through `sdrlib.apigen` when the profile lists any.
+
+# %%
 cands, formats = {}, {}
 for name, path in sel.policy_dirs(cfg).items():
     label = posttrain.config_label(name)
@@ -68,14 +77,14 @@ if sc.api_models:
 valid = {p: np.mean([sel.parse_candidate(c, formats[p]) is not None for row in cs for c in row]) for p, cs in cands.items()}
 distinct = {p: np.mean([len(set(row)) for row in cs]) for p, cs in cands.items()}
 pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinct}).round(3)
-"""),
-    ("md", """
-## 2. The sweep
-Every candidate of every study against every bank report, for every distance setting and aggregation, per
-section (eqs. 7-9), in one pass of the batched engine per policy; identical candidate sets are computed once.
-MBR consensus needs the distances among each study's K candidates.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 2. The sweep
+# Every candidate of every study against every bank report, for every distance setting and aggregation, per
+# section (eqs. 7-9), in one pass of the batched engine per policy; identical candidate sets are computed once.
+# MBR consensus needs the distances among each study's K candidates.
+
+# %%
 sel.check_encoder(bank, emb)
 sets, scores, mbr = {}, {}, {}
 t0 = time.perf_counter()
@@ -93,15 +102,15 @@ t0 = time.perf_counter()
 mbr = {p: sel.mbr_scores(sets[p], sc.names, k=sc.k, device=cfg.distances.device) for p in cands}
 print(f"MBR: {time.perf_counter() - t0:.1f} s")
 scores[next(iter(scores))].frame().head()
-"""),
-    ("md", """
-## 3. Scoring every candidate once
-The metric suite scores all S x K candidates against their study's reference; each method's value is then
-the corpus value over the candidates it picked. Random is the exact expectation over the K candidates (each
-weighted 1/K), the oracle takes the best candidate per study by that metric (metrics with per-sample
-values only), first takes candidate 0.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 3. Scoring every candidate once
+# The metric suite scores all S x K candidates against their study's reference; each method's value is then
+# the corpus value over the candidates it picked. Random is the exact expectation over the K candidates (each
+# weighted 1/K), the oracle takes the best candidate per study by that metric (metrics with per-sample
+# values only), first takes candidate 0.
+
+# %%
 t0 = time.perf_counter()
 mscores = {p: sel.score_candidate_metrics(cs, test, candidate_format=formats[p], **metric_kwargs(cfg))
            for p, cs in cands.items()}
@@ -118,29 +127,29 @@ metrics = [m for _, m in sel.HEADLINE_METRICS if m in set(ev.metric)]
 save_table(ev, "05_selection_methods", cfg)
 ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random", "first", "oracle"])].pivot_table(
     index="policy", columns=["metric", "method"], values="value", sort=False).round(3)
-"""),
-    ("md", """
-## 4. Best selection per policy vs random (Tables 3 and 23)
-For every policy and metric: the best (distance, aggregation) method, its value, random's, and the %
-improvement; oracle, first and the best MBR for reference.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 4. Best selection per policy vs random (Tables 3 and 23)
+# For every policy and metric: the best (distance, aggregation) method, its value, random's, and the %
+# improvement; oracle, first and the best MBR for reference.
+
+# %%
 heads = {}
 for section in ("findings", "impression"):
     t = sel.best_vs_random(ev[ev.section == section], metrics)
     heads[section] = t
     save_table(t, f"05_headline_{section}", cfg)
 heads["findings"].round(3)
-"""),
-    ("code", """
+
+# %%
 heads["impression"].round(3)
-"""),
-    ("md", """
-## 5. Every method, averaged over policies (Tables 25-28)
-Mean ± sample std over policies of the % improvement over random per (distance, aggregation), Findings, for all
-studies and per ground-truth stratum (no finding / single / multi). With one policy the std is NaN.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 5. Every method, averaged over policies (Tables 25-28)
+# Mean ± sample std over policies of the % improvement over random per (distance, aggregation), Findings, for all
+# studies and per ground-truth stratum (no finding / single / multi). With one policy the std is NaN.
+
+# %%
 summ = {}
 for stratum in ["all", "no_finding", "single", "multi"]:
     d = ev[ev.section == "findings"]
@@ -152,17 +161,17 @@ for stratum in ["all", "no_finding", "single", "multi"]:
 n_strata = ev[(ev.section == "findings") & (ev.method == "random") & (ev.policy == next(iter(cands)))].groupby("stratum").n.first()
 print("studies per stratum:", n_strata.to_dict())
 summ["all"].round(2)
-"""),
-    ("code", """
+
+# %%
 pd.concat({s: t.set_index(["distance", "aggregation"])[metrics] for s, t in summ.items() if s != "all"},
           axis=1).round(2)
-"""),
-    ("md", """
-## 6. Heatmaps (Figs. 3-5)
-Method x metric: mean % improvement over random across policies (Findings). Then per policy, with the `avg`
-aggregation: distance x policy for BERTScore F1 and for the clinical metric. Teal beats random, coral loses.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 6. Heatmaps (Figs. 3-5)
+# Method x metric: mean % improvement over random across policies (Findings). Then per policy, with the `avg`
+# aggregation: distance x policy for BERTScore F1 and for the clinical metric. Teal beats random, coral loses.
+
+# %%
 cmap = sns.diverging_palette(20, 190, s=80, l=55, as_cmap=True)  # coral (worse) .. teal (better)
 
 
@@ -182,8 +191,8 @@ with style():
     ax.set_title(f"Findings, mean over {len(cands)} policies")
     save_fig(fig, "05_method_metric_heatmap", cfg)
 plt.show()
-"""),
-    ("code", """
+
+# %%
 clin = next((m for m in ("RG-F1", "CXB-14", "clin-F1 (sample)") if m in metrics), None)
 for m in [x for x in ("BS-F1", clin) if x in metrics]:
     d = ev[(ev.section == "findings") & (ev.stratum == "all") & (ev.metric == m) & ev.method.str.endswith("+avg")]
@@ -198,14 +207,14 @@ for m in [x for x in ("BS-F1", clin) if x in metrics]:
         ax.set_xlabel("")
         save_fig(fig, f"05_policy_heatmap_{m.split()[0].replace('-', '_')}", cfg)
     plt.show()
-"""),
-    ("md", """
-## 7. Paired bootstrap: the best method vs random and vs MBR
-The best method is the one with the highest mean % improvement in BERTScore F1 (Findings) over policies. Per
-policy, a paired bootstrap over test studies (same resamples for both) against random (its exact expectation
-per study) and against MBR with the same distance.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 7. Paired bootstrap: the best method vs random and vs MBR
+# The best method is the one with the highest mean % improvement in BERTScore F1 (Findings) over policies. Per
+# policy, a paired bootstrap over test studies (same resamples for both) against random (its exact expectation
+# per study) and against MBR with the same distance.
+
+# %%
 key = "BS-F1" if "BS-F1" in metrics else metrics[0]
 best = summ["all"].sort_values(key, ascending=False).iloc[0]
 best_method, best_dist = f"{best.distance}+{best.aggregation}", best.distance
@@ -227,13 +236,13 @@ sig = pd.DataFrame(rows)
 save_table(sig, "05_significance", cfg)
 print("best method:", best_method)
 sig[sig.section == "findings"].round(4)
-"""),
-    ("md", """
-## 8. Selection in embedding space (Fig. 2b)
-One study of the first policy: each dot is a whole report, drawn at the mean of its sentence embeddings
-(Findings and Impression), projected to 2-D by PCA fitted on the bank; the star is the chosen candidate.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 8. Selection in embedding space (Fig. 2b)
+# One study of the first policy: each dot is a whole report, drawn at the mean of its sentence embeddings
+# (Findings and Impression), projected to 2-D by PCA fitted on the bank; the star is the chosen candidate.
+
+# %%
 p0 = next(iter(cands))
 res0 = scores[p0]
 i_m, j_m = res0.names.index(best_dist), res0.aggregations.index(best.aggregation)
@@ -257,13 +266,13 @@ with style():
     ax.legend(fontsize=7)
     save_fig(fig, "05_selection_space", cfg)
 plt.show()
-"""),
-    ("md", """
-## 9. Qualitative examples
-Chosen vs the most distant rejected candidate under the best method, with their distances to the bank and
-their BERTScore F1 (Findings) against the reference, whichever way it goes.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 9. Qualitative examples
+# Chosen vs the most distant rejected candidate under the best method, with their distances to the bank and
+# their BERTScore F1 (Findings) against the reference, whichever way it goes.
+
+# %%
 from sdrlib.generation import load_images
 
 bs = sel.pick_metrics(mscores[p0], "findings").get("BS-F1")
@@ -279,18 +288,13 @@ for s_i in order[:n_examples]:
         ax.axis("off")
         ax.set_title(rec.study_id, fontsize=8)
     plt.show()
-    print(f"REFERENCE  F: {rec.findings}\\n           I: {rec.impression}")
+    print(f"REFERENCE  F: {rec.findings}\n           I: {rec.impression}")
     for tag, j in (("CHOSEN  ", ch), ("REJECTED", rej)):
-        print(f"{tag} #{j}  distance {res0.total[i_m, j_m, s_i, j]:.4f}  BS-F1 {bs_v[s_i, j]:.3f}\\n   "
+        print(f"{tag} #{j}  distance {res0.total[i_m, j_m, s_i, j]:.4f}  BS-F1 {bs_v[s_i, j]:.3f}\n   "
               f"{cands[p0][s_i][j][:400]}")
     print()
-"""),
-    ("md", """
-Whether distance-based selection beats random here is whatever the tables and the bootstrap above say, read
-together with the oracle column (the headroom K candidates leave) and the first-candidate baseline; on the smoke
-profile the numbers mean nothing.
-"""),
-]
 
-if __name__ == "__main__":
-    print(build("notebooks/05_selection.ipynb", CELLS))
+# %% [markdown]
+# Whether distance-based selection beats random here is whatever the tables and the bootstrap above say, read
+# together with the oracle column (the headroom K candidates leave) and the first-candidate baseline; on the smoke
+# profile the numbers mean nothing.

@@ -1,18 +1,27 @@
-"""Builder for notebooks/03_sft.ipynb (run: .venv/bin/python tools/nb_03_sft.py)."""
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
 
-from make_notebook import build
+# %% [markdown]
+# # 03 · Supervised fine-tuning
+# Train the policy to write `<think> Findings </think> <answer> Impression </answer>` from the image (paper
+# sec. 4, appendix C.2): a tiny Qwen3-VL built from scratch on CPU, Qwen3-VL / Gemma3 with Unsloth + LoRA on GPU.
 
-CELLS = [
-    ("md", """
-# 03 · Supervised fine-tuning
-Train the policy to write `<think> Findings </think> <answer> Impression </answer>` from the image (paper
-sec. 4, appendix C.2): a tiny Qwen3-VL built from scratch on CPU, Qwen3-VL / Gemma3 with Unsloth + LoRA on GPU.
-"""),
-    ("params", """
+# %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
 n_show: int = 4  # sample generations shown next to their images
-"""),
-    ("code", """
+
+# %%
 import json
 
 import matplotlib.pyplot as plt
@@ -31,32 +40,32 @@ set_seed(cfg.seed)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 print(cfg.name, cfg.sft.policy, f"{len(train)} train / {len(test)} test studies")
-"""),
-    ("md", """
-## 1. Policy and data
-On CPU the policy is a randomly initialised `Qwen3VLForConditionalGeneration` from a shrunk config, with a
-byte-level BPE tokenizer trained on the training reports and an image-only Qwen3-VL processor (no video
-processor, so no torchvision). Each training example is a prompt (image + instruction) and a completion
-(the templated report); the loss covers the completion only.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 1. Policy and data
+# On CPU the policy is a randomly initialised `Qwen3VLForConditionalGeneration` from a shrunk config, with a
+# byte-level BPE tokenizer trained on the training reports and an image-only Qwen3-VL processor (no video
+# processor, so no torchvision). Each training example is a prompt (image + instruction) and a completion
+# (the templated report); the loss covers the completion only.
+
+# %%
 ds = training.sft_dataset(train[:2], cfg.sft.max_images)
 print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160], "...")
-"""),
-    ("md", """
-## 2. Train
-`training.sft` reuses a finished run (`runs/<profile>/sft/seed<k>/final`) and resumes an interrupted one
-from its last checkpoint, but only when `run_key.json` matches what would produce it now (the training
-data's digest, the profile's training values, the seed, the training code and library versions); otherwise
-the folder is cleared and trained again, with a warning naming what changed. `run.json` records steps, time
-and parameter count.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 2. Train
+# `training.sft` reuses a finished run (`runs/<profile>/sft/seed<k>/final`) and resumes an interrupted one
+# from its last checkpoint, but only when `run_key.json` matches what would produce it now (the training
+# data's digest, the profile's training values, the seed, the training code and library versions); otherwise
+# the folder is cleared and trained again, with a warning naming what changed. `run.json` records steps, time
+# and parameter count.
+
+# %%
 res = training.sft(cfg, train)
 info = json.loads((res.path / "run.json").read_text())
 print({k: info[k] for k in ("steps", "seconds", "mean_step_seconds", "params", "torch_threads")})
-"""),
-    ("code", """
+
+# %%
 curves = training.read_curves(res.path)
 logged = curves.dropna(subset=["loss"])  # step_seconds rows come every step, losses every logging_steps
 with style():
@@ -71,18 +80,18 @@ with style():
     ax.set_title(f"SFT ({posttrain.model_name(cfg)})")
     save_fig(fig, "sft_loss", cfg)
 plt.show()
-"""),
-    ("md", """
-## 3. Generations next to references
-One report per test study, decoded as the profile says (`sft.eval_do_sample`, `sft.eval_temperature`;
-greedy decoding collapses the tiny policy onto the modal normal report), cached next to the run.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 3. Generations next to references
+# One report per test study, decoded as the profile says (`sft.eval_do_sample`, `sft.eval_temperature`;
+# greedy decoding collapses the tiny policy onto the modal normal report), cached next to the run.
+
+# %%
 gens = posttrain.generate_test(cfg, res.final, test)
 valid = np.mean([parse_template(g) is not None for g in gens])
 print(f"valid template: {valid:.1%} of {len(gens)} test generations")
-"""),
-    ("code", """
+
+# %%
 import textwrap
 
 from PIL import Image
@@ -103,20 +112,20 @@ with style():
         s = parse_template(gen)
         lines = [f"GEN F: {s.findings}", f"GEN I: {s.impression}"] if s else [f"GEN (invalid): {gen[:200]}"]
         lines += [f"REF F: {rec.findings}", f"REF I: {rec.impression}"]
-        row[1].text(0, 1, "\\n".join(wrap(x) for x in lines), va="top", ha="left", fontsize=7, family="monospace")
+        row[1].text(0, 1, "\n".join(wrap(x) for x in lines), va="top", ha="left", fontsize=7, family="monospace")
         row[1].axis("off")
     save_fig(fig, "sft_samples", cfg)
 plt.show()
-"""),
-    ("md", """
-## 4. Does the report depend on the image?
-Two image-blind baselines: `majority` writes the most frequent training report for every study;
-`random_train` writes a random training report, so its labels follow the training label prior. A third
-control, `SFT shuffled images`, runs the same policy with every study given another study's image. A policy
-that reads the image beats all three on clinical label F1 (offline CheXpert-14 labeler); text metrics
-are shown for reference.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 4. Does the report depend on the image?
+# Two image-blind baselines: `majority` writes the most frequent training report for every study;
+# `random_train` writes a random training report, so its labels follow the training label prior. A third
+# control, `SFT shuffled images`, runs the same policy with every study given another study's image. A policy
+# that reads the image beats all three on clinical label F1 (offline CheXpert-14 labeler); text metrics
+# are shown for reference.
+
+# %%
 shuffled = posttrain.generate_test(cfg, res.final, test, shuffle_images=True)
 systems = {"SFT": gens, "SFT shuffled images": shuffled, **posttrain.baseline_reports(train, len(test), seed=cfg.seed)}
 scores = posttrain.score_all(cfg, systems, test)
@@ -133,8 +142,8 @@ table.columns = [f"{section}: {system}" for section, system in table.columns]
 table = table.round(3)
 save_table(table.reset_index(), "sft_vs_baselines", cfg)
 table
-"""),
-    ("code", """
+
+# %%
 from sdrlib.metrics.suite import compare_systems
 
 sig = pd.concat([compare_systems(scores["SFT"], scores[b], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
@@ -142,12 +151,7 @@ sig = pd.concat([compare_systems(scores["SFT"], scores[b], n_resamples=cfg.metri
 sig = sig[sig.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14"])]
 save_table(sig, "sft_vs_baselines_significance", cfg)
 sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value"]].round(4)
-"""),
-    ("md", """
-The table is reported as it comes out: on the smoke profile (a few steps) the policy has not learned
-anything yet; on the default profile compare the `SFT` column with the two baselines.
-"""),
-]
 
-if __name__ == "__main__":
-    print(build("notebooks/03_sft.ipynb", CELLS))
+# %% [markdown]
+# The table is reported as it comes out: on the smoke profile (a few steps) the policy has not learned
+# anything yet; on the default profile compare the `SFT` column with the two baselines.

@@ -1,20 +1,29 @@
-"""Builder for notebooks/00_data.ipynb (run: .venv/bin/python tools/nb_00_data.py)."""
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
 
-from make_notebook import build
+# %% [markdown]
+# # 00 · Data
+# The profile's dataset as one record type: synthetic chest X-rays with reports and CheXpert-14 labels
+# (default), or MIMIC-CXR / ReXGradient / IU-Xray from your own download; plus the offline labeler that
+# clinical F1 and the no-finding / single / multi strata rely on.
 
-CELLS = [
-    ("md", """
-# 00 · Data
-The profile's dataset as one record type: synthetic chest X-rays with reports and CheXpert-14 labels
-(default), or MIMIC-CXR / ReXGradient / IU-Xray from your own download; plus the offline labeler that
-clinical F1 and the no-finding / single / multi strata rely on.
-"""),
-    ("params", """
+# %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
 n_examples: int = 6  # example studies in the figure
 probe_size: int = 32  # side of the downsampled image for the linear pixel probe
-"""),
-    ("code", """
+
+# %%
 import time
 
 import matplotlib.pyplot as plt
@@ -32,66 +41,66 @@ from sdrlib.utils import set_seed
 cfg = load_profile(profile)
 set_seed(cfg.seed)
 print(cfg.name, cfg.data)
-"""),
-    ("md", """
-## 1. Load (or generate) the splits
-For `data.source: synthetic` the first call generates `data/synthcxr/<profile>/` (Parquet + PNG +
-`manifest.json` with generator version, seed, sizes and file hashes); later calls reuse it unless the
-profile changed. Real-data loaders report what they skipped and why.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 1. Load (or generate) the splits
+# For `data.source: synthetic` the first call generates `data/synthcxr/<profile>/` (Parquet + PNG +
+# `manifest.json` with generator version, seed, sizes and file hashes); later calls reuse it unless the
+# profile changed. Real-data loaders report what they skipped and why.
+
+# %%
 t0 = time.perf_counter()
 splits, reports = {}, {}
 for s in SPLITS:
     splits[s], reports[s] = load_split(cfg, s, with_report=True)
     print(reports[s].summary())
 print(f"loaded in {time.perf_counter() - t0:.1f} s")
-"""),
-    ("md", """
-## 2. Examples
-Images next to their reports and labels (`+` positive, `?` uncertain; negated observations counted),
-one per stratum in turn.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 2. Examples
+# Images next to their reports and labels (`+` positive, `?` uncertain; negated observations counted),
+# one per stratum in turn.
+
+# %%
 with style():
     fig = plot_examples(pick_examples(splits["test"], n_examples, seed=cfg.seed))
 save_fig(fig, "00_examples", cfg)
 plt.show()
-"""),
-    ("md", """
-What the pixels carry (synthetic data only): one patient, drawn with each finding in turn. Patient-level
-nuisance (rotation, scale, habitus, inspiration, exposure, noise) changes from study to study.
-"""),
-    ("code", """
+
+# %% [markdown]
+# What the pixels carry (synthetic data only): one patient, drawn with each finding in turn. Patient-level
+# nuisance (rotation, scale, habitus, inspiration, exposure, noise) changes from study to study.
+
+# %%
 if cfg.data.source in ("synthetic", "synthcxr"):
     with style():
         fig = plot_findings_gallery(cfg.data.image_size, seed=cfg.seed)
     save_fig(fig, "00_findings_gallery", cfg)
     plt.show()
-"""),
-    ("md", """
-## 3. Statistics
-Studies per split, mean sentences per section, unique-sentence ratio (distinct / all sentences of a
-section in the split) and the paper's strata (appendix F: no finding / single / multi, from the labels).
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 3. Statistics
+# Studies per split, mean sentences per section, unique-sentence ratio (distinct / all sentences of a
+# section in the split) and the paper's strata (appendix F: no finding / single / multi, from the labels).
+
+# %%
 summary = summary_table(splits)
 save_table(summary, "00_dataset_summary", cfg, data_source=cfg.data.source)
 summary.round(3)
-"""),
-    ("md", """
-How much does the report language vary? Exact-match rewards are sparse only when reports say the
-same finding in many ways. The training split's language beside 2,000 public IU-Xray reports
-measured with the same definitions (sentences from `split_sentences`, words = lower-cased alphabetic
-tokens) and the targets the synthetic grammar is built to meet. `top_findings_set_pct` is the share of
-reports whose Findings sentences, as a set, are the most common one.
-"""),
-    ("code", """
+
+# %% [markdown]
+# How much does the report language vary? Exact-match rewards are sparse only when reports say the
+# same finding in many ways. The training split's language beside 2,000 public IU-Xray reports
+# measured with the same definitions (sentences from `split_sentences`, words = lower-cased alphabetic
+# tokens) and the targets the synthetic grammar is built to meet. `top_findings_set_pct` is the share of
+# reports whose Findings sentences, as a set, are the most common one.
+
+# %%
 lang = language_table(splits["train"])
 save_table(lang, "00_report_language", cfg, data_source=cfg.data.source)
 lang.round(3)
-"""),
-    ("code", """
+
+# %%
 prev = prevalence_table(splits)
 if len(prev.columns):
     save_table(prev.reset_index(), "00_label_prevalence", cfg, data_source=cfg.data.source)
@@ -100,39 +109,39 @@ if len(prev.columns):
     save_fig(fig, "00_label_prevalence", cfg)
     plt.show()
 prev.round(1)
-"""),
-    ("code", """
+
+# %%
 counts = {s: sentence_counts(r) for s, r in splits.items() if r}
 with style():
     fig = plot_sentence_counts(counts)
 save_fig(fig, "00_sentence_counts", cfg)
 plt.show()
 pd.concat({s: c[["findings", "impression"]].describe().T for s, c in counts.items()}).round(2)
-"""),
-    ("md", """
-How readable are the images? A ridge classifier on raw `probe_size`² pixels, trained on the train split,
-scored by test AUROC per observation (positive or uncertain vs the rest). Near 0.5: little linear
-signal (rib fractures are subtle on purpose); near 1.0: the finding is plainly visible.
-"""),
-    ("code", """
+
+# %% [markdown]
+# How readable are the images? A ridge classifier on raw `probe_size`² pixels, trained on the train split,
+# scored by test AUROC per observation (positive or uncertain vs the rest). Near 0.5: little linear
+# signal (rib fractures are subtle on purpose); near 1.0: the finding is plainly visible.
+
+# %%
 labelled = all(r.labels is not None for r in splits["train"] + splits["test"])
 if labelled and splits["train"] and splits["test"]:
     probe = pixel_probe(splits["train"], splits["test"], size=probe_size, seed=cfg.seed)
     save_table(probe, "00_pixel_probe", cfg, data_source=cfg.data.source)
     display(probe.round(3))
-"""),
-    ("md", """
-## 4. The offline CheXpert-14 labeler
-`label_report` reads mentions with negation and uncertainty scope (NegEx/ConText-style rules, no model).
-Per observation and class (pos = 1, neg = 0, unc = -1): precision and recall against (a) the synthetic
-ground truth of the test split, (b) the hand-written real-style sentences in
-`tests/fixtures/labeler_sentences.csv` (`dev`: written with the rules; `heldout`: written afterwards and
-never used to change a rule).
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 4. The offline CheXpert-14 labeler
+# `label_report` reads mentions with negation and uncertainty scope (NegEx/ConText-style rules, no model).
+# Per observation and class (pos = 1, neg = 0, unc = -1): precision and recall against (a) the synthetic
+# ground truth of the test split, (b) the hand-written real-style sentences in
+# `tests/fixtures/labeler_sentences.csv` (`dev`: written with the rules; `heldout`: written afterwards and
+# never used to change a rule).
+
+# %%
 label_report("Mild cardiomegaly. No pleural effusion. Right basilar opacity may represent pneumonia.")
-"""),
-    ("code", """
+
+# %%
 cols = ["n_pos", "precision_pos", "recall_pos", "n_neg", "precision_neg", "recall_neg",
         "n_unc", "precision_unc", "recall_unc", "accuracy"]
 tables = {}
@@ -150,24 +159,19 @@ for name, t in tables.items():
                backend="offline-labeler")
     print(name)
     display(out.round(3))
-"""),
-    ("md", """
-Sentences the labeler gets wrong (hand-written set):
-"""),
-    ("code", """
+
+# %% [markdown]
+# Sentences the labeler gets wrong (hand-written set):
+
+# %%
 from sdrlib.metrics.labeler import apply_no_finding
 
 wrong = [(r.set, r.text, apply_no_finding(parse_label_string(r.labels)), label_report(r.text))
          for r in sentences.itertuples() if label_report(r.text) != apply_no_finding(parse_label_string(r.labels))]
 pd.DataFrame(wrong, columns=["set", "text", "gold", "predicted"])
-"""),
-    ("md", """
-Records as a table, for later notebooks (labels one column per observation, stratum, texts):
-"""),
-    ("code", """
-records_to_frame(splits["val"]).head()
-"""),
-]
 
-if __name__ == "__main__":
-    print(build("notebooks/00_data.ipynb", CELLS))
+# %% [markdown]
+# Records as a table, for later notebooks (labels one column per observation, stratum, texts):
+
+# %%
+records_to_frame(splits["val"]).head()

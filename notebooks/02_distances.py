@@ -1,22 +1,31 @@
-"""Builder for notebooks/02_distances.ipynb (run: .venv/bin/python tools/nb_02_distances.py)."""
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
 
-from make_notebook import build
+# %% [markdown]
+# # 02 · Set distances
+# The nine set-to-set distance families of appendix A in their 15 paper settings: what each one measures, how
+# each reacts to typical report edits, and how fast the batched engine computes them against the per-pair reference.
 
-CELLS = [
-    ("md", """
-# 02 · Set distances
-The nine set-to-set distance families of appendix A in their 15 paper settings: what each one measures, how
-each reacts to typical report edits, and how fast the batched engine computes them against the per-pair reference.
-"""),
-    ("params", """
+# %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
 n_candidates: int = 5  # K candidate reports timed against the bank (the paper's best-of-K)
 ref_pairs: int = 100  # reference pairs timed (and checked against the engine) per setting
 ref_budget_s: float = 3.0  # at most this many seconds of reference loop per setting
 n_conv: int = 20  # test reports x conv_bank bank reports scored by every setting in section 4
 conv_bank: int = 200
-"""),
-    ("code", """
+
+# %%
 import time
 
 import matplotlib.pyplot as plt
@@ -36,30 +45,30 @@ cfg = load_profile(profile)
 set_seed(cfg.seed)
 emb = SentenceEmbedder.from_config(cfg)
 print(cfg.name, emb.encoder_id, "timed settings:", cfg.distances.names)
-"""),
-    ("md", """
-## 1. The registry
-Every setting is a family plus parameters; new ones are made by parameter (`make_spec`, or a name such as
-`sinkhorn_0.05`), never by copying code. All work on the cosine cost $M_{ij} = (1 - a_i \\cdot b_j)/2$; the
-transport families rescale it to $\\widetilde M = M / \\max M$. The entropic families (Sinkhorn, UOT, GW) return the
-linear cost of their regularised plan, so their $D(A, A)$ is small but not zero.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 1. The registry
+# Every setting is a family plus parameters; new ones are made by parameter (`make_spec`, or a name such as
+# `sinkhorn_0.05`), never by copying code. All work on the cosine cost $M_{ij} = (1 - a_i \cdot b_j)/2$; the
+# transport families rescale it to $\widetilde M = M / \max M$. The entropic families (Sinkhorn, UOT, GW) return the
+# linear cost of their regularised plan, so their $D(A, A)$ is small but not zero.
+
+# %%
 registry = pd.DataFrame([{"name": s.name, "family": s.family,
                           "params": ", ".join(f"{k}={v}" for k, v in s.params.items()),
                           "description": s.description} for s in REGISTRY.values()])
 save_table(registry, "02_registry", cfg)
 registry
-"""),
-    ("code", """
+
+# %%
 make_spec("sinkhorn", eps=0.05), get("partial_0.3").description
-"""),
-    ("md", """
-## 2. How each family reacts to typical edits
-A reference Findings section and six edits of it: the same text (control), a reordering, a paraphrase, a
-missing finding, a contradicted finding and an extra hallucinated sentence. Each cell is $D$ (lower = closer).
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 2. How each family reacts to typical edits
+# A reference Findings section and six edits of it: the same text (control), a reordering, a paraphrase, a
+# missing finding, a contradicted finding and an extra hallucinated sentence. Each cell is $D$ (lower = closer).
+
+# %%
 reference = ["The heart size is normal.", "There is a small left pleural effusion.",
              "No pneumothorax is seen.", "The lungs are otherwise clear."]
 variants = {
@@ -85,18 +94,18 @@ print("engine vs reference, max |diff| over the table:", float(np.abs(table - ch
 print("pairs stopped at max_iter:", {n: int((~c).sum()) for n, c in conv.items() if (~c).any()})
 save_table(table.reset_index(names="edit"), "02_edit_reactions", cfg, encoder_id=emb.encoder_id)
 table.round(3)
-"""),
-    ("md", """
-The examples double as assertions: every family is blind to sentence order, and the exact families give 0 for
-the identical report.
-"""),
-    ("code", """
+
+# %% [markdown]
+# The examples double as assertions: every family is blind to sentence order, and the exact families give 0 for
+# the identical report.
+
+# %%
 exact = [n for n in names if not REGISTRY[n].iterative]
 assert np.allclose(table.loc["reordered"], table.loc["identical"], atol=1e-6)
 assert np.allclose(table.loc["identical", exact], 0.0, atol=1e-9)
 assert ((table >= 0) & (table <= 1)).all().all()
-"""),
-    ("code", """
+
+# %%
 with style():
     fig, ax = plt.subplots(figsize=(12, 3.6))
     im = ax.imshow(table.to_numpy(), cmap="magma_r", vmin=0, vmax=max(0.05, float(table.to_numpy().max())))
@@ -109,14 +118,14 @@ with style():
     fig.colorbar(im, ax=ax, fraction=0.02, label="D")
     ax.set_title(f"Reaction of each setting to report edits ({emb.encoder_id})")
     save_fig(fig, "02_edit_reactions", cfg)
-"""),
-    ("md", """
-What to look for, per column (values are comparable within a column only): which edit a setting finds farthest,
-whether it rates the contradiction (a close but opposite sentence) as closer than a harmless paraphrase, whether
-it forgives a dropped or an added sentence (partial OT discards unmatched mass by design), and how much of the
-column is the entropic floor (the `identical` row of Sinkhorn / UOT / GW).
-"""),
-    ("code", """
+
+# %% [markdown]
+# What to look for, per column (values are comparable within a column only): which edit a setting finds farthest,
+# whether it rates the contradiction (a close but opposite sentence) as closer than a harmless paraphrase, whether
+# it forgives a dropped or an added sentence (partial OT discards unmatched mass by design), and how much of the
+# column is the entropic floor (the `identical` row of Sinkhorn / UOT / GW).
+
+# %%
 edits = table.drop(index=["identical", "reordered"])
 facts = pd.DataFrame({
     "farthest edit": edits.idxmax(),
@@ -127,16 +136,16 @@ facts = pd.DataFrame({
 })
 save_table(facts.reset_index(names="setting"), "02_edit_facts", cfg, encoder_id=emb.encoder_id)
 facts
-"""),
-    ("md", """
-## 3. Speed: batched engine vs per-pair reference
-The profile's settings, with `n_candidates` test reports as candidates against the training bank (Findings). The
-reference loop runs `set_distance` (POT / SciPy) per pair; the engine computes the whole K x N matrix with one matrix
-product and compiled per-pair solvers, and is checked against the reference on the timed pairs. The first engine
-call compiles the kernels (cached on disk afterwards), so it is warmed up first. Paper-scale numbers (d = 768,
-N = 5000, every setting) come from `benchmarks/bench_distances.py`.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 3. Speed: batched engine vs per-pair reference
+# The profile's settings, with `n_candidates` test reports as candidates against the training bank (Findings). The
+# reference loop runs `set_distance` (POT / SciPy) per pair; the engine computes the whole K x N matrix with one matrix
+# product and compiled per-pair solvers, and is checked against the reference on the timed pairs. The first engine
+# call compiles the kernels (cached on disk afterwards), so it is warmed up first. Paper-scale numbers (d = 768,
+# N = 5000, every setting) come from `benchmarks/bench_distances.py`.
+
+# %%
 train = load_split(cfg, "train")
 n_bank = len(train) if cfg.embedding.bank_size == 0 else min(cfg.embedding.bank_size, len(train))
 bank_path = cfg.cache_dir / "banks" / f"{cfg.name}_train"
@@ -153,8 +162,8 @@ keep = np.flatnonzero(np.diff(offs) > 0)  # reports with a Findings section
 packed = pack_sets((mat, offs)).subset(keep)
 print(f"{len(cands)} candidates x {packed.n_sets} bank reports; bank sentences {len(packed.index)}, "
       f"unique {len(packed.unique)} ({len(packed.index) / len(packed.unique):.2f} per unique)")
-"""),
-    ("code", """
+
+# %%
 for n in cfg.distances.names:  # warm-up: compile or load the kernels
     pairwise_distances(cands[:1], packed.subset(np.arange(2)), n, on_nonconvergence="ignore")
 rows = [compare(cands, packed, n, ref_pairs=ref_pairs, ref_budget_s=ref_budget_s) for n in cfg.distances.names]
@@ -163,8 +172,8 @@ speed["gflops_matmul"] = matmul_gflops()
 save_table(speed, "02_engine_speed", cfg, encoder_id=emb.encoder_id)
 assert (speed["max_abs_diff"] <= 1e-5).all()
 speed.round({"ref_us": 1, "engine_us": 2, "speedup": 1, "sweep_ref_h": 2, "sweep_engine_h": 3})
-"""),
-    ("code", """
+
+# %%
 with style():
     fig, ax = plt.subplots(figsize=(7, 3.2))
     x = np.arange(len(speed))
@@ -178,19 +187,19 @@ with style():
     ax.legend(fontsize=7)
     ax.set_title(f"{len(cands)} x {packed.n_sets} pairs, d = {packed.dim} ({cfg.name} profile)")
     save_fig(fig, "02_engine_speed", cfg)
-"""),
-    ("md", """
-## 4. Do the iterative settings converge on real report sets?
-The entropic settings iterate until POT's stopping rule or `max_iter` (POT's defaults). A value that stopped at
-`max_iter` is not the solver's answer, only where it stopped; POT says nothing unless asked, the engine flags it
-(`return_converged=True`, or a `ConvergenceWarning`). Every setting on `n_conv` test reports against `conv_bank`
-training reports, per section: the share of pairs stopped at the cap. Small eps converges slowly (Sinkhorn at
-eps 0.01); for GW it is POT's *inner* Sinkhorn stopping at its 1000 iterations while the plan sharpens towards a
-permutation. The engine replays POT's iterations, so it returns the same stopped values as the reference; a
-study that relies on these settings should report the share, or raise `max_iter` with `make_spec` (for GW
-the cap that bites is POT's inner one, which both implementations keep at POT's default).
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 4. Do the iterative settings converge on real report sets?
+# The entropic settings iterate until POT's stopping rule or `max_iter` (POT's defaults). A value that stopped at
+# `max_iter` is not the solver's answer, only where it stopped; POT says nothing unless asked, the engine flags it
+# (`return_converged=True`, or a `ConvergenceWarning`). Every setting on `n_conv` test reports against `conv_bank`
+# training reports, per section: the share of pairs stopped at the cap. Small eps converges slowly (Sinkhorn at
+# eps 0.01); for GW it is POT's *inner* Sinkhorn stopping at its 1000 iterations while the plan sharpens towards a
+# permutation. The engine replays POT's iterations, so it returns the same stopped values as the reference; a
+# study that relies on these settings should report the share, or raise `max_iter` with `make_spec` (for GW
+# the cap that bites is POT's inner one, which both implementations keep at POT's default).
+
+# %%
 rows = []
 for section in ("findings", "impression"):
     c_sets = [c for c in emb.encode_sections([getattr(r, section) for r in test[:n_conv]]) if len(c)]
@@ -202,10 +211,4 @@ for section in ("findings", "impression"):
                      "mean sentences": float(np.mean([len(c) for c in c_sets]))})
 conv_table = pd.DataFrame(rows)
 save_table(conv_table, "02_convergence", cfg, encoder_id=emb.encoder_id)
-conv_table[conv_table["stopped at max_iter"] > 0].round(4) if (conv_table["stopped at max_iter"] > 0).any() else \
-    "every pair converged"
-"""),
-]
-
-if __name__ == "__main__":
-    print(build("notebooks/02_distances.ipynb", CELLS))
+conv_table[conv_table["stopped at max_iter"] > 0].round(4) if (conv_table["stopped at max_iter"] > 0).any() else     "every pair converged"

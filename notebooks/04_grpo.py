@@ -1,18 +1,27 @@
-"""Builder for notebooks/04_grpo.ipynb (run: .venv/bin/python tools/nb_04_grpo.py)."""
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
 
-from make_notebook import build
+# %% [markdown]
+# # 04 · GRPO with set-distance rewards
+# Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,
+# or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
 
-CELLS = [
-    ("md", """
-# 04 · GRPO with set-distance rewards
-Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,
-or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
-"""),
-    ("params", """
+# %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
 n_show: int = 3  # sample generations shown per configuration
-"""),
-    ("code", """
+
+# %%
 import json
 
 import matplotlib.pyplot as plt
@@ -40,15 +49,15 @@ model = posttrain.model_name(cfg)
 emb = SentenceEmbedder.from_config(cfg)
 print(cfg.name, model, configs, "seeds", seeds, f"G={cfg.grpo.num_generations}", f"beta={cfg.grpo.beta}",
       f"loss={cfg.grpo.loss_type}", f"scale_rewards={cfg.grpo.scale_rewards}")
-"""),
-    ("md", """
-## 1. The rewards on hand-made completions
-`R = λ_fmt R_fmt + λ_sem R_sem`, with `R_sem = (1 - D(E^F(ŷ), E^F(y))) + (1 - D(E^I(ŷ), E^I(y)))` and
-`R_sem := 0` when the template is invalid. `R_exact` counts the sections whose set of normalised sentences
-equals the reference's. Reordering sentences changes nothing; dropping or adding one lowers Chamfer a
-little and Hausdorff a lot.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 1. The rewards on hand-made completions
+# `R = λ_fmt R_fmt + λ_sem R_sem`, with `R_sem = (1 - D(E^F(ŷ), E^F(y))) + (1 - D(E^I(ŷ), E^I(y)))` and
+# `R_sem := 0` when the template is invalid. `R_exact` counts the sections whose set of normalised sentences
+# equals the reference's. Reordering sentences changes nothing; dropping or adding one lowers Chamfer a
+# little and Hausdorff a lot.
+
+# %%
 ref = train[0]
 sents = [s.strip() + "." for s in ref.findings.split(".") if s.strip()]
 cases = {
@@ -64,24 +73,24 @@ for name in ["fmt", "exact", "chamfer", "hausdorff"]:
     b = RewardScorer(name, emb).score(list(cases.values()), [ref.findings] * len(cases), [ref.impression] * len(cases))
     rows[posttrain.config_label(name)] = b.total
 pd.DataFrame(rows, index=list(cases)).round(3)
-"""),
-    ("md", """
-## 2. Train every configuration
-SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
-runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy
-digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 2. Train every configuration
+# SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
+# runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy
+# digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again.
+
+# %%
 policies = posttrain.train_all(cfg, train, rewards=rewards, embedder=emb)
 runs = {k: json.loads((p.parent / "run.json").read_text()) for k, p in policies.items() if k[0] != "sft"}
-"""),
-    ("md", """
-## 3. Training curves
-TRL logs each reward function separately (`rewards/r_fmt/mean`, `rewards/r_sem_<distance>/mean`), plus the
-KL to the SFT policy (β > 0) and the completion length; our reward functions add the per-section
-components and the bad-completion counts through TRL's `log_metric` hook.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 3. Training curves
+# TRL logs each reward function separately (`rewards/r_fmt/mean`, `rewards/r_sem_<distance>/mean`), plus the
+# KL to the SFT policy (β > 0) and the completion length; our reward functions add the per-section
+# components and the bad-completion counts through TRL's `log_metric` hook.
+
+# %%
 curves = pd.concat([training.read_curves(p.parent).assign(config=k[0], seed=k[1])
                     for k, p in policies.items() if k[0] != "sft"], ignore_index=True)
 panels = [("reward", "total reward"), ("rewards/r_fmt/mean", "R_fmt"), ("kl", "KL to SFT policy"),
@@ -100,8 +109,8 @@ with style():
     axes[0].legend(fontsize=7)
     save_fig(fig, "grpo_curves", cfg)
 plt.show()
-"""),
-    ("code", """
+
+# %%
 sem_cols = [c for c in curves.columns if c.startswith("rewards/r_sem_") and c.endswith("/mean")]
 if sem_cols:
     with style():
@@ -114,12 +123,13 @@ if sem_cols:
         ax.legend(fontsize=7)
         save_fig(fig, "grpo_semantic_reward", cfg)
     plt.show()
-"""),
-    ("md", """
-How far did GRPO move the policy? The KL to the SFT policy at the end of training (mean of the last 4 logged
-steps) and the total reward of the first and last 4 steps, mean ± sample std over seeds.
-"""),
-    ("code", """
+
+
+# %% [markdown]
+# How far did GRPO move the policy? The KL to the SFT policy at the end of training (mean of the last 4 logged
+# steps) and the total reward of the first and last 4 steps, mean ± sample std over seeds.
+
+# %%
 def _ms(v):
     v = np.asarray(v, float)
     return f"{v.mean():.3f} ±{v.std(ddof=1) if v.size > 1 else 0.0:.3f}"
@@ -134,16 +144,16 @@ for r in rewards:
 movement = pd.DataFrame(move_rows)
 save_table(movement, "grpo_policy_movement", cfg)
 movement
-"""),
-    ("md", """
-### How sparse is exact match?
-GRPO learns from the spread of rewards *within* a group of G completions of one prompt: a group whose
-completions all score the same has zero advantage and teaches nothing. Every run logs, per step, the share of
-groups in which no completion matches a reference section exactly (R_exact = 0 for all G; measured on every
-configuration's own rollouts), the mean within-group std of the content reward (R_sem for R_Cham / R_Haus,
-R_exact for R_exact, none for R_fmt) and of the total reward, and TRL's share of groups with zero reward spread.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ### How sparse is exact match?
+# GRPO learns from the spread of rewards *within* a group of G completions of one prompt: a group whose
+# completions all score the same has zero advantage and teaches nothing. Every run logs, per step, the share of
+# groups in which no completion matches a reference section exactly (R_exact = 0 for all G; measured on every
+# configuration's own rollouts), the mean within-group std of the content reward (R_sem for R_Cham / R_Haus,
+# R_exact for R_exact, none for R_fmt) and of the total reward, and TRL's share of groups with zero reward spread.
+
+# %%
 gcols = {"reward_groups/exact_all_zero": "groups with R_exact = 0 for all G",
          "reward_groups/content_std": "within-group std, content reward",
          "reward_groups/total_std": "within-group std, total reward",
@@ -168,15 +178,15 @@ with style():
     save_fig(fig, "grpo_reward_sparsity", cfg)
 plt.show()
 sparsity
-"""),
-    ("md", """
-## 4. Cost of the reward, and bad completions
-Reward time is measured inside the reward functions (parsing, sentence embedding through the cache,
-batched distances); step time is the wall time of whole GRPO steps (generation, reward, forward/backward).
-The reference sentences are embedded once before training; what remains is embedding the sentences a
-rollout writes for the first time (`new_sentences`), which dominates the reward time on CPU.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 4. Cost of the reward, and bad completions
+# Reward time is measured inside the reward functions (parsing, sentence embedding through the cache,
+# batched distances); step time is the wall time of whole GRPO steps (generation, reward, forward/backward).
+# The reference sentences are embedded once before training; what remains is embedding the sentences a
+# rollout writes for the first time (`new_sentences`), which dominates the reward time on CPU.
+
+# %%
 cost = pd.DataFrame([{
     "config": posttrain.config_label(k[0]), "seed": k[1], "steps": v["steps"],
     "step_s": v["step_seconds"], "reward_s": v["reward_seconds"], "reward_share": v["reward_share"],
@@ -185,13 +195,13 @@ cost = pd.DataFrame([{
 } for k, v in runs.items()])
 save_table(cost, "grpo_reward_cost", cfg)
 cost.round(3)
-"""),
-    ("md", """
-## 5. Test-split evaluation
-Every policy writes one report per test study, sampled with the run's seed (`sft.eval_temperature`); the SFT
-policy is sampled once per seed. The metric suite scores Findings and Impression.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 5. Test-split evaluation
+# Every policy writes one report per test study, sampled with the run's seed (`sft.eval_temperature`); the SFT
+# policy is sampled once per seed. The metric suite scores Findings and Impression.
+
+# %%
 gens = {k: posttrain.generate_test(cfg, p, test, seed=k[1]) for k, p in posttrain.eval_runs(cfg, policies).items()}
 scores = posttrain.score_all(cfg, gens, test)
 long = posttrain.scores_long(scores, model)
@@ -199,13 +209,13 @@ save_table(long, f"grpo_scores_{cfg.name}", cfg)
 valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
          for k, v in gens.items()}
 print("valid template share:", {k: round(v, 3) for k, v in valid.items()})
-"""),
-    ("md", """
-Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
-seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
-Metrics whose backend is not installed (COMET, RadGraph) are left out and listed below.
-"""),
-    ("code", """
+
+# %% [markdown]
+# Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
+# seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
+# Metrics whose backend is not installed (COMET, RadGraph) are left out and listed below.
+
+# %%
 tables = {}
 for section in ("findings", "impression"):
     for group in posttrain.TABLE_GROUPS:
@@ -214,41 +224,41 @@ for section in ("findings", "impression"):
         save_table(t, f"grpo_{group}_{section}", cfg)
 print("unavailable:", next(iter(scores.values())).unavailable)
 tables[("findings", "headline")]
-"""),
-    ("code", """
+
+# %%
 tables[("impression", "headline")]
-"""),
-    ("code", """
+
+# %%
 tables[("findings", "clinical")]
-"""),
-    ("md", """
-## 6. Paired significance
-Paired bootstrap over test studies (same resamples for both systems), seed by seed: R_Cham and R_Haus
-against SFT and against R_exact. `n_sig` counts seeds with p < 0.05 in the direction of the mean difference.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 6. Paired significance
+# Paired bootstrap over test studies (same resamples for both systems), seed by seed: R_Cham and R_Haus
+# against SFT and against R_exact. `n_sig` counts seeds with p < 0.05 in the direction of the mean difference.
+
+# %%
 pairs = [(a, b) for a in ("chamfer", "hausdorff") for b in ("sft", "exact") if a in configs and b in configs]
 metrics = ["bertscore_f1", "clinical_f1_macro14", "clinical_f1_micro14", "bleu_c4", "rougeL", "meteor"]
 sig = posttrain.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "grpo_significance", cfg)
 sig.round(4)
-"""),
-    ("md", """
-## 7. Sample generations
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 7. Sample generations
+
+# %%
 for i, rec in enumerate(test[:n_show]):
-    print(f"--- {rec.study_id}\\nREF   {build_template(rec.findings, rec.impression)}")
+    print(f"--- {rec.study_id}\nREF   {build_template(rec.findings, rec.impression)}")
     for c in configs:
         print(f"{posttrain.config_label(c):7s} {gens[(c, cfg.seed)][i][:300]}")
-"""),
-    ("md", """
-## 8. Headline file
-`results/headline.md` collects the run's headline numbers (notebook 03's SFT-vs-baselines comparison, the GRPO
-headline tables with mean ± std over seeds, the paired p-values, the policy movement) so the README can quote a
-file the run writes rather than numbers typed by hand.
-"""),
-    ("code", """
+
+# %% [markdown]
+# ## 8. Headline file
+# `results/headline.md` collects the run's headline numbers (notebook 03's SFT-vs-baselines comparison, the GRPO
+# headline tables with mean ± std over seeds, the paired p-values, the policy movement) so the README can quote a
+# file the run writes rather than numbers typed by hand.
+
+# %%
 from sdrlib.io import atomic_write_text
 
 g = cfg.grpo
@@ -277,15 +287,10 @@ if len(sig):
     head += ["## Paired bootstrap, seed by seed (p per seed; n_sig = seeds with p < 0.05 in the mean's direction)", "",
              s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
                                                          "n_sig", "n_seeds"]].to_markdown(index=False), ""]
-atomic_write_text(cfg.results_dir / "headline.md", "\\n".join(head))
-print("\\n".join(head))
-"""),
-    ("md", """
-Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no
-configuration can differ meaningfully from SFT; on the default profile compare the R_Cham / R_Haus
-columns with SFT and R_exact together with the significance table above.
-"""),
-]
+atomic_write_text(cfg.results_dir / "headline.md", "\n".join(head))
+print("\n".join(head))
 
-if __name__ == "__main__":
-    print(build("notebooks/04_grpo.ipynb", CELLS))
+# %% [markdown]
+# Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no
+# configuration can differ meaningfully from SFT; on the default profile compare the R_Cham / R_Haus
+# columns with SFT and R_exact together with the significance table above.
