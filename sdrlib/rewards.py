@@ -516,7 +516,8 @@ class RewardScorer:
         pairs = [j for j in range(k) if gen_ok[j] and len(gen_sets[j]) and len(ref_sets[j])]
         failed = k - int(sum(gen_ok))
         if pairs:
-            d = _safe_paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], self.reward)
+            d = _safe_paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], self.reward,
+                                       ([generated[j] for j in pairs], [references[j] for j in pairs]))
             bad = ~np.isfinite(d)
             failed += int(bad.sum())
             out[pairs] = np.where(bad, 1.0, d)
@@ -597,31 +598,46 @@ def _usable_set(a: Any) -> bool:
     return bool(np.isfinite(a).all() and (np.linalg.norm(a.astype(np.float64), axis=1) > 0).all())
 
 
-def _safe_paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str) -> np.ndarray:
+def _safe_paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str,
+                           texts: tuple[list[str], list[str]] | None = None) -> np.ndarray:
     """:func:`_paired_distances`, with a pair the distance layer refuses (named error) as NaN.
 
     The batch is tried at once; only if it raises is each pair retried alone, so one
     degenerate pair cannot take the others down. Callers turn NaN into a failure.
     """
+    from sdrlib import distances
+
+    # section texts are passed on only to negation-aware settings (they label the sentences)
+    neg = texts is not None and distances.get(name).negation_aware
     try:
-        return _paired_distances(gen, ref, name)
+        return _paired_distances(gen, ref, name, *((texts,) if neg else ()))
     except SDRError:
         out = np.full(len(gen), np.nan)
         for j, (a, b) in enumerate(zip(gen, ref)):
             try:
-                out[j] = _paired_distances([a], [b], name)[0]
+                one = ([texts[0][j]], [texts[1][j]]) if neg else None
+                out[j] = _paired_distances([a], [b], name, *((one,) if neg else ()))[0]
             except SDRError:
                 pass
         return out
 
 
-def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str) -> np.ndarray:
+def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str,
+                      texts: tuple[list[str], list[str]] | None = None) -> np.ndarray:
     """Distances between ``gen[k]`` and ``ref[k]`` through :mod:`sdrlib.distances`.
 
     Uses the batched engine (``paired_distances``) when it is importable, else the
     per-pair reference ``set_distance``; both agree to tolerance (tested there).
+    A negation-aware setting (``chamfer_neg``) also needs the section ``texts`` (generated,
+    reference), labelled per sentence by :mod:`sdrlib.distances.negation`.
     """
     from sdrlib import distances
+
+    if texts is not None and distances.get(name).negation_aware:
+        from sdrlib.distances import negation
+
+        return negation.paired_distances_neg(gen, negation.section_presence(texts[0]), ref,
+                                             negation.section_presence(texts[1]), name)
 
     try:
         batched = distances.paired_distances

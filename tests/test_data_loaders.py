@@ -284,3 +284,73 @@ def test_load_split_dispatches_on_data_source(tmp_path, sdr_root):
         load_split(replace(smoke, data=replace(smoke.data, source="mimic", root="")), "train")
     with pytest.raises(DataError, match="unknown data.source"):
         load_split(replace(smoke, data=replace(smoke.data, source="chexpert")), "train")
+
+
+# --------------------------------------------------------------------------- IU-Xray MeSH -> CheXpert labels
+@pytest.mark.parametrize("problems,mesh,expected", [
+    ("normal", "normal", {"No Finding": 1}),
+    ("Cardiomegaly;Pulmonary Atelectasis", "Cardiomegaly/mild;Pulmonary Atelectasis/base/left",
+     {"Cardiomegaly": 1, "Atelectasis": 1}),
+    ("Opacity;Infiltrate;Airspace Disease", "", {"Lung Opacity": 1}),
+    ("Pleural Effusion;Pneumothorax;Pulmonary Edema", None, {"Edema": 1, "Pneumothorax": 1, "Pleural Effusion": 1}),
+    ("Nodule;Fractures, Bone;Medical Device", None, {"Lung Lesion": 1, "Fracture": 1, "Support Devices": 1}),
+    ("Medical Device;Catheters, Indwelling", None, {"Support Devices": 1, "No Finding": 1}),  # devices: no pathology
+    ("Calcified Granuloma;Spine", "Calcified Granuloma/lung/right;Spine/degenerative", {"No Finding": 1}),
+    ("Mediastinum", "Mediastinum/enlarged", {"Enlarged Cardiomediastinum": 1}),
+    ("Mediastinum", "Mediastinum/normal", {"No Finding": 1}),
+    ("Thickening", "Thickening/pleura/apex", {"Pleural Other": 1}),
+    ("Thickening", "Thickening/bronchi", {"No Finding": 1}),
+    ("", "Pneumonia/lower lobe;Consolidation", {"Consolidation": 1, "Pneumonia": 1}),  # MeSH when Problems blank
+    ("Pulmonary Congestion", None, {"Edema": 1}),
+])
+def test_mesh_labels_map_to_chexpert(problems, mesh, expected):
+    from sdrlib.data.iuxray import mesh_labels
+
+    labels, unmapped = mesh_labels(problems, mesh)
+    assert labels == expected and unmapped == []
+    from sdrlib.metrics.labeler import CHEXPERT_14
+
+    assert list(labels) == [o for o in CHEXPERT_14 if o in labels]  # CheXpert order
+
+
+def test_mesh_labels_blank_and_unmapped():
+    from sdrlib.data.iuxray import MESH_NO_COUNTERPART, MESH_TO_CHEXPERT, mesh_labels
+    from sdrlib.metrics.labeler import CHEXPERT_14
+
+    assert mesh_labels("", "") == (None, []) and mesh_labels(float("nan"), None) == (None, [])
+    assert mesh_labels("Cardiomegaly;Alien Artifact", None) == ({"Cardiomegaly": 1}, ["alien artifact"])
+    assert set(MESH_TO_CHEXPERT.values()) <= set(CHEXPERT_14)
+    assert not set(MESH_TO_CHEXPERT) & set(MESH_NO_COUNTERPART)
+
+
+def test_iuxray_loader_fills_labels_from_problems(tmp_path):
+    root = _iu(tmp_path)
+    lines = (root / "indiana_reports.csv").read_bytes().decode("cp1252").splitlines()
+    lines[2] = '2,Cardiomegaly/mild;Foo/bar,Cardiomegaly;Foo,Chest,XXXX,None.,Borderline cardiomegaly.,Big heart.'
+    lines[4] = '3,,,Chest,,,"No pneumothorax caf\xe9.","No acute disease."'
+    (root / "indiana_reports.csv").write_bytes("\n".join(lines).encode("cp1252") + b"\n")
+    got, notes = {}, {}
+    for split in ("train", "val", "test"):
+        recs, rep = load_iuxray(root, split, seed=0, fractions=(0.34, 0.33, 0.33))
+        got.update({r.study_id: r for r in recs})
+        for k, v in rep.notes.items():
+            notes[k] = notes.get(k, 0) + v
+    assert got["1"].labels == {"No Finding": 1}
+    assert got["2"].labels == {"Cardiomegaly": 1}
+    assert got["3"].labels is None  # both cells blank
+    assert notes["unmapped_mesh"] == 1
+
+
+def test_iuxray_loader_without_label_columns_leaves_labels_none(tmp_path):
+    root = _iu(tmp_path)
+    lines = (root / "indiana_reports.csv").read_bytes().decode("cp1252").splitlines()
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    keep = [i for i, c in enumerate(rows[0]) if c not in ("MeSH", "Problems")]
+    buf = io.StringIO()
+    csv.writer(buf).writerows([[r[i] for i in keep] if r else r for r in rows])
+    (root / "indiana_reports.csv").write_text(buf.getvalue(), encoding="utf-8")
+    recs = [r for s in ("train", "val", "test") for r in load_iuxray(root, s, fractions=(0.34, 0.33, 0.33))[0]]
+    assert recs and all(r.labels is None for r in recs)

@@ -223,3 +223,84 @@ def test_hung_pen_above_one_is_clipped_and_reward_stays_in_unit_interval():
     r = reward(np.array([-0.1, 0.0, 0.4, 1.0, 3.0]))
     assert np.array_equal(r, [1.0, 1.0, 0.6, 0.0, 0.0])
     assert reward(0.25) == 0.75
+
+
+# ----------------------------------------------------------------------------- our extensions (registry)
+
+RAW_NAMES = ["ot_raw", "sinkhorn_0.1_raw", "uot_1.0_raw", "partial_0.8_raw", "partial_adaptive_raw"]
+
+
+def test_extensions_are_listed_beside_the_paper_with_their_origin():
+    from sdrlib.distances import EXTENSIONS, registry_table
+
+    assert list(EXTENSIONS) == RAW_NAMES + ["chamfer_neg", "hung_nn_neg"]
+    assert available_distances(include_extensions=True) == PAPER_NAMES + list(EXTENSIONS)
+    t = registry_table()
+    assert t[t.origin == "paper"].name.tolist() == PAPER_NAMES
+    assert t[t.origin == "sdr extension"].name.tolist() == list(EXTENSIONS)
+    assert set(t.columns) >= {"name", "family", "origin", "params", "description"}
+    assert registry_table(include_extensions=False).name.tolist() == PAPER_NAMES
+    # the paper's settings keep their parameters; only a new parameter value makes a setting ours
+    assert get("sinkhorn_0.1").origin == "paper" and get("sinkhorn_0.05").origin == "sdr extension"
+    assert all(REGISTRY[n].params.get("rescale", True) is True for n in PAPER_NAMES)
+
+
+@pytest.mark.parametrize("name,family,key,value", [("ot_raw", "ot", None, None),
+                                                    ("sinkhorn_0.1_raw", "sinkhorn", "eps", 0.1),
+                                                    ("sinkhorn_0.05_raw", "sinkhorn", "eps", 0.05),
+                                                    ("uot_0.5_raw", "uot", "tau", 0.5),
+                                                    ("partial_adaptive_raw", "partial", "rho", "adaptive"),
+                                                    ("partial_0.3_raw", "partial", "rho", 0.3)])
+def test_raw_names_parse_and_round_trip(name, family, key, value):
+    s = get(name)
+    assert s.family == family and s.params["rescale"] is False and s.name == name
+    assert key is None or s.params[key] == value
+    assert make_spec(family, **{**s.params}).name == name
+    assert "unscaled" in s.description
+
+
+@pytest.mark.parametrize("name", ["gw_raw", "gw_0.05_raw", "chamfer_raw", "hung_nn_raw", "hausdorff_raw"])
+def test_raw_is_refused_where_there_is_no_rescaling(name):
+    from sdrlib.distances import DistanceSpecError
+
+    with pytest.raises(DistanceSpecError, match="_raw"):
+        get(name)
+
+
+@pytest.mark.parametrize("bad", [1, "no", None, 0.0])
+def test_rescale_must_be_a_bool(bad):
+    from sdrlib.distances import DistanceSpecError
+
+    with pytest.raises(DistanceSpecError, match="rescale"):
+        make_spec("ot", rescale=bad)
+    with pytest.raises(DistanceSpecError):
+        make_spec("gw", rescale=False)  # GW has no rescale parameter
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("base", ["ot", "partial_0.8", "partial_adaptive", "partial_0.5"])
+def test_exact_raw_transport_is_the_rescaled_value_times_max_cost(seed, base):
+    """M~ = M / max M scales every plan's cost by the same factor, so for the exact (linear-programme) families the
+    optimal plan is the same and D_raw = max M * D: the rescaling erases exactly the overall scale."""
+    from sdrlib.distances.costs import as_pair, cosine_cost
+
+    A, B = _sets(seed, 3 + seed, 5)
+    a, b = as_pair(A, B)
+    mx = cosine_cost(a, b).max()
+    raw = set_distance(A, B, base + "_raw")
+    assert raw == pytest.approx(mx * set_distance(A, B, base), abs=1e-12)
+    assert raw < set_distance(A, B, base)  # random sets: max M < 1
+
+
+def test_raw_keeps_overall_distance_that_rescaling_erases():
+    """One-sentence reports: M~ = M / max M is 1 for any two distinct sentences (a paraphrase scores like a
+    contradiction); the unscaled settings keep how far apart the sentences are."""
+    e = np.eye(3)
+    near = (e[:1], e[:1] + 0.05 * e[2:3])
+    far = (e[:1], e[:1] + 2.0 * e[1:2])
+    for name in ("ot", "partial_adaptive", "sinkhorn_0.1", "uot_1.0"):
+        assert set_distance(*near, name) == pytest.approx(set_distance(*far, name), abs=1e-6)
+    for name in RAW_NAMES:
+        assert set_distance(*near, name) < 0.01 < 0.1 < set_distance(*far, name), name
+    for name in RAW_NAMES:
+        assert set_distance(near[0], near[0], name) <= 0.01  # identical sets stay (nearly) 0

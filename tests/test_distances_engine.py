@@ -10,6 +10,7 @@ import pytest
 from sdrlib.distances import (
     FAMILIES,
     REGISTRY,
+    EXTENSIONS,
     ConvergenceError,
     ConvergenceWarning,
     DistanceInputError,
@@ -44,7 +45,13 @@ def workload():
     return _workload()
 
 
-@pytest.mark.parametrize("spec", list(REGISTRY.values()) + EXTRA, ids=lambda s: s.name)
+#: our unscaled transport settings (origin "sdr extension"); the negation-aware ones are checked in
+#: tests/test_distances_negation.py (they need presence vectors)
+RAW = [s for s in EXTENSIONS.values() if not s.negation_aware] + [make_spec("sinkhorn", eps=1e-3, max_iter=300,
+                                                                            rescale=False)]
+
+
+@pytest.mark.parametrize("spec", list(REGISTRY.values()) + EXTRA + RAW, ids=lambda s: s.name)
 def test_engine_agrees_with_reference(spec, workload):
     cands, bank = workload
     if spec.family in ("gw", "uot") or (spec.family == "sinkhorn" and spec.params["eps"] <= 0.01):

@@ -18,7 +18,24 @@ on disk). Both CSVs are read by :func:`sdrlib.data._common.read_table`: an unrea
 file raises DataError naming it. Notes: ``missing_image`` (one of
 several), ``orphan_projection`` (projection row without a report), ``decoded_cp1252``.
 
-Left out: labels from MeSH / Problems (kept in ``Record.meta`` as text), the R2Gen split.
+Labels: IU-Xray's ``Problems`` column (``;``-separated MeSH headings, e.g. ``Cardiomegaly;Pulmonary
+Atelectasis``; when absent or blank, the headings of ``MeSH``, the part of each ``;``-item before its
+first ``/`` qualifier) is mapped to the 14 CheXpert observations by :data:`MESH_TO_CHEXPERT`
+(:func:`mesh_labels`) and fills ``Record.labels`` whenever one of the two columns exists and the cell
+is not blank (else ``labels`` stays None). Conventions: a mapped heading is positive (1); IU gives
+no negatives or uncertain labels, so an observation that is not listed is *not mentioned* (absent
+from the dict), as in CheXpert; "No Finding" follows the CheXpert rule of
+:func:`sdrlib.metrics.labeler.apply_no_finding` (1 when none of the 12 pathologies is positive), so
+``normal`` and studies with only unmapped headings (spine, aorta, ...) get ``{"No Finding": 1}``.
+Decisions: granulomas (``Calcified Granuloma``, ``Granulomatous Disease``) are **not** Lung Lesion
+(benign calcified granulomas are the commonest IU heading of otherwise normal studies, and neither
+CheXpert's labeler nor ours counts "granuloma" as a lesion); ``Pulmonary Congestion`` is Edema (the
+labelers' mention list puts vascular congestion there); ``Cicatrix`` (scar) is Lung Opacity (as the
+labelers read "scarring"); ``Thickening`` / ``Pleural Thickening`` are Pleural Other only with a pleural
+qualifier or name. Headings with no CheXpert counterpart (ignored): :data:`MESH_NO_COUNTERPART`, and
+anything else not in the map (counted in the note ``unmapped_mesh``).
+
+Left out: the R2Gen split; MeSH qualifiers (severity, location) beyond the pleural one.
 
 Example: ``records, rep = load_iuxray("data/iu-xray", "test", seed=0)``
 """
@@ -33,7 +50,104 @@ from . import DataError, LoadReport, Record, _check_split
 from ._common import (check_require, check_root, clean_section, find_file, is_blank_row, read_table,
                       resolve_data_path, sections_ok)
 
-__all__ = ["load_iuxray", "iuxray_split_of"]
+__all__ = ["load_iuxray", "iuxray_split_of", "mesh_labels", "MESH_TO_CHEXPERT", "MESH_NO_COUNTERPART"]
+
+#: IU-Xray MeSH / Problems heading (lower case) -> CheXpert observation (module docstring)
+MESH_TO_CHEXPERT: dict[str, str] = {
+    "normal": "No Finding",
+    "cardiomegaly": "Cardiomegaly",
+    "mediastinum": "Enlarged Cardiomediastinum",  # IU's "Mediastinum/enlarged|widened"; needs the qualifier
+    "pleural effusion": "Pleural Effusion",
+    "pulmonary atelectasis": "Atelectasis",
+    "atelectasis": "Atelectasis",
+    "opacity": "Lung Opacity",
+    "infiltrate": "Lung Opacity",
+    "airspace disease": "Lung Opacity",
+    "lung diseases, interstitial": "Lung Opacity",
+    "cicatrix": "Lung Opacity",
+    "pneumonia": "Pneumonia",
+    "pneumothorax": "Pneumothorax",
+    "edema": "Edema",
+    "pulmonary edema": "Edema",
+    "pulmonary congestion": "Edema",
+    "consolidation": "Consolidation",
+    "nodule": "Lung Lesion",
+    "mass": "Lung Lesion",
+    "lung neoplasms": "Lung Lesion",
+    "pleural thickening": "Pleural Other",
+    "thickening": "Pleural Other",  # only with a pleural qualifier (see mesh_labels)
+    "fractures, bone": "Fracture",
+    "fracture": "Fracture",
+    "medical device": "Support Devices",
+    "implanted medical device": "Support Devices",
+    "catheters, indwelling": "Support Devices",
+    "tube, inserted": "Support Devices",
+    "pacemaker, artificial": "Support Devices",
+    "surgical instruments": "Support Devices",
+    "stents": "Support Devices",
+    "sutures": "Support Devices",
+}
+#: IU headings deliberately left without a CheXpert counterpart
+MESH_NO_COUNTERPART: tuple[str, ...] = (
+    "calcified granuloma", "granulomatous disease", "granuloma", "spine", "thoracic vertebrae", "scoliosis",
+    "kyphosis", "osteophyte", "spondylosis", "aorta", "aorta, thoracic", "atherosclerosis", "calcinosis",
+    "emphysema", "pulmonary emphysema", "lung, hyperlucent", "hyperdistention", "diaphragm",
+    "diaphragmatic eventration", "hernia, hiatal", "costophrenic angle", "lung", "hypoinflation",
+    "pulmonary disease, chronic obstructive", "bronchiectasis", "technical quality of image unsatisfactory",
+    "no indexing", "shoulder", "cholelithiasis", "pulmonary artery", "hilum", "trachea", "ribs", "clavicle",
+)
+#: qualifiers that make "Mediastinum" an enlarged cardiomediastinum and "Thickening" a pleural one
+_MEDIASTINUM_Q = ("enlarged", "widened", "prominent")
+_PLEURAL_Q = ("pleura", "pleural")
+
+
+def _items(cell: object) -> list[tuple[str, list[str]]]:
+    """``heading/q1/q2;...`` as [(heading, [qualifiers])], lower case; blank / NaN / "None" give []."""
+    text = "" if cell is None else str(cell).strip()
+    if not text or text.lower() in ("nan", "none"):
+        return []
+    out = []
+    for item in text.split(";"):
+        parts = [p.strip().lower() for p in item.split("/")]
+        if parts and parts[0]:
+            out.append((parts[0], parts[1:]))
+    return out
+
+
+def mesh_labels(problems: object, mesh: object = None) -> "tuple[dict[str, int] | None, list[str]]":
+    """CheXpert labels of one IU-Xray study from its ``Problems`` (or, if blank, ``MeSH``) cell.
+
+    Returns ``(labels, unmapped)``: labels ``{observation: 1}`` with "No Finding" by the CheXpert
+    rule, or None when both cells are blank; ``unmapped`` the headings outside both tables.
+    ``MeSH`` qualifiers refine two headings: "Mediastinum" counts only when enlarged / widened,
+    "Thickening" only when pleural. Example:
+    ``mesh_labels("Cardiomegaly;Pulmonary Atelectasis") -> ({"Cardiomegaly": 1, "Atelectasis": 1}, [])``.
+    """
+    from sdrlib.metrics.labeler import _ordered, apply_no_finding
+
+    mesh_items = _items(mesh)
+    items = _items(problems) or mesh_items
+    if not items:
+        return None, []
+    quals: dict[str, set[str]] = {}
+    for head, q in mesh_items:  # qualifiers live in MeSH even when Problems is used
+        quals.setdefault(head, set()).update(q)
+    out: dict[str, int] = {}
+    unmapped: list[str] = []
+    for head, q in items:
+        qs = set(q) | quals.get(head, set())
+        obs = MESH_TO_CHEXPERT.get(head)
+        if obs is None:
+            if head not in MESH_NO_COUNTERPART:
+                unmapped.append(head)
+            continue
+        if head == "mediastinum" and not qs & set(_MEDIASTINUM_Q):
+            continue
+        if head == "thickening" and not qs & set(_PLEURAL_Q):
+            continue
+        if obs != "No Finding":
+            out[obs] = 1
+    return _ordered(apply_no_finding(out)), unmapped
 
 _REPORT_COLS = ("uid", "findings", "impression")
 _HINT = ("download IU-Xray (OpenI; e.g. the Kaggle 'chest-xrays-indiana-university' packaging) and point "
@@ -69,7 +183,8 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
 
     Returns
     -------
-    (list of Record, LoadReport); frontal images first; labels None; MeSH / Problems in meta.
+    (list of Record, LoadReport); frontal images first; labels from Problems / MeSH (module docstring;
+    None when neither column exists or both cells are blank); MeSH / Problems also in meta as text.
 
     Raises
     ------
@@ -132,8 +247,14 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
             continue
         meta = {c: str(reports.at[i, c]) for c in ("MeSH", "Problems", "indication", "comparison")
                 if c in reports.columns}
+        labels = None
+        if "Problems" in reports.columns or "MeSH" in reports.columns:
+            labels, unmapped = mesh_labels(reports.at[i, "Problems"] if "Problems" in reports.columns else None,
+                                           reports.at[i, "MeSH"] if "MeSH" in reports.columns else None)
+            for head in unmapped:
+                rep.note("unmapped_mesh", head)
         records.append(Record(study_id=uid, image_paths=paths, findings=findings, impression=impression,
-                              labels=None, split=split, meta=meta))
+                              labels=labels, split=split, meta=meta))
     for uid in projs:
         if uid not in seen:
             rep.note("orphan_projection", uid)

@@ -1,4 +1,8 @@
-"""Set-to-set distances of the paper's appendix A (nine families, 15 registered settings).
+"""Set-to-set distances of the paper's appendix A (nine families, 15 registered settings), plus ours.
+
+Ours (``origin="sdr extension"`` in :func:`registry_table`, :data:`EXTENSIONS`): unscaled transport
+settings (``ot_raw``, ``sinkhorn_0.1_raw``, ...) and negation-aware ones (``chamfer_neg``, ...;
+:mod:`~sdrlib.distances.negation`). See :mod:`~sdrlib.distances.registry`.
 
 - :mod:`~sdrlib.distances.registry`  :class:`DistanceSpec`, :data:`REGISTRY`, :func:`get`,
   :func:`make_spec`, :func:`set_distance` (per-pair reference), :func:`reward`
@@ -31,6 +35,8 @@ from sdrlib.distances.errors import (
     UnknownDistanceError,
 )
 from sdrlib.distances.registry import (
+    EXTENSION_SETTINGS,
+    EXTENSIONS,
     FAMILIES,
     PAPER_SETTINGS,
     REGISTRY,
@@ -38,14 +44,15 @@ from sdrlib.distances.registry import (
     available_distances,
     get,
     make_spec,
+    registry_table,
     reward,
     set_distance,
 )
 
 __all__ = [
     "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "DistanceRangeError", "DistanceSpecError",
-    "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY",
-    "DistanceSpec", "available_distances", "get", "make_spec", "reward", "set_distance",
+    "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY", "EXTENSION_SETTINGS", "EXTENSIONS",
+    "DistanceSpec", "available_distances", "get", "make_spec", "registry_table", "reward", "set_distance",
     "pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets",
 ]
 

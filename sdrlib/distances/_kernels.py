@@ -341,8 +341,8 @@ def ssp_transport(Mt, n, m, target):
 
 
 @njit(cache=True, parallel=True)
-def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, out):
-    """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~."""
+def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out):
+    """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~ (on M if not scale)."""
     P = pk.shape[0]
     for p in prange(P):
         M = np.empty((nmax, nmax))
@@ -350,7 +350,7 @@ def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, out):
         if mx <= zero_atol:
             out[p] = 0.0
             continue
-        Mt = M[:n, :m] / mx
+        Mt = M[:n, :m] / (mx if scale else 1.0)  # x / 1.0 is exact: the _raw settings see M itself
         if rho < 0.0 and n == m:  # uniform OT with n = m is an assignment (Birkhoff)
             col4row = np.empty(n, np.int64)
             out[p] = lsa(Mt, n, n, col4row) / n
@@ -519,9 +519,11 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
 
 
 @njit(cache=True, parallel=True)
-def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol, out, conv):
+def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
+                   out, conv):
     """Balanced Sinkhorn (``tau < 0``; ``log_domain`` picks the iterations) or unbalanced Sinkhorn
-    (``tau >= 0``) for every pair: the linear cost of the plan on ``M / max M``, and converged."""
+    (``tau >= 0``) for every pair: the linear cost of the plan on ``M / max M`` (on ``M`` if not
+    ``scale``), and converged."""
     P = pk.shape[0]
     for p in prange(P):
         M = np.empty((nmax, nmax))
@@ -530,7 +532,7 @@ def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter
             out[p] = 0.0
             conv[p] = True
             continue
-        Mt = M[:n, :m] / mx
+        Mt = M[:n, :m] / (mx if scale else 1.0)
         if tau < 0.0:
             c, ok = sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
         else:

@@ -325,19 +325,28 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         K.hung_pairs(*args, nmax, 1, prm["alpha"], prm["clip"], out)
         return check_range(out, spec.name, spec.upper), conv
     elif fam == "ot":
-        K.transport_pairs(*args, nmax, -1.0, ZERO_COST_ATOL, out)
+        K.transport_pairs(*args, nmax, -1.0, ZERO_COST_ATOL, prm["rescale"], out)
     elif fam == "partial":
         rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
-        K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, out)
+        K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out)
     elif fam == "sinkhorn":
         K.entropic_pairs(*args, nmax, prm["eps"], -1.0, prm["stop_thr"], prm["max_iter"],
-                         prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, out, conv)
+                         prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, prm["rescale"], out, conv)
     elif fam == "uot":
         K.entropic_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], False,
-                         ZERO_COST_ATOL, out, conv)
+                         ZERO_COST_ATOL, prm["rescale"], out, conv)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
         raise KeyError(f"no batched kernel for family {fam!r}")
     return check_range(out, spec.name), conv
+
+
+def _refuse_negation(specs: Sequence[DistanceSpec]) -> None:
+    """Negation-aware settings need presence vectors, which these entry points do not take."""
+    for spec in specs:
+        if spec.negation_aware:
+            raise DistanceSpecError(f"{spec.name} is negation-aware and needs per-sentence presence vectors: use "
+                                    "sdrlib.distances.negation (paired_distances_neg, pairwise_distances_neg, "
+                                    "text_distances)")
 
 
 def _representatives(classes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -403,6 +412,7 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     if isinstance(names, (str, DistanceSpec)):
         raise DistanceSpecError("names must be a sequence of settings; for one setting use pairwise_distances")
     specs = [get(n) for n in names]
+    _refuse_negation(specs)
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     dev = _resolve_device(device)
@@ -451,6 +461,7 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     Example: ``paired_distances([A1, A2], [B1, B2], "ot").shape -> (2,)``.
     """
     spec = get(name)
+    _refuse_negation([spec])
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     ap = pack_sets(A_sets, "A_sets")

@@ -16,6 +16,12 @@ They follow the paper literally; the choices the paper leaves open are:
   ``exp(-M~/eps)``), not POT's default ``KL(gamma | p q^T)``.
 - **M = 0**: when every point coincides, ``M~`` is undefined; the transport
   families return 0 (:func:`sdrlib.distances.costs.rescale`).
+- **Unscaled variants (ours)**: OT, Sinkhorn, UOT and partial OT take ``rescale`` (default True, the
+  paper's ``M~``); ``rescale=False`` transports ``M`` itself (the ``_raw`` settings of the registry).
+  The ``M = 0`` shortcut applies to both.
+- **Negation-aware variants (ours)**: every function except GW takes an optional precomputed cost
+  ``M`` (default: the cosine cost of eq. 11 between A and B); :mod:`sdrlib.distances.negation`
+  passes ``max(M, c X)`` there. The rescaling, when on, is applied to the cost given.
 - **GW** with ``min(n, m) < 2`` returns 1.0 (the paper's zero-similarity fallback).
 - **Partial OT**: the transported mass is ``min(rho, sum p, sum q)``; for n = m and
   rho = 1, ``sum p`` is ``1 - 1e-16`` for some n and POT would call rho = 1 infeasible.
@@ -50,30 +56,44 @@ def _uniform(n: int) -> np.ndarray:
     return np.full(n, 1.0 / n)
 
 
-def chamfer(A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
+def _cost(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None") -> np.ndarray:
+    """The pair's cost: ``M`` when given (negation-aware), else the cosine cost of eq. (11)."""
+    return cosine_cost(A, B) if M is None else M
+
+
+def _transport_cost(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None", scale: bool) -> np.ndarray:
+    """``M~ = M / max M`` (``scale``) or ``M`` itself; all zeros when ``max M <= ZERO_COST_ATOL`` either way."""
+    C = _cost(A, B, M)
+    if scale:
+        return rescale(C)
+    return np.zeros_like(C) if float(C.max()) <= ZERO_COST_ATOL else C
+
+
+def chamfer(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (12): mean of the two directed mean nearest-neighbour costs (on M, not M~)."""
-    M = cosine_cost(A, B)
+    M = _cost(A, B, M)
     return 0.5 * (M.min(axis=1).mean() + M.min(axis=0).mean()), True
 
 
-def hausdorff(A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
+def hausdorff(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (13): the worst nearest-neighbour cost in either direction (on M)."""
-    M = cosine_cost(A, B)
+    M = _cost(A, B, M)
     return max(M.min(axis=1).max(), M.min(axis=0).max()), True
 
 
-def ot_emd(A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
-    """Eq. (14): exact OT between uniform measures on ``M~`` (``ot.emd2``)."""
-    Mt = rescale(cosine_cost(A, B))
+def ot_emd(A: np.ndarray, B: np.ndarray, rescale: bool = True,
+           M: "np.ndarray | None" = None) -> tuple[float, bool]:
+    """Eq. (14): exact OT between uniform measures on ``M~`` (``ot.emd2``); on ``M`` when not ``rescale``."""
+    Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
     return float(ot.emd2(_uniform(len(A)), _uniform(len(B)), Mt)), True
 
 
 def sinkhorn(A: np.ndarray, B: np.ndarray, eps: float, stop_thr: float = 1e-9,
-             max_iter: int = 1000) -> tuple[float, bool]:
-    """Eq. (15): ``<gamma_eps, M~>`` with POT's log-domain Sinkhorn (exact for tiny eps)."""
-    Mt = rescale(cosine_cost(A, B))
+             max_iter: int = 1000, rescale: bool = True, M: "np.ndarray | None" = None) -> tuple[float, bool]:
+    """Eq. (15): ``<gamma_eps, M~>`` with POT's log-domain Sinkhorn (exact for tiny eps); ``M`` if not ``rescale``."""
+    Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
     with warnings.catch_warnings():
@@ -85,15 +105,15 @@ def sinkhorn(A: np.ndarray, B: np.ndarray, eps: float, stop_thr: float = 1e-9,
 
 
 def uot(A: np.ndarray, B: np.ndarray, tau: float, eps: float = 0.1, stop_thr: float = 1e-9,
-        max_iter: int = 1000) -> tuple[float, bool]:
+        max_iter: int = 1000, rescale: bool = True, M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (16): linear cost ``<gamma, M~>`` of the entropic UOT plan (KL marginals, weight tau).
 
     POT ``sinkhorn_unbalanced2(reg_type="entropy", returnCost="linear")``; its stopping
     rule is the relative change of the scalings (``stop_thr``). The value is bounded by the
     plan's mass, not by 1: with eps large against tau it can exceed 1 (the range check of
-    :meth:`DistanceSpec.reference` then raises ``DistanceRangeError``).
+    :meth:`DistanceSpec.reference` then raises ``DistanceRangeError``). ``M`` instead of ``M~`` if not ``rescale``.
     """
-    Mt = rescale(cosine_cost(A, B))
+    Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
     with warnings.catch_warnings():
@@ -142,18 +162,19 @@ def _oriented(M: np.ndarray) -> np.ndarray:
     return M if M.shape[0] <= M.shape[1] else M.T
 
 
-def hung_nn(A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
+def hung_nn(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (19): optimal injective assignment of the smaller set + NN cost of the unmatched."""
-    M = _oriented(cosine_cost(A, B))
+    M = _oriented(_cost(A, B, M))
     rows, cols = linear_sum_assignment(M)
     unmatched = np.setdiff1d(np.arange(M.shape[1]), cols)
     total = M[rows, cols].sum() + M[:, unmatched].min(axis=0).sum()
     return float(total / M.shape[1]), True
 
 
-def hung_pen(A: np.ndarray, B: np.ndarray, alpha: float, clip: bool = True) -> tuple[float, bool]:
+def hung_pen(A: np.ndarray, B: np.ndarray, alpha: float, clip: bool = True,
+             M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (20): mean matched cost + ``alpha |n - m|``; ``min(1, .)`` when ``clip``."""
-    M = _oriented(cosine_cost(A, B))
+    M = _oriented(_cost(A, B, M))
     rows, cols = linear_sum_assignment(M)
     val = M[rows, cols].mean() + alpha * abs(len(A) - len(B))
     return (min(1.0, val) if clip else float(val)), True
@@ -169,9 +190,10 @@ def partial_mass(rho: float | str, n: int, m: int) -> float:
     return min(r, float(_uniform(n).sum()), float(_uniform(m).sum()))
 
 
-def partial(A: np.ndarray, B: np.ndarray, rho: float | str) -> tuple[float, bool]:
-    """Eq. (21): exact partial OT on ``M~`` moving mass ``rho`` (``ot.partial.partial_wasserstein2``)."""
-    Mt = rescale(cosine_cost(A, B))
+def partial(A: np.ndarray, B: np.ndarray, rho: float | str, rescale: bool = True,
+            M: "np.ndarray | None" = None) -> tuple[float, bool]:
+    """Eq. (21): exact partial OT on ``M~`` (``M`` if not ``rescale``) moving mass ``rho`` (POT)."""
+    Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
     mass = partial_mass(rho, len(A), len(B))

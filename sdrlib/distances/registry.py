@@ -30,6 +30,28 @@ follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest norma
   solver cannot meet its stopping rule and returns a round-off-dominated iterate
   (``sinkhorn_1e-20`` gave 1.0 where OT is 0.45).
 
+**Our extensions** (``origin="sdr extension"`` in :func:`registry_table`; the paper's 15 settings,
+:data:`PAPER_SETTINGS` / :data:`REGISTRY`, keep their names and values):
+
+- **unscaled transport** (``ot_raw``, ``sinkhorn_0.1_raw``, ``uot_1.0_raw``, ``partial_0.8_raw``,
+  ``partial_adaptive_raw``; any ``<setting>_raw`` of OT, Sinkhorn, UOT, partial OT): parameter
+  ``rescale=False`` transports the cosine cost ``M`` of eq. 11, in [0, 1], instead of the per-pair
+  ``M~ = M / max M``. The rescaling makes the value scale-free (two reports that are far apart
+  everywhere can score like two that are close everywhere); the raw cost keeps the overall distance.
+  ``M <= M~`` entrywise, so every eps floor above (derived for costs in [0, 1]) holds unchanged.
+  Identical points (``max M <= ZERO_COST_ATOL``) give 0 as in the rescaled settings (the raw value
+  would be below 1e-9 there). There is **no** ``gw_raw``: GW never compares a sentence of A with one
+  of B (it matches the *intra*-set cost matrices ``C^A``, ``C^B``), so the cross-set scale the
+  rescaling erases is absent from GW either way; raw intra costs would only change how GW weighs a set's
+  spread, which is not what the extension is for. ``make_spec("gw", rescale=False)`` is refused.
+- **negation-aware** settings (``chamfer_neg``, ``hung_nn_neg``; any ``<non-GW setting>_neg`` or
+  ``_neg_<c>``): field ``contradiction = c`` in (0, 1]; the cost becomes
+  ``M' = max(M, c X)`` with ``X_ij = 1`` when the offline labeler reads one observation positive in
+  sentence i and negative in sentence j (:mod:`sdrlib.distances.negation`, which also defines X
+  precisely). They need per-sentence presence vectors next to the embeddings, so the plain entry
+  points (:func:`set_distance`, ``pairwise_distances``, ``paired_distances``) refuse them with a
+  :class:`DistanceSpecError` naming the functions of :mod:`sdrlib.distances.negation` to use.
+
 Large parameters are valid (eps -> inf is the product plan; alpha -> inf makes any size
 mismatch cost 1). A solver that still leaves [0, 1] at valid parameters (UOT with eps large
 against tau: the plan carries more than unit mass) raises
@@ -75,6 +97,10 @@ SINKHORN_MIN_EPS = 2.0 ** -52 / 1e-9
 MAX_ITER_LIMIT = 10 ** 9
 
 
+def _mt(p: dict[str, Any]) -> str:
+    return "M~ = M / max M" if p.get("rescale", True) else "the unscaled cost M (ours: _raw)"
+
+
 @dataclass(frozen=True)
 class _Family:
     fn_name: str                 # the reference function in sdrlib.distances.reference (imported on first use:
@@ -91,14 +117,16 @@ FAMILIES: dict[str, _Family] = {
                        lambda p: "Chamfer (eq. 12): mean of the two directed mean nearest-neighbour costs"),
     "hausdorff": _Family("hausdorff", {}, None, True, False,
                          lambda p: "Hausdorff (eq. 13): worst nearest-neighbour cost in either direction"),
-    "ot": _Family("ot_emd", {}, None, True, False,
-                  lambda p: "exact OT / Wasserstein (eq. 14) on M~ between uniform measures"),
-    "sinkhorn": _Family("sinkhorn", {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "eps", True, True,
-                        lambda p: f"Sinkhorn (eq. 15), eps={p['eps']}: linear cost <gamma_eps, M~> of the "
+    "ot": _Family("ot_emd", {"rescale": True}, None, True, False,
+                  lambda p: f"exact OT / Wasserstein (eq. 14) on {_mt(p)} between uniform measures"),
+    "sinkhorn": _Family("sinkhorn", {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "eps",
+                        True, True,
+                        lambda p: f"Sinkhorn (eq. 15), eps={p['eps']}: linear cost <gamma_eps, {_mt(p)}> of the "
                                   "entropic plan"),
-    "uot": _Family("uot", {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000}, "tau", True, True,
+    "uot": _Family("uot", {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "tau",
+                   True, True,
                    lambda p: f"unbalanced OT (eq. 16), eps={p['eps']}, tau={p['tau']}: linear cost of the "
-                             "entropic KL-relaxed plan"),
+                             f"entropic KL-relaxed plan on {_mt(p)}"),
     "gw": _Family("gw", {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps", True, True,
                   lambda p: f"entropic Gromov-Wasserstein (eq. 17), eps={p['eps']}: GW loss of the plan; "
                             "1 when a set has < 2 sentences"),
@@ -107,10 +135,15 @@ FAMILIES: dict[str, _Family] = {
     "hung_pen": _Family("hung_pen", {"alpha": 0.1, "clip": True}, "alpha", True, False,
                         lambda p: f"Hungarian mean matched cost + alpha|n-m| (eq. 20), alpha={p['alpha']}"
                                   + (", clipped at 1" if p["clip"] else ", unclipped (can exceed 1)")),
-    "partial": _Family("partial", {"rho": "adaptive"}, "rho", True, False,
-                       lambda p: "partial OT (eq. 21) moving mass "
+    "partial": _Family("partial", {"rho": "adaptive", "rescale": True}, "rho", True, False,
+                       lambda p: f"partial OT (eq. 21) on {_mt(p)} moving mass "
                                  + ("rho=min(n,m)/max(n,m)" if p["rho"] == "adaptive" else f"rho={p['rho']}")),
 }
+
+#: families whose cost can be left unscaled (``rescale=False``, the ``_raw`` settings)
+RESCALABLE = ("ot", "sinkhorn", "uot", "partial")
+#: ``DistanceSpec.origin`` values
+ORIGINS = ("paper", "sdr extension")
 
 
 @dataclass(frozen=True)
@@ -129,6 +162,9 @@ class DistanceSpec:
         One line.
     exact : bool
         The batched engine reproduces the reference (no approximation).
+    contradiction : float
+        0 for a plain setting; c in (0, 1] for a negation-aware one (cost ``max(M, c X)``,
+        :mod:`sdrlib.distances.negation`), which needs per-sentence presence vectors.
     """
 
     name: str
@@ -136,6 +172,17 @@ class DistanceSpec:
     params: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     exact: bool = True
+    contradiction: float = 0.0
+
+    @property
+    def negation_aware(self) -> bool:
+        """The cost also charges contradicted findings (needs presence vectors)."""
+        return self.contradiction > 0
+
+    @property
+    def origin(self) -> str:
+        """``"paper"`` for the paper's 15 settings, else ``"sdr extension"`` (ours, or a new parameter value)."""
+        return "paper" if REGISTRY.get(self.name) == self else "sdr extension"
 
     @property
     def symmetric(self) -> bool:
@@ -158,6 +205,10 @@ class DistanceSpec:
         Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
         :class:`~sdrlib.distances.errors.DistanceRangeError` (:func:`~sdrlib.distances.costs.check_range`).
         """
+        if self.negation_aware:
+            raise DistanceSpecError(f"{self.name} is negation-aware and needs per-sentence presence vectors: use "
+                                    "sdrlib.distances.negation (set_distance_neg, paired_distances_neg, "
+                                    "pairwise_distances_neg, text_distances)")
         fn = getattr(importlib.import_module("sdrlib.distances.reference"), FAMILIES[self.family].fn_name)
         val, ok = fn(A, B, **self.params)
         return check_range(float(val), self.name, self.upper), ok
@@ -205,14 +256,30 @@ def _check_params(family: str, p: dict[str, Any]) -> None:
             raise DistanceSpecError(f"partial: rho must be 'adaptive' or in (0, 1], got {r!r}")
     if family == "hung_pen" and not isinstance(p["clip"], bool):
         raise DistanceSpecError(f"hung_pen: clip must be a bool, got {p['clip']!r}")
+    if "rescale" in p and not isinstance(p["rescale"], (bool, np.bool_)):
+        raise DistanceSpecError(f"{family}: rescale must be a bool, got {p['rescale']!r}")
 
 
-def make_spec(family: str, name: str | None = None, **params: Any) -> DistanceSpec:
+def _check_contradiction(family: str, c: Any) -> float:
+    """``c`` as a float in [0, 1] (0 = plain); GW cannot take it (it has no cross-set cost)."""
+    if not _is_real(c) or not math.isfinite(c) or not 0 <= c <= 1:
+        raise DistanceSpecError(f"contradiction weight must be a number in [0, 1] (0 = plain distance; above 1 "
+                                f"the cost would leave [0, 1]), got {c!r}")
+    if c > 0 and family == "gw":
+        raise DistanceSpecError("gw cannot be negation-aware: GW compares the intra-set costs of A and of B and "
+                                "never a sentence of A with one of B, so a cross-set contradiction has no place")
+    return float(c)
+
+
+def make_spec(family: str, name: str | None = None, *, contradiction: float = 0.0, **params: Any) -> DistanceSpec:
     """Build a setting of ``family`` from parameters (defaults filled in).
 
-    The name is ``family`` or ``family_<primary>`` (``sinkhorn_0.05``), followed by
-    ``[key=value,...]`` for non-default secondary parameters, unless ``name`` is given.
-    Example: ``make_spec("sinkhorn", eps=0.05).name -> "sinkhorn_0.05"``.
+    The name is ``family`` or ``family_<primary>`` (``sinkhorn_0.05``), then ``_raw`` when
+    ``rescale=False``, then ``[key=value,...]`` for other non-default secondary parameters, then
+    ``_neg`` (``contradiction=1``) or ``_neg_<c>``, unless ``name`` is given.
+    Example: ``make_spec("sinkhorn", eps=0.05).name -> "sinkhorn_0.05"``;
+    ``make_spec("partial", rescale=False).name -> "partial_adaptive_raw"``;
+    ``make_spec("chamfer", contradiction=1.0).name -> "chamfer_neg"``.
     """
     if not isinstance(family, str) or family not in FAMILIES:
         raise DistanceSpecError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
@@ -230,16 +297,26 @@ def make_spec(family: str, name: str | None = None, **params: Any) -> DistanceSp
                 raise DistanceSpecError(f"{family}: parameter {k}={p[k]!r} is beyond float64") from None
     if "max_iter" in p and isinstance(p["max_iter"], numbers.Integral) and not isinstance(p["max_iter"], bool):
         p["max_iter"] = int(p["max_iter"])
+    if "rescale" in p and isinstance(p["rescale"], np.bool_):
+        p["rescale"] = bool(p["rescale"])
     _check_params(family, p)
+    c = _check_contradiction(family, contradiction)
     if name is None:
         name = family
         if fam.primary is not None and not (family == "gw" and p["eps"] == fam.defaults["eps"]):
             name += "_" + _fmt(p[fam.primary])
+        if not p.get("rescale", True):
+            name += "_raw"
         extra = [f"{k}={_fmt(v)}" for k, v in p.items()
-                 if k != fam.primary and v != fam.defaults[k]]
+                 if k not in (fam.primary, "rescale") and v != fam.defaults[k]]
         if extra:
             name += "[" + ",".join(extra) + "]"
-    return DistanceSpec(name=name, family=family, params=p, description=fam.describe(p), exact=True)
+        if c > 0:
+            name += "_neg" if c == 1.0 else f"_neg_{_fmt(c)}"
+    desc = fam.describe(p)
+    if c > 0:
+        desc += f"; negation-aware (ours): cost max(M, {_fmt(c)} x contradiction)"
+    return DistanceSpec(name=name, family=family, params=p, description=desc, exact=True, contradiction=c)
 
 
 #: the 15 settings of the paper, by name
@@ -262,12 +339,41 @@ PAPER_SETTINGS: tuple[DistanceSpec, ...] = (
 )
 REGISTRY: dict[str, DistanceSpec] = {s.name: s for s in PAPER_SETTINGS}
 
+#: our settings registered beside the paper's (origin "sdr extension"): the unscaled transport variants of
+#: the paper's OT / Sinkhorn / UOT / partial settings, and two negation-aware settings (module doc)
+EXTENSION_SETTINGS: tuple[DistanceSpec, ...] = (
+    make_spec("ot", rescale=False),
+    make_spec("sinkhorn", eps=0.1, rescale=False),
+    make_spec("uot", tau=1.0, eps=0.1, rescale=False),
+    make_spec("partial", rho=0.8, rescale=False),
+    make_spec("partial", rho="adaptive", rescale=False),
+    make_spec("chamfer", contradiction=1.0),
+    make_spec("hung_nn", contradiction=1.0),
+)
+EXTENSIONS: dict[str, DistanceSpec] = {s.name: s for s in EXTENSION_SETTINGS}
+
 _NAME_RE = re.compile(r"^(sinkhorn|uot|gw|hung_pen|partial)_([0-9.eE+-]+)$")
+_RAW_RE = re.compile(r"^(.+)_raw$")
+_NEG_RE = re.compile(r"^(.+)_neg(?:_([0-9.eE+-]+))?$")
 
 
-def available_distances() -> list[str]:
-    """Names of the registered settings (the paper's 15), in paper order."""
-    return list(REGISTRY)
+def available_distances(include_extensions: bool = False) -> list[str]:
+    """Names of the registered settings: the paper's 15 in paper order, then ours with ``include_extensions``."""
+    return list(REGISTRY) + (list(EXTENSIONS) if include_extensions else [])
+
+
+def registry_table(include_extensions: bool = True):
+    """The registry as a DataFrame: name, family, origin (``paper`` / ``sdr extension``), params, description.
+
+    Example: ``registry_table().query("origin == 'paper'").shape[0] -> 15``.
+    """
+    import pandas as pd
+
+    specs = list(REGISTRY.values()) + (list(EXTENSIONS.values()) if include_extensions else [])
+    return pd.DataFrame([{"name": s.name, "family": s.family, "origin": s.origin,
+                          "params": ", ".join([f"{k}={v}" for k, v in s.params.items()]
+                                              + ([f"contradiction={s.contradiction}"] if s.negation_aware else [])),
+                          "description": s.description} for s in specs])
 
 
 def get(name: "str | DistanceSpec") -> DistanceSpec:
@@ -287,11 +393,40 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
                                     f"{sorted(name.params) if isinstance(name.params, dict) else name.params!r} "
                                     "is not a complete setting; build specs with make_spec()")
         _check_params(name.family, name.params)
+        _check_contradiction(name.family, name.contradiction)
         return name
     if not isinstance(name, str):
         raise DistanceNameTypeError(f"distance name must be a str or DistanceSpec, got {type(name).__name__}")
     if name in REGISTRY:
         return REGISTRY[name]
+    if name in EXTENSIONS:
+        return EXTENSIONS[name]
+    m = _NEG_RE.match(name)
+    if m:  # <setting>_neg or <setting>_neg_<c>
+        try:
+            base = get(m.group(1))
+            c = 1.0 if m.group(2) is None else float(m.group(2))
+        except (UnknownDistanceError, ValueError):
+            base = None
+        if base is not None and not base.negation_aware:
+            if c == 0:
+                raise DistanceSpecError(f"{name!r}: a negation-aware setting needs a contradiction weight in "
+                                        "(0, 1]; for the plain distance drop the _neg suffix")
+            if base.family == "gw":
+                _check_contradiction("gw", c)
+            return make_spec(base.family, contradiction=c, **base.params)
+    m = _RAW_RE.match(name)
+    if m:  # <setting>_raw of a transport family
+        try:
+            base = get(m.group(1))
+        except UnknownDistanceError:
+            base = None
+        if base is not None and base.params.get("rescale") is True and not base.negation_aware:
+            return make_spec(base.family, **{**base.params, "rescale": False})
+        if base is not None and base.family not in RESCALABLE:
+            raise DistanceSpecError(f"{name!r}: only {list(RESCALABLE)} have an unscaled (_raw) variant; "
+                                    f"{base.family} " + ("compares intra-set costs only (no cross-set scale to keep)"
+                                                         if base.family == "gw" else "already uses the unscaled M"))
     m = _NAME_RE.match(name)
     if m:
         family, value = m.group(1), m.group(2)
@@ -301,8 +436,9 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
             v = None
         if v is not None:
             return make_spec(family, **{FAMILIES[family].primary: v})  # type: ignore[arg-type]
-    raise UnknownDistanceError(f"unknown distance {name!r}; registered: {list(REGISTRY)}; or use family_value "
-                   "(sinkhorn_<eps>, uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>) or make_spec()")
+    raise UnknownDistanceError(f"unknown distance {name!r}; registered: {list(REGISTRY)}, ours: {list(EXTENSIONS)}; "
+                   "or use family_value (sinkhorn_<eps>, uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>), "
+                   "<setting>_raw (OT, Sinkhorn, UOT, partial), <setting>_neg[_<c>] (not GW) or make_spec()")
 
 
 def check_mode(mode: object) -> None:

@@ -1,0 +1,173 @@
+"""Negation-aware set distances (our extension): presence, contradiction, reference = engine, rewards."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sdrlib.distances import DistanceInputError, DistanceSpecError, get, make_spec, set_distance
+from sdrlib.distances import negation as N
+from sdrlib.distances.engine import paired_distances, pairwise_distances
+from sdrlib.distances.synthetic import random_sets
+
+EFF = N.OBSERVATIONS.index("Pleural Effusion")
+PTX = N.OBSERVATIONS.index("Pneumothorax")
+NEG_SETTINGS = ["chamfer_neg", "hausdorff_neg", "hung_nn_neg", "hung_pen_0.1_neg", "ot_neg", "ot_raw_neg",
+                "sinkhorn_0.1_neg", "uot_1.0_neg", "partial_adaptive_neg", "partial_0.8_raw_neg", "chamfer_neg_0.5"]
+
+
+def test_presence_reads_polarity_and_ignores_uncertain_and_no_finding():
+    P = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
+                             "There is no pneumothorax or effusion.", "The lungs are clear.", "  No   pleural effusion. "])
+    assert P.dtype == np.int8 and P.shape == (6, 14)
+    assert P[0, EFF] == -1 and P[1, EFF] == 1 and P[2, EFF] == 0       # uncertain -> 0
+    assert P[3, EFF] == -1 and P[3, PTX] == -1
+    assert not P[:, N.OBSERVATIONS.index("No Finding")].any()
+    np.testing.assert_array_equal(P[5], P[0])  # white space normalised: same cache entry
+    info = N.presence_cache_info()
+    N.sentence_presence(["No pleural effusion."])
+    assert N.presence_cache_info().hits > info.hits
+
+
+def test_contradiction_matrix_is_polarity_disagreement_only():
+    P = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
+                             "Large right pneumothorax."])
+    X = N.contradiction_matrix(P, P)
+    np.testing.assert_array_equal(X, [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    assert (np.diag(X) == 0).all()
+
+
+def test_contradicted_finding_is_farther_than_a_paraphrase(small_encoder):
+    texts = ["No pleural effusion.", "Small left pleural effusion.", "There is no effusion."]
+    E = small_encoder.encode(texts, normalize_embeddings=True)
+    P = N.sentence_presence(texts)
+    for name in ("chamfer", "hung_nn", "ot_raw", "hausdorff"):  # not "ot": M~ of two singletons is 1
+        plain_con = set_distance(E[:1], E[1:2], name)
+        plain_par = set_distance(E[:1], E[2:3], name)
+        neg_con = N.set_distance_neg(E[:1], E[1:2], P[:1], P[1:2], name + "_neg")
+        neg_par = N.set_distance_neg(E[:1], E[2:3], P[:1], P[2:3], name + "_neg")
+        assert neg_con > neg_par, name
+        assert neg_par == pytest.approx(plain_par, abs=1e-12)  # no contradiction: the plain distance
+        assert neg_con >= plain_con
+    # this is what the extension is for: the plain cosine cost calls the contradiction the closer one
+    assert set_distance(E[:1], E[1:2], "chamfer") < set_distance(E[:1], E[2:3], "chamfer")
+
+
+def _workload(seed=0, d=16):
+    rng = np.random.default_rng(seed)
+    A = random_sets(rng, 5, d, n_max=5)
+    B = random_sets(rng, 5, d, n_max=5)
+    B += [A[0].copy(), A[1][::-1].copy()]
+    A += [A[0].copy(), A[1].copy()]
+    pres = lambda s: (rng.integers(-1, 2, size=(len(s), 14)) * (rng.random((len(s), 14)) < 0.15)).astype(np.int8)
+    PA = [pres(s) for s in A]
+    PB = [pres(s) for s in B]
+    PB[-2], PB[-1] = PA[0].copy(), PA[1][::-1].copy()
+    return A, PA, B, PB
+
+
+@pytest.mark.parametrize("name", NEG_SETTINGS)
+def test_engine_agrees_with_reference_and_identical_sets_stay_at_zero(name):
+    A, PA, B, PB = _workload()
+    spec = get(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = N.paired_distances_neg(A, PA, B, PB, name)
+        r = np.array([N.set_distance_neg(a, b, pa, pb, name) for a, b, pa, pb in zip(A, B, PA, PB)])
+        D = N.pairwise_distances_neg(A, PA, B, PB, name)
+        plain = paired_distances(A, B, make_spec(spec.family, **spec.params), on_nonconvergence="ignore")
+    np.testing.assert_allclose(d, r, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(np.diag(D), d, atol=1e-12, rtol=0)
+    assert ((d >= 0) & (d <= 1)).all()
+    if spec.family not in ("sinkhorn", "uot"):
+        assert d[-2] == pytest.approx(0, abs=1e-12) and d[-1] == pytest.approx(0, abs=1e-12)  # identical, reordered
+    else:  # entropic: a small floor (the plan leaks mass off the diagonal, more so onto a set's own contradictions)
+        assert (d[-2:] < 0.05).all()
+    if spec.family in ("chamfer", "hausdorff", "hung_nn", "hung_pen"):
+        assert (d >= plain - 1e-12).all()  # M' >= M entrywise: these are monotone in the cost
+
+
+def test_a_contradiction_found_by_presence_only_moves_the_distance():
+    """Same vectors, same sentence on both sides except the presence: the cost is capped from below by c."""
+    A = [np.eye(4)[:2]]
+    P0 = np.zeros((2, 14), np.int8)
+    P1 = P0.copy(); P1[0, EFF] = 1
+    P2 = P0.copy(); P2[0, EFF] = -1
+    assert N.paired_distances_neg(A, [P1], A, [P1], "chamfer_neg")[0] == 0
+    # M = [[0, .5], [.5, 0]] (orthogonal rows); the contradiction lifts M'_00 to c
+    # chamfer: row minima (.5, 0), column minima (.5, 0) -> 0.25 (the NN escapes to the other sentence)
+    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg")[0] == pytest.approx(0.25)
+    # hung_nn: both assignments cost 1 -> 1 / 2; with c = 0.5 the diagonal costs .5 -> 0.25
+    assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg")[0] == pytest.approx(0.5)
+    assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg_0.5")[0] == pytest.approx(0.25)
+    assert N.paired_distances_neg(A, [P1], A, [P1], "hung_nn_neg")[0] == 0
+
+
+def test_plain_entry_points_refuse_negation_settings_and_vice_versa():
+    A = [np.eye(3)[:2]]
+    for fn in (lambda: set_distance(A[0], A[0], "chamfer_neg"), lambda: paired_distances(A, A, "chamfer_neg"),
+               lambda: pairwise_distances(A, A, "hung_nn_neg")):
+        with pytest.raises(DistanceSpecError, match="negation"):
+            fn()
+    P = [np.zeros((2, 14), np.int8)]
+    with pytest.raises(DistanceSpecError, match="not negation-aware"):
+        N.paired_distances_neg(A, P, A, P, "chamfer")
+
+
+@pytest.mark.parametrize("name", ["gw_neg", "gw_0.05_neg", "chamfer_neg_0", "chamfer_neg_1.5", "chamfer_neg_nan"])
+def test_bad_negation_settings_are_refused(name):
+    from sdrlib.distances import UnknownDistanceError
+
+    with pytest.raises((DistanceSpecError, UnknownDistanceError)):
+        get(name)
+
+
+@pytest.mark.parametrize("bad", [np.zeros((3, 14)), np.zeros((2, 13)), np.full((2, 14), 2), np.full((2, 14), 0.5),
+                                 [[["x"] * 14] * 2]])
+def test_bad_presence_arrays_are_refused(bad):
+    A = [np.eye(3)[:2]]
+    with pytest.raises(DistanceInputError):
+        N.paired_distances_neg(A, [bad] if not isinstance(bad, list) else bad, A, [np.zeros((2, 14))], "chamfer_neg")
+
+
+def test_empty_sets_follow_empty_value():
+    A = [np.eye(3)[:2], np.zeros((0, 3))]
+    P = [np.zeros((2, 14)), np.zeros((0, 14))]
+    with pytest.raises(DistanceInputError, match="empty"):
+        N.paired_distances_neg(A, P, A, P, "chamfer_neg")
+    assert N.paired_distances_neg(A, P, A, P, "chamfer_neg", empty_value=1.0).tolist() == [0.0, 1.0]
+
+
+class _FakeEmbedder:
+    """Each distinct sentence gets a fixed random unit vector (no model)."""
+
+    def __init__(self, d=12):
+        self.d, self.vecs, self.rng = d, {}, np.random.default_rng(0)
+
+    def encode_sections(self, texts):
+        from sdrlib.reports import split_sentences
+
+        out = []
+        for t in texts:
+            ss = split_sentences(t)
+            for s in ss:
+                self.vecs.setdefault(s, self.rng.standard_normal(self.d))
+            out.append(np.array([self.vecs[s] for s in ss]).reshape(len(ss), self.d))
+        return out
+
+
+def test_text_distances_and_reward_use_the_negation_cost():
+    from sdrlib.rewards import RewardScorer
+
+    emb = _FakeEmbedder()
+    gen = ["No pleural effusion. Heart normal.", "Small pleural effusion. Heart normal.", ""]
+    ref = ["Small pleural effusion. Heart normal."] * 3
+    d = N.text_distances(gen, ref, "hung_nn_neg", emb)
+    assert d[1] == 0 and d[2] == 1.0 and d[0] == pytest.approx(0.5)  # one of two sentences contradicted (cost 1)
+    sc = RewardScorer("hung_nn_neg", embedder=emb)
+    comp = [f"<think> {g} </think> <answer> Normal. </answer>" for g in gen[:2]]
+    out = sc.score(comp, ref[:2], ["Normal."] * 2)
+    np.testing.assert_allclose(out.sem, [2 - d[0], 2.0], atol=1e-12)
+    assert sc.counts["sem_failed"] == 0
