@@ -107,7 +107,7 @@ E_perm = emb.encode([F[i] for i in perm])
 assert np.array_equal(E_perm, E[: len(F)][perm])
 
 # %% [markdown]
-# ## 5. A training corpus through the cache: cold, then warm
+# ## 5. A training corpus through the cache: first build, then warm
 
 # %%
 train = load_split(cfg, "train")
@@ -116,12 +116,12 @@ records = train[:n_bank]
 findings = [r.findings for r in records]
 impressions = [r.impression for r in records]
 
-cold = SentenceEmbedder(emb.model, cache_dir=None, batch_size=cfg.embedding.batch_size)  # memory-only, empty
-t0 = time.perf_counter(); bank = ReportBank.build(cold, findings, impressions, ids=[r.study_id for r in records])
-t_cold = time.perf_counter() - t0
+# The first build encodes what the on-disk cache lacks (on a fresh run: every unique sentence, the
+# cold cost); the second must be served from the cache alone.
 emb.reset_stats()
 t0 = time.perf_counter(); bank = ReportBank.build(emb, findings, impressions, ids=[r.study_id for r in records])
-t_disk = time.perf_counter() - t0
+t_first = time.perf_counter() - t0
+first = emb.stats.copy()
 emb.reset_stats()
 t0 = time.perf_counter(); bank = ReportBank.build(emb, findings, impressions, ids=[r.study_id for r in records])
 t_warm = time.perf_counter() - t0
@@ -133,8 +133,10 @@ n_unique = len(set(bank.sentences["findings"]) | set(bank.sentences["impression"
 stats = pd.DataFrame([
     {"reports": len(bank), "sentences": n_sent, "unique sentences": n_unique,
      "sentences per unique": n_sent / max(n_unique, 1),
-     "encoder calls (cold)": cold.stats["forward_calls"], "encoder calls (warm)": emb.stats["forward_calls"],
-     "cold s": t_cold, "warm s": t_warm, "cold/warm": t_cold / max(t_warm, 1e-9)}
+     "encoded at first build": first["encoded"], "cache hits at first build": first["hits"],
+     "encoder calls (first)": first["forward_calls"], "encoder calls (warm)": emb.stats["forward_calls"],
+     "first s": t_first, "warm s": t_warm, "first/warm": t_first / max(t_warm, 1e-9),
+     "truncated sentences": first["truncated"]}
 ])
 save_table(stats, "01_embedding_cache", cfg, encoder_id=emb.encoder_id)
 stats
