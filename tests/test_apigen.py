@@ -18,7 +18,6 @@ import sys
 import textwrap
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,19 +31,10 @@ from sdrlib.apigen import (
 )
 from sdrlib.errors import SDRError
 from sdrlib.reports import build_template, parse_template
+from training_helpers import Rec  # the record shape sdrlib.data loaders return
 from sdrlib.serve import ChatServer, Faults, PolicyBackend, ServeError, images_from_messages
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Rec:
-    study_id: str
-    image_paths: list
-    findings: str
-    impression: str
-    labels: dict | None
-    split: str
 
 
 def _png(path: Path, seed: int, size: int = 32) -> str:
