@@ -120,6 +120,33 @@ with style():
     save_fig(fig, "02_edit_reactions", cfg)
 
 # %% [markdown]
+# The same edits under our extensions (section 5 ranks them): unscaled transport (`_raw`, no per-pair
+# $M / \max M$) and negation-aware settings (`_neg`, a contradicted finding costs $c = 1$ per sentence pair, from the
+# offline labeler's presence per sentence). A contradiction should land farther than a paraphrase; identical and
+# reordered reports stay at 0. Chamfer only charges a contradiction when the contradicting sentence is the
+# *nearest* one: "There is no pleural effusion." may find a closer, uncontradicted neighbour ("No pneumothorax is
+# seen."), so `chamfer_neg` moves less than the matching-based `hung_nn_neg`.
+
+# %%
+from sdrlib.distances.negation import text_distances
+
+ext_raw = ["ot_raw", "sinkhorn_0.1_raw", "partial_0.8_raw"]
+ext_neg = ["chamfer_neg", "hung_nn_neg"]
+texts = {k: " ".join(v) for k, v in variants.items()}
+ext = pd.DataFrame({n: paired_distances(list(V.values()), [R] * len(V), n, on_nonconvergence="ignore")
+                    for n in ext_raw}, index=list(V))
+for n in ext_neg:
+    ext[n] = text_distances(list(texts.values()), [" ".join(reference)] * len(texts), n, emb)
+ext.insert(0, "chamfer", table["chamfer"])
+ext.insert(1, "ot", table["ot"])
+save_table(ext.reset_index(names="edit"), "02_edit_reactions_extensions", cfg, encoder_id=emb.encoder_id)
+assert np.allclose(ext.loc[["identical", "reordered"], ext_neg], 0.0, atol=1e-9)
+for n in ext.columns:
+    c, p = ext.loc["contradicted finding", n], ext.loc["paraphrase", n]
+    print(f"{n:>18}: contradicted {c:.3f} {'>' if c > p else '<='} paraphrase {p:.3f}")
+ext.round(3)
+
+# %% [markdown]
 # What to look for, per column (values are comparable within a column only): which edit a setting finds farthest,
 # whether it rates the contradiction (a close but opposite sentence) as closer than a harmless paraphrase, whether
 # it forgives a dropped or an added sentence (partial OT discards unmatched mass by design), and how much of the
