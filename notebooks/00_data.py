@@ -82,6 +82,13 @@ if cfg.data.source in ("synthetic", "synthcxr"):
 # ## 3. Statistics
 # Studies per split, mean sentences per section, unique-sentence ratio (distinct / all sentences of a
 # section in the split) and the paper's strata (appendix F: no finding / single / multi, from the labels).
+#
+# How a study gets its stratum (`sdrlib.data.stratum`): count the 12 pathologies among the CheXpert-14
+# observations, that is all except *No Finding* and *Support Devices*, whose label is positive (1) or uncertain
+# (-1). None is `no_finding`, one is `single`, two or more are `multi`. A study whose only positive label is a
+# tube or a pacemaker is therefore `no_finding`: a device is not an abnormality of the patient. The labels come
+# from the dataset (synthetic ground truth, MIMIC-CXR's CheXpert file) or, where a dataset has none, from the
+# offline labeler of section 4.
 
 # %%
 summary = summary_table(splits)
@@ -137,6 +144,13 @@ if labelled and splits["train"] and splits["test"]:
 # ground truth of the test split, (b) the hand-written real-style sentences in
 # `tests/fixtures/labeler_sentences.csv` (`dev`: written with the rules; `heldout`: written afterwards and
 # never used to change a rule).
+#
+# Expect (a) to be perfect or nearly so, and do not read it as the labeler's accuracy on real reports. The
+# synthetic generator (`sdrlib.data.synthcxr`) writes every sentence from a template that carries the labels
+# it expresses, and its vocabulary (finding names, negation and hedging cues such as "no", "may represent",
+# "cannot be excluded") is the one the labeler's rules were written for: the study labels are, by
+# construction, what a perfect labeler reads from the text. Score (a) only checks that generator and labeler
+# agree. The hand-written sentences (b), above all the `heldout` set, are the honest estimate.
 
 # %%
 label_report("Mild cardiomegaly. No pleural effusion. Right basilar opacity may represent pneumonia.")
@@ -157,7 +171,8 @@ for name, t in tables.items():
     out = t[cols].reset_index()
     save_table(out, "00_labeler_" + name.replace(" ", "_").replace("(", "").replace(")", ""), cfg,
                backend="offline-labeler")
-    print(name)
+    print(f"{name}: mean accuracy over observations {t['accuracy'].mean():.3f}, lowest {t['accuracy'].min():.3f} "
+          f"({t['accuracy'].idxmin()})")
     display(out.round(3))
 
 # %% [markdown]

@@ -24,6 +24,7 @@ n_show: int = 6  # example sentences in the similarity heatmap
 
 # %%
 import time
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -32,7 +33,11 @@ import pandas as pd
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import plot_report_embedding, save_fig, save_table, style
+
+# Progress bars are plain text (tqdm's console bar): readable in JupyterLab and in papermill's logs alike. Without
+# ipywidgets, tqdm.auto says so once ("IProgress not found") and falls back to exactly that bar; silence the notice.
+warnings.filterwarnings("ignore", message="IProgress not found")
 from sdrlib.reports import build_template, format_reward, parse_template, split_report, split_sentences
 from sdrlib.utils import set_seed
 
@@ -155,25 +160,93 @@ pd.DataFrame({s: {"reports": len(bank), "sentences": bank.matrix(s).shape[0], "d
               for s in ("findings", "impression")})
 
 # %% [markdown]
-# ## 7. What the geometry looks like
-# Cosine similarity between a few bank sentences (left) and the distribution of nearest-neighbour similarities of
-# Findings sentences to the *other* reports' sentences (right): paraphrases sit close, different findings far.
+# ## 7. Figure 1: a report of this profile as a set of sentence embeddings
+# The paper's Fig. 1 on this profile's data: a test study's report, split into its Findings sentences
+# $s^F_i$ and Impression sentences $s^I_j$, each embedded on its own; the report *is* the set
+# $\mathcal{E}(r) = \{e^F_1, \dots, e^I_1, \dots\}$ (eq. 1). The study is the first test study with the most
+# sentences up to nine (the paper shows 5 + 4). The projection panel places the set among 400 distinct bank
+# sentences (grey), by a PCA fitted on all of them; the table after it says which Findings sentence each
+# Impression sentence is closest to (an Impression usually restates the main findings).
 
 # %%
-uniq = list(dict.fromkeys(bank.sentences["findings"]))[:n_show]
-S = emb.encode(uniq) @ emb.encode(uniq).T
+test = load_split(cfg, "test")
+n_sents = [(len(split_sentences(r.findings)), len(split_sentences(r.impression))) for r in test]
+ex_i = max(range(len(test)), key=lambda i: (sum(n_sents[i]) if sum(n_sents[i]) <= 9 else -1, n_sents[i][1]))
+ex = test[ex_i]
+F_ex, I_ex = split_sentences(ex.findings), split_sentences(ex.impression)
+EF, EI = emb.encode(F_ex), emb.encode(I_ex)
+# context: 400 distinct bank sentences (their rows of the bank matrices, no encoder call)
+bank_sents = bank.sentences["findings"] + bank.sentences["impression"]
+bank_rows = np.concatenate([bank.matrix("findings"), bank.matrix("impression")])
+first = list({t: i for i, t in reversed(list(enumerate(bank_sents)))}.values())
+ctx = bank_rows[np.sort(np.random.default_rng(cfg.seed).choice(first, size=min(400, len(first)), replace=False))]
+with style():
+    fig = plot_report_embedding(F_ex, I_ex, EF, EI, context=ctx,
+                                title=f"Fig. 1 · study {ex.study_id} ({cfg.name} profile, {emb.encoder_id.split('@')[0]})")
+save_fig(fig, "01_report_embedding", cfg)
+plt.show()
+# which Findings sentence each Impression sentence is closest to (cosine similarity)
+sim_IF = EI @ EF.T
+pd.DataFrame({"Impression sentence": [f"I{j + 1}" for j in range(len(I_ex))],
+              "closest Findings sentence": [f"F{int(i) + 1}" for i in sim_IF.argmax(axis=1)],
+              "cosine": sim_IF.max(axis=1).round(3)})
+
+# %% [markdown]
+# ## 8. What the geometry looks like
+# Left: cosine similarity between sentences shown in pairs (blocks of two along the diagonal). The first pair is a
+# hand-written paraphrase (P: the same finding in other words). Each further pair is an anchor sentence A, chosen
+# spread out over the bank, followed by N, its nearest *other* sentence in the bank: a variant of the same
+# finding, and sometimes its opposite (the encoder sees the topic more than the negation or the grade; notebook
+# 02's negation-aware settings start from this). Right: for up to 300 bank Findings sentences, the similarity to
+# the nearest different sentence. The printed lines below the figure give the numbers.
+
+# %%
+uniq = list(dict.fromkeys(bank.sentences["findings"]))
+U = emb.encode(uniq).astype(np.float64)
+n_pairs = max(1, n_show // 2)
+# anchors: greedy farthest-point picks (deterministic, start at the first sentence), then each one's nearest other sentence
+anchors = [0]
+for _ in range(n_pairs - 1):
+    anchors.append(int(np.argmin((U @ U[anchors].T).max(axis=1))))
+SU = U @ U.T
+np.fill_diagonal(SU, -1)
+order = [k for a in anchors for k in (a, int(np.argmax(SU[a])))]
+paraphrase = ["The heart size is normal.", "Heart size is within normal limits."]
+shown = paraphrase + [uniq[k] for k in order]
+tags = ["P1", "P2"] + [f"{'A' if k % 2 == 0 else 'N'}{k // 2 + 1}" for k in range(len(order))]
+V = np.concatenate([emb.encode(paraphrase).astype(np.float64), U[order]])
+S = V @ V.T
+n_pairs += 1
+pair_sim = np.array([S[2 * p, 2 * p + 1] for p in range(len(shown) // 2)])  # P1-P2, A1-N1, ...
+cross_sim = np.array([S[i, j] for i in range(len(shown)) for j in range(i + 1, len(shown)) if not (i % 2 == 0 and j == i + 1)])
 M = bank.matrix("findings").astype(np.float64)
 take = rng.choice(M.shape[0], size=min(300, M.shape[0]), replace=False)
 sims = M[take] @ M.T
 sims[sims > 0.9999] = -1  # ignore identical sentences
+nn_sim = sims.max(axis=1)
 with style():
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={"width_ratios": [1.2, 1], "wspace": 0.45})
+    fig, (a, b) = plt.subplots(1, 2, figsize=(15, 0.55 * len(shown) + 2.4),
+                               gridspec_kw={"width_ratios": [1.5, 1], "wspace": 0.35})
     im = a.imshow(S, vmin=0, vmax=1, cmap="viridis")
     a.grid(False)
-    short = [u if len(u) <= 45 else u[:44] + "…" for u in uniq]
-    a.set_yticks(range(len(uniq)), short, fontsize=7); a.set_xticks([])
+    rows = [f"{g}  {t if len(t) <= 60 else t[:59] + '…'}" for g, t in zip(tags, shown)]
+    a.set_yticks(range(len(shown)), rows, fontsize=9)
+    a.set_xticks(range(len(shown)), tags, fontsize=9)
+    a.set_xlabel("P = hand-written paraphrase pair; A = anchor, N = its nearest other bank sentence")
+    for (i, j), v in np.ndenumerate(S):
+        a.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="black" if v > 0.6 else "white")
+    for p in range(1, n_pairs):
+        a.axhline(2 * p - 0.5, color="white", linewidth=2); a.axvline(2 * p - 0.5, color="white", linewidth=2)
     fig.colorbar(im, ax=a, fraction=0.046, label="cosine similarity")
-    b.hist(sims.max(axis=1), bins=30, color="#2a9d8f")
-    b.set_xlabel("similarity to nearest *different* sentence"); b.set_ylabel("sentences")
-    fig.suptitle(f"{emb.encoder_id}: sentence geometry ({cfg.name} profile)")
+    b.hist(nn_sim, bins=30, color="C0")
+    b.set_xlabel("cosine similarity to the nearest different sentence")
+    b.set_ylabel("Findings sentences")
+    b.set_title(f"{len(take)} sampled Findings sentences", fontsize=10)
+    fig.suptitle(f"{emb.encoder_id.split('@')[0]}: sentence geometry ({cfg.name} profile)")
     save_fig(fig, "01_sentence_geometry", cfg)
+plt.show()
+print(f"paraphrase pair P1-P2: cosine {pair_sim[0]:.3f}; anchor and nearest: "
+      + ", ".join(f"A{p}-N{p} {v:.3f}" for p, v in enumerate(pair_sim[1:], 1))
+      + f"; unpaired sentences shown: mean {cross_sim.mean():.3f} (max {cross_sim.max():.3f})")
+print(f"nearest different sentence: median cosine {np.median(nn_sim):.3f}, "
+      f"{(nn_sim >= 0.9).mean():.0%} of the sampled sentences have one at >= 0.9")

@@ -16,6 +16,10 @@
 # # 04 · GRPO with set-distance rewards
 # Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,
 # or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
+# Beside them, two related methods on the same data, SFT policy, seeds and metrics: **EditGRPO**
+# (half of each group edited sentence by sentence against the reference, Dr. GRPO, a composite clinical reward;
+# `sdrlib.editgrpo`) and **G-CARL**-style rewards (claim reward R_fact + reference-derived checklist R_check;
+# `sdrlib.gcarl`), plus the profile's EditGRPO ablations (`grpo.ablations`, at `grpo.ablation_seeds` seeds).
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -43,11 +47,13 @@ training.preflight(cfg)  # a paper profile without GPU or weights stops here, be
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: cfg.grpo.eval_n] if cfg.grpo.eval_n else test  # studies scored per configuration and seed
 rewards = [r for r in cfg.grpo.rewards if r != "sft"]
-configs = ["sft", *rewards]
+ablations = [r for r in cfg.grpo.ablations if r not in rewards]
+grpo_configs = [*rewards, *ablations]
+configs = ["sft", *grpo_configs]
 seeds = posttrain.seeds_of(cfg)
 model = posttrain.model_name(cfg)
 emb = SentenceEmbedder.from_config(cfg)
-print(cfg.name, model, configs, "seeds", seeds, f"G={cfg.grpo.num_generations}", f"beta={cfg.grpo.beta}",
+print(cfg.name, model, configs, "seeds", seeds, f"ablation seeds {seeds[:cfg.grpo.ablation_seeds]}", f"G={cfg.grpo.num_generations}", f"beta={cfg.grpo.beta}",
       f"loss={cfg.grpo.loss_type}", f"scale_rewards={cfg.grpo.scale_rewards}")
 
 # %% [markdown]
@@ -69,10 +75,33 @@ cases = {
     "no template": ref.findings,
 }
 rows = {}
-for name in ["fmt", "exact", "chamfer", "hausdorff"]:
-    b = RewardScorer(name, emb).score(list(cases.values()), [ref.findings] * len(cases), [ref.impression] * len(cases))
+g = cfg.grpo
+for name in ["fmt", "exact", "chamfer", "hausdorff", "editgrpo", "gcarl"]:
+    extra = ({"lambda_fmt": g.gcarl_lambda_fmt, "weights": {"fact": g.gcarl_lambda_fact, "check": g.gcarl_lambda_check},
+              "threshold": g.gcarl_threshold, "pitfalls": g.gcarl_pitfalls} if name == "gcarl" else {})
+    b = RewardScorer(name, emb, **extra).score(list(cases.values()), [ref.findings] * len(cases),
+                                               [ref.impression] * len(cases))
     rows[posttrain.config_label(name)] = b.total
 pd.DataFrame(rows, index=list(cases)).round(3)
+
+# %% [markdown]
+# ### The related methods' rewards and EditGRPO's edits
+# EditGRPO's column is its composite clinical reward on our template, `R_fmt + F1_14 + F1_ent + S_neg` (in [0, 4]):
+# the offline labeler's positive-label F1 (for CheXbert micro-F1-14), its (finding, presence) F1 (for RadGraph F1)
+# and the negation-aware Chamfer similarity (for RaTEScore). G-CARL's is `0.3 R_fmt + 0.4 R_fact + 0.3 R_check`
+# (in [0, 1]; G-CARL claims here get no bank, so only reference sentences support them). Below: what EditGRPO's
+# sentence-level edit (tau = `grpo.edit_tau`) makes of each hand-made completion, and the counts of each rule.
+
+# %%
+from sdrlib.editgrpo import edit_report
+
+edit_rows = []
+for name, text in cases.items():
+    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau)
+    edit_rows.append({"case": name, **{k: counts.get(k, 0) for k in ("replace_conflict", "replace_fp", "delete", "add",
+                                                                      "unchanged", "no_template")},
+                      "edited": edited[:160]})
+pd.DataFrame(edit_rows)
 
 # %% [markdown]
 # ## 2. Train every configuration
@@ -81,7 +110,7 @@ pd.DataFrame(rows, index=list(cases)).round(3)
 # digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again.
 
 # %%
-policies = posttrain.train_all(cfg, train, rewards=rewards, embedder=emb)
+policies = posttrain.train_all(cfg, train, rewards=rewards, ablations=ablations, embedder=emb)
 runs = {k: json.loads((p.parent / "run.json").read_text()) for k, p in policies.items() if k[0] != "sft"}
 
 # %% [markdown]
@@ -93,20 +122,10 @@ runs = {k: json.loads((p.parent / "run.json").read_text()) for k, p in policies.
 # %%
 curves = pd.concat([training.read_curves(p.parent).assign(config=k[0], seed=k[1])
                     for k, p in policies.items() if k[0] != "sft"], ignore_index=True)
-panels = [("reward", "total reward"), ("rewards/r_fmt/mean", "R_fmt"), ("kl", "KL to SFT policy"),
-          ("completions/mean_length", "completion length (tokens)")]
+from sdrlib.plots import plot_grpo_curves
+
 with style():
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3))
-    for ax, (col, title) in zip(axes, panels):
-        for i, r in enumerate(rewards):
-            d = curves[curves.config == r]
-            if col not in d or d[col].isna().all():
-                continue
-            m = d.groupby("step")[col].mean()
-            ax.plot(m.index, m.rolling(5, min_periods=1).mean(), color=f"C{i}", label=posttrain.config_label(r))
-        ax.set_title(title)
-        ax.set_xlabel("step")
-    axes[0].legend(fontsize=7)
+    fig = plot_grpo_curves(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs}, smooth=5)
     save_fig(fig, "grpo_curves", cfg)
 plt.show()
 
@@ -135,7 +154,7 @@ def _ms(v):
     return f"{v.mean():.3f} ±{v.std(ddof=1) if v.size > 1 else 0.0:.3f}"
 
 move_rows = []
-for r in rewards:
+for r in grpo_configs:
     per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
     move_rows.append({"config": posttrain.config_label(r), "seeds": len(per),
                       "reward first 4 steps": _ms([d.reward.head(4).mean() for d in per]),
@@ -162,13 +181,13 @@ have = [c for c in gcols if c in curves]
 per_seed = curves.groupby(["config", "seed"])[have].mean()  # mean over steps, one value per run
 sparsity = pd.DataFrame([{"config": posttrain.config_label(r), "steps x seeds": int(curves[curves.config == r]
                           [have[0]].notna().sum()) if have else 0,
-                          **{gcols[c]: _ms(per_seed.loc[r][c]) for c in have}} for r in rewards])
+                          **{gcols[c]: _ms(per_seed.loc[r][c]) for c in have}} for r in grpo_configs])
 save_table(sparsity, "grpo_reward_sparsity", cfg)
 with style():
     panels = [c for c in ("reward_groups/exact_all_zero", "reward_groups/content_std") if c in curves]
     fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.5 * max(len(panels), 1), 3), squeeze=False)
     for ax, col in zip(axes[0], panels):
-        for i, r in enumerate(rewards):
+        for i, r in enumerate(grpo_configs):
             m = curves[curves.config == r].groupby("step")[col].mean()
             ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
         ax.set_title(gcols[col], fontsize=9)
@@ -190,11 +209,65 @@ sparsity
 cost = pd.DataFrame([{
     "config": posttrain.config_label(k[0]), "seed": k[1], "steps": v["steps"],
     "step_s": v["step_seconds"], "reward_s": v["reward_seconds"], "reward_share": v["reward_share"],
+    "step_s_per_step": v["step_seconds"] / max(v["steps"], 1), "reward_s_per_step": v["reward_seconds"] / max(v["steps"], 1),
+    "edit_s_per_step": v.get("edit_seconds", 0.0) / max(v["steps"], 1),
     "completions": v["counts"].get("total", 0), "new_sentences": v["counts"].get("new_sentences", 0),
     **{f"bad_{r}": v["counts"].get(r, 0) for r in ("no_template", "empty_section", "too_long", "non_text_tokens")},
 } for k, v in runs.items()])
 save_table(cost, "grpo_reward_cost", cfg)
+cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward_s_per_step", "edit_s_per_step",
+                                                      "reward_share"]].mean()
 cost.round(3)
+
+# %% [markdown]
+# Reward (and, for EditGRPO, edit) time per GRPO step, mean over each configuration's seeds. The reward time is
+# also logged per step (`reward_time/seconds` in each run's `curves.csv`), plotted here.
+
+# %%
+with style():
+    fig, ax = plt.subplots(figsize=(6, 3))
+    for i, r in enumerate(grpo_configs):
+        d = curves[curves.config == r]
+        if "reward_time/seconds" in d:
+            m = d.groupby("step")["reward_time/seconds"].mean()
+            ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
+    ax.set_xlabel("step")
+    ax.set_ylabel("reward time per step (s)")
+    ax.legend(fontsize=7)
+    save_fig(fig, "grpo_reward_time", cfg)
+plt.show()
+cost_per_config.round(3)
+
+# %% [markdown]
+# ### EditGRPO's edits per step
+# Every EditGRPO step edits half of each group (paragraph level: one completion per group) and logs how often each
+# rule fired: (a) `replace_conflict` (a finding with the opposite presence of a reference sentence), (b) `replace_fp`
+# (a false positive replaced by the most similar reference sentence, cosine >= tau), (c) `delete` (below tau),
+# (d) `add` (a missing reference finding appended); `replace_section` for paragraph-level edits, `unchanged` for
+# copies no rule touched and `no_template` for samples without a valid template, rebuilt from reference sentences.
+
+# %%
+edit_cols = [c for c in curves.columns if c.startswith("edits/") and c != "edits/seconds"]
+edit_cfgs = [r for r in grpo_configs if any(c in curves for c in edit_cols)
+             and curves[curves.config == r][edit_cols].notna().any().any()] if edit_cols else []
+edit_totals = pd.DataFrame([{"config": posttrain.config_label(k[0]), "seed": k[1], "level": v.get("edit_level"),
+                             "tau": v.get("edit_tau"), **v["edits"]} for k, v in runs.items() if v.get("edits")])
+if len(edit_totals):
+    save_table(edit_totals, "grpo_edit_counts", cfg)
+    with style():
+        fig, axes = plt.subplots(1, len(edit_cfgs), figsize=(4.5 * len(edit_cfgs), 3), squeeze=False)
+        for ax, r in zip(axes[0], edit_cfgs):
+            d = curves[curves.config == r].groupby("step")[edit_cols].mean()
+            for j, c in enumerate(edit_cols):
+                if d[c].sum() > 0:
+                    ax.plot(d.index, d[c], color=f"C{j}", label=c.split("/")[1])
+            ax.set_title(posttrain.config_label(r), fontsize=9)
+            ax.set_xlabel("step")
+        axes[0][0].set_ylabel("edits per step (mean over seeds)")
+        axes[0][0].legend(fontsize=7)
+        save_fig(fig, "grpo_edit_counts", cfg)
+    plt.show()
+edit_totals
 
 # %% [markdown]
 # ## 5. Test-split evaluation
@@ -234,10 +307,14 @@ tables[("findings", "clinical")]
 # %% [markdown]
 # ## 6. Paired significance
 # Paired bootstrap over test studies (same resamples for both systems), seed by seed: R_Cham and R_Haus
-# against SFT and against R_exact. `n_sig` counts seeds with p < 0.05 in the direction of the mean difference.
+# against SFT and against R_exact; the related methods (EditGRPO and its ablations, G-CARL) and our
+# negation-aware Chamfer against SFT and against R_Cham. `n_sig` counts seeds with p < 0.05 in the direction of the mean difference (ablations
+# have `grpo.ablation_seeds` seeds).
 
 # %%
 pairs = [(a, b) for a in ("chamfer", "hausdorff") for b in ("sft", "exact") if a in configs and b in configs]
+methods = [r for r in grpo_configs if r == "gcarl" or r.startswith("editgrpo") or r.endswith("_neg")]
+pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
 metrics = ["bertscore_f1", "clinical_f1_macro14", "clinical_f1_micro14", "bleu_c4", "rougeL", "meteor"]
 sig = posttrain.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "grpo_significance", cfg)
@@ -281,9 +358,12 @@ for section in ("findings", "impression"):
     head += [f"## GRPO, {section}: mean ± sample std over {len(seeds)} seeds", "",
              tables[(section, "headline")].to_markdown(index=False), ""]
 head += ["## Policy movement (KL to SFT, total reward)", "", movement.to_markdown(index=False), "",
-         "## Exact-match sparsity and within-group spread", "", sparsity.to_markdown(index=False), ""]
+         "## Exact-match sparsity and within-group spread", "", sparsity.to_markdown(index=False), "",
+         "## Cost per GRPO step (mean over seeds; seconds)", "", cost_per_config.round(3).to_markdown(), ""]
+if len(edit_totals):
+    head += ["## EditGRPO edit counts (whole run, per seed)", "", edit_totals.to_markdown(index=False), ""]
 if len(sig):
-    s2 = sig[sig.metric.str.split("@").str[0].isin(["bertscore_f1", "clinical_f1_macro14"])]
+    s2 = sig[sig.metric.str.split("@").str[0].isin(["bertscore_f1", "clinical_f1_macro14", "clinical_f1_micro14"])]
     head += ["## Paired bootstrap, seed by seed (p per seed; n_sig = seeds with p < 0.05 in the mean's direction)", "",
              s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
                                                          "n_sig", "n_seeds"]].to_markdown(index=False), ""]
@@ -293,4 +373,15 @@ print("\n".join(head))
 # %% [markdown]
 # Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no
 # configuration can differ meaningfully from SFT; on the default profile compare the R_Cham / R_Haus
-# columns with SFT and R_exact together with the significance table above.
+# columns with SFT and R_exact together with the significance table above. For the related methods, the
+# sentences below are written from the significance table (Findings, mean difference over seeds and the
+# seeds with p < 0.05 in that direction).
+
+# %%
+if len(sig):
+    for r in sig[(sig.section == "findings") & sig.A.isin([posttrain.config_label(m) for m in methods])
+                 & sig.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14",
+                                                          "bertscore_f1"])].itertuples():
+        word = "above" if r.mean_diff > 0 else "below" if r.mean_diff < 0 else "equal to"
+        print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.mean_diff):.4f} on average; "
+              f"significant (p < 0.05) in {r.n_sig} of {r.n_seeds} seed(s), p = {r.p_values}")

@@ -32,6 +32,7 @@ import seaborn as sns
 from sdrlib import posttrain, selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
+from sdrlib.distances import get as get_distance
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs
@@ -86,20 +87,25 @@ pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinc
 
 # %%
 sel.check_encoder(bank, emb)
-sets, scores, mbr = {}, {}, {}
+sets, scores, mbr, pres = {}, {}, {}, {}
+neg_names = [n for n in sc.names if get_distance(n).negation_aware]
+bank_pres = sel.bank_presence_of(bank) if neg_names else None
 t0 = time.perf_counter()
 for p, cs in cands.items():
     print(f"--- {p}")
     sets[p] = sel.candidate_sets(cs, emb, candidate_format=formats[p])
+    # negation-aware settings (ours, notebook 02) also need every sentence's finding presence (offline labeler)
+    pres[p] = sel.candidate_presence(cs, candidate_format=formats[p]) if neg_names else None
     scores[p] = sel.bank_distances(sets[p], bank, sc.names, k=sc.k, study_ids=[r.study_id for r in test],
-                                   aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device)
+                                   aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
+                                   presence=pres[p], bank_presence=bank_pres)
 sweep_s = time.perf_counter() - t0
 pairs = sum(s.meta["pairs"] for s in scores.values())
 computed = sum(s.meta["computed_pairs"] for s in scores.values())
 print(f"sweep: {sweep_s:.1f} s wall, {pairs:,} candidate x bank pairs ({computed:,} after deduplication), "
       f"{pairs / sweep_s:,.0f} pairs/s; unparseable candidates:", {p: s.meta["unparseable"] for p, s in scores.items()})
 t0 = time.perf_counter()
-mbr = {p: sel.mbr_scores(sets[p], sc.names, k=sc.k, device=cfg.distances.device) for p in cands}
+mbr = {p: sel.mbr_scores(sets[p], sc.names, k=sc.k, device=cfg.distances.device, presence=pres[p]) for p in cands}
 print(f"MBR: {time.perf_counter() - t0:.1f} s")
 scores[next(iter(scores))].frame().head()
 

@@ -16,3 +16,10 @@ torch nor POT.
 """
 
 __version__ = "0.1.0"
+
+import warnings as _warnings
+
+# tqdm.auto without ipywidgets (not a dependency: widget bars do not survive papermill's saved notebooks)
+# says "IProgress not found" once and falls back to the plain-text bar, which reads the same in JupyterLab
+# and in papermill logs; the notice itself is noise in every executed notebook.
+_warnings.filterwarnings("ignore", message="IProgress not found")

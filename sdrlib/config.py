@@ -111,6 +111,14 @@ def _reward_name(name: str, where: str) -> None:
         raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
 
 
+def _pitfall_name(name: str, where: str) -> None:
+    """Refuse a G-CARL pitfall that is not one of the 12 CheXpert pathologies."""
+    from sdrlib.metrics.labeler import PATHOLOGIES
+
+    if name not in PATHOLOGIES:
+        raise ConfigError(f"{where} = {_r(name)}: not a CheXpert-14 pathology; allowed: one of {PATHOLOGIES}")
+
+
 # --------------------------------------------------------------------------- sections
 @dataclass(frozen=True)
 class PathsConfig:
@@ -246,6 +254,20 @@ class GRPOConfig:
         "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     eval_n: int = field(default=0, metadata={"min": 0,
         "help": "test studies scored per configuration and seed (0 = all)"})
+    ablations: list[str] = field(default_factory=list, metadata={"unique": True, "each": _reward_name,
+        "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
+    ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
+    edit_tau: float = field(default=0.6, metadata={"min": 0, "max": 1,
+        "help": "EditGRPO: cosine from which a false-positive sentence is replaced (below: deleted)"})
+    edit_level: str = field(default="sentence", metadata={"choices": ("sentence", "paragraph"),
+        "help": "EditGRPO 'editgrpo' edits: sentence | paragraph"})
+    gcarl_lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_fmt (paper 0.3)"})
+    gcarl_lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "G-CARL: weight of R_fact (0.4)"})
+    gcarl_lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_check (0.3)"})
+    gcarl_threshold: float = field(default=0.7, metadata={"min": -1, "max": 1,
+        "help": "G-CARL: cosine a claim needs with a reference or bank sentence to be supported"})
+    gcarl_pitfalls: list[str] = field(default_factory=lambda: ["Pneumothorax", "Fracture"], metadata={
+        "unique": True, "each": _pitfall_name, "help": "G-CARL: critical findings whose hallucination is a pitfall"})
 
 
 #: ``selection.aggregations``: how eq. (8) aggregates a candidate's distances to the N bank reports
@@ -282,6 +304,42 @@ class SelectionConfig:
     api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
 
 
+def _fraction(value: float, where: str) -> None:
+    if not 0.0 < value < 1.0:
+        raise ConfigError(f"{where} = {_r(value)}: out of range; allowed: a fraction in (0, 1)")
+
+
+def _nonneg(value: int, where: str) -> None:
+    if value < 0:
+        raise ConfigError(f"{where} = {_r(value)}: out of range; allowed: >= 0")
+
+
+@dataclass(frozen=True)
+class PruningConfig:
+    k: int = field(default=5, metadata={"min": 1, "help": "candidates per study (K)"})
+    p: float = field(default=0.5, metadata={"gt": 0, "max": 1,
+        "help": "fraction of the active candidates dropped per round, in (0, 1) (Algorithm 1; paper: 0.5)"})
+    warmup: int = field(default=1, metadata={"min": 0, "help": "sentences decoded in lock-step before the first round (wu)"})
+    min_sentences: int = field(default=1, metadata={"min": 1,
+        "help": "an unfinished candidate is judged only once it has this many complete sentences"})
+    sentence_token_cap: int = field(default=64, metadata={"min": 1,
+        "help": "tokens a candidate may spend on one sentence (round) before it counts as ready"})
+    n_test: int = field(default=24, metadata={"min": 0, "help": "test studies decoded live (0 = all)"})
+    names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "hung_nn"],
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                                       "help": "distance settings compared (Tables 4 / 29)"})
+    live_names: list[str] = field(default_factory=lambda: ["chamfer"], metadata={"unique": True,
+        "each": _distance_setting, "help": "settings pruned live (the others are replayed on the same token ids)"})
+    aggregation: str = field(default="avg", metadata={"choices": SELECTION_AGGREGATIONS,
+        "help": "aggregation over the bank (eq. 8)"})
+    policies: list[str] = field(default_factory=lambda: ["sft", "chamfer"], metadata={"nonempty": True,
+        "unique": True, "help": "policies: sft and/or GRPO configurations of grpo.rewards"})
+    sweep_p: list[float] = field(default_factory=lambda: [0.25, 0.5, 0.75], metadata={"nonempty": True,
+        "unique": True, "each": _fraction, "help": "p values of the replayed quality-vs-tokens sweep"})
+    sweep_warmup: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={"nonempty": True,
+        "unique": True, "each": _nonneg, "help": "warm-up values of the replayed sweep"})
+
+
 @dataclass(frozen=True)
 class Profile:
     """A validated run profile. Use :func:`load_profile` to build one."""
@@ -297,6 +355,7 @@ class Profile:
     sft: SFTConfig = field(default_factory=SFTConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     selection: SelectionConfig = field(default_factory=SelectionConfig)
+    pruning: PruningConfig = field(default_factory=PruningConfig)
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:
@@ -479,6 +538,20 @@ def _check_profile(p: Profile) -> None:
         raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {g.grad_accum}: not a multiple "
                           f"of grpo.num_generations = {g.num_generations}; allowed: a product divisible by "
                           "num_generations (whole groups of completions)")
+    both = [r for r in g.ablations if r in g.rewards]
+    if both:
+        raise ConfigError(f"grpo.ablations = {both}: already in grpo.rewards; allowed: configurations not in "
+                          "grpo.rewards (each runs once, at grpo.ablation_seeds seeds)")
+    pr = p.pruning
+    if not pr.p < 1:
+        raise ConfigError(f"pruning.p = {pr.p!r}: out of range; allowed: a fraction in (0, 1)")
+    bad = [x for x in pr.policies if x != "sft" and x not in g.rewards]
+    if bad:
+        raise ConfigError(f"pruning.policies = {bad}: not trained by this profile; allowed: 'sft' or one of "
+                          f"grpo.rewards = {list(g.rewards)}")
+    extra = [x for x in pr.live_names if x not in pr.names]
+    if extra:
+        raise ConfigError(f"pruning.live_names = {extra}: not in pruning.names; allowed: a subset of {list(pr.names)}")
     if s.policy == "tiny":  # the shape rules of sdrlib.models.TinyVLSpec (+ the vision tower's head split)
         if s.tiny_heads % s.tiny_kv_heads:
             raise ConfigError(f"sft.tiny_heads = {s.tiny_heads}: not a multiple of sft.tiny_kv_heads = "

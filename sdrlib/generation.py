@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PROMPT", "prompt_messages", "load_images", "generate_reports", "generate_candidates"]
+__all__ = ["PROMPT", "prompt_messages", "load_images", "generate_reports", "generate_candidates", "reference_nll"]
 
 #: The instruction given to the policy with each image.
 PROMPT = "Write the radiology report: findings in <think> </think>, impression in <answer> </answer>."
@@ -127,3 +127,57 @@ def generate_candidates(
         for j in range(k)
     ]
     return [list(c) for c in zip(*cols)]
+
+
+def reference_nll(
+    model,
+    processor,
+    image_lists: Sequence[Sequence[Any]],
+    completions: Sequence[str],
+    *,
+    prompt: str = PROMPT,
+    batch_size: int = 16,
+) -> "np.ndarray":
+    """Teacher-forced negative log-likelihood of each ``completions[i]`` given ``image_lists[i]``.
+
+    Returns an ``(n, 2)`` float64 array: summed NLL (nats) of the completion tokens (the end-of-text
+    token included) and their count; ``nll[:, 0].sum() / nll[:, 1].sum()`` is the mean per token.
+    Comparing it with the same completions under other studies' images measures how much the policy
+    uses the image (an image-blind policy gives the same value), without sampling noise.
+    Example: ``reference_nll(model, proc, [[img]], ["<think> ... </think> <answer> ... </answer>"])``.
+    """
+    import numpy as np
+    import torch
+
+    if len(image_lists) != len(completions):
+        raise ValueError(f"{len(image_lists)} image lists but {len(completions)} completions")
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
+    tok = processor.tokenizer
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    out = np.zeros((len(completions), 2))
+    try:
+        for start in range(0, len(completions), batch_size):
+            imgs = [list(x) for x in image_lists[start:start + batch_size]]
+            heads = [processor.apply_chat_template(prompt_messages(len(i), prompt), add_generation_prompt=True,
+                                                   tokenize=False) for i in imgs]
+            texts = [h + c + tok.eos_token for h, c in zip(heads, completions[start:start + batch_size])]
+            images = imgs if any(imgs) else None
+            # right padding: each row's prompt starts at 0, so its prompt length marks where the completion starts
+            full = processor(text=texts, images=images, return_tensors="pt", padding=True, padding_side="right")
+            n_prompt = [int(processor(text=[h], images=[i] if i else None, return_tensors="pt")["input_ids"].shape[1])
+                        for h, i in zip(heads, imgs)]
+            full = {k: (v.to(device) if hasattr(v, "to") else v) for k, v in full.items()}
+            with torch.inference_mode():
+                logits = model(**full).logits.float()
+            ids, mask = full["input_ids"], full["attention_mask"]
+            logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+            for r, pl in enumerate(n_prompt):
+                keep = mask[r, 1:].bool().clone()
+                keep[: pl - 1] = False
+                out[start + r] = (-float(logp[r][keep].sum()), int(keep.sum()))
+    finally:
+        model.train(was_training)
+    return out

@@ -53,7 +53,9 @@ __all__ = [
     "seeds_of",
 ]
 
-CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R_Cham", "hausdorff": "R_Haus"}
+CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R_Cham", "hausdorff": "R_Haus",
+                 "gcarl": "G-CARL", "editgrpo": "EditGRPO", "editgrpo_para": "EditGRPO-para",
+                 "editgrpo_noedit": "DrGRPO-clin"}
 
 #: Table groups of appendix D: (table name, [(metric-name prefix in the suite, row label), ...]).
 TABLE_GROUPS: dict[str, list[tuple[str, str]]] = {
@@ -69,8 +71,18 @@ TABLE_GROUPS: dict[str, list[tuple[str, str]]] = {
 
 
 def config_label(reward: str) -> str:
-    """Column label of a reward configuration. Example: ``config_label("chamfer") -> "R_Cham"``."""
-    return CONFIG_LABELS.get(reward, f"R_{reward}")
+    """Column label of a reward configuration. Example: ``config_label("chamfer") -> "R_Cham"``,
+    ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"`` (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
+    from sdrlib.editgrpo import parse_name
+
+    if reward in CONFIG_LABELS:
+        return CONFIG_LABELS[reward]
+    parsed = parse_name(reward)
+    if parsed is not None:
+        level, tau = parsed
+        base = {"paragraph": "EditGRPO-para", "none": "DrGRPO-clin"}.get(level, "EditGRPO")
+        return base + (f"-t{tau:g}" if tau is not None else "")
+    return f"R_{reward}"
 
 
 def model_name(cfg) -> str:
@@ -89,19 +101,24 @@ def seeds_of(cfg) -> list[int]:
 
 
 def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | None = None, embedder: Any = None,
-              log=print) -> dict[tuple[str, int], Path]:
-    """SFT once, then GRPO for every reward in ``rewards`` (default ``cfg.grpo.rewards``) x seed.
+              log=print, ablations: Sequence[str] | None = None) -> dict[tuple[str, int], Path]:
+    """SFT once, then GRPO for every reward in ``rewards`` (default ``cfg.grpo.rewards``) x seed, and every
+    configuration in ``ablations`` (default ``cfg.grpo.ablations``) at its first ``cfg.grpo.ablation_seeds`` seeds.
 
     Returns ``{(reward, seed): policy folder}`` with ``("sft", cfg.seed)`` first. Finished runs
-    are reused; interrupted ones resume from their last checkpoint.
+    are reused; interrupted ones resume from their last checkpoint. Each run shows one progress
+    line ending in its summary (:func:`sdrlib.training.grpo`); ``log`` gets one line per run.
     """
     from sdrlib import training
 
     rewards = [r for r in (cfg.grpo.rewards if rewards is None else rewards) if r != "sft"]
+    ablations = [r for r in (cfg.grpo.ablations if ablations is None else ablations) if r not in rewards and r != "sft"]
+    runs = [(r, s) for r in rewards for s in seeds_of(cfg)]
+    runs += [(r, s) for r in ablations for s in seeds_of(cfg)[:cfg.grpo.ablation_seeds]]
     base = training.sft(cfg, train_records)
     log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
     out: dict[tuple[str, int], Path] = {("sft", cfg.seed): base.final}
-    needs_embedder = any(r not in ("fmt", "exact") for r in rewards)
+    needs_embedder = any(r not in ("fmt", "exact") for r, _ in runs)
     if needs_embedder and embedder is None:
         from sdrlib.embedding import SentenceEmbedder
 
@@ -111,12 +128,11 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
 
         stats = prewarm(embedder, [r.findings for r in train_records], [r.impression for r in train_records])
         log(f"reference sentences cached: {stats}")
-    for reward in rewards:
-        for seed in seeds_of(cfg):
-            res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)
-            state = "reused" if res.reused else f"{res.seconds:.0f} s, reward share {res.reward_share:.1%}"
-            log(f"GRPO {reward} seed {seed}: {state}")
-            out[(reward, seed)] = res.final
+    for reward, seed in runs:
+        res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)
+        if res.reused:
+            log(f"GRPO {reward} seed {seed}: reused")
+        out[(reward, seed)] = res.final
     return out
 
 
@@ -152,7 +168,10 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
         data = json.loads(cache.read_text(encoding="utf-8"))
         if all(data.get(k) == v for k, v in key.items()):
             return list(data["generations"])
-    model, processor = load_policy(cfg, policy_dir)
+    from sdrlib.training import quiet
+
+    with quiet(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
+        model, processor = load_policy(cfg, policy_dir)
     images = [load_images(r.image_paths, s.max_images) for r in test_records]
     if shuffle_images:
         perm = np.random.default_rng(seed).permutation(len(images))

@@ -43,7 +43,16 @@ refuses, NaN / inf / negative / bool / non-numeric weights or ``max_chars``)
 raise :class:`RewardError` when the scorer is built, not at the first score.
 
 A reward configuration is named by a string (:data:`REWARD_CONFIGS`):
-``"sft"`` (no GRPO), ``"fmt"``, ``"exact"``, or any registered distance name.
+``"sft"`` (no GRPO), ``"fmt"``, ``"exact"``, any registered distance name, or one of the two
+related methods: ``"gcarl"`` (:mod:`sdrlib.gcarl`: ``lambda_fmt R_fmt + lambda_sem
+(w_fact R_fact + w_check R_check)``, TRL functions ``r_fmt, r_fact, r_check``) and the EditGRPO
+configurations ``"editgrpo"``, ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_noedit"``
+(:mod:`sdrlib.editgrpo`: its composite clinical reward ``lambda_fmt R_fmt + lambda_sem (F1_14 +
+F1_ent + S_neg)``, TRL functions ``r_fmt, r_f1_14, r_f1_entity, r_sem_neg``; the edits themselves are
+made by :class:`sdrlib.editgrpo.EditGRPOTrainer`, every EditGRPO name scores alike).
+For these, ``content`` is the weighted sum of the components and ``total`` stays
+``lambda_fmt * fmt + lambda_sem * content``, in ``[0, lambda_fmt + lambda_sem * max content]``
+(max content: 3 for EditGRPO, ``w_fact + w_check`` for G-CARL).
 
 TRL use (text or vision policy; the dataset carries ``findings`` and
 ``impression`` reference columns next to ``prompt``)::
@@ -97,6 +106,7 @@ __all__ = [
     "prewarm",
     "trl_reward_functions",
     "validate_reward_name",
+    "method_of",
 ]
 
 #: Non-distance reward configurations; any registered distance name is also valid.
@@ -191,8 +201,22 @@ def _reference_texts(values: Any, column: str) -> list[str]:
     return out
 
 
+def method_of(name: str) -> str | None:
+    """``"gcarl"`` / ``"editgrpo"`` for a related-method configuration name, else ``None``.
+
+    Example: ``method_of("editgrpo_tau0.3") -> "editgrpo"``, ``method_of("chamfer") -> None``.
+    """
+    from sdrlib.editgrpo import is_edit_name
+
+    if name == "gcarl":
+        return "gcarl"
+    return "editgrpo" if is_edit_name(name) else None
+
+
 def validate_reward_name(name: str) -> str:
-    """Return ``name`` when it is ``"sft"``, ``"fmt"``, ``"exact"`` or a distance :mod:`sdrlib.distances` knows.
+    """Return ``name`` when it is ``"sft"``, ``"fmt"``, ``"exact"``, a distance :mod:`sdrlib.distances` knows,
+    ``"gcarl"`` or an EditGRPO name (``editgrpo``, ``editgrpo_para``, ``editgrpo_tau<t>`` with t in [0, 1],
+    ``editgrpo_noedit``).
 
     Registered names (``"chamfer"``, ``"hausdorff"``, ...) and parsable settings
     (``"sinkhorn_0.05"``) are accepted; the distance's spec is built here, so a setting
@@ -202,8 +226,11 @@ def validate_reward_name(name: str) -> str:
     """
     if not isinstance(name, str) or not name:
         raise RewardError(f"reward must be a non-empty string, got {name!r}")
-    if name in REWARD_CONFIGS:
+    if name in REWARD_CONFIGS or method_of(name) is not None:
         return name
+    if name.startswith("editgrpo"):
+        raise RewardError(f"unknown EditGRPO configuration {name!r}: use editgrpo, editgrpo_para, editgrpo_noedit "
+                          "or editgrpo[_para]_tau<t> with t in [0, 1] (e.g. editgrpo_tau0.3)")
     from sdrlib import distances
 
     try:
@@ -372,6 +399,10 @@ class RewardBreakdown:
     new_sentences: int = 0
     sem_failed: int = 0
     truncated: int = 0
+    #: related-method components, arrays of shape (n,) in [0, 1] (0 where fmt is 0): EditGRPO
+    #: ``f1_14``, ``f1_entity``, ``sem_neg``; G-CARL ``fact``, ``check``, ``precision``, ``coverage``,
+    #: ``v_pos``, ``v_neg``
+    components: dict = field(default_factory=dict)
 
     @property
     def sem(self) -> np.ndarray:
@@ -398,6 +429,14 @@ class RewardScorer:
         Non-negative finite weights of the combined reward (not bool).
     max_chars : int
         Completions longer than this score 0 ("too_long"); a positive int.
+    weights : dict, optional
+        G-CARL component weights ``{"fact": w, "check": w}`` (default 0.4 / 0.3, the paper's).
+    bank : sequence of str, optional
+        G-CARL: bank sentences a claim may match (support) besides the reference's.
+    threshold : float
+        G-CARL: cosine a claim needs with a reference or bank sentence (in [-1, 1]).
+    pitfalls : sequence of str
+        G-CARL: critical findings whose hallucination is a pitfall (CheXpert-14 names).
 
     Bad parameters raise :class:`RewardError` here. Attributes ``counts`` (reason ->
     number of completions, plus ``"total"``, ``"new_sentences"`` (the encoder's cache
@@ -415,18 +454,44 @@ class RewardScorer:
     max_chars: int = DEFAULT_MAX_CHARS
     counts: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    weights: dict | None = None
+    bank: Sequence[str] | None = field(default=None, repr=False)
+    threshold: float = 0.7
+    pitfalls: Sequence[str] = ("Pneumothorax", "Fracture")
     _last: tuple | None = field(default=None, repr=False)
+    _bank_vecs: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        from sdrlib import gcarl
+
         validate_reward_name(self.reward)
         if self.reward == "sft":
             raise RewardError("reward 'sft' means no GRPO: there is nothing to score")
         self.lambda_fmt, self.lambda_sem = _check_weights(self.lambda_fmt, self.lambda_sem)
         self.max_chars = _check_max_chars(self.max_chars)
+        w = {"fact": gcarl.DEFAULT_LAMBDAS[1], "check": gcarl.DEFAULT_LAMBDAS[2], **(self.weights or {})}
+        if set(w) != {"fact", "check"}:
+            raise RewardError(f"weights must have the keys 'fact' and 'check', got {sorted(w)}")
+        self.weights = {k: _check_weight(v, f"weights[{k!r}]") for k, v in w.items()}
+        try:
+            self.threshold = gcarl.check_threshold(self.threshold)
+            self.pitfalls = gcarl.check_pitfalls(self.pitfalls)
+        except gcarl.GCARLError as exc:
+            raise RewardError(str(exc)) from None
+        if self.bank is not None:
+            bank = _as_list(self.bank, "bank")
+            if not all(isinstance(b, str) and b.strip() for b in bank):
+                raise RewardError("bank must be a sequence of non-blank sentences")
+            self.bank = list(dict.fromkeys(bank))
+
+    @property
+    def method(self) -> str | None:
+        """``"gcarl"``, ``"editgrpo"`` or ``None`` (:func:`method_of`)."""
+        return method_of(self.reward)
 
     @property
     def is_distance(self) -> bool:
-        return self.reward not in REWARD_CONFIGS
+        return self.reward not in REWARD_CONFIGS and self.method is None
 
     def _embedder(self):
         if self.embedder is None:
@@ -477,7 +542,14 @@ class RewardScorer:
             gen_i = [s.impression for _, s in valid]
             sem_f[idx] = 1.0 - self._distances(gen_f, [findings[i] for i in idx])
             sem_i[idx] = 1.0 - self._distances(gen_i, [impression[i] for i in idx])
-        if self.reward == "exact":
+        comps: dict[str, np.ndarray] = {}
+        if self.method == "editgrpo":
+            comps = self._editgrpo(valid, findings, impression, n)
+            content = comps["f1_14"] + comps["f1_entity"] + comps["sem_neg"]
+        elif self.method == "gcarl":
+            comps = self._gcarl(valid, findings, impression, n)
+            content = self.weights["fact"] * comps["fact"] + self.weights["check"] * comps["check"]
+        elif self.reward == "exact":
             content = ex_f + ex_i
         elif self.is_distance:
             content = sem_f + sem_i
@@ -496,13 +568,60 @@ class RewardScorer:
         self.counts["truncated"] += truncated
         failed = self.counts["sem_failed"] - failed0
         return RewardBreakdown(fmt, sem_f, sem_i, ex_f, ex_i, content, total, reasons, seconds, new,
-                               failed, truncated)
+                               failed, truncated, comps)
+
+    def _editgrpo(self, valid: list, findings: list[str], impression: list[str], n: int) -> dict[str, np.ndarray]:
+        """EditGRPO's composite components (:func:`sdrlib.editgrpo.clinical_components` + ``sem_neg``)."""
+        from sdrlib.editgrpo import clinical_components
+
+        out = {k: np.zeros(n) for k in ("f1_14", "f1_entity", "sem_neg")}
+        if not valid:
+            return out
+        idx = [i for i, _ in valid]
+        gf, gi = [s.findings for _, s in valid], [s.impression for _, s in valid]
+        rf, ri = [findings[i] for i in idx], [impression[i] for i in idx]
+        for k, v in clinical_components(gf, gi, rf, ri).items():
+            out[k][idx] = v
+        d = self._distances(gf, rf, "chamfer_neg") + self._distances(gi, ri, "chamfer_neg")
+        out["sem_neg"][idx] = 1.0 - d / 2.0
+        return out
+
+    def _gcarl(self, valid: list, findings: list[str], impression: list[str], n: int) -> dict[str, np.ndarray]:
+        """G-CARL's R_fact and R_check (:mod:`sdrlib.gcarl`) with their parts, for the parsed completions."""
+        from sdrlib import gcarl
+        from sdrlib.metrics.labeler import label_report
+        from sdrlib.reports import split_sentences
+
+        out = {k: np.zeros(n) for k in ("fact", "check", "precision", "coverage", "v_pos", "v_neg")}
+        if not valid:
+            return out
+        emb = self._embedder()
+        if self.bank and self._bank_vecs is None:
+            self._bank_vecs = _encode_sentences(emb, self.bank)
+        split = [(split_sentences(s.findings) + split_sentences(s.impression),
+                  split_sentences(findings[i]) + split_sentences(impression[i])) for i, s in valid]
+        flat = [x for claims, ref in split for x in claims + ref]
+        vecs = _encode_sentences(emb, flat)  # one encoder call for the batch
+        start = 0
+        for (i, s), (claims, ref) in zip(valid, split):
+            cv = vecs[start:start + len(claims)]
+            rv = vecs[start + len(claims):start + len(claims) + len(ref)]
+            start += len(claims) + len(ref)
+            if not _usable_set(cv) or not _usable_set(rv):
+                self.counts["sem_failed"] += 1
+                continue
+            z = gcarl.claim_validity(claims, cv, ref, rv, self._bank_vecs, self.threshold)
+            out["fact"][i], out["precision"][i], out["coverage"][i] = gcarl.fact_reward(z, len(ref))
+            checklist = gcarl.build_checklist(label_report(f"{findings[i]} {impression[i]}"), self.pitfalls)
+            out["check"][i], out["v_pos"][i], out["v_neg"][i] = gcarl.check_reward(
+                label_report(f"{s.findings} {s.impression}"), checklist)
+        return out
 
     def _stat(self, key: str) -> int:
         stats = getattr(self.embedder, "stats", None) if self.embedder is not None else None
         return int(stats.get(key, 0)) if isinstance(stats, dict) else 0
 
-    def _distances(self, generated: list[str], references: list[str]) -> np.ndarray:
+    def _distances(self, generated: list[str], references: list[str], name: str | None = None) -> np.ndarray:
         """``D(E(generated[k]), E(references[k]))`` for each k in [0, 1], with one encoder pass for all.
 
         An empty sentence set (no letters) is maximally far (1). A generated section the
@@ -516,7 +635,7 @@ class RewardScorer:
         pairs = [j for j in range(k) if gen_ok[j] and len(gen_sets[j]) and len(ref_sets[j])]
         failed = k - int(sum(gen_ok))
         if pairs:
-            d = _safe_paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], self.reward,
+            d = _safe_paired_distances([gen_sets[j] for j in pairs], [ref_sets[j] for j in pairs], name or self.reward,
                                        ([generated[j] for j in pairs], [references[j] for j in pairs]))
             bad = ~np.isfinite(d)
             failed += int(bad.sum())
@@ -573,6 +692,16 @@ class RewardScorer:
         out = self.score(completions, findings, impression)
         self._last = (key, out)
         return out, True
+
+
+def _encode_sentences(embedder: Any, sentences: Sequence[str]) -> np.ndarray:
+    """Embeddings of single sentences, ``(n, d)``: ``embedder.encode`` when it has one, else one
+    ``encode_sections`` call with each sentence as a section."""
+    if not sentences:
+        return np.zeros((0, int(getattr(embedder, "dim", 1))), np.float32)
+    if hasattr(embedder, "encode"):
+        return np.asarray(embedder.encode(list(sentences)))
+    return np.concatenate([a[:1] for a in embedder.encode_sections(list(sentences))])
 
 
 def prewarm(embedder: Any, findings: Sequence[str], impression: Sequence[str]) -> dict:
@@ -671,11 +800,16 @@ def trl_reward_functions(
     lambda_sem: float | None = None,
     max_chars: int | None = None,
     scorer: RewardScorer | None = None,
+    **method_kwargs: Any,
 ) -> tuple[list[Callable[..., list[float]]], list[float]]:
     """Reward functions and weights for ``GRPOTrainer(reward_funcs=..., args=GRPOConfig(reward_weights=...))``.
 
     Returns ``([r_fmt], [lambda_fmt])`` for ``"fmt"``, ``([r_fmt, r_exact], [lambda_fmt, lambda_sem])``
-    for ``"exact"`` and ``([r_fmt, r_sem_<name>], [lambda_fmt, lambda_sem])`` for a distance. Each
+    for ``"exact"``, ``([r_fmt, r_sem_<name>], [lambda_fmt, lambda_sem])`` for a distance,
+    ``([r_fmt, r_fact, r_check], [lambda_fmt, lambda_sem * w_fact, lambda_sem * w_check])`` for ``"gcarl"``
+    (``lambda_fmt`` defaults to G-CARL's 0.3 there) and ``([r_fmt, r_f1_14, r_f1_entity, r_sem_neg],
+    [lambda_fmt, lambda_sem, lambda_sem, lambda_sem])`` for an EditGRPO name (module doc); ``method_kwargs``
+    (``weights``, ``bank``, ``threshold``, ``pitfalls``) go to the :class:`RewardScorer` built here. Each
     function has TRL's signature ``f(completions, **kwargs) -> list[float]`` and reads the
     reference from the ``findings`` and ``impression`` dataset columns (``impressions`` also
     accepted). TRL sums ``weight * f`` so the trainer's reward equals ``RewardBreakdown.total``.
@@ -688,11 +822,18 @@ def trl_reward_functions(
     Example: ``funcs, w = trl_reward_functions("hausdorff")``.
     """
     if scorer is None:
+        from sdrlib.gcarl import DEFAULT_LAMBDAS
+
+        validate_reward_name(reward)
+        default_fmt = DEFAULT_LAMBDAS[0] if method_of(reward) == "gcarl" else 1.0
         scorer = RewardScorer(
-            reward, embedder, 1.0 if lambda_fmt is None else lambda_fmt, 1.0 if lambda_sem is None else lambda_sem,
-            DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+            reward, embedder, default_fmt if lambda_fmt is None else lambda_fmt,
+            1.0 if lambda_sem is None else lambda_sem, DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+            **method_kwargs,
         )
     else:
+        if method_kwargs:
+            raise RewardError(f"{sorted(method_kwargs)} belong to the scorer; set them on the RewardScorer")
         if not isinstance(scorer, RewardScorer):
             raise RewardError(f"scorer must be a RewardScorer, got {type(scorer).__name__}")
         if scorer.reward != reward:
@@ -722,7 +863,9 @@ def trl_reward_functions(
                 log("reward_components/exact_impression", float(b.exact_impression.mean()))
             for reason in BAD_REASONS:
                 log(f"bad_completions/{reason}", sum(r == reason for r in b.reasons) / n)
-            if scorer.is_distance:
+            for name, values in b.components.items():
+                log(f"reward_components/{name}", float(np.mean(values)))
+            if scorer.is_distance or scorer.method:
                 log("reward_components/sem_failed", float(b.sem_failed))
                 log("reward_components/truncated_sentences", float(b.truncated))
             log("reward_time/seconds", b.seconds)
@@ -749,6 +892,18 @@ def trl_reward_functions(
         r_sem.__name__ = r_sem.__qualname__ = f"r_sem_{reward}"
         funcs.append(r_sem)
         weights.append(float(lambda_sem))
+    elif scorer.method is not None:
+        parts = ({"r_fact": ("fact", scorer.weights["fact"]), "r_check": ("check", scorer.weights["check"])}
+                 if scorer.method == "gcarl" else
+                 {"r_f1_14": ("f1_14", 1.0), "r_f1_entity": ("f1_entity", 1.0), "r_sem_neg": ("sem_neg", 1.0)})
+        for fname, (key, w) in parts.items():
+
+            def component(completions, _key=key, **kwargs) -> list[float]:
+                return _run(completions, kwargs).components[_key].tolist()
+
+            component.__name__ = component.__qualname__ = fname
+            funcs.append(component)
+            weights.append(float(lambda_sem) * w)
     for f in funcs:
         f.scorer = scorer  # type: ignore[attr-defined]
     return funcs, weights

@@ -66,7 +66,7 @@ from sdrlib.errors import SDRError
 
 __all__ = [
     "AGGREGATIONS", "DEFAULT_KNN_K", "SelectionError", "SelectionScores", "check_encoder", "head_bank", "aggregate", "parse_candidate",
-    "candidate_sets", "bank_distances", "score_candidates", "mbr_scores", "argmin_first", "method_choices",
+    "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores", "argmin_first", "method_choices",
     "selected_result", "evaluate_methods", "study_values", "best_vs_random", "improvement_summary",
     "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "mean_vectors", "pca_2d", "policy_dirs", "local_candidates", "read_candidates", "write_candidates",
 ]
@@ -259,8 +259,16 @@ def _bank_sections(bank: Any, sections: Sequence[str]) -> dict[str, Any]:
 def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, names: Sequence[str], *, k: int,
                    study_ids: Sequence[str] | None = None, aggregations: Sequence[str] = AGGREGATIONS,
                    knn_k: int = DEFAULT_KNN_K, device: str = "cpu", on_nonconvergence: str = "warn",
-                   progress: Callable[[str], None] | None = print, progress_every: float = 10.0) -> SelectionScores:
+                   progress: Callable[[str], None] | None = print, progress_every: float = 10.0,
+                   presence: Mapping[str, Sequence[np.ndarray]] | None = None,
+                   bank_presence: Mapping[str, Any] | None = None) -> SelectionScores:
     """Eqs. (7)-(9) for every candidate, setting and aggregation: one pass of the batched engine.
+
+    Negation-aware settings (``chamfer_neg``, ``hung_nn_neg``, ...; ours, :mod:`sdrlib.distances.negation`)
+    also need each sentence's finding presence: ``presence`` for the candidates (:func:`candidate_presence`)
+    and, for a bank given as a mapping, ``bank_presence`` (a ReportBank is labelled from its own sentence
+    texts, :func:`bank_presence_of`). They go through the negation module's engine path, one call per
+    section and setting.
 
     Parameters
     ----------
@@ -276,6 +284,11 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
         k of the knn aggregation; clipped to the number of bank reports holding the section.
     progress : callable or None
         Receives a plain progress line about every ``progress_every`` percent of each section.
+    presence : mapping section -> sequence of S*K arrays, shape (n, 14), optional
+        Per-sentence presence of every candidate (rows as in ``cand_sets``); needed only by
+        negation-aware settings (:class:`SelectionError` when missing).
+    bank_presence : mapping section -> (S_bank, 14) array or list of (n_t, 14) arrays, optional
+        Presence of the bank's sentences when ``bank`` is a mapping (a ReportBank labels its own).
 
     Returns
     -------
@@ -288,7 +301,9 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     check_mode(on_nonconvergence)
     if isinstance(names, str) or not len(names):
         raise SelectionError("names must be a non-empty list of distance settings")
-    specs = [get(n) for n in names]
+    all_specs = [get(n) for n in names]
+    specs = [sp for sp in all_specs if not sp.negation_aware]
+    neg_specs = [sp for sp in all_specs if sp.negation_aware]
     aggs = list(aggregations)
     for a in aggs:
         if a not in AGGREGATIONS:
@@ -310,11 +325,12 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     if len(ids) != S:
         raise SelectionError(f"{len(ids)} study ids for {S} studies")
     banks = _bank_sections(bank, sections)
+    neg_inputs = _neg_inputs(neg_specs, cand_sets, SK, bank, banks, presence, bank_presence) if neg_specs else {}
     engine_mode = "ignore" if on_nonconvergence == "warn" else on_nonconvergence
-    out = np.empty((len(specs), len(aggs), len(sections), S, k))
+    out = np.empty((len(all_specs), len(aggs), len(sections), S, k))
     empty_any = np.ones(SK, dtype=bool)
     meta: dict[str, Any] = {"n_bank": {}, "knn_k": {}, "pairs": 0, "computed_pairs": 0,
-                            "nonconverged": {s.name: 0 for s in specs}}
+                            "nonconverged": {s.name: 0 for s in all_specs}}
     t_start = time.perf_counter()
     for si, sec in enumerate(sections):
         bp_all = pack_sets(banks[sec], f"bank[{sec}]")
@@ -335,14 +351,14 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
         reps, inv = (np.unique(cls[rows], return_index=True, return_inverse=True)[1:] if len(rows)
                      else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         reps = rows[reps]
-        vals = np.empty((len(specs), len(aggs), len(reps)))
+        vals = np.empty((len(all_specs), len(aggs), len(reps)))
         # chunks: bounded by memory; split further (for progress lines) only while a chunk keeps >= 2e6 pairs,
         # since every engine call re-packs its candidates
         per = max(1, N * len(specs))
         step = max(1, min(_MAX_ENTRIES // per, max(-(-len(reps) // 10), -(-_MIN_CHUNK_PAIRS // per))))
         next_pct = progress_every
         t0 = time.perf_counter()
-        for c0 in range(0, len(reps), step):
+        for c0 in range(0, len(reps), step) if specs else ():
             sub = cp.subset(reps[c0:c0 + step])
             res = pairwise_distances_many(sub, bp, specs, device=device, on_nonconvergence=engine_mode,
                                           return_converged=True)
@@ -359,13 +375,26 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
                          f"{len(specs)} settings, {el:.1f} s)")
                 while next_pct <= pct:
                     next_pct += progress_every
-        meta["computed_pairs"] += len(reps) * N * len(specs)
-        meta["pairs"] += SK * N * len(specs)
-        full = np.empty((len(specs), len(aggs), SK))
+        if neg_specs and len(reps):
+            from sdrlib.distances.negation import pairwise_distances_neg
+
+            cand_list, cand_pres, bank_list, bank_pres = neg_inputs[sec]
+            t1 = time.perf_counter()
+            for a_i, spec in enumerate(neg_specs, start=len(specs)):
+                D = pairwise_distances_neg([cand_list[r] for r in reps], [cand_pres[r] for r in reps], bank_list,
+                                           bank_pres, spec, on_nonconvergence=on_nonconvergence)
+                for g_i, how in enumerate(aggs):
+                    vals[a_i, g_i] = aggregate(D, how, kk)
+            if progress is not None:
+                progress(f"{sec}: negation-aware {[sp.name for sp in neg_specs]}: {len(reps)} distinct candidate "
+                         f"sets x {len(bank_list)} bank reports, {time.perf_counter() - t1:.1f} s")
+        meta["computed_pairs"] += len(reps) * N * len(all_specs)
+        meta["pairs"] += SK * N * len(all_specs)
+        full = np.empty((len(all_specs), len(aggs), SK))
         full[..., rows] = vals[..., inv.reshape(-1)] if len(rows) else 0.0
-        for a_i, spec in enumerate(specs):
+        for a_i, spec in enumerate(specs + neg_specs):
             full[a_i][:, ~nonempty] = _worst(spec)
-        out[:, :, si] = full.reshape(len(specs), len(aggs), S, k)
+        out[:, :, si] = full.reshape(len(all_specs), len(aggs), S, k)
     meta["seconds"] = time.perf_counter() - t_start
     meta["pairs_per_second"] = meta["pairs"] / max(meta["seconds"], 1e-9)
     unparseable = empty_any.reshape(S, k)
@@ -376,7 +405,99 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
         bad = {n: c for n, c in meta["nonconverged"].items() if c}
         warnings.warn(f"solver stopped at its iteration cap on {bad} computed pairs (values used as returned)",
                       ConvergenceWarning, stacklevel=2)
-    return SelectionScores(ids, int(k), [s.name for s in specs], aggs, sections, out, unparseable, meta)
+    done_order = [sp.name for sp in specs + neg_specs]
+    out = out[[done_order.index(sp.name) for sp in all_specs]]  # back to the order of ``names``
+    return SelectionScores(ids, int(k), [sp.name for sp in all_specs], aggs, sections, out, unparseable, meta)
+
+
+# --------------------------------------------------------------------------- negation-aware settings
+def candidate_presence(candidates: Sequence[Sequence[Any]], *, candidate_format: str = "template",
+                       sections: Sequence[str] = ("findings", "impression")) -> dict[str, list[np.ndarray]]:
+    """Per-sentence finding presence of every candidate (offline labeler, cached per sentence):
+    ``{section: S*K arrays (n, 14) int8}``, study-major, rows as in :func:`candidate_sets`.
+
+    Needed only by negation-aware settings (:mod:`sdrlib.distances.negation`). An unparseable
+    candidate or an empty section gives a ``(0, 14)`` array.
+    """
+    from sdrlib.distances.negation import section_presence
+
+    _grid(candidates)
+    parsed = [parse_candidate(c, candidate_format) for row in candidates for c in row]
+    return {sec: section_presence([getattr(p, sec) if p is not None else "" for p in parsed]) for sec in sections}
+
+
+def bank_presence_of(bank: Any, sections: Sequence[str] = ("findings", "impression")) -> dict[str, np.ndarray]:
+    """Presence of a :class:`~sdrlib.embedding.ReportBank`'s sentences from its stored texts:
+    ``{section: (S_section, 14) int8}``, rows as ``bank.matrix(section)``."""
+    from sdrlib.distances.negation import sentence_presence
+    from sdrlib.embedding import ReportBank
+
+    if not isinstance(bank, ReportBank):
+        raise SelectionError("bank_presence_of needs a ReportBank (it labels the bank's sentence texts); for a "
+                             "mapping bank pass bank_presence={section: (S, 14) presence} yourself")
+    out = {}
+    for sec in sections:
+        texts = list(bank.sentences[sec])
+        if len(texts) != bank.matrix(sec).shape[0]:
+            raise SelectionError(f"bank section {sec!r} holds {len(texts)} sentence texts for "
+                                 f"{bank.matrix(sec).shape[0]} embedding rows; rebuild the bank (notebook 01)")
+        out[sec] = sentence_presence(texts)
+    return out
+
+
+def _as_set_list(packed: Any, where: str) -> list[np.ndarray]:
+    """A bank section as a list of (n_t, d) arrays (the negation module needs the sentence order)."""
+    from sdrlib.distances.engine import PackedSets
+
+    if isinstance(packed, PackedSets):
+        raise SelectionError(f"{where}: negation-aware settings need the bank as (matrix, offsets) or a list of "
+                             "arrays (a PackedSets has lost the sentence order its presence refers to)")
+    if isinstance(packed, tuple) and len(packed) == 2:
+        M, off = np.asarray(packed[0]), np.asarray(packed[1])
+        return [M[off[t]:off[t + 1]] for t in range(len(off) - 1)]
+    return [np.asarray(x) for x in packed]
+
+
+def _neg_inputs(neg_specs: Sequence[Any], cand_sets: Mapping[str, Sequence[np.ndarray]], SK: int, bank: Any,
+                banks: Mapping[str, Any],
+                presence: Mapping[str, Sequence[np.ndarray]] | None,
+                bank_presence: Mapping[str, Any] | None) -> dict[str, tuple]:
+    """Per section: (candidate sets, candidate presence, non-empty bank sets, their presence) for the
+    negation-aware settings; clear errors when presence is missing or misaligned."""
+    from sdrlib.embedding import ReportBank
+
+    names = [sp.name for sp in neg_specs]
+    sections = list(cand_sets)
+    if presence is None:
+        raise SelectionError(f"{names} are negation-aware: pass presence=candidate_presence(candidates) (the "
+                             "per-sentence finding presence of every candidate), or use score_candidates")
+    if bank_presence is None:
+        if not isinstance(bank, ReportBank):
+            raise SelectionError(f"{names} are negation-aware: with a mapping bank pass bank_presence="
+                                 "{section: (S, 14) presence of the bank's sentences}")
+        bank_presence = bank_presence_of(bank, sections)
+    out = {}
+    for sec in sections:
+        if sec not in presence or sec not in bank_presence:
+            raise SelectionError(f"presence for section {sec!r} missing (candidates: {sorted(presence)}, bank: "
+                                 f"{sorted(bank_presence)})")
+        cp = list(presence[sec])
+        if len(cp) != SK:
+            raise SelectionError(f"presence[{sec!r}] has {len(cp)} arrays for {SK} candidate sets")
+        sets = _as_set_list(banks[sec], f"bank[{sec}]")
+        bp = bank_presence[sec]
+        if isinstance(bp, np.ndarray) and bp.ndim == 2:
+            sizes = np.array([len(x) for x in sets])
+            if bp.shape[0] != sizes.sum():
+                raise SelectionError(f"bank_presence[{sec!r}] has {bp.shape[0]} rows for {sizes.sum()} bank sentences")
+            off = np.concatenate([[0], np.cumsum(sizes)])
+            bp = [bp[off[t]:off[t + 1]] for t in range(len(sets))]
+        bp = list(bp)
+        if len(bp) != len(sets):
+            raise SelectionError(f"bank_presence[{sec!r}] has {len(bp)} arrays for {len(sets)} bank reports")
+        keep = [t for t, x in enumerate(sets) if len(x)]
+        out[sec] = (list(cand_sets[sec]), cp, [sets[t] for t in keep], [bp[t] for t in keep])
+    return out
 
 
 def check_encoder(bank: Any, embedder: Any) -> None:
@@ -400,21 +521,28 @@ def score_candidates(candidates: Sequence[Sequence[Any]], bank: Any, embedder: A
     :func:`bank_distances` (keyword arguments go there).
     Example: ``score_candidates([[g1, g2]], bank, emb, ["chamfer"]).chosen().shape -> (1, 3, 1)``.
     """
+    from sdrlib.distances import get
+
     check_encoder(bank, embedder)
     S, K = _grid(candidates)
     sets = candidate_sets(candidates, embedder, candidate_format=candidate_format)
+    if any(get(n).negation_aware for n in names) and kwargs.get("presence") is None:
+        kwargs["presence"] = candidate_presence(candidates, candidate_format=candidate_format)
     return bank_distances(sets, bank, names, k=K, study_ids=study_ids, **kwargs)
 
 
 # --------------------------------------------------------------------------- MBR consensus
 def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[str], *, k: int,
-               device: str = "cpu", on_nonconvergence: str = "warn") -> dict[str, np.ndarray]:
+               device: str = "cpu", on_nonconvergence: str = "warn",
+               presence: Mapping[str, Sequence[np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """MBR consensus score of every candidate: mean distance to the other K - 1 candidates of its study.
 
     The distance between two candidates is summed over the sections (as eq. 9); a pair with an
     empty section on either side scores that section's maximum. Returns ``{name: (S, K)}``; an
     unparseable candidate (no non-empty section) scores +inf; with K = 1 every score is 0.
-    All within-study ordered pairs of a setting go through one :func:`~sdrlib.distances.engine.paired_distances` call.
+    All within-study ordered pairs of a setting go through one :func:`~sdrlib.distances.engine.paired_distances` call
+    (negation-aware settings: :func:`~sdrlib.distances.negation.paired_distances_neg`, which needs
+    ``presence`` as in :func:`bank_distances`).
     """
     from sdrlib.distances import get
     from sdrlib.distances.engine import pack_sets, paired_distances
@@ -442,7 +570,18 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
                 cp = packs[sec]
                 ok = (cp.sizes[a] > 0) & (cp.sizes[b] > 0)
                 d = np.full(len(a), _worst(spec))
-                if ok.any():
+                if ok.any() and spec.negation_aware:
+                    from sdrlib.distances.negation import paired_distances_neg
+
+                    if presence is None or sec not in presence or len(presence[sec]) != SK:
+                        raise SelectionError(f"{spec.name} is negation-aware: pass presence=candidate_presence("
+                                             f"candidates) with {SK} arrays per section")
+                    sets_, pres_ = list(cand_sets[sec]), list(presence[sec])
+                    ia, ib = a[ok], b[ok]
+                    d[ok] = paired_distances_neg([sets_[i] for i in ia], [pres_[i] for i in ia],
+                                                 [sets_[i] for i in ib], [pres_[i] for i in ib], spec,
+                                                 on_nonconvergence=on_nonconvergence)
+                elif ok.any():
                     d[ok] = paired_distances(cp.subset(a[ok]), cp.subset(b[ok]), spec, device=device,
                                              on_nonconvergence=on_nonconvergence)
                 tot += d

@@ -8,6 +8,17 @@
   (``"chamfer"``, ``"hausdorff"``, ...); ``"sft"`` means no GRPO.
   Loss type, reward scaling and the KL coefficient come from the profile, so
   Dr. GRPO is ``loss_type: dr_grpo`` + ``scale_rewards: none``.
+  The related methods (EditGRPO, G-CARL): ``"gcarl"`` (G-CARL-style R_fact + R_check,
+  :mod:`sdrlib.gcarl`, weights ``grpo.gcarl_lambda_*``, claims matched against the
+  reference and the training sentences) and the EditGRPO names (``"editgrpo"``,
+  ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_noedit"``), which train with
+  :class:`sdrlib.editgrpo.EditGRPOTrainer` (half of each group edited against the
+  reference) under Dr. GRPO whatever the profile's loss; their per-step edit counts
+  (``edits/*``) go into ``curves.csv`` and their totals into ``run.json``.
+
+Notebook output: each run shows one progress line (updated in place in a notebook,
+a tqdm bar in a terminal) ending in a summary; TRL's per-step dicts, library warnings
+and progress bars go to the run's ``train.log`` instead.
 
 Every run lives in its own folder (:func:`run_dir`): Trainer checkpoints
 (``checkpoint-*``), the final policy (``final/``), training curves
@@ -55,6 +66,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +87,7 @@ __all__ = [
     "run_key",
     "policy_digest",
     "group_stats",
+    "quiet",
 ]
 
 
@@ -295,6 +308,122 @@ class StepTimer:
         return _Timer()
 
 
+class _Progress:
+    """One progress line per run: a display updated in place in a notebook kernel, a tqdm bar elsewhere."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.total, self.desc, self.t0 = max(int(total), 1), desc, time.perf_counter()
+        self._handle = self._bar = None
+        try:
+            from IPython import get_ipython
+
+            kernel = getattr(get_ipython(), "kernel", None) is not None
+        except ImportError:  # pragma: no cover - IPython is installed with the notebooks
+            kernel = False
+        if kernel:
+            from IPython.display import display
+
+            self._handle = display({"text/plain": self._text(0, "")}, raw=True, display_id=True)
+        else:
+            import sys
+
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, desc=desc, file=sys.stderr, leave=True, dynamic_ncols=True)
+
+    def _text(self, step: int, extra: str) -> str:
+        k = int(20 * min(step, self.total) / self.total)
+        return (f"{self.desc} [{'#' * k}{'.' * (20 - k)}] {step}/{self.total} steps, "
+                f"{time.perf_counter() - self.t0:.0f} s{(', ' + extra) if extra else ''}")
+
+    def update(self, step: int, extra: str = "") -> None:
+        if self._handle is not None:
+            self._handle.update({"text/plain": self._text(step, extra)}, raw=True)
+        elif self._bar is not None:
+            self._bar.n = min(step, self.total)
+            self._bar.set_postfix_str(extra, refresh=True)
+
+    def close(self, summary: str) -> None:
+        """Leave the bar at its final state and print ``summary`` (the run's one summary line) to stdout."""
+        if self._handle is not None:
+            self._handle.update({"text/plain": self._text(self.total, "done")}, raw=True)
+        elif self._bar is not None:
+            self._bar.close()
+        print(summary, flush=True)
+
+
+def _run_log_callback(log_path: Path, progress: _Progress | None, fields: Sequence[str] = ("loss", "reward")):
+    """A ``TrainerCallback`` writing every log dict as one JSON line to ``log_path`` and moving ``progress``."""
+    from transformers import TrainerCallback
+
+    class _RunLog(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            logs = dict(logs or {})
+            with open(log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"step": state.global_step, **logs}, default=str) + "\n")
+            if progress is not None:
+                extra = ", ".join(f"{k} {logs[k]:.3g}" for k in fields if isinstance(logs.get(k), (int, float)))
+                progress.update(state.global_step, extra)
+
+        def on_step_end(self, args, state, control, **kw):
+            if progress is not None and not state.log_history:
+                progress.update(state.global_step)
+
+    return _RunLog()
+
+
+@contextmanager
+def quiet(log_path: str | Path):
+    """Send library warnings, ``transformers`` / ``trl`` / ``datasets`` log records and their progress bars
+    to ``log_path`` (appended) while the block runs; everything is restored afterwards.
+
+    Example: ``with quiet(run / "train.log"): trainer.train()``.
+    """
+    import logging
+    import warnings
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(log_path, "a", encoding="utf-8")
+    handler = logging.StreamHandler(fh)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    saved = []
+    for name in ("transformers", "trl", "datasets", "accelerate", "peft"):
+        lg = logging.getLogger(name)
+        saved.append((lg, list(lg.handlers), lg.propagate))
+        lg.handlers = [handler]
+        lg.propagate = False
+    hf_bar = hf_logging.is_progress_bar_enabled()
+    ds_bar = datasets.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda msg, cat, fname, lineno, file=None, line=None: fh.write(
+            warnings.formatwarning(msg, cat, fname, lineno, line))
+        try:
+            yield log_path
+        finally:
+            for lg, handlers, prop in saved:
+                lg.handlers, lg.propagate = handlers, prop
+            if hf_bar:
+                hf_logging.enable_progress_bar()
+            if ds_bar:
+                datasets.enable_progress_bars()
+            fh.close()
+
+
+def _quiet_trainer(trainer, log_path: Path, progress: _Progress | None) -> None:
+    """Drop TRL's printer / progress callbacks (per-step dicts on stdout) and log to ``log_path`` instead."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(_run_log_callback(log_path, progress))
+
+
 def read_curves(path: str | Path):
     """The ``curves.csv`` of a run folder (or the file itself) as a DataFrame."""
     import pandas as pd
@@ -360,10 +489,15 @@ def _write_json(path: Path, obj: dict) -> None:
 _SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature")
 #: ``grpo.max_steps`` is left out on purpose: the learning rate is constant, so a run extended to more
 #: steps continues from its last checkpoint (``grpo(..., max_steps=k)`` then the profile's steps).
-_GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps")
+_GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps", "ablations", "ablation_seeds")
 #: sdrlib sources whose code decides what a run produces (model, tokenizer, datasets, rewards).
 _KEY_SOURCES = {"sft": ("training.py", "models.py", "reports.py", "generation.py"),
-                "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py")}
+                "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py", "editgrpo.py",
+                         "gcarl.py")}
+#: GRPO profile keys that only concern one method: in a run's key only for that method's configurations.
+_METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level"),
+                "gcarl": ("gcarl_lambda_fmt", "gcarl_lambda_fact", "gcarl_lambda_check", "gcarl_threshold",
+                          "gcarl_pitfalls")}
 
 
 def _sha(data: bytes) -> str:
@@ -442,8 +576,11 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     if stage == "sft":
         key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}
     else:
+        from sdrlib.rewards import method_of
+
         key["reward"] = reward
-        key["grpo"] = {k: v for k, v in dataclasses.asdict(cfg.grpo).items() if k not in _GRPO_KEY_SKIP}
+        other = {k for m, keys in _METHOD_KEYS.items() if m != method_of(reward) for k in keys}
+        key["grpo"] = {k: v for k, v in dataclasses.asdict(cfg.grpo).items() if k not in _GRPO_KEY_SKIP + tuple(other)}
         key["policy"] = {"threads": cfg.sft.threads, "max_images": cfg.sft.max_images, "policy": cfg.sft.policy}
         if reward not in ("fmt", "exact"):
             key["encoder"] = cfg.embedding.encoder
@@ -511,7 +648,8 @@ def _reusable(out: Path, key: dict) -> bool:
 # --------------------------------------------------------------------------- SFT
 
 
-def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = None, force: bool = False) -> SFTResult:
+def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = None, force: bool = False,
+        progress: bool = True) -> SFTResult:
     """Supervised fine-tuning of the profile's policy on the training split.
 
     Parameters
@@ -524,6 +662,8 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         Defaults to ``cfg.seed``; seeds model init, data order and dropout.
     force : bool
         Retrain even when ``final/`` exists (checkpoints are then ignored too).
+    progress : bool
+        Show one progress line ending in a summary (module doc); the details go to ``train.log``.
 
     Returns
     -------
@@ -549,61 +689,70 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
         return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
     _claim(out, key, force)
-    s = cfg.sft
-    set_seed(seed)
-    if _is_tiny(cfg):
-        models.set_cpu_threads(s.threads)
-        texts, _ = report_texts(train_records)
-        model, processor = models.build_tiny_policy(texts, _tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
-    else:
-        model, processor = load_policy(cfg)
-    ds = sft_dataset(train_records, s.max_images)
-    args = TRLSFTConfig(
-        output_dir=str(out),
-        max_steps=s.max_steps,
-        per_device_train_batch_size=s.batch_size,
-        gradient_accumulation_steps=s.grad_accum,
-        learning_rate=s.learning_rate,
-        lr_scheduler_type=s.lr_scheduler,
-        warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),
-        weight_decay=s.weight_decay,
-        logging_steps=max(1, min(10, s.max_steps // 20 or 1)),
-        save_steps=s.save_steps,
-        save_total_limit=2,
-        seed=seed,
-        data_seed=seed,
-        report_to="none",
-        max_length=None,
-        completion_only_loss=True,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
-        remove_unused_columns=False,
-        gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
-        **_device_kwargs(),
-    )
-    timer = StepTimer()
-    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
-    resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
-    t0 = time.perf_counter()
-    trainer.train(resume_from_checkpoint=resume)
-    seconds = time.perf_counter() - t0
-    final, curves = _finish(trainer, processor, out, timer.rows)
-    info = {
-        "stage": "sft",
-        "profile": cfg.name,
-        "seed": seed,
-        "policy": s.policy,
-        "steps": trainer.state.global_step,
-        "seconds": seconds,
-        "mean_step_seconds": sum(timer.times) / max(len(timer.times), 1),
-        "resumed_from": resume,
-        "n_train": len(ds),
-        "params": sum(p.numel() for p in model.parameters()),
-        "torch_threads": torch.get_num_threads(),
-        "gradient_checkpointing": s.gradient_checkpointing,
-        "policy_digest": policy_digest(final),
-    }
-    _write_json(out / "run.json", info)
+    progress = _Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress else None
+    with quiet(out / "train.log"):
+        s = cfg.sft
+        set_seed(seed)
+        if _is_tiny(cfg):
+            models.set_cpu_threads(s.threads)
+            texts, _ = report_texts(train_records)
+            model, processor = models.build_tiny_policy(texts, _tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
+        else:
+            model, processor = load_policy(cfg)
+        ds = sft_dataset(train_records, s.max_images)
+        args = TRLSFTConfig(
+            output_dir=str(out),
+            max_steps=s.max_steps,
+            per_device_train_batch_size=s.batch_size,
+            gradient_accumulation_steps=s.grad_accum,
+            learning_rate=s.learning_rate,
+            lr_scheduler_type=s.lr_scheduler,
+            warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),
+            weight_decay=s.weight_decay,
+            logging_steps=max(1, min(10, s.max_steps // 20 or 1)),
+            save_steps=s.save_steps,
+            save_total_limit=2,
+            seed=seed,
+            data_seed=seed,
+            report_to="none",
+            max_length=None,
+            completion_only_loss=True,
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+            remove_unused_columns=False,
+            gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+            **_device_kwargs(),
+        )
+        timer = StepTimer()
+        trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
+        _quiet_trainer(trainer, out / "train.log", progress)
+        resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
+        t0 = time.perf_counter()
+        trainer.train(resume_from_checkpoint=resume)
+        seconds = time.perf_counter() - t0
+        final, curves = _finish(trainer, processor, out, timer.rows)
+        info = {
+            "stage": "sft",
+            "profile": cfg.name,
+            "seed": seed,
+            "policy": s.policy,
+            "steps": trainer.state.global_step,
+            "seconds": seconds,
+            "mean_step_seconds": sum(timer.times) / max(len(timer.times), 1),
+            "resumed_from": resume,
+            "n_train": len(ds),
+            "params": sum(p.numel() for p in model.parameters()),
+            "torch_threads": torch.get_num_threads(),
+            "gradient_checkpointing": s.gradient_checkpointing,
+            "policy_digest": policy_digest(final),
+        }
+        _write_json(out / "run.json", info)
+    if progress is not None:
+        curves_df = read_curves(curves)
+        loss = curves_df["loss"].dropna() if "loss" in curves_df else []
+        progress.close(f"SFT seed {seed}: {info['steps']} steps in {seconds:.0f} s"
+                       + (f", loss {loss.iloc[0]:.3f} -> {loss.iloc[-1]:.3f}" if len(loss) else "")
+                       + f" (details: {out / 'train.log'})")
     return SFTResult(out, final, curves, seconds, False, info)
 
 
@@ -691,6 +840,7 @@ def grpo(
     embedder: Any = None,
     force: bool = False,
     max_steps: int | None = None,
+    progress: bool = True,
 ) -> GRPOResult:
     """GRPO post-training of the SFT policy at ``init_from`` with one reward configuration.
 
@@ -707,6 +857,8 @@ def grpo(
     max_steps : int, optional
         Stop after this many steps (default ``cfg.grpo.max_steps``); a later call
         without it continues from the last checkpoint.
+    progress : bool
+        Show one progress line ending in a summary (module doc); the details go to ``train.log``.
 
     Returns
     -------
@@ -718,10 +870,11 @@ def grpo(
     from trl import GRPOTrainer
 
     from sdrlib import models
-    from sdrlib.rewards import RewardScorer, trl_reward_functions, validate_reward_name
+    from sdrlib.rewards import RewardScorer, method_of, trl_reward_functions, validate_reward_name
     from sdrlib.utils import set_seed
 
     validate_reward_name(reward)
+    method = method_of(reward)
     if reward == "sft":
         raise ValueError("reward 'sft' means no GRPO: evaluate the SFT policy directly")
     preflight(cfg)
@@ -743,84 +896,122 @@ def grpo(
             info.get("reward_seconds", 0.0), info.get("counts", {}), True, info,
         )
     _claim(out, key, force)
-    set_seed(seed)
-    if _is_tiny(cfg):
-        models.set_cpu_threads(cfg.sft.threads)
-    model, processor = load_policy(cfg, init_from)
-    scorer_embedder = None
-    if reward not in ("fmt", "exact"):
-        scorer_embedder = embedder
-        if scorer_embedder is None:
-            from sdrlib.embedding import SentenceEmbedder
+    progress = _Progress(steps, f"GRPO {reward} seed {seed}") if progress else None
+    with quiet(out / "train.log"):
+        set_seed(seed)
+        if _is_tiny(cfg):
+            models.set_cpu_threads(cfg.sft.threads)
+        model, processor = load_policy(cfg, init_from)
+        scorer_embedder = None
+        if reward not in ("fmt", "exact"):
+            scorer_embedder = embedder
+            if scorer_embedder is None:
+                from sdrlib.embedding import SentenceEmbedder
 
-            scorer_embedder = SentenceEmbedder.from_config(cfg)
-            from sdrlib.rewards import prewarm
+                scorer_embedder = SentenceEmbedder.from_config(cfg)
+                from sdrlib.rewards import prewarm
 
-            prewarm(scorer_embedder, [r.findings for r in train_records], [r.impression for r in train_records])
-    scorer = RewardScorer(reward, scorer_embedder, g.lambda_fmt, g.lambda_sem, g.max_chars)
-    funcs, weights = trl_reward_functions(reward, scorer=scorer)
-    funcs = _with_group_stats(funcs, scorer, g.num_generations)
-    ds = grpo_dataset(train_records, cfg.sft.max_images)
-    args = TRLGRPOConfig(
-        output_dir=str(out),
-        max_steps=steps,
-        per_device_train_batch_size=g.batch_size,
-        gradient_accumulation_steps=g.grad_accum,
-        num_generations=g.num_generations,
-        max_completion_length=g.max_completion_length,
-        temperature=g.temperature,
-        learning_rate=g.learning_rate,
-        lr_scheduler_type="constant",
-        beta=g.beta,
-        epsilon=g.epsilon,
-        loss_type=g.loss_type,
-        scale_rewards=g.scale_rewards,
-        reward_weights=weights,
-        logging_steps=1,
-        save_steps=g.save_steps,
-        save_total_limit=2,
-        seed=seed,
-        data_seed=seed,
-        report_to="none",
-        use_vllm=g.use_vllm,
-        vllm_mode="colocate",  # generation shares the training GPUs (2 x H100 in the paper)
-        disable_tqdm=True,
-        dataloader_num_workers=0,
-        gradient_checkpointing=g.gradient_checkpointing,  # TRL defaults to True (see the module doc)
-        **_device_kwargs(),
-    )
-    timer = StepTimer()
-    trainer = GRPOTrainer(
-        model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer]
-    )
-    resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
-    t0 = time.perf_counter()
-    trainer.train(resume_from_checkpoint=resume)
-    seconds = time.perf_counter() - t0
-    final, curves = _finish(trainer, processor, out, timer.rows)
-    counts = dict(Counter(scorer.counts))
-    info = {
-        "stage": "grpo",
-        "profile": cfg.name,
-        "reward": reward,
-        "seed": seed,
-        "init_from": str(init_from),
-        "steps": trainer.state.global_step,
-        "seconds": seconds,
-        "step_seconds": sum(timer.times),
-        "reward_seconds": scorer.seconds,
-        "reward_share": scorer.seconds / sum(timer.times) if timer.times else 0.0,
-        "counts": counts,
-        "resumed_from": resume,
-        "loss_type": g.loss_type,
-        "scale_rewards": g.scale_rewards,
-        "beta": g.beta,
-        "num_generations": g.num_generations,
-        "encoder": getattr(scorer_embedder, "encoder_id", None),
-        "torch_threads": torch.get_num_threads(),
-        "gradient_checkpointing": g.gradient_checkpointing,
-    }
-    _write_json(out / "run.json", info)
+                prewarm(scorer_embedder, [r.findings for r in train_records], [r.impression for r in train_records])
+        if method == "gcarl":  # eq. 14 weights; claims may match the training sentences (the bank)
+            from sdrlib.reports import split_sentences
+
+            bank = [x for r in train_records for t in (r.findings, r.impression) for x in split_sentences(t)]
+            scorer = RewardScorer(reward, scorer_embedder, g.gcarl_lambda_fmt, 1.0, g.max_chars,
+                                  weights={"fact": g.gcarl_lambda_fact, "check": g.gcarl_lambda_check}, bank=bank,
+                                  threshold=g.gcarl_threshold, pitfalls=tuple(g.gcarl_pitfalls))
+        else:
+            scorer = RewardScorer(reward, scorer_embedder, g.lambda_fmt, g.lambda_sem, g.max_chars)
+        funcs, weights = trl_reward_functions(reward, scorer=scorer)
+        loss_type, scale_rewards = g.loss_type, g.scale_rewards
+        trainer_cls, edit_kwargs = GRPOTrainer, {}
+        if method == "editgrpo":  # the paper's Dr. GRPO, half of each group edited
+            from sdrlib import editgrpo
+
+            level, tau = editgrpo.parse_name(reward)
+            loss_type, scale_rewards = editgrpo.LOSS
+            trainer_cls = editgrpo.EditGRPOTrainer
+            edit_kwargs = {"edit_embedder": scorer_embedder, "edit_level": level or g.edit_level,
+                           "edit_tau": g.edit_tau if tau is None else tau, "edit_max_chars": g.max_chars}
+        funcs = _with_group_stats(funcs, scorer, g.num_generations)
+        ds = grpo_dataset(train_records, cfg.sft.max_images)
+        args = TRLGRPOConfig(
+            output_dir=str(out),
+            max_steps=steps,
+            per_device_train_batch_size=g.batch_size,
+            gradient_accumulation_steps=g.grad_accum,
+            num_generations=g.num_generations,
+            max_completion_length=g.max_completion_length,
+            temperature=g.temperature,
+            learning_rate=g.learning_rate,
+            lr_scheduler_type="constant",
+            beta=g.beta,
+            epsilon=g.epsilon,
+            loss_type=loss_type,
+            scale_rewards=scale_rewards,
+            reward_weights=weights,
+            logging_steps=1,
+            save_steps=g.save_steps,
+            save_total_limit=2,
+            seed=seed,
+            data_seed=seed,
+            report_to="none",
+            use_vllm=g.use_vllm,
+            vllm_mode="colocate",  # generation shares the training GPUs (2 x H100 in the paper)
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            gradient_checkpointing=g.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+            **_device_kwargs(),
+        )
+        timer = StepTimer()
+        trainer = trainer_cls(
+            model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
+            **edit_kwargs,
+        )
+        _quiet_trainer(trainer, out / "train.log", progress)
+        resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
+        t0 = time.perf_counter()
+        trainer.train(resume_from_checkpoint=resume)
+        seconds = time.perf_counter() - t0
+        final, curves = _finish(trainer, processor, out, timer.rows)
+        counts = dict(Counter(scorer.counts))
+        info = {
+            "stage": "grpo",
+            "profile": cfg.name,
+            "reward": reward,
+            "seed": seed,
+            "init_from": str(init_from),
+            "steps": trainer.state.global_step,
+            "seconds": seconds,
+            "step_seconds": sum(timer.times),
+            "reward_seconds": scorer.seconds,
+            "reward_share": scorer.seconds / sum(timer.times) if timer.times else 0.0,
+            "reward_seconds_per_step": scorer.seconds / max(len(timer.times), 1),
+            "counts": counts,
+            "resumed_from": resume,
+            "loss_type": loss_type,
+            "scale_rewards": scale_rewards,
+            "reward_weights": weights,
+            "beta": g.beta,
+            "num_generations": g.num_generations,
+            "encoder": getattr(scorer_embedder, "encoder_id", None),
+            "torch_threads": torch.get_num_threads(),
+            "gradient_checkpointing": g.gradient_checkpointing,
+        }
+        if method == "editgrpo":
+            log = trainer.edit_log
+            info.update({"edit_level": trainer.edit_level, "edit_tau": trainer.edit_tau,
+                         "edits": {k: sum(d[k] for d in log) for k in editgrpo.EDIT_COUNTS},
+                         "edit_seconds": sum(d["seconds"] for d in log)})
+        _write_json(out / "run.json", info)
+    if progress is not None:
+        c = read_curves(curves)
+        r = c["reward"].dropna() if "reward" in c else []
+        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps in {seconds:.0f} s"
+                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first / last 4 steps)"
+                          if len(r) else "")
+                       + f", reward {info['reward_seconds_per_step']:.2f} s/step ({info['reward_share']:.0%})"
+                       + (f", edits {info['edits']}" if info.get("edits") else "")
+                       + f" (details: {out / 'train.log'})")
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
 
 

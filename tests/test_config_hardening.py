@@ -141,7 +141,8 @@ def test_reward_names_are_what_validate_reward_name_accepts(name):
     except (ValueError, SDRError):
         valid = False
     if valid:
-        assert name in load_profile("smoke", {"grpo.rewards": [name]}).grpo.rewards
+        # pruning.policies must name trained configurations (sft always is)
+        assert name in load_profile("smoke", {"grpo.rewards": [name], "pruning.policies": ["sft"]}).grpo.rewards
     else:
         _refuse({"grpo.rewards": [name]}, f"grpo.rewards[0] = {name!r}", "fmt", "exact")
 
@@ -438,7 +439,7 @@ def _main(capsys, *argv):
 @pytest.mark.parametrize("argv, fragment", [
     (["--from", "99"], "--from 99: no notebook numbered '99'; available: 00, 01, 02"),
     (["--from", "abc"], "available: 00, 01"),
-    (["--only", "01", "--only", "7"], "--only 7"),
+    (["--only", "01", "--only", "9"], "--only 9"),
     (["--only", "-1"], "--only -1"),
     (["--from", "01", "--only", "02"], "either --from or --only"),
     (["--cell-timeout", "0"], "--cell-timeout: must be >= 1"),

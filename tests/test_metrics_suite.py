@@ -344,3 +344,55 @@ def test_radgraph_and_comet_glue(monkeypatch, tmp_path, offline):
     assert s.result("findings", "radgraph_partial@radgraph").sample.tolist() == [0.5, 0.0]
     assert s.result("findings", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]
     assert s.result("impression", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]
+
+
+# --------------------------------------------------------------------------- format mix-ups (issue 16, item 8)
+_FMT_REF = {"findings": "The heart is enlarged. Small left pleural effusion.", "impression": "Cardiomegaly."}
+
+
+def _rouge1_corpus(df: pd.DataFrame) -> list[float]:
+    return df.query("level == 'corpus' and metric == 'rouge1' and stratum == 'all'")["value"].tolist()
+
+
+def test_templates_read_as_reports_warn_and_name_the_template_format():
+    """The reverse mix-up: templated outputs under prediction_format="report" score the tags as text."""
+    import warnings
+
+    from sdrlib.metrics import evaluate_reports
+    from sdrlib.metrics.suite import TemplateFormatWarning, TemplateTagsInReportWarning
+
+    templated = build_template(_FMT_REF["findings"], _FMT_REF["impression"])
+    assert issubclass(TemplateTagsInReportWarning, TemplateFormatWarning)
+    with pytest.warns(TemplateTagsInReportWarning, match=r'prediction_format="template"') as rec:
+        as_report = evaluate_reports([templated, templated.encode(), "FINDINGS: x. IMPRESSION: y."],
+                                     [_FMT_REF] * 3, metrics=["rouge"], prediction_format="report")
+    assert "2 of 3 predictions (67%)" in str(rec[0].message)
+    assert [w.filename for w in rec] == [__file__]  # pointed at the caller's line
+    as_template = evaluate_reports([templated] * 3, [_FMT_REF] * 3, metrics=["rouge"])
+    # what the warning is about: the Impression read from a template-as-report is empty, the template reads it
+    assert _rouge1_corpus(as_report)[1] < 0.5 and _rouge1_corpus(as_template) == [1.0, 1.0]
+    # not "most": half, free text, and mappings stay silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TemplateFormatWarning)
+        evaluate_reports([templated, "FINDINGS: x. IMPRESSION: y."], [_FMT_REF] * 2, metrics=["rouge"],
+                         prediction_format="report")
+        evaluate_reports([{"findings": "a.", "impression": "b."}] * 2, [_FMT_REF] * 2, metrics=["rouge"],
+                         prediction_format="report")
+
+
+def test_format_warnings_become_errors_on_request():
+    """Warned, not raised, by default (a policy that never learnt the template scores 0 honestly);
+    one filter turns both mix-ups into an exception for callers that want a hard stop."""
+    import warnings
+
+    from sdrlib.metrics import evaluate_reports
+    from sdrlib.metrics.suite import TemplateFormatWarning
+
+    plain = "FINDINGS: The heart is enlarged. IMPRESSION: Cardiomegaly."
+    templated = build_template(_FMT_REF["findings"], _FMT_REF["impression"])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=TemplateFormatWarning)
+        with pytest.raises(TemplateFormatWarning, match='prediction_format="report"'):
+            evaluate_reports([plain, plain], [_FMT_REF] * 2, metrics=["rouge"])
+        with pytest.raises(TemplateFormatWarning, match='prediction_format="template"'):
+            evaluate_reports([templated, templated], [_FMT_REF] * 2, metrics=["rouge"], prediction_format="report")

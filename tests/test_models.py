@@ -157,3 +157,28 @@ def test_gpu_path_fails_clearly_without_gpu_or_weights(monkeypatch, tmp_path):
     (tmp_path / "local").mkdir()
     (tmp_path / "local" / "config.json").write_text("{}")
     assert models.check_gpu_model(str(tmp_path / "local")) == str(tmp_path / "local")
+
+
+def test_reference_nll_matches_a_manual_forward_and_is_batch_invariant(tiny):
+    from sdrlib.generation import reference_nll
+
+    model, proc = tiny
+    imgs = [[_img(0)], [_img(1)], [_img(2)]]
+    comps = [TEXTS[0], TEXTS[1][:40], TEXTS[2]]  # different lengths: right padding must not leak into the sums
+    got = reference_nll(model, proc, imgs, comps, batch_size=3)
+    one = reference_nll(model, proc, imgs, comps, batch_size=1)
+    np.testing.assert_allclose(got, one, rtol=1e-4, atol=1e-4)
+    # manual: log-probabilities of the completion tokens after the prompt, one study
+    head = proc.apply_chat_template(prompt_messages(1), add_generation_prompt=True, tokenize=False)
+    b = proc(text=[head + comps[1] + proc.tokenizer.eos_token], images=[imgs[1]], return_tensors="pt")
+    pl = proc(text=[head], images=[imgs[1]], return_tensors="pt")["input_ids"].shape[1]
+    with torch.no_grad():
+        lp = torch.log_softmax(model(**b).logits[0, pl - 1:-1].float(), -1)
+    tgt = b["input_ids"][0, pl:]
+    assert got[1, 1] == len(tgt) == len(proc.tokenizer(comps[1], add_special_tokens=False).input_ids) + 1
+    assert got[1, 0] == pytest.approx(-lp.gather(-1, tgt[:, None]).sum().item(), rel=1e-4)
+    # the image changes the likelihood (the vision tower reaches the decoder)
+    other = reference_nll(model, proc, [imgs[2], imgs[0], imgs[1]], comps)
+    assert not np.allclose(other[:, 0], got[:, 0])
+    with pytest.raises(ValueError, match="completions"):
+        reference_nll(model, proc, imgs, comps[:2])

@@ -330,3 +330,117 @@ def test_pca_and_mean_vectors():
     assert m.shape == (6, D) and np.isnan(m[5]).all() and np.allclose(m[0], sets[0].mean(axis=0))
     a, b = sel.pca_2d(m, m[:2])
     assert a.shape == (6, 2) and np.allclose(a[:2], b)
+
+
+# --------------------------------------------------------------------------- negation-aware settings (issue 18)
+def _presence(rng, sets):
+    """Random presence rows (-1 / 0 / +1 on a few observations) aligned with each set's sentences."""
+    out = []
+    for s in sets:
+        p = np.zeros((len(s), 14), np.int8)
+        for r in range(len(s)):
+            obs = rng.integers(1, 14)
+            p[r, obs] = rng.choice([-1, 0, 1])
+        out.append(p)
+    return out
+
+
+def _brute_neg(cands, pc, bank, pb, name, how, k):
+    from sdrlib.distances.negation import set_distance_neg
+
+    out = []
+    for c, p in zip(cands, pc):
+        d = np.array([set_distance_neg(c, b, p, q, name) for b, q in zip(bank, pb) if len(b)])
+        out.append(d.min() if how == "min" else d.mean() if how == "avg" else np.sort(d)[:min(k, len(d))].mean())
+    return np.array(out)
+
+
+def test_negation_aware_settings_match_reference_and_keep_name_order():
+    rng = np.random.default_rng(21)
+    S, K, N = 2, 3, 6
+    cf, ci = _sets(rng, S * K), _sets(rng, S * K, 1, 2)
+    bf, bi = _sets(rng, N), _sets(rng, N, 1, 2)
+    bi[2] = np.zeros((0, D))  # a bank report without Impression is left out of that section
+    pres = {"findings": _presence(rng, cf), "impression": _presence(rng, ci)}
+    bpres = {"findings": _presence(rng, bf), "impression": _presence(rng, bi)}
+    names = ["chamfer_neg", "chamfer", "hung_nn_neg"]
+    res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": bi}, names, k=K,
+                             knn_k=2, progress=None, presence=pres, bank_presence=bpres)
+    assert res.names == names
+    for a, name in enumerate(names):
+        for g, how in enumerate(res.aggregations):
+            if name.endswith("_neg"):
+                want = (_brute_neg(cf, pres["findings"], bf, bpres["findings"], name, how, 2)
+                        + _brute_neg(ci, pres["impression"], [b for b in bi], bpres["impression"], name, how, 2))
+            else:
+                want = _brute(cf, bf, name, how, 2) + _brute(ci, bi, name, how, 2)
+            np.testing.assert_allclose(res.total[a, g].ravel(), want, atol=1e-8, err_msg=f"{name} {how}")
+
+
+def test_negation_aware_selection_prefers_the_consistent_candidate():
+    # candidate 0 states the bank's finding, candidate 1 its contradiction with (almost) the same vector
+    rng = np.random.default_rng(3)
+    v = _unit(rng, 1)
+    near = v + 1e-3 * _unit(rng, 1)
+    near /= np.linalg.norm(near)
+    cands = {"findings": [near, v]}
+    pos, neg = np.zeros((1, 14), np.int8), np.zeros((1, 14), np.int8)
+    pos[0, 10], neg[0, 10] = 1, -1
+    bank = {"findings": [v]}
+    plain = sel.bank_distances(cands, bank, ["chamfer"], k=2, progress=None)
+    assert plain.chosen()[0, 0, 0] == 1  # the plain distance takes the closer vector: the contradiction
+    res = sel.bank_distances(cands, bank, ["chamfer_neg"], k=2, progress=None,
+                             presence={"findings": [pos, neg]}, bank_presence={"findings": [pos]})
+    assert res.chosen()[0, 0, 0] == 0 and res.total[0, 0, 0, 1] == pytest.approx(1.0)
+
+
+def test_negation_aware_selection_needs_presence():
+    rng = np.random.default_rng(4)
+    c, b = {"findings": _sets(rng, 2)}, {"findings": _sets(rng, 3)}
+    with pytest.raises(sel.SelectionError, match="candidate_presence"):
+        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None)
+    with pytest.raises(sel.SelectionError, match="bank_presence"):
+        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None, presence={"findings": _presence(rng, c["findings"])})
+    with pytest.raises(sel.SelectionError, match="3 arrays for 2"):
+        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None,
+                           presence={"findings": _presence(rng, c["findings"]) + [np.zeros((1, 14))]},
+                           bank_presence={"findings": _presence(rng, b["findings"])})
+    with pytest.raises(sel.SelectionError, match="negation-aware"):
+        sel.mbr_scores(c, ["chamfer_neg"], k=2)
+
+
+def test_mbr_negation_aware_matches_reference():
+    from sdrlib.distances.negation import set_distance_neg
+
+    rng = np.random.default_rng(5)
+    S, K = 2, 3
+    cf = _sets(rng, S * K)
+    pf = _presence(rng, cf)
+    got = sel.mbr_scores({"findings": cf}, ["chamfer_neg"], k=K, presence={"findings": pf})["chamfer_neg"]
+    for s in range(S):
+        for i in range(K):
+            a = s * K + i
+            want = np.mean([set_distance_neg(cf[a], cf[s * K + j], pf[a], pf[s * K + j], "chamfer_neg")
+                            for j in range(K) if j != i])
+            assert got[s, i] == pytest.approx(want, abs=1e-8)
+
+
+def test_score_candidates_labels_texts_for_negation_aware_settings(small_encoder):
+    from sdrlib.embedding import ReportBank, SentenceEmbedder
+
+    emb = SentenceEmbedder(small_encoder)
+    bank = ReportBank.build(emb, ["There is a small left pleural effusion.", "The lungs are clear."],
+                            ["Small left effusion.", "No acute disease."])
+    yes = "<think> There is a small left pleural effusion. </think> <answer> Small left effusion. </answer>"
+    no = "<think> There is no left pleural effusion. </think> <answer> No effusion. </answer>"
+    pres = sel.candidate_presence([[yes, no]])
+    from sdrlib.distances.negation import OBSERVATIONS
+
+    eff = OBSERVATIONS.index("Pleural Effusion")
+    assert pres["findings"][0][0, eff] == 1 and pres["findings"][1][0, eff] == -1
+    bp = sel.bank_presence_of(bank)
+    assert bp["findings"].shape == (bank.matrix("findings").shape[0], 14) and bp["findings"][0, eff] == 1
+    res = sel.score_candidates([[no, yes]], bank, emb, ["chamfer_neg"], progress=None, aggregations=["min"])
+    assert res.chosen()[0, 0, 0] == 1  # the report agreeing with a bank report wins under the negation-aware cost
+    with pytest.raises(sel.SelectionError, match="ReportBank"):
+        sel.bank_presence_of({"findings": []})

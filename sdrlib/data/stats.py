@@ -26,7 +26,7 @@ __all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_example
            "language_stats", "language_table", "IU_XRAY_LANGUAGE", "LANGUAGE_TARGETS"]
 
 # Report-language statistics of 2,000 IU-Xray reports with both sections, measured with the same
-# definitions as ``language_stats`` (issue 11); the targets are those the synthetic corpus must meet
+# definitions as ``language_stats``; the targets are those the synthetic corpus must meet
 # at 2,000 training studies.
 IU_XRAY_LANGUAGE: dict[str, float] = {
     "unique_sentence_ratio": 0.39, "distinct_words": 1321, "words_per_sentence": 6.8,
@@ -160,8 +160,9 @@ def plot_prevalence(prev, split: str = "train"):
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     y = np.arange(len(prev))
     left = np.zeros(len(prev))
-    for tag, color, label in (("pos", "#c0392b", "positive (1)"), ("unc", "#f39c12", "uncertain (-1)"),
-                              ("neg", "#2980b9", "negative (0)")):
+    # Okabe-Ito vermillion / orange / blue (sdrlib.plots.PALETTE): distinguishable under colour-vision deficiencies
+    for tag, color, label in (("pos", "#D55E00", "positive (1)"), ("unc", "#E69F00", "uncertain (-1)"),
+                              ("neg", "#0072B2", "negative (0)")):
         vals = prev[f"{split} {tag}%"].to_numpy()
         ax.barh(y, vals, left=left, color=color, label=label)
         left += vals
@@ -169,7 +170,7 @@ def plot_prevalence(prev, split: str = "train"):
     ax.invert_yaxis()
     ax.set_xlabel(f"% of {split} studies (absent = not mentioned)")
     ax.set_title(f"CheXpert-14 label prevalence ({split})")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -194,8 +195,10 @@ def plot_sentence_counts(counts_by_split: Mapping[str, "object"]):
         ax.set_xlabel(f"sentences in {sec.capitalize()}")
         ax.set_ylabel("fraction of studies")
         ax.set_title(sec.capitalize())
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()  # one legend above both panels, clear of the bars
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=len(labels), frameon=False,
+               title="split")
     return fig
 
 

@@ -42,6 +42,10 @@ prediction not in the template    both sections scored as empty (``invalid_templ
                                   when more than half of all predictions are non-blank
                                   text outside the template, a ``TemplateFormatWarning``
                                   says how many and suggests ``prediction_format="report"``
+templates under                   read as free text (tags scored as words, Impression
+``prediction_format="report"``    empty); when more than half of all predictions parse as
+                                  the template, a ``TemplateTagsInReportWarning`` (a
+                                  ``TemplateFormatWarning``) suggests ``"template"``
 empty / None / NaN prediction     scored as empty: 0 for every text metric, no
                                   labels for clinical F1 (``empty_prediction``)
 mapping without a section (or     that section empty (``missing_prediction_section``)
@@ -94,7 +98,8 @@ from .significance import bootstrap_weights, paired_bootstrap
 
 __all__ = ["evaluate_reports", "score_reports", "ReportScores", "compare_systems", "compare_frames",
            "write_results", "EvaluationInputError", "METRIC_GROUPS", "SECTION_NAMES", "ISSUE_KINDS",
-           "metric_kwargs", "normalise_inputs", "NormalisedInputs", "TemplateFormatWarning"]
+           "metric_kwargs", "normalise_inputs", "NormalisedInputs", "TemplateFormatWarning",
+           "TemplateTagsInReportWarning"]
 
 SECTION_NAMES = ("findings", "impression", "report")
 ISSUE_KINDS = ("invalid_template", "empty_prediction", "missing_prediction_section",
@@ -118,6 +123,23 @@ class TemplateFormatWarning(UserWarning):
 
 
 TEMPLATE_WARN_SHARE = 0.5  # warn above this share of non-blank, unparsable text predictions
+
+
+class TemplateTagsInReportWarning(TemplateFormatWarning):
+    """The reverse mix-up: most predictions are ``<think>/<answer>`` templates read as free-text reports.
+
+    Under ``prediction_format="report"`` a templated output goes through
+    :func:`sdrlib.reports.split_report`, which finds no ``FINDINGS:`` / ``IMPRESSION:`` header: the
+    whole text, tags included, is scored as Findings and the Impression as empty. Warned by
+    :func:`normalise_inputs` when more than :data:`TEMPLATE_WARN_SHARE` of the predictions parse
+    as the template; the fix is ``prediction_format="template"`` (the default).
+
+    Why warnings and not errors (both classes): a policy that did not learn the template is a
+    legitimate result whose honest score is 0 (notebooks 03 / 04 evaluate such policies), and a
+    free-text report may quote the tags; raising would stop a run at the evaluation of a weak model.
+    Callers who want an error turn it into one:
+    ``warnings.filterwarnings("error", category=TemplateFormatWarning)`` (covers both).
+    """
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -209,6 +231,22 @@ def _warn_if_mostly_untemplated(preds_in: list[Any], issues: list[tuple[int, str
             f"(all text metrics 0; e.g. predictions[{first}]). If they are plain-text reports, pass "
             "prediction_format=\"report\"; if they are model outputs, the model did not follow the template "
             "(issue kind 'invalid_template' counts them).", TemplateFormatWarning, stacklevel=_outside_this_module())
+
+
+def _warn_if_mostly_templated(preds_in: list[Any]) -> None:
+    """:class:`TemplateTagsInReportWarning` when most predictions, read as reports, are valid templates."""
+    from sdrlib.reports import parse_template
+
+    n = len(preds_in)
+    texts = [_decoded(p, f"predictions[{i}]") for i, p in enumerate(preds_in)]  # already checked: no error
+    hits = [i for i, t in enumerate(texts) if isinstance(t, str) and parse_template(t) is not None]
+    if n and len(hits) / n > TEMPLATE_WARN_SHARE:
+        warnings.warn(
+            f"{len(hits)} of {n} predictions ({len(hits) / n:.0%}) are '<think> ... </think> <answer> ... "
+            "</answer>' templates but prediction_format=\"report\" reads them as free-text reports: the tags "
+            "are scored as words of the Findings and the Impression is empty (e.g. "
+            f"predictions[{hits[0]}]). Pass prediction_format=\"template\" (the default) to score their "
+            "sections.", TemplateTagsInReportWarning, stacklevel=_outside_this_module())
 
 
 def _outside_this_module() -> int:
@@ -344,6 +382,8 @@ def normalise_inputs(predictions: Any, references: Any, *, sections: Any = ("fin
             for i, r in enumerate(refs_in)]
     if prediction_format == "template":
         _warn_if_mostly_untemplated(preds_in, issues)
+    else:
+        _warn_if_mostly_templated(preds_in)
     for d in preds + refs:
         d["report"] = _joined(d)
     return NormalisedInputs(preds, refs, ids, secs, groups, labels, labels_given, issues)

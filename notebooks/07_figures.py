@@ -1,0 +1,93 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (sdr)
+#     language: python
+#     name: sdr
+# ---
+
+# %% [markdown]
+# # 07 · Figures and headline tables
+# Every paper figure and headline table this run produced, in the paper's order, and `results/figure_index.md`:
+# each file, the notebook that writes it and the paper figure or table it reproduces. The map itself lives in
+# `sdrlib.plots.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
+# on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
+# notebooks in the house style of `sdrlib.plots.style` (fixed dpi, fonts of at least 9 pt, the colour-blind-safe
+# Okabe-Ito palette).
+
+# %% tags=["parameters"]
+profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from sdrlib.config import load_profile
+from sdrlib.plots import figure_index, missing_summary, plot_gallery, save_fig, save_table, style
+
+cfg = load_profile(profile)
+print(cfg.name, "results:", cfg.results_dir, "figures:", cfg.figures_dir)
+
+# %% [markdown]
+# ## 1. What this run produced
+# One row per file found or per expected file that is missing; `not in index` marks a file no entry of
+# `FIGURE_INDEX` names (add it there).
+
+# %%
+index = figure_index(cfg.results_dir, cfg.figures_dir)
+print(index.status.value_counts().to_string())
+print(missing_summary(index))
+
+# %% [markdown]
+# ## 2. The paper's figures and headline tables
+# In the paper's order (Fig. 1, 2a, 2b, 3-5, Tables 1-6 and 3 / 23, then pruning and our additions); each with the
+# notebook that made it.
+
+# %%
+shown = index[(index.status == "present") & index.headline]
+for r in shown.itertuples():
+    path = (cfg.figures_dir if r.kind == "figure" else cfg.results_dir) / r.file.split("/", 1)[1]
+    display(Markdown(f"### {r.paper or 'ours'} · `{r.file}` ({r.notebook})\n{r.what}"))
+    if r.kind == "figure":
+        display(Image(filename=str(path)))
+    elif path.with_suffix(".csv").is_file():
+        display(pd.read_csv(path.with_suffix(".csv")))
+    else:
+        display(Markdown(path.read_text(encoding="utf-8")))
+if shown.empty:
+    print("no paper figure or headline table yet: run the notebooks first (./run_all.sh)")
+
+# %% [markdown]
+# ## 3. One overview image
+# Thumbnails of the paper figures present, for a quick look (and the README's gallery).
+
+# %%
+figs = shown[(shown.kind == "figure") & (shown.paper != "")]
+if len(figs):
+    with style():
+        fig = plot_gallery([cfg.figures_dir / f.split("/", 1)[1] for f in figs.file],
+                           [f"{p} ({n})" for p, n in zip(figs.paper, figs.notebook)])
+    save_fig(fig, "07_overview", cfg)
+    plt.close(fig)
+    print(f"figures/07_overview.png: {len(figs)} figures")
+else:
+    print("no paper figure present yet: no overview written")
+
+# %% [markdown]
+# ## 4. The index file
+# Written after the overview, so it lists it too: `results/figure_index.md` (and `.csv`, `.meta.json`).
+
+# %%
+index = figure_index(cfg.results_dir, cfg.figures_dir)
+out = index.drop(columns=["headline"])
+save_table(out, "figure_index", cfg)
+print(f"results/figure_index.md: {(index.status == 'present').sum()} present, {(index.status == 'missing').sum()} missing, "
+      f"{(index.status == 'not in index').sum()} not in the index")
+out

@@ -1,0 +1,441 @@
+"""EditGRPO: post-rollout sentence-level edits against the reference, on TRL's GRPOTrainer.
+
+After EditGRPO (its sec. 3 and appendix F). For every prompt, half of the group of ``G`` completions
+is sampled from the policy and the other half are edited copies of those samples: each sampled report
+is corrected against the reference, sentence by sentence, by the rules (a)-(e) of the paper
+(:func:`edit_section`), re-tokenised, and enters the batch as an ordinary completion. TRL then
+computes the reference-model (and, when needed, old-policy) log-probabilities from the completion
+token ids, scores every completion with the reward functions and forms group-relative advantages, so
+the edited half enters the loss with its log-probabilities under the current policy.
+Dr. GRPO as in the paper: ``loss_type="dr_grpo"`` and ``scale_rewards="none"`` (no std quotient),
+whatever the profile's ``grpo.loss_type`` (:data:`LOSS`).
+
+**Editing rules** (one section at a time, Findings against the reference Findings, Impression
+against the reference Impression; applied repeatedly, each round the first rule that applies, until
+none does (e)). A sentence's *entities* are the CheXpert-14 observations the offline labeler reads in
+it with their presence (``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's
+uncertain label), from :func:`sdrlib.distances.negation.sentence_presence`; sentences are compared by
+cosine similarity of our sentence embeddings (the RewardScorer's encoder).
+
+(a) a sentence with an entity whose presence conflicts with a reference sentence's is replaced by that
+    reference sentence (one conflict drawn at random);
+(b) otherwise a *false-positive* sentence (an entity no reference sentence carries with that presence)
+    is replaced by the most similar reference sentence when the cosine reaches ``tau``;
+(c) otherwise (below ``tau``) it is deleted;
+(d) otherwise a reference entity that no sentence carries (a false negative) is added by appending the
+    first reference sentence that carries it;
+(e) when nothing applies the report is returned; an empty section gets the first reference sentence.
+A sentence put in by (a), (b) or (d) is not edited again (a self-contradicting reference cannot loop).
+Sentences without entities ("The lungs are clear.") are never edited: the labeler reads no finding
+in them.
+
+**Substitutions** (the README repeats them). The paper extracts entities with RaTE-NER, with an
+entity embedding per mention and an entity-level similarity; here entities are the offline
+CheXpert-style labeler's observations per sentence (:mod:`sdrlib.metrics.labeler`) and similarity is
+sentence-level (the set-distance encoder), so ``tau`` only decides (b) versus (c), while entity matching
+is by label. Paper composite reward ``RadGraph-F1 + CheXbert micro-F1-14 + RaTEScore`` (unweighted,
+no format reward, "no-thinking") becomes, on our template, ``lambda_fmt R_fmt + lambda_sem (F1_14 +
+F1_ent + S_neg)`` (:func:`clinical_components`): ``F1_14`` the per-report micro F1 of the labeler's
+positive CheXpert-14 labels (stands in for CheXbert micro-F1-14), ``F1_ent`` the F1 of the labeler's
+(observation, presence) pairs including negatives (for RadGraph-F1, an entity-with-presence overlap
+without relations or anatomy), ``S_neg = 1 - mean_sections chamfer_neg`` the negation-aware Chamfer
+similarity of the sentence embeddings (for RaTEScore, an embedding similarity of findings that
+charges a negated finding). R_fmt keeps the policy's ``<think>/<answer>`` template.
+
+**Paragraph level** (the paper's ablation "para": edits of the whole report, one edited element per
+group): ``G - 1`` samples and one edited copy of the first, in which every section that any rule
+would touch is replaced by the whole reference section.
+
+Configuration names (:func:`parse_name`): ``editgrpo`` (profile's ``grpo.edit_level`` and
+``grpo.edit_tau``), ``editgrpo_para`` (paragraph level), ``editgrpo_tau<t>`` (``tau`` = t, e.g.
+``editgrpo_tau0.3``), ``editgrpo_noedit`` (the same composite reward and Dr. GRPO without edits:
+the paper's "SFT + Dr. GRPO" row).
+
+Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sdrlib.errors import SDRError
+
+__all__ = ["EditError", "EDIT_LEVELS", "EDIT_COUNTS", "LOSS", "parse_name", "is_edit_name", "edit_section",
+           "edit_report", "clinical_components", "positive_f1", "entity_f1", "EditGRPOTrainer", "group_slots"]
+
+#: edit granularity: ``sentence`` (the paper's default) or ``paragraph`` (its ablation "para")
+EDIT_LEVELS: tuple[str, ...] = ("sentence", "paragraph", "none")
+#: counters of one batch of edits (logged per step as ``edits/<name>``)
+EDIT_COUNTS: tuple[str, ...] = ("replace_conflict", "replace_fp", "delete", "add", "replace_section",
+                                "unchanged", "no_template")
+#: the paper's loss: Dr. GRPO (TRL ``loss_type``, ``scale_rewards``)
+LOSS: tuple[str, str] = ("dr_grpo", "none")
+DEFAULT_TAU = 0.6
+
+_NAME_RE = re.compile(r"editgrpo(?:_(para|noedit))?(?:_tau(0|1|0\.[0-9]+|1\.0+))?")
+
+
+class EditError(SDRError, ValueError):
+    """An EditGRPO setting or batch is unusable (bad tau / level / name, a batch that is not whole groups)."""
+
+
+def parse_name(name: str) -> tuple[str | None, float | None] | None:
+    """``(level or None, tau or None)`` of an EditGRPO configuration name, ``None`` when it is not one.
+
+    ``None`` fields mean "the profile's value". Example: ``parse_name("editgrpo_tau0.3") -> (None, 0.3)``,
+    ``parse_name("editgrpo_para") -> ("paragraph", None)``, ``parse_name("chamfer") -> None``.
+    """
+    if not isinstance(name, str):
+        return None
+    m = _NAME_RE.fullmatch(name)
+    if m is None:
+        return None
+    level = {"para": "paragraph", "noedit": "none"}.get(m.group(1)) if m.group(1) else None
+    return level, (float(m.group(2)) if m.group(2) is not None else None)
+
+
+def is_edit_name(name: str) -> bool:
+    """Whether ``name`` is an EditGRPO configuration (``editgrpo``, ``editgrpo_para``, ``editgrpo_tau0.3``, ...)."""
+    return parse_name(name) is not None
+
+
+def check_tau(tau: Any) -> float:
+    if isinstance(tau, (bool, np.bool_)) or not isinstance(tau, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(tau) or not 0.0 <= float(tau) <= 1.0:
+        raise EditError(f"edit tau must be a number in [0, 1], got {tau!r}")
+    return float(tau)
+
+
+def check_level(level: Any) -> str:
+    if level not in EDIT_LEVELS:
+        raise EditError(f"edit level must be one of {list(EDIT_LEVELS)}, got {level!r}")
+    return level
+
+
+# --------------------------------------------------------------------------- edits
+
+
+def _entities(presence_row: np.ndarray) -> set[tuple[int, int]]:
+    return {(int(k), int(presence_row[k])) for k in np.flatnonzero(presence_row)}
+
+
+def _unit(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, np.float64).reshape(len(a), -1)
+    n = np.linalg.norm(a, axis=1, keepdims=True)
+    return a / np.where(n > 0, n, 1.0)
+
+
+def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: np.ndarray, ref_vecs: np.ndarray,
+                 tau: float = DEFAULT_TAU, rng: np.random.Generator | None = None) -> tuple[list[str], Counter]:
+    """Apply rules (a)-(e) (module doc) to one section's sentences; returns ``(sentences, counts)``.
+
+    ``gen_vecs`` (n, d) and ``ref_vecs`` (m, d) are the sentences' embeddings (any scale).
+    ``counts`` has ``replace_conflict`` (a), ``replace_fp`` (b), ``delete`` (c) and ``add`` (d, e).
+    Example: generated ``["No pneumothorax.", "Small left pleural effusion."]`` against reference
+    ``["Small right pneumothorax.", "No pleural effusion."]`` -> both sentences replaced (a).
+    """
+    from sdrlib.distances.negation import sentence_presence
+
+    tau = check_tau(tau)
+    rng = rng or np.random.default_rng(0)
+    gen, ref = list(generated), list(reference)
+    if len(gen_vecs) != len(gen) or len(ref_vecs) != len(ref):
+        raise EditError(f"{len(gen)} sentences / {len(gen_vecs)} vectors, {len(ref)} reference sentences / "
+                        f"{len(ref_vecs)} vectors: rows must match")
+    counts: Counter = Counter()
+    if not ref:
+        return gen, counts
+    R = _unit(ref_vecs)
+    ref_ent = [_entities(r) for r in sentence_presence(ref)]
+    ref_all = set().union(*ref_ent)
+    # working copy: (sentence, entities, unit vector or None, fixed = put in by an edit)
+    G = _unit(gen_vecs) if len(gen) else np.zeros((0, R.shape[1]))
+    x = [(s, e, G[i], False) for i, (s, e) in enumerate(zip(gen, [_entities(r) for r in sentence_presence(gen)]))]
+    for _ in range(4 * (len(gen) + len(ref)) + 4):
+        # (a) conflicting presence with a reference sentence
+        conflicts = [(i, j) for i, (_, e, _, fixed) in enumerate(x) if not fixed
+                     for j, f in enumerate(ref_ent) if any((k, -v) in f for k, v in e)]
+        if conflicts:
+            i, j = conflicts[int(rng.integers(len(conflicts)))]
+            x[i] = (ref[j], ref_ent[j], R[j], True)
+            counts["replace_conflict"] += 1
+            continue
+        # (b) / (c) a false-positive sentence: an entity no reference sentence carries with that presence
+        fp = [i for i, (_, e, _, fixed) in enumerate(x) if not fixed and e - ref_all]
+        if fp:
+            i = fp[0]
+            s, _, v, _ = x[i]
+            cand = [j for j in range(len(ref)) if ref[j] != s]
+            sims = R[cand] @ v if cand else np.zeros(0)
+            if cand and sims.max() >= tau:
+                j = cand[int(np.argmax(sims))]
+                x[i] = (ref[j], ref_ent[j], R[j], True)
+                counts["replace_fp"] += 1
+            else:
+                del x[i]
+                counts["delete"] += 1
+            continue
+        # (d) a reference entity no sentence carries: append the first reference sentence that carries it
+        have = set().union(*(e for _, e, _, _ in x)) if x else set()
+        missing = ref_all - have
+        if missing:
+            j = next(j for j, f in enumerate(ref_ent) if f & missing)
+            x.append((ref[j], ref_ent[j], R[j], True))
+            counts["add"] += 1
+            continue
+        break
+    if not x:  # (e) an empty report gets a reference sentence
+        x.append((ref[0], ref_ent[0], R[0], True))
+        counts["add"] += 1
+    return [s for s, *_ in x], counts
+
+
+def _needs_edit(generated: Sequence[str], reference: Sequence[str]) -> bool:
+    """Whether any of rules (a), (b)/(c), (d) applies to a section (the paragraph-level trigger)."""
+    from sdrlib.distances.negation import sentence_presence
+
+    if not reference:
+        return False
+    ref_ent = [_entities(r) for r in sentence_presence(list(reference))]
+    ref_all = set().union(*ref_ent)
+    gen_ent = [_entities(r) for r in sentence_presence(list(generated))] if generated else []
+    have = set().union(*gen_ent) if gen_ent else set()
+    conflict = any((k, -v) in ref_all for e in gen_ent for k, v in e)
+    return bool(conflict or (have - ref_all) or (ref_all - have) or not generated)
+
+
+def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any, *, tau: float = DEFAULT_TAU,
+                level: str = "sentence", rng: np.random.Generator | None = None,
+                max_chars: int = 4000) -> tuple[str, Counter]:
+    """Edit one templated completion against its reference; returns ``(edited text, counts)``.
+
+    A completion without a valid template (:func:`sdrlib.rewards.check_completion`) is read as a
+    report with two empty sections (``counts["no_template"] = 1``), so rules (d) and (e) rebuild it from
+    reference sentences: our policy's template is the one thing the paper's untemplated reports lack.
+    One that no rule changes gets ``counts["unchanged"] = 1`` and is returned as it is.
+    ``level="paragraph"`` replaces each section that needs an edit by the whole reference section
+    (``counts["replace_section"]``). The result is a valid template (:func:`sdrlib.reports.build_template`).
+    """
+    from sdrlib.reports import build_template, split_sentences
+    from sdrlib.rewards import check_completion
+
+    level = check_level(level)
+    if level == "none":
+        return text, Counter({"unchanged": 1})
+    sections, _ = check_completion(text, max_chars)
+    counts: Counter = Counter()
+    if sections is None:
+        counts["no_template"] += 1
+        gen_sections = ("", "")
+    else:
+        gen_sections = (sections.findings, sections.impression)
+    out = []
+    for gen_text, ref_text in zip(gen_sections, (ref_findings, ref_impression)):
+        gen, ref = split_sentences(gen_text), split_sentences(ref_text)
+        if level == "paragraph":
+            if _needs_edit(gen, ref):
+                out.append(" ".join(ref))
+                counts["replace_section"] += 1
+            else:
+                out.append(" ".join(gen))
+            continue
+        if gen:
+            gv, rv = embedder.encode_sections([gen_text, ref_text])
+        else:
+            rv = embedder.encode_sections([ref_text])[0]
+            gv = np.zeros((0, rv.shape[1]))
+        sents, c = edit_section(gen, ref, gv, rv, tau, rng)
+        counts.update(c)
+        out.append(" ".join(sents))
+    if not sum(counts.values()):
+        return text, Counter({"unchanged": 1})
+    if not all(o.strip() for o in out):  # a reference section without sentences: nothing to rebuild from
+        return text, counts
+    return build_template(*out), counts
+
+
+# --------------------------------------------------------------------------- composite clinical reward
+
+
+def positive_f1(gen_labels: dict[str, int], ref_labels: dict[str, int]) -> float:
+    """Per-report F1 of the positive CheXpert-14 labels (micro over observations); 1 when both have none."""
+    a = {k for k, v in gen_labels.items() if v == 1}
+    b = {k for k, v in ref_labels.items() if v == 1}
+    return 1.0 if not a and not b else 2 * len(a & b) / (len(a) + len(b))
+
+
+def entity_f1(gen_labels: dict[str, int], ref_labels: dict[str, int]) -> float:
+    """F1 of the (observation, presence) pairs read positive or negative, "No Finding" excluded; 1 when both empty."""
+    a = {(k, v) for k, v in gen_labels.items() if v in (0, 1) and k != "No Finding"}
+    b = {(k, v) for k, v in ref_labels.items() if v in (0, 1) and k != "No Finding"}
+    return 1.0 if not a and not b else 2 * len(a & b) / (len(a) + len(b))
+
+
+def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[str], ref_findings: Sequence[str],
+                        ref_impression: Sequence[str]) -> dict[str, np.ndarray]:
+    """``f1_14`` and ``f1_entity`` (module doc) for parsed completions, arrays of shape (n,) in [0, 1].
+
+    ``sem_neg`` (the negation-aware Chamfer similarity) needs the encoder and is computed by
+    :class:`sdrlib.rewards.RewardScorer`.
+    """
+    from sdrlib.metrics.labeler import label_report
+
+    f1, ent = [], []
+    for gf, gi, rf, ri in zip(gen_findings, gen_impression, ref_findings, ref_impression):
+        g, r = label_report(f"{gf} {gi}"), label_report(f"{rf} {ri}")
+        f1.append(positive_f1(g, r))
+        ent.append(entity_f1(g, r))
+    return {"f1_14": np.asarray(f1, float), "f1_entity": np.asarray(ent, float)}
+
+
+# --------------------------------------------------------------------------- trainer
+
+
+def group_slots(n: int, num_generations: int, level: str) -> tuple[list[int], dict[int, int]]:
+    """Which of ``n`` batch slots are sampled and, for each edited slot, its source slot.
+
+    Groups are consecutive runs of ``num_generations`` (TRL's ``RepeatSampler`` layout). Sentence
+    level: the first ``ceil(G / 2)`` of each group are sampled, slot ``s + ceil(G / 2)`` is an edited
+    copy of slot ``s``; paragraph level: ``G - 1`` sampled, the last slot an edited copy of the first;
+    ``none``: all sampled. Example: ``group_slots(4, 4, "sentence") -> ([0, 1], {2: 0, 3: 1})``.
+    """
+    g = int(num_generations)
+    if g < 2 or n % g:
+        raise EditError(f"a batch of {n} completions is not whole groups of num_generations = {g}")
+    level = check_level(level)
+    k = g if level == "none" else (g + 1) // 2 if level == "sentence" else g - 1
+    sampled, edited = [], {}
+    for start in range(0, n, g):
+        sampled += list(range(start, start + k))
+        for e in range(k, g):
+            edited[start + e] = start + (e - k) % k
+    return sampled, edited
+
+
+def _trainer_class():
+    from trl import GRPOTrainer
+
+    class EditGRPOTrainer(GRPOTrainer):
+        """``GRPOTrainer`` whose rollouts are half sampled, half edited copies (module doc).
+
+        Extra arguments: ``edit_embedder`` (sentence encoder), ``edit_tau``, ``edit_level``,
+        ``edit_max_chars``. Overrides two methods and nothing else: ``_generate_and_score_completions``
+        keeps the batch's reference columns, ``_generate`` samples the sampled slots
+        (:func:`group_slots`) through TRL's own ``_generate`` and fills the edited slots with the
+        re-tokenised edits, so everything after (reference / old log-probs from the completion ids,
+        rewards, advantages, loss) is TRL's. Per step it logs ``edits/<count>`` (:data:`EDIT_COUNTS`)
+        and ``edits/seconds``; ``edit_log`` keeps one dict per generation batch.
+        """
+
+        def __init__(self, *args, edit_embedder=None, edit_tau: float = DEFAULT_TAU, edit_level: str = "sentence",
+                     edit_max_chars: int = 4000, **kwargs):
+            self.edit_embedder = edit_embedder
+            self.edit_tau = check_tau(edit_tau)
+            self.edit_level = check_level(edit_level)
+            self.edit_max_chars = edit_max_chars
+            self.edit_log: list[dict] = []
+            self._edit_inputs = None
+            super().__init__(*args, **kwargs)
+            if self.use_vllm and getattr(self.args, "vllm_mode", "colocate") == "server":
+                raise EditError("EditGRPO needs vllm_mode='colocate' (server mode samples whole groups per prompt)")
+
+        def _generate_and_score_completions(self, inputs):
+            self._edit_inputs = inputs
+            try:
+                return super()._generate_and_score_completions(inputs)
+            finally:
+                self._edit_inputs = None
+
+        def _generate(self, prompts):
+            inputs = self._edit_inputs
+            if not self.model.training or inputs is None or self.edit_level == "none":
+                return super()._generate(prompts)
+            n = len(prompts)
+            sampled, edited = group_slots(n, self.num_generations, self.edit_level)
+            ids = [str(x.get("study_id", i // self.num_generations)) for i, x in enumerate(inputs)]
+            for start in range(0, n, self.num_generations):
+                if len(set(ids[start:start + self.num_generations])) != 1:
+                    raise EditError(f"batch slots {start}..{start + self.num_generations - 1} hold several studies: "
+                                    "EditGRPO needs whole groups of one prompt (TRL's RepeatSampler)")
+            out = super()._generate([prompts[i] for i in sampled])
+            prompt_ids, completion_ids, tool_mask, completions, logprobs, extra, images, tool_images = out
+            if tool_mask is not None or any(extra.values()):
+                raise EditError("EditGRPO does not support tool calls or rollout_func extras")
+            pos = {s: k for k, s in enumerate(sampled)}
+            src = [pos[i] if i in pos else pos[edited[i]] for i in range(n)]
+            t0 = time.perf_counter()
+            counts: Counter = Counter()
+            rng = np.random.default_rng([int(self.args.seed), int(self.state.global_step)])
+            new_ids, new_comp = [], []
+            tok = self._tokenizer
+            eos = self.eos_token_ids[0] if self.eos_token_ids else tok.eos_token_id
+            self._prewarm([completions[src[i]] for i in edited], [inputs[i] for i in edited])
+            for i in range(n):
+                k = src[i]
+                if i in pos:
+                    new_ids.append(completion_ids[k])
+                    new_comp.append(completions[k])
+                    continue
+                from sdrlib.rewards import completion_text
+
+                text = completion_text(completions[k])
+                x = inputs[i]
+                edited_text, c = edit_report(text, x["findings"], x["impression"], self.edit_embedder,
+                                             tau=self.edit_tau, level=self.edit_level, rng=rng,
+                                             max_chars=self.edit_max_chars)
+                counts.update(c)
+                if edited_text == text:
+                    new_ids.append(list(completion_ids[k]))
+                    new_comp.append(completions[k])
+                    continue
+                ids_k = list(tok(edited_text, add_special_tokens=False)["input_ids"]) + [eos]
+                new_ids.append(ids_k)
+                decoded = self.processing_class.batch_decode([ids_k], skip_special_tokens=True)[0]
+                new_comp.append([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
+                                else decoded)
+            seconds = time.perf_counter() - t0
+            mode = "train"
+            for name in EDIT_COUNTS:
+                self._metrics[mode][f"edits/{name}"].append(float(counts.get(name, 0)))
+            self._metrics[mode]["edits/seconds"].append(seconds)
+            self.edit_log.append({"step": int(self.state.global_step) + 1, **{k: int(counts.get(k, 0))
+                                                                               for k in EDIT_COUNTS},
+                                  "seconds": seconds})
+            new_logprobs = None
+            if logprobs is not None:  # vLLM: no sampling log-prob for an edited token (TRL maps None to NaN)
+                new_logprobs = [logprobs[src[i]] if i in pos else [None] * len(new_ids[i]) for i in range(n)]
+            new_images = [images[src[i]] for i in range(n)] if images is not None else None
+            new_tool_images = [tool_images[src[i]] for i in range(n)] if tool_images else tool_images
+            return ([prompt_ids[src[i]] for i in range(n)], new_ids, None, new_comp, new_logprobs, extra,
+                    new_images, new_tool_images)
+
+    def _prewarm(self, completions, rows) -> None:
+        """Embed the sections of all completions to edit and their references in one encoder call (the
+        per-completion calls of :func:`edit_report` then hit the cache)."""
+        from sdrlib.rewards import check_completion, completion_text
+
+        texts = []
+        for c, x in zip(completions, rows):
+            sections, _ = check_completion(completion_text(c), self.edit_max_chars)
+            if sections is not None:
+                texts += [sections.findings, sections.impression]
+            texts += [x["findings"], x["impression"]]
+        if texts and self.edit_embedder is not None:
+            self.edit_embedder.encode_sections(texts)
+
+    EditGRPOTrainer._prewarm = _prewarm
+    return EditGRPOTrainer
+
+
+def __getattr__(name: str):  # EditGRPOTrainer is built on first use: importing TRL costs seconds
+    if name == "EditGRPOTrainer":
+        cls = _trainer_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)

@@ -1,0 +1,204 @@
+"""G-CARL-style rewards for report generation: a claim reward R_fact and a checklist reward R_check.
+
+After G-CARL (Xie et al., *Grounded Checklist-Aligned Reward Learning*, sec. 3), transferred from
+patient-facing report interpretation to report generation, with offline components only:
+
+- **R_fact** (its eqs. 6-9). The claims of a generated report are its sentences (Findings and
+  Impression, :func:`sdrlib.reports.split_sentences`). Claim ``c`` is *valid* (``z = 1``) when it is
+  **supported**: its sentence embedding has cosine >= ``threshold`` with some reference sentence or
+  some bank sentence (the training reports' sentences: statements radiologists write), **and
+  relevant**: it does not contradict the reference's presence labels (an observation the claim reads
+  positive that the reference report reads negative, or the reverse; labels from the offline labeler,
+  :func:`sdrlib.distances.negation.sentence_presence`, uncertain = no claim). Then
+  ``P = mean z``, ``C = min(sum z / K, 1)`` with ``K`` the reference's claim count (its number of
+  sentences), and ``R_fact = 2PC / (P + C)`` (0 when ``P + C = 0``), in [0, 1].
+- **R_check** (its eqs. 10-13). A weighted checklist is built from the reference's CheXpert-14
+  labels (:func:`sdrlib.metrics.labeler.label_report`), no clinician in the loop:
+  *essential* (weight :data:`WEIGHTS` ``["essential"]`` = 4): every positive finding of the reference,
+  and "No Finding" for a normal reference; satisfied when the generated report reads it positive.
+  *important* (2): every pertinent negative of the reference; satisfied when the generated report
+  explicitly negates it. *optional* (1): every uncertain finding; satisfied when the generated report
+  mentions it positive or uncertain. *pitfall* (-2): every critical finding of ``pitfalls``
+  (default :data:`CRITICAL_FINDINGS`) that the reference does not read positive or uncertain;
+  triggered when the generated report reads it positive (a hallucinated critical finding).
+  ``V_pos = sum_P w z / sum_P w``, ``V_neg = sum_N |w| z / sum_P w`` and
+  ``R_check = clip(V_pos - V_neg, 0, 1)`` (eq. 13).
+
+The trainer's reward is ``lambda_fmt R_fmt + lambda_fact R_fact + lambda_check R_check`` (its eq. 14;
+paper weights 0.3 / 0.4 / 0.3, the profile's ``grpo.gcarl_lambda_*``), with R_fact and R_check 0 when
+R_fmt is 0 (as every content reward in :mod:`sdrlib.rewards`).
+
+**Not reproduced**, and why: the *patient-facing task* (PMRI: explaining a report to a patient from a
+query and a dialogue history; here the policy writes the report itself, there is no query); *retrieval
+over a medical datastore* (drug labels, textbooks, guidelines; nothing may be downloaded, and a
+chest X-ray sentence is checked against the reference and a bank of training-report sentences
+instead); *claim extraction by an LLM* (claims are sentences, which for these short templated reports
+is what the extractor would return); *clinician-written checklists* (built here automatically from the
+reference labels, so "demand satisfaction" and "expression quality" items, which need a person or an
+LLM, are absent); the *LLM verifier* (support is an embedding match, relevance a label check, so a
+fluent sentence with a wrong laterality or severity still counts as supported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdrlib.errors import SDRError
+
+__all__ = ["GCARLError", "CRITICAL_FINDINGS", "WEIGHTS", "ChecklistItem", "build_checklist", "check_reward",
+           "claim_validity", "fact_reward", "report_presence", "DEFAULT_LAMBDAS", "DEFAULT_THRESHOLD"]
+
+#: critical findings whose hallucination is a pitfall item (the issue's example: pneumothorax)
+CRITICAL_FINDINGS: tuple[str, ...] = ("Pneumothorax", "Fracture")
+#: checklist weights per importance level (G-CARL: essential 4-5, important 2-3, optional 1-2, pitfall -2..-1)
+WEIGHTS: dict[str, float] = {"essential": 4.0, "important": 2.0, "optional": 1.0, "pitfall": -2.0}
+#: G-CARL's eq. 14 weights (format, fact, check) = (0.3, 0.4, 0.3)
+DEFAULT_LAMBDAS: tuple[float, float, float] = (0.3, 0.4, 0.3)
+#: cosine a claim needs with a reference or bank sentence to count as supported
+DEFAULT_THRESHOLD = 0.7
+
+
+class GCARLError(SDRError, ValueError):
+    """A G-CARL reward input is unusable (unknown pitfall finding, threshold out of range, misaligned arrays)."""
+
+
+def check_pitfalls(pitfalls: Sequence[str]) -> tuple[str, ...]:
+    """``pitfalls`` as a tuple of CheXpert-14 pathology names; anything else raises :class:`GCARLError`."""
+    from sdrlib.metrics.labeler import PATHOLOGIES
+
+    if isinstance(pitfalls, str):
+        raise GCARLError(f"pitfalls must be a list of CheXpert-14 findings, got one string {pitfalls!r}")
+    out = tuple(pitfalls)
+    bad = [p for p in out if p not in PATHOLOGIES]
+    if bad:
+        raise GCARLError(f"unknown pitfall finding(s) {bad}; allowed: {PATHOLOGIES}")
+    return out
+
+
+def check_threshold(value) -> float:
+    """A cosine threshold: a real number in [-1, 1] (not bool, not NaN)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or not -1.0 <= float(value) <= 1.0:
+        raise GCARLError(f"similarity threshold must be a number in [-1, 1], got {value!r}")
+    return float(value)
+
+
+# --------------------------------------------------------------------------- checklist
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    """One checklist item: ``observation`` (CheXpert-14), ``level`` (essential / important / optional / pitfall)
+    and ``weight`` (negative for a pitfall)."""
+
+    observation: str
+    level: str
+    weight: float
+
+    def satisfied(self, labels: dict[str, int]) -> bool:
+        """Whether the generated report's labels satisfy the item (a pitfall: whether it is triggered)."""
+        v = labels.get(self.observation)
+        if self.level in ("essential", "pitfall"):
+            return v == 1
+        if self.level == "important":
+            return v == 0
+        return v in (1, -1)  # optional: mentioned as positive or uncertain
+
+
+def build_checklist(reference_labels: dict[str, int], pitfalls: Sequence[str] = CRITICAL_FINDINGS) -> list[ChecklistItem]:
+    """The weighted checklist of one reference from its CheXpert-14 labels (module doc).
+
+    Example: ``build_checklist({"Cardiomegaly": 1, "Pneumothorax": 0})`` -> essential Cardiomegaly,
+    important Pneumothorax (a pertinent negative), pitfall Fracture.
+    """
+    items = []
+    for obs, v in reference_labels.items():
+        if v == 1:
+            items.append(ChecklistItem(obs, "essential", WEIGHTS["essential"]))
+        elif v == 0 and obs != "No Finding":
+            items.append(ChecklistItem(obs, "important", WEIGHTS["important"]))
+        elif v == -1:
+            items.append(ChecklistItem(obs, "optional", WEIGHTS["optional"]))
+    for obs in check_pitfalls(pitfalls):
+        if reference_labels.get(obs) not in (1, -1):
+            items.append(ChecklistItem(obs, "pitfall", WEIGHTS["pitfall"]))
+    return items
+
+
+def check_reward(generated_labels: dict[str, int], checklist: Sequence[ChecklistItem]) -> tuple[float, float, float]:
+    """``(R_check, V_pos, V_neg)`` of one generated report's labels against a checklist (eqs. 12-13).
+
+    ``R_check`` is in [0, 1]; a checklist without positive items scores 0.
+    """
+    pos = [i for i in checklist if i.weight > 0]
+    neg = [i for i in checklist if i.weight < 0]
+    total = sum(i.weight for i in pos)
+    if total <= 0:
+        return 0.0, 0.0, 0.0
+    v_pos = sum(i.weight for i in pos if i.satisfied(generated_labels)) / total
+    v_neg = sum(-i.weight for i in neg if i.satisfied(generated_labels)) / total
+    return float(np.clip(v_pos - v_neg, 0.0, 1.0)), float(v_pos), float(v_neg)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def report_presence(sentences: Sequence[str]) -> np.ndarray:
+    """Report-level presence vector (14,) int8 over :data:`sdrlib.distances.negation.OBSERVATIONS`:
+    +1 when some sentence reads the observation positive, else -1 when some sentence negates it, else 0."""
+    from sdrlib.distances.negation import OBSERVATIONS, sentence_presence
+
+    P = sentence_presence(list(sentences))
+    if not len(P):
+        return np.zeros(len(OBSERVATIONS), np.int8)
+    return np.where((P == 1).any(0), 1, np.where((P == -1).any(0), -1, 0)).astype(np.int8)
+
+
+def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Sequence[str], ref_vecs: np.ndarray,
+                   bank_vecs: np.ndarray | None = None, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+    """``z`` (bool, shape (n_claims,)): supported (cosine >= ``threshold`` with a reference or bank sentence)
+    and not contradicting the reference's presence labels (module doc).
+
+    ``claim_vecs`` (n, d), ``ref_vecs`` (m, d) and ``bank_vecs`` (b, d) are sentence embeddings
+    (normalised here); rows of ``claim_vecs`` must match ``claims``.
+    """
+    from sdrlib.distances.negation import sentence_presence
+
+    threshold = check_threshold(threshold)
+    n = len(claims)
+    if n == 0:
+        return np.zeros(0, bool)
+    A = _unit(claim_vecs)
+    if A.shape[0] != n or len(ref_vecs) != len(reference):
+        raise GCARLError(f"{n} claims / {A.shape[0]} claim vectors, {len(reference)} reference sentences / "
+                         f"{len(ref_vecs)} vectors: the rows must match")
+    best = np.full(n, -np.inf)
+    for B in (ref_vecs, bank_vecs):
+        if B is not None and len(B):
+            best = np.maximum(best, (A @ _unit(B).T).max(1))
+    supported = best >= threshold - 1e-9
+    ref = report_presence(reference)
+    P = sentence_presence(list(claims)).astype(np.int16)
+    contradict = ((P * ref[None, :].astype(np.int16)) == -1).any(1)
+    return supported & ~contradict
+
+
+def fact_reward(z: np.ndarray, k: int) -> tuple[float, float, float]:
+    """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``k`` (eqs. 7-9)."""
+    z = np.asarray(z, bool)
+    if z.size == 0 or k <= 0:
+        return 0.0, 0.0, 0.0
+    p = float(z.mean())
+    c = min(float(z.sum()) / k, 1.0)
+    return (2 * p * c / (p + c) if p + c > 0 else 0.0), p, c
+
+
+def _unit(a) -> np.ndarray:
+    a = np.asarray(a, np.float64)
+    if a.ndim != 2:
+        raise GCARLError(f"sentence embeddings must be 2-D (n, d), got shape {a.shape}")
+    norm = np.linalg.norm(a, axis=1, keepdims=True)
+    return a / np.where(norm > 0, norm, 1.0)

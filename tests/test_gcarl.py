@@ -1,0 +1,91 @@
+"""Tests for sdrlib.gcarl (R_fact, R_check) and their TRL reward functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sdrlib import gcarl
+from sdrlib.config import ConfigError, load_profile
+from sdrlib.metrics.labeler import label_report
+from sdrlib.reports import build_template
+from sdrlib.rewards import RewardError, RewardScorer, trl_reward_functions
+from training_helpers import FakeEmbedder
+
+REF_F = "The heart is enlarged. No pneumothorax."
+REF_I = "Cardiomegaly."
+
+
+def test_checklist_levels_and_weights_from_reference_labels():
+    items = {(i.observation, i.level, i.weight)
+             for i in gcarl.build_checklist({"Cardiomegaly": 1, "Pneumothorax": 0, "Edema": -1})}
+    assert items == {("Cardiomegaly", "essential", 4.0), ("Pneumothorax", "important", 2.0),
+                     ("Edema", "optional", 1.0), ("Fracture", "pitfall", -2.0),
+                     ("Pneumothorax", "pitfall", -2.0)}  # a pertinent negative is also a pitfall to hallucinate
+    normal = gcarl.build_checklist(label_report("No acute cardiopulmonary process."))
+    assert ("No Finding", "essential") in {(i.observation, i.level) for i in normal}
+
+
+def test_check_reward_eq13_with_pitfall_and_clip():
+    checklist = gcarl.build_checklist(label_report(f"{REF_F} {REF_I}"))  # Cardiomegaly +, Pneumothorax -
+    r, vp, vn = gcarl.check_reward(label_report(f"{REF_F} {REF_I}"), checklist)
+    assert (r, vp, vn) == (1.0, 1.0, 0.0)
+    r, vp, vn = gcarl.check_reward(label_report("The heart is enlarged. Acute rib fracture."), checklist)
+    assert vp == pytest.approx(4 / 6) and vn == pytest.approx(2 / 6) and r == pytest.approx(2 / 6)
+    r, vp, vn = gcarl.check_reward(label_report("Large pneumothorax. Acute rib fracture."), checklist)
+    assert vp == 0.0 and vn > 0 and r == 0.0  # clipped at 0
+
+
+def test_fact_reward_is_the_harmonic_mean_of_precision_and_coverage():
+    assert gcarl.fact_reward(np.array([True, True]), 4) == pytest.approx((2 * 1 * 0.5 / 1.5, 1.0, 0.5))
+    assert gcarl.fact_reward(np.array([True, False, True, True]), 2) == pytest.approx((2 * 0.75 / 1.75, 0.75, 1.0))
+    assert gcarl.fact_reward(np.array([False]), 2) == (0.0, 0.0, 0.0)
+    assert gcarl.fact_reward(np.zeros(0, bool), 2) == (0.0, 0.0, 0.0)
+
+
+def test_claims_supported_by_reference_or_bank_and_not_contradicting():
+    emb = FakeEmbedder()
+    ref = ["The heart is enlarged.", "No pneumothorax."]
+    claims = ["The heart is enlarged.", "Small right pneumothorax.", "The lungs are clear.", "Osseous structures intact."]
+    vec = lambda s: np.stack([emb.vec(x) for x in s])  # noqa: E731
+    z = gcarl.claim_validity(claims, vec(claims), ref, vec(ref), vec(["The lungs are clear."]), threshold=0.9)
+    # matched reference: valid; contradicts "No pneumothorax": invalid even if in the bank; in the bank: valid;
+    # nowhere: unsupported
+    assert z.tolist() == [True, False, True, False]
+    z = gcarl.claim_validity(claims[1:2], vec(claims[1:2]), ref, vec(ref), vec(claims[1:2]), threshold=0.9)
+    assert z.tolist() == [False]
+
+
+def test_gcarl_trl_functions_sum_to_the_scorer_total():
+    funcs, weights = trl_reward_functions("gcarl", FakeEmbedder(), bank=["The lungs are clear."])
+    assert [f.__name__ for f in funcs] == ["r_fmt", "r_fact", "r_check"] and weights == [0.3, 0.4, 0.3]
+    cs = [build_template(REF_F, REF_I), build_template("The lungs are clear. Large pneumothorax.", "No acute process."),
+          "no template"]
+    kw = {"findings": [REF_F] * 3, "impression": [REF_I] * 3}
+    vals = np.array([f(cs, **kw) for f in funcs])
+    total = funcs[0].scorer.score(cs, kw["findings"], kw["impression"]).total
+    assert np.allclose(np.array(weights) @ vals, total)
+    assert np.isclose(total[0], 1.0) and total[2] == 0.0 and 0.3 <= total[1] < 0.6
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"threshold": 1.5}, "threshold"), ({"threshold": float("nan")}, "threshold"),
+    ({"pitfalls": ["Pneumothorax", "Gout"]}, "pitfall"), ({"pitfalls": "Pneumothorax"}, "pitfall"),
+    ({"weights": {"fact": -1.0, "check": 0.3}}, "weights"), ({"weights": {"fact": 0.4}, "bank": None}, None),
+    ({"weights": {"facts": 0.4, "check": 0.3}}, "keys"), ({"bank": ["ok.", ""]}, "bank"), ({"bank": "one str"}, "bank"),
+])
+def test_gcarl_scorer_refuses_bad_parameters(kwargs, match):
+    if match is None:  # a partial weights dict keeps the other default
+        assert RewardScorer("gcarl", FakeEmbedder(), **kwargs).weights == {"fact": 0.4, "check": 0.3}
+        return
+    with pytest.raises(RewardError, match=match):
+        RewardScorer("gcarl", FakeEmbedder(), **kwargs)
+
+
+def test_gcarl_profile_keys_are_validated():
+    cfg = load_profile("smoke", {"grpo.gcarl_pitfalls": ["Pneumothorax", "Pleural Effusion"]})
+    assert cfg.grpo.gcarl_lambda_fact == 0.4
+    with pytest.raises(ConfigError, match="gcarl_pitfalls"):
+        load_profile("smoke", {"grpo.gcarl_pitfalls": ["Gout"]})
+    with pytest.raises(ConfigError, match="gcarl_threshold"):
+        load_profile("smoke", {"grpo.gcarl_threshold": 2.0})
