@@ -18,6 +18,15 @@ sweep: its matrix-product FLOPs at the matmul rate measured on this machine.
 Timings are wall-clock on whatever else the machine is doing (the script prints
 the load average so that a reader can judge), plus process CPU time (all threads),
 which other load disturbs less; the projected sweeps use wall time. Not a test.
+
+``--device cuda`` (or ``cuda:i``) prints, instead of the reference table, the GPU table: per setting
+the CPU engine and the engine on the GPU (Sinkhorn / UOT / GW solved there, one thread per pair;
+Chamfer / Hausdorff / Hungarian / OT / partial OT: the cosine product on the GPU, solvers on the CPU)
+on the same K x N pairs, microseconds per pair, the projected paper sweep of each, and their
+agreement (max |GPU - CPU|, convergence flags that differ, non-converged pairs on each side). The
+last line sums the paper's 15 settings against the issue's goal (10 minutes on one H200). Needs a GPU
+that torch and numba both see; exits 2 otherwise. ``--K 100`` gives the GPU fatter launches, as a
+sweep that batches 20 test studies per call would.
 """
 
 from __future__ import annotations
@@ -86,6 +95,67 @@ def _timed(fn) -> float:
     return time.perf_counter() - t
 
 
+def device_table(loads, names, args, N: int) -> int:
+    """GPU rows: per setting, the CPU engine and the engine on ``args.device`` on the same K x N pairs."""
+    from sdrlib.distances import DistanceSpecError
+    from sdrlib.distances.engine import CUDA_FAMILIES
+    from sdrlib.distances.registry import get
+
+    wc, wb = workload("random", 2, 3, 16, 1)
+    try:  # warm-up on the device: torch's context, numba's kernel compilation
+        for name in names:
+            pairwise_distances(wc, wb, name, device=args.device, on_nonconvergence="ignore")
+    except (DistanceSpecError, RuntimeError) as e:
+        print(f"bench_distances: device {args.device!r} unusable: {e}", file=sys.stderr)
+        return 2
+    try:
+        import torch
+
+        gpu = torch.cuda.get_device_name(torch.device(args.device))
+    except Exception:  # noqa: BLE001 - the name is decoration
+        gpu = "?"
+    print(f"\n# GPU table: {args.device} = {gpu}; CPU engine with numba threads="
+          f"{os.environ.get('NUMBA_NUM_THREADS', os.cpu_count())}; same pairs on both")
+    paper = set(REGISTRY)
+    worst, flag_diff = 0.0, 0
+    sweep: dict[str, list[float]] = {}  # label -> [CPU h, GPU min] over the paper's 15 settings
+    for label, kind, sizes, share in loads:
+        sweep[label] = [0.0, 0.0]
+        cands, bank = workload(kind, args.K, N, args.d, args.seed, sizes)
+        packed = pack_sets(bank)
+        print(f"\n## {label}: {args.K} x {N} pairs ({len(packed.index)} bank sentences, {len(packed.unique)} unique)")
+        print("| setting | solver on GPU | CPU us/pair | GPU us/pair | speed-up | sweep CPU h | sweep GPU min | "
+              "max abs diff | flags differ | not converged CPU / GPU |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for name in names:
+            runs = {}
+            for dev in ("cpu", args.device):
+                t = time.perf_counter()
+                D, ok = pairwise_distances(cands, packed, name, device=dev, on_nonconvergence="ignore",
+                                           return_converged=True)
+                runs[dev] = ((time.perf_counter() - t) / D.size * 1e6, D, ok)
+            (tc, Dc, okc), (tg, Dg, okg) = runs["cpu"], runs[args.device]
+            diff = float(np.max(np.abs(Dc - Dg)))
+            nflag = int((okc != okg).sum())
+            worst, flag_diff = max(worst, diff), flag_diff + nflag
+            sc, sg = tc * SWEEP_PAIRS * share / 3.6e9, tg * SWEEP_PAIRS * share / 6e7
+            if name in paper:
+                sweep[label][0] += sc
+                sweep[label][1] += sg
+            print(f"| {name} | {'yes' if get(name).family in CUDA_FAMILIES else 'no (cosines only)'} | {tc:.2f} | "
+                  f"{tg:.3f} | {tc / tg:.1f}x | {sc:.3f} | {sg:.2f} | {diff:.1e} | {nflag} | "
+                  f"{int((~okc).sum())} / {int((~okg).sum())} |", flush=True)
+    kinds = args.kinds.split(",")
+    for kind in kinds:  # uniform sizes: one label per kind; corpus sizes: Findings + Impression labels per kind
+        cpu_h = sum(v[0] for k, v in sweep.items() if k == kind or k.startswith(kind + " "))
+        gpu_min = sum(v[1] for k, v in sweep.items() if k == kind or k.startswith(kind + " "))
+        print(f"\n# {kind}: the paper's {len(paper & set(names))} settings, projected sweep (1000 studies x K=5 x "
+              f"N=5000 x 2 sections per setting, from these per-pair times): CPU engine {cpu_h:.2f} h, GPU engine "
+              f"{gpu_min:.1f} min (goal: < 10 min on one H200)")
+    print(f"# agreement GPU vs CPU engine: max |diff| = {worst:.1e}, convergence flags that differ: {flag_diff}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="N=300 and short reference loops")
@@ -104,6 +174,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="uniform",
                     help="uniform (1..15, the issue's benchmark) or corpus:PROFILE (sentences per section of that "
                          "profile's training split; the sweep projection then sums Findings and Impression)")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu (reference vs engine table) or cuda[:i] (GPU vs CPU engine table, no reference loop)")
     ap.add_argument("--sweep-K", type=int, default=100,
                     help="candidates per call in the sweep-mode Chamfer/Hausdorff line (20 test samples x K=5)")
     args = ap.parse_args(argv)
@@ -140,6 +212,8 @@ def main(argv=None) -> int:
     wc, wb = workload("random", 2, 3, 16, 1)
     for name in names:
         pairwise_distances(wc, wb, name, on_nonconvergence="ignore")
+    if args.device != "cpu":
+        return device_table(loads, names, args, N)
 
     totals: dict[str, list[float]] = {}
     checked = [0, 0.0]

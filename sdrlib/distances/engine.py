@@ -22,9 +22,14 @@ round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
 :class:`~sdrlib.distances.errors.DistanceRangeError` for the whole call.
 
 Scope: float64 throughout (``dtype`` is not an option: the 1e-5 agreement and the
-``M = 0`` tests are float64 statements). Left out: GPU solvers. With
-``device="cuda"`` only step 2 runs on the GPU (torch); the per-pair solvers always
-run on the CPU, so a GPU helps Chamfer / Hausdorff most and GW not at all.
+``M = 0`` tests are float64 statements). With ``device="cuda"`` step 2 runs on the GPU
+(torch), and so do the iterative solvers (Sinkhorn, UOT, GW: :data:`CUDA_FAMILIES`), one
+GPU thread per pair running the CPU kernel's algorithm (:mod:`sdrlib.distances._cuda_kernels`;
+same iterations, caps, stopping rules and convergence flags). That needs numba's CUDA target
+(driver, NVVM, libdevice): if it cannot run, ``device="cuda"`` raises a
+:class:`~sdrlib.distances.errors.DistanceSpecError` naming the device and the reason, and
+``device="auto"`` runs these solvers on the CPU. Chamfer / Hausdorff / Hungarian / OT /
+partial OT solvers always run on the CPU.
 """
 
 from __future__ import annotations
@@ -269,16 +274,48 @@ def _resolve_device(device: str) -> str:
     raise DistanceSpecError(f"device must be 'cpu', 'cuda[:i]' or 'auto', got {device!r}")
 
 
+#: families whose solvers run on the GPU with device="cuda" (numba CUDA kernels, :mod:`._cuda_kernels`)
+CUDA_FAMILIES = ("sinkhorn", "uot", "gw")
+
+
+def _pick_solver(requested: "str | None", dev: str, specs: Sequence[DistanceSpec],
+                 ready: "tuple[bool, str] | None" = None) -> str:
+    """Where the iterative solvers run: ``dev`` (a CUDA device) or ``"cpu"``.
+
+    ``requested`` is the caller's ``device``, ``dev`` its resolution (:func:`_resolve_device`),
+    ``ready`` the answer of ``_cuda_kernels.available()`` (asked here when None and needed). No GPU
+    solver is needed (CPU device, or no setting of :data:`CUDA_FAMILIES`): ``"cpu"``. Numba's CUDA
+    target cannot run: ``"auto"`` falls back to ``"cpu"``, an explicit ``"cuda[:i]"`` raises
+    :class:`DistanceSpecError` naming the device and the reason.
+    """
+    if not dev.startswith("cuda") or not any(s.family in CUDA_FAMILIES for s in specs):
+        return "cpu"
+    if ready is None:
+        from sdrlib.distances import _cuda_kernels
+
+        ready = _cuda_kernels.available()
+    if ready[0]:
+        return dev
+    if requested == "auto":
+        return "cpu"
+    raise DistanceSpecError(f"device={requested!r}: torch sees a GPU, but numba's CUDA target, which runs the "
+                            f"Sinkhorn / UOT / GW solvers there, cannot ({ready[1]}); install the CUDA toolkit's "
+                            "NVVM and libdevice for numba, or use device='auto' (these solvers then run on the "
+                            "CPU) or device='cpu'")
+
+
 #: below this many pairs the kernels run on one thread (thread start-up and barriers cost more than they save)
 _SERIAL_BELOW = 2048
 
 
 def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.ndarray, pj: np.ndarray,
-         device: str, grid: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+         device: str, grid: np.ndarray | None = None, solver: str = "cpu") -> list[tuple[np.ndarray, np.ndarray]]:
     """Distances and convergence flags of every spec for the pairs (pk[p], pj[p]); one cosine product for all.
 
-    ``grid`` (bank set ids) says the pairs are the full bank-major grid ``pj = repeat(grid, K)``,
-    ``pk = tile(arange(K), len(grid))``, which the nearest-neighbour kernel exploits.
+    ``device`` runs the cosine product, ``solver`` (``"cpu"`` or a CUDA device, :func:`_pick_solver`)
+    the solvers of :data:`CUDA_FAMILIES`. ``grid`` (bank set ids) says the pairs are the full
+    bank-major grid ``pj = repeat(grid, K)``, ``pk = tile(arange(K), len(grid))``, which the
+    nearest-neighbour kernel exploits.
     """
     import numba
 
@@ -291,25 +328,30 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
         for spec in specs:
             if G is None and spec.family != "gw" and len(pk):
                 G = np.ascontiguousarray(_cosines(bank.unique, cand.unique, device))  # (U_bank, U_cand)
-            res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid))
+            res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid, solver))
         return res
     finally:
         numba.set_num_threads(threads)
 
 
 def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, bank: PackedSets, pk: np.ndarray,
-                 pj: np.ndarray, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 pj: np.ndarray, grid: np.ndarray | None = None, solver: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
     P = len(pk)
     out = np.empty(P)
     conv = np.ones(P, dtype=np.bool_)
     if P == 0:
         return out, conv
     fam, prm = spec.family, spec.params
+    it, kw = K, {}  # the iterative families' drivers: CPU (numba) or their GPU twins, same arguments
+    if solver != "cpu" and fam in CUDA_FAMILIES:
+        from sdrlib.distances import _cuda_kernels
+
+        it, kw = _cuda_kernels, {"device": solver}
     if fam == "gw":
         ca, cao = cand.intra()
         cb, cbo = bank.intra()
-        K.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
-                   prm["max_iter"], out, conv)
+        it.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
+                    prm["max_iter"], out, conv, **kw)
         return check_range(out, spec.name), conv
     args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
     nmax = int(max(cand.sizes.max(), bank.sizes.max()))
@@ -330,11 +372,11 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
         K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out)
     elif fam == "sinkhorn":
-        K.entropic_pairs(*args, nmax, prm["eps"], -1.0, prm["stop_thr"], prm["max_iter"],
-                         prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, prm["rescale"], out, conv)
+        it.entropic_pairs(*args, nmax, prm["eps"], -1.0, prm["stop_thr"], prm["max_iter"],
+                          prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, prm["rescale"], out, conv, **kw)
     elif fam == "uot":
-        K.entropic_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], False,
-                         ZERO_COST_ATOL, prm["rescale"], out, conv)
+        it.entropic_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], False,
+                          ZERO_COST_ATOL, prm["rescale"], out, conv, **kw)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
         raise KeyError(f"no batched kernel for family {fam!r}")
     return check_range(out, spec.name), conv
@@ -384,8 +426,9 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
         Pack the bank once with :func:`pack_sets` to reuse its deduplication across calls.
     name : str or DistanceSpec
         Setting (see :func:`sdrlib.distances.get`).
-    device : {"cpu", "cuda", "auto"}
-        Where the cosine matrix product runs; solvers run on the CPU.
+    device : {"cpu", "cuda", "cuda:i", "auto"}
+        Where the cosine matrix product and the Sinkhorn / UOT / GW solvers run (the other
+        solvers run on the CPU); see the module docstring for what happens without a usable GPU.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction to iterative solvers stopping at ``max_iter``.
     empty_value : float in [0, 1], optional
@@ -416,6 +459,7 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     dev = _resolve_device(device)
+    solver = _pick_solver(device, dev, specs)
     cp = pack_sets(cands, "cands")
     bp = pack_sets(bank, "bank", dim=cp.dim)
     Kc, N = cp.n_sets, bp.n_sets
@@ -441,7 +485,8 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
             # bank-major order: consecutive pairs share a bank set, whose cosine rows stay in cache
             pj = np.repeat(jj.astype(np.int64), len(ks))
             pk = np.tile(np.arange(len(ks), dtype=np.int64), len(jj))
-            for spec, (vals, ok) in zip(specs, _run(specs, sub, bp, pk, pj, dev, grid=jj.astype(np.int64))):
+            for spec, (vals, ok) in zip(specs, _run(specs, sub, bp, pk, pj, dev, grid=jj.astype(np.int64),
+                                                         solver=solver)):
                 res[spec.name][0][s:s + len(ks)] = vals.reshape(len(jj), len(ks)).T
                 res[spec.name][1][s:s + len(ks)] = ok.reshape(len(jj), len(ks)).T
         for spec in specs:
@@ -475,7 +520,8 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     keys = np.stack([ap.classes()[idx], bp.classes()[idx]], axis=1)
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rep = idx[first]
-    vals, ok = _run([spec], ap, bp, rep, rep, _resolve_device(device))[0]
+    dev = _resolve_device(device)
+    vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]))[0]
     inv = inv.reshape(-1)
     out[idx] = vals[inv]
     handle_nonconvergence(spec, int((~ok[inv]).sum()), len(idx), on_nonconvergence)
