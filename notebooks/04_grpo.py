@@ -193,7 +193,9 @@ with style():
         ax.set_title(gcols[col], fontsize=9)
         ax.set_xlabel("step")
     axes[0][0].set_ylim(-0.02, 1.02)
-    axes[0][0].legend(fontsize=7)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=len(grpo_configs),
+               bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=8)
+    fig.tight_layout()
     save_fig(fig, "grpo_reward_sparsity", cfg)
 plt.show()
 sparsity
@@ -233,7 +235,7 @@ with style():
             ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
     ax.set_xlabel("step")
     ax.set_ylabel("reward time per step (s)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     save_fig(fig, "grpo_reward_time", cfg)
 plt.show()
 cost_per_config.round(3)
@@ -264,7 +266,13 @@ if len(edit_totals):
             ax.set_title(posttrain.config_label(r), fontsize=9)
             ax.set_xlabel("step")
         axes[0][0].set_ylabel("edits per step (mean over seeds)")
-        axes[0][0].legend(fontsize=7)
+        seen = {}  # one legend for all panels: a rule keeps its colour in every panel
+        for a in axes[0]:
+            for h, lab in zip(*a.get_legend_handles_labels()):
+                seen.setdefault(lab, h)
+        fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=len(seen), bbox_to_anchor=(0.5, 1.0),
+                   frameon=False, fontsize=8)
+        fig.tight_layout()
         save_fig(fig, "grpo_edit_counts", cfg)
     plt.show()
 edit_totals

@@ -254,16 +254,24 @@ sweep = pd.DataFrame(sweep_rows)
 save_table(sweep, "06_sweep", cfg)
 
 with style():
-    fig, axes = plt.subplots(1, len(std), figsize=(4.6 * len(std), 3.8), squeeze=False, sharey=True)
-    for ax, label in zip(axes[0], std):
-        d = sweep[sweep.policy == label]
-        sns.scatterplot(data=d, x="tokens saved %", y=key, hue="distance", style="wu", size="p",
-                        sizes=(30, 140), ax=ax, legend=ax is axes[0][-1])
-        ax.axhline(d.standard.mean(), color="k", ls="--", lw=1, label="standard (mean over settings)")
-        ax.axhline(d.random.iloc[0], color="gray", ls=":", lw=1, label="random")
-        ax.set_title(f"{label}, Findings, {len(test)} studies")
-        ax.set_xlabel("tokens saved vs K full generations (%)")
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    # one panel per policy (rows) and distance (columns): settings that pick alike would hide each other in one panel
+    fig, axes = plt.subplots(len(std), len(pc.names), figsize=(3.6 * len(pc.names), 3.1 * len(std)),
+                             squeeze=False, sharey="row")
+    for row, label in zip(axes, std):
+        for ax, n in zip(row, pc.names):
+            d = sweep[(sweep.policy == label) & (sweep.distance == n)]
+            sns.scatterplot(data=d, x="tokens saved %", y=key, hue="p", style="wu", palette="viridis", s=90,
+                            ax=ax, legend=ax is axes[0][-1])
+            ax.axhline(d.standard.iloc[0], color="k", ls="--", lw=1, label=f"standard best-of-{pc.k}")
+            ax.axhline(d.random.iloc[0], color="gray", ls=":", lw=1, label="random")
+            ax.set_title(f"{label} · {n}", fontsize=10)
+            ax.set_xlabel("tokens saved vs K full generations (%)")
+            ax.set_ylabel(f"{key}, Findings" if ax is row[0] else "")
+    handles, names = axes[0][-1].get_legend_handles_labels()
+    axes[0][-1].legend_.remove()
+    fig.legend(handles, names, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.suptitle(f"Pruning replayed over p x warm-up ({len(test)} studies per policy)", fontsize=11)
+    fig.tight_layout()
     save_fig(fig, "06_quality_vs_tokens", cfg)
 plt.show()
 

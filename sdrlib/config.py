@@ -294,6 +294,8 @@ class SelectionConfig:
                                               "help": "aggregations over the bank swept (eq. 8): min | avg | knn"})
     knn_k: int = field(default=5, metadata={"min": 1,
         "help": "neighbours of the knn aggregation (the paper does not state k; clipped to the bank size)"})
+    policies: list[str] = field(default_factory=list, metadata={"unique": True,
+        "help": "local policies sampled: sft and/or GRPO configurations of grpo.rewards (empty = all of them)"})
     api_models: list[str] = field(default_factory=list, metadata={"unique": True,
         "help": "OpenAI-compatible models to draw candidates from (empty = none; needs api_base_url)"})
     api_base_url: str = field(default="", metadata={"help": "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"})
@@ -545,6 +547,10 @@ def _check_profile(p: Profile) -> None:
     pr = p.pruning
     if not pr.p < 1:
         raise ConfigError(f"pruning.p = {pr.p!r}: out of range; allowed: a fraction in (0, 1)")
+    bad_sel = [x for x in p.selection.policies if x != "sft" and x not in g.rewards]
+    if bad_sel:
+        raise ConfigError(f"selection.policies = {bad_sel}: not trained by this profile; allowed: 'sft' or one of "
+                          f"grpo.rewards = {list(g.rewards)} (empty = all of them)")
     bad = [x for x in pr.policies if x != "sft" and x not in g.rewards]
     if bad:
         raise ConfigError(f"pruning.policies = {bad}: not trained by this profile; allowed: 'sft' or one of "

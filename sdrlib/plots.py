@@ -317,11 +317,21 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
                    label=f"G: {a_name}")
         ax.scatter(xb[:, 0], xb[:, 1], s=80, color=slate, marker="s", edgecolor="black", linewidth=0.6,
                    zorder=4, label=f"R: {b_name}")
-        for t, (x, y) in zip(ta, xa):  # G labels up-left, R labels down-right: close pairs stay readable
-            ax.annotate(t, (x, y), textcoords="offset points", xytext=(-7, 6), ha="right", fontsize=10,
+        # G labels up-left, R labels down-right, so a close G-R pair stays readable; a point close to an
+        # earlier point of its own set takes the opposite corner (up-right / down-left) instead
+        span = float(np.ptp(np.vstack([xa, xb]), axis=0).max()) or 1.0
+
+        def corner(pts: np.ndarray, i: int, first: tuple, second: tuple) -> tuple:
+            close = any(np.linalg.norm(pts[i] - pts[j]) < 0.08 * span for j in range(i))
+            return second if close else first
+
+        for i, (t, (x, y)) in enumerate(zip(ta, xa)):
+            (dx, dy), ha, va = corner(xa, i, ((-7, 6), "right", "bottom"), ((7, 6), "left", "bottom"))
+            ax.annotate(t, (x, y), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=10,
                         fontweight="bold", color="#8a5a00", zorder=5)
-        for t, (x, y) in zip(tb, xb):
-            ax.annotate(t, (x, y), textcoords="offset points", xytext=(7, -7), ha="left", va="top", fontsize=10,
+        for i, (t, (x, y)) in enumerate(zip(tb, xb)):
+            (dx, dy), ha, va = corner(xb, i, ((7, -7), "left", "top"), ((-7, -7), "right", "top"))
+            ax.annotate(t, (x, y), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=10,
                         fontweight="bold", color=slate, zorder=5)
         ax.set_xticks([]); ax.set_yticks([])
         ax.margins(0.18)
@@ -451,10 +461,12 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
     if smooth < 1:
         raise PlotError(f"plot_grpo_curves: smooth must be >= 1 logged steps, got {smooth}")
     labels = dict(labels or {})
+    # the content reward of R_exact and of the set-distance rewards (both in [0, 2]); EditGRPO's r_sem_neg is one
+    # [0, 1] component of its composite reward and G-CARL has none of these, so neither is drawn there
     content = [c for c in curves.columns if (c.startswith("rewards/r_sem_") or c == "rewards/r_exact/mean")
-               and c.endswith("/mean")]
+               and c.endswith("/mean") and c != "rewards/r_sem_neg/mean"]
     panels = [(["rewards/r_fmt/mean"], "R_fmt (format, 0-1)", (-0.03, 1.03)),
-              (content, "content reward: R_sem or R_exact (0-2)", (-0.05, 2.05)),
+              (content, "content reward of R_exact / R_sem (0-2)", (-0.05, 2.05)),
               (["kl"], "KL to the SFT policy", None),
               (["completions/mean_length"], "completion length (tokens)", None)]
     panels = [p for p in panels if any(c in curves.columns and curves[c].notna().any() for c in p[0])]

@@ -55,7 +55,7 @@ __all__ = [
 
 CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R_Cham", "hausdorff": "R_Haus",
                  "gcarl": "G-CARL", "editgrpo": "EditGRPO", "editgrpo_para": "EditGRPO-para",
-                 "editgrpo_noedit": "DrGRPO-clin"}
+                 "editgrpo_noedit": "DrGRPO-clin", "chamfer_neg": "R_Cham_neg"}
 
 #: Table groups of appendix D: (table name, [(metric-name prefix in the suite, row label), ...]).
 TABLE_GROUPS: dict[str, list[tuple[str, str]]] = {

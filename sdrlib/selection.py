@@ -881,14 +881,16 @@ def head_bank(bank: Any, n: int) -> Any:
 
 # --------------------------------------------------------------------------- candidates on disk
 def policy_dirs(cfg) -> dict[str, Path]:
-    """The local policies notebook 05 samples: SFT (notebook 03) and every GRPO configuration (notebook 04),
-    seed ``cfg.seed`` each: ``{configuration: final policy folder}``. A missing one raises naming the notebook."""
+    """The local policies notebook 05 samples: SFT (notebook 03) and every GRPO configuration (notebook 04), or
+    the subset ``selection.policies``, seed ``cfg.seed`` each: ``{configuration: final policy folder}``. A missing one raises naming the notebook."""
     from sdrlib.training import run_dir
 
     out = {"sft": run_dir(cfg, "sft", seed=cfg.seed) / "final"}
     for r in cfg.grpo.rewards:
         if r != "sft":
             out[r] = run_dir(cfg, "grpo", r, cfg.seed) / "final"
+    if cfg.selection.policies:  # the profile's subset, in its order
+        out = {r: out[r] for r in cfg.selection.policies}
     missing = {k: str(p) for k, p in out.items() if not p.is_dir()}
     if missing:
         raise SelectionError(f"trained policies not found: {missing}; run notebooks 03 (SFT) and 04 (GRPO) "

@@ -444,3 +444,18 @@ def test_score_candidates_labels_texts_for_negation_aware_settings(small_encoder
     assert res.chosen()[0, 0, 0] == 1  # the report agreeing with a bank report wins under the negation-aware cost
     with pytest.raises(sel.SelectionError, match="ReportBank"):
         sel.bank_presence_of({"findings": []})
+
+
+def test_policy_dirs_follow_selection_policies(tmp_path, monkeypatch):
+    from sdrlib.config import ConfigError, load_profile
+
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    cfg = load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer"], "pruning.policies": ["sft"],
+                                 "selection.policies": ["chamfer", "sft"]})
+    for part in (("sft", "seed0"), ("grpo", "chamfer", "seed0"), ("grpo", "fmt", "seed0")):
+        (tmp_path / "runs" / "smoke").joinpath(*part, "final").mkdir(parents=True)
+    assert list(sel.policy_dirs(cfg)) == ["chamfer", "sft"]  # the profile's subset, in its order
+    everything = load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer"], "pruning.policies": ["sft"]})
+    assert list(sel.policy_dirs(everything)) == ["sft", "fmt", "chamfer"]  # empty = all trained policies
+    with pytest.raises(ConfigError, match="selection.policies"):
+        load_profile("smoke", {"grpo.rewards": ["fmt"], "pruning.policies": ["sft"], "selection.policies": ["hausdorff"]})
