@@ -219,6 +219,9 @@ class SFTConfig:
         "help": "tiny policy: patches merged per side into one image token ((image/patch/merge)^2 tokens)"})
     tiny_image_size: int = field(default=96, metadata={"min": 16,
         "help": "tiny policy: images resized to at most this side"})
+    tiny_freeze_vision: bool = field(default=False, metadata={
+        "help": "tiny policy: keep the vision tower at its random initialisation during SFT (only the merger into "
+                "the text model trains; sdrlib.models.freeze_vision_tower)"})
     lora_r: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA rank"})
     lora_alpha: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA alpha"})
 

@@ -697,6 +697,8 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
             models.set_cpu_threads(s.threads)
             texts, _ = report_texts(train_records)
             model, processor = models.build_tiny_policy(texts, _tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
+            if s.tiny_freeze_vision:
+                models.freeze_vision_tower(model)
         else:
             model, processor = load_policy(cfg)
         ds = sft_dataset(train_records, s.max_images)

@@ -182,3 +182,21 @@ def test_reference_nll_matches_a_manual_forward_and_is_batch_invariant(tiny):
     assert not np.allclose(other[:, 0], got[:, 0])
     with pytest.raises(ValueError, match="completions"):
         reference_nll(model, proc, imgs, comps[:2])
+
+
+def test_freeze_vision_tower_keeps_the_tower_and_trains_the_merger():
+    model, proc = models.build_tiny_policy(TEXTS, SMALL, vocab_size=320, seed=0)
+    n = models.freeze_vision_tower(model)
+    vis = dict(model.model.visual.named_parameters())
+    assert n == sum(p.numel() for k, p in vis.items() if not k.startswith(("merger", "deepstack_merger_list"))) > 0
+    assert all(p.requires_grad == k.startswith(("merger", "deepstack_merger_list")) for k, p in vis.items())
+    before = {k: p.detach().clone() for k, p in vis.items()}
+    text = proc.apply_chat_template(prompt_messages(1), add_generation_prompt=True, tokenize=False)
+    batch = proc(text=[text + "<think> x </think>"], images=[[_img(0)]], return_tensors="pt")
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    model(**batch, labels=batch["input_ids"]).loss.backward()
+    opt.step()
+    changed = {k for k, p in vis.items() if not torch.equal(p.detach(), before[k])}
+    assert changed and all(k.startswith(("merger", "deepstack_merger_list")) for k in changed)
+    with pytest.raises(models.PolicyError, match="vision tower"):
+        models.freeze_vision_tower(torch.nn.Linear(2, 2))
