@@ -461,6 +461,17 @@ def _finish(trainer, processor, out: Path, curves_extra: list[dict] | None = Non
     return final, curves
 
 
+def _train(trainer, processor, out: Path, timer, progress) -> tuple[str | None, float, Path, Path]:
+    """Quiet the trainer, resume from this run's last checkpoint, train, save: ``(resume, seconds, final, curves)``."""
+    _quiet_trainer(trainer, out / "train.log", progress)
+    resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
+    t0 = time.perf_counter()
+    trainer.train(resume_from_checkpoint=resume)
+    seconds = time.perf_counter() - t0
+    final, curves = _finish(trainer, processor, out, timer.rows)
+    return resume, seconds, final, curves
+
+
 def _has_policy(folder: Path) -> bool:
     """A saved full model (``config.json``) or LoRA adapters (``adapter_config.json``)."""
     return (folder / "config.json").is_file() or (folder / "adapter_config.json").is_file()
@@ -727,12 +738,7 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         )
         timer = StepTimer()
         trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
-        _quiet_trainer(trainer, out / "train.log", progress)
-        resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
-        t0 = time.perf_counter()
-        trainer.train(resume_from_checkpoint=resume)
-        seconds = time.perf_counter() - t0
-        final, curves = _finish(trainer, processor, out, timer.rows)
+        resume, seconds, final, curves = _train(trainer, processor, out, timer, progress)
         info = {
             "stage": "sft",
             "profile": cfg.name,
@@ -969,12 +975,7 @@ def grpo(
             model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
             **edit_kwargs,
         )
-        _quiet_trainer(trainer, out / "train.log", progress)
-        resume = _last_checkpoint(out)  # only this run's own checkpoints are left in out (see _claim)
-        t0 = time.perf_counter()
-        trainer.train(resume_from_checkpoint=resume)
-        seconds = time.perf_counter() - t0
-        final, curves = _finish(trainer, processor, out, timer.rows)
+        resume, seconds, final, curves = _train(trainer, processor, out, timer, progress)
         counts = dict(Counter(scorer.counts))
         info = {
             "stage": "grpo",
