@@ -167,11 +167,12 @@ plt.show()
 
 # %% [markdown]
 # The same edits under our extensions (section 5 ranks them): unscaled transport (`_raw`, no per-pair
-# $M / \max M$) and negation-aware settings (`_neg`, a contradicted finding costs $c = 1$ per sentence pair, from the
-# offline labeler's presence per sentence). A contradiction should land farther than a paraphrase; identical and
-# reordered reports stay at 0. Chamfer only charges a contradiction when the contradicting sentence is the
-# *nearest* one: "There is no pleural effusion." may find a closer, uncontradicted neighbour ("No pneumothorax is
-# seen."), so `chamfer_neg` moves less than the matching-based `hung_nn_neg`.
+# $M / \max M$) and negation-aware settings (`_neg`, from the offline labeler's presence per sentence). A sentence
+# whose finding the other report states only the other way ("There is no pleural effusion." against a report
+# with "Small left pleural effusion." and no negative effusion sentence) costs at least $c = 1$ against *every*
+# sentence, so its nearest neighbour cannot escape to an uncontradicted sentence such as "No pneumothorax is
+# seen."; a contradicting pair costs $c$ as well. A contradiction should land farther than a paraphrase;
+# identical and reordered reports stay at 0.
 
 # %%
 from sdrlib.distances.negation import text_distances
@@ -298,9 +299,10 @@ conv_table[conv_table["stopped at max_iter"] > 0].round(4) if (conv_table["stopp
 # with bootstrap confidence intervals, overall and within the strata (a pair counts in a stratum when both
 # reports are in it). Besides the paper's 15 settings it ranks two extensions of ours: **unscaled transport**
 # (`_raw`: the same cost $M$ without the per-pair rescaling $M / \max M$, which erases how far apart two reports
-# are overall) and **negation-aware** settings (`_neg`: $M' = \max(M, c \cdot \text{contradiction})$, where a
-# contradiction is one observation stated present in one sentence and absent in the other by the offline
-# labeler; sentence embeddings barely see negation).
+# are overall) and **negation-aware** settings (`_neg`: $M'_{ij} = \max(M_{ij}, c X_{ij}, c r_i, c s_j)$, where
+# $X_{ij}$ marks one observation stated present in sentence $i$ and absent in sentence $j$ by the offline labeler,
+# and $r_i$ ($s_j$) a sentence whose finding the other report states only with the opposite polarity; sentence
+# embeddings barely see negation).
 
 # %%
 from sdrlib.fidelity import fidelity_analysis, identical_floor, plot_fidelity

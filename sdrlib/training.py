@@ -504,7 +504,7 @@ _GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps", "abla
 #: sdrlib sources whose code decides what a run produces (model, tokenizer, datasets, rewards).
 _KEY_SOURCES = {"sft": ("training.py", "models.py", "reports.py", "generation.py"),
                 "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py", "editgrpo.py",
-                         "gcarl.py")}
+                         "gcarl.py", "distances/engine.py", "distances/_kernels.py", "distances/negation.py")}
 #: GRPO profile keys that only concern one method: in a run's key only for that method's configurations.
 _METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level"),
                 "gcarl": ("gcarl_lambda_fmt", "gcarl_lambda_fact", "gcarl_lambda_check", "gcarl_threshold",

@@ -55,6 +55,40 @@ def test_contradicted_finding_is_farther_than_a_paraphrase(small_encoder):
     assert set_distance(E[:1], E[1:2], "chamfer") < set_distance(E[:1], E[2:3], "chamfer")
 
 
+def test_contradicted_sentences_need_the_other_set_to_disagree_and_never_agree():
+    P = N.sentence_presence(["No pleural effusion.", "No pneumothorax.", "The heart is normal in size."])
+    Q = N.sentence_presence(["Small left pleural effusion.", "No pneumothorax."])
+    r, s = N.contradicted_sentences(P, Q)
+    np.testing.assert_array_equal(r, [1, 0, 0])
+    np.testing.assert_array_equal(s, [1, 0])
+    # a set that states both polarities (self-contradictory) is not contradicted by itself
+    R = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion."])
+    r, s = N.contradicted_sentences(R, R)
+    assert not r.any() and not s.any()
+    r, s = N.contradicted_sentences(P[:1], R)  # R also says "no effusion": the negative sentence is supported
+    assert not r.any() and s.tolist() == [0, 1]
+
+
+def test_one_contradicted_sentence_of_five_is_farther_than_a_paraphrased_report(small_encoder):
+    """The edit table's case: the contradicted sentence's nearest neighbour must not escape to another sentence."""
+    ref = ["The heart size is normal.", "No pleural effusion.", "No pneumothorax.", "The lungs are clear.",
+           "No acute osseous abnormality."]
+    con = ["The heart size is normal.", "Small left pleural effusion.", "No pneumothorax.", "The lungs are clear.",
+           "No acute osseous abnormality."]
+    par = ["Heart size is within normal limits.", "There is no effusion.", "There is no pneumothorax.",
+           "Clear lungs.", "No acute bony abnormality."]
+    E = {k: small_encoder.encode(v, normalize_embeddings=True) for k, v in (("ref", ref), ("con", con), ("par", par))}
+    P = {k: N.sentence_presence(v) for k, v in (("ref", ref), ("con", con), ("par", par))}
+    for name in ("chamfer_neg", "hung_nn_neg", "hausdorff_neg", "ot_raw_neg", "partial_adaptive_raw_neg"):
+        d_con = N.set_distance_neg(E["ref"], E["con"], P["ref"], P["con"], name)
+        d_par = N.set_distance_neg(E["ref"], E["par"], P["ref"], P["par"], name)
+        assert d_con > d_par, (name, d_con, d_par)
+        assert N.set_distance_neg(E["ref"], E["ref"][::-1], P["ref"], P["ref"][::-1], name) == \
+            pytest.approx(0, abs=1e-12)
+    # chamfer_neg: the floor charges the contradicted sentence on both sides, c (1/5 + 1/5) / 2 = 0.2 at least
+    assert N.set_distance_neg(E["ref"], E["con"], P["ref"], P["con"], "chamfer_neg") >= 0.2 - 1e-12
+
+
 def _workload(seed=0, d=16):
     rng = np.random.default_rng(seed)
     A = random_sets(rng, 5, d, n_max=5)
@@ -64,6 +98,8 @@ def _workload(seed=0, d=16):
     pres = lambda s: (rng.integers(-1, 2, size=(len(s), 14)) * (rng.random((len(s), 14)) < 0.15)).astype(np.int8)
     PA = [pres(s) for s in A]
     PB = [pres(s) for s in B]
+    # the last two pairs are identical and reordered *sentences*: same vectors and same presence rows
+    PA[-2], PA[-1] = PA[0].copy(), PA[1].copy()
     PB[-2], PB[-1] = PA[0].copy(), PA[1][::-1].copy()
     return A, PA, B, PB
 
@@ -96,9 +132,11 @@ def test_a_contradiction_found_by_presence_only_moves_the_distance():
     P1 = P0.copy(); P1[0, EFF] = 1
     P2 = P0.copy(); P2[0, EFF] = -1
     assert N.paired_distances_neg(A, [P1], A, [P1], "chamfer_neg")[0] == 0
-    # M = [[0, .5], [.5, 0]] (orthogonal rows); the contradiction lifts M'_00 to c
-    # chamfer: row minima (.5, 0), column minima (.5, 0) -> 0.25 (the NN escapes to the other sentence)
-    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg")[0] == pytest.approx(0.25)
+    # M = [[0, .5], [.5, 0]] (orthogonal rows); sentence 0 of each set is contradicted by the other set, so its
+    # row and column cost at least c: M' = [[1, 1], [1, 0]]
+    # chamfer: row minima (1, 0), column minima (1, 0) -> 0.5 (the NN cannot escape to the other sentence)
+    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg")[0] == pytest.approx(0.5)
+    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg_0.5")[0] == pytest.approx(0.25)
     # hung_nn: both assignments cost 1 -> 1 / 2; with c = 0.5 the diagonal costs .5 -> 0.25
     assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg")[0] == pytest.approx(0.5)
     assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg_0.5")[0] == pytest.approx(0.25)

@@ -200,8 +200,13 @@ def test_clinical_functions_share_the_label_checks():
         score_reports([PRED], [REF], metrics=["rouge"], uncertain="maybe")
 
 
+def _utf8(s: str) -> bytes:
+    """UTF-8 bytes of any drawn text (hypothesis draws lone surrogates, which strict UTF-8 refuses)."""
+    return s.encode("utf-8", "surrogatepass")
+
+
 # --------------------------------------------------------------------------- metrics: properties
-_text = st.one_of(st.none(), st.text(max_size=40), st.text(max_size=40).map(str.encode), st.binary(max_size=12),
+_text = st.one_of(st.none(), st.text(max_size=40), st.text(max_size=40).map(_utf8), st.binary(max_size=12),
                   st.just(float("nan")), st.integers(), st.sampled_from([PRED, "FINDINGS: x IMPRESSION: y"]))
 _item = st.one_of(_text, st.fixed_dictionaries({}, optional={"findings": _text, "impression": _text}),
                   st.fixed_dictionaries({"findings": st.text(max_size=40), "impression": st.text(max_size=40)}))

@@ -214,29 +214,34 @@ def hung_pairs(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out):
     for p in prange(P):
         M = np.empty((nmax, nmax))
         n, m, _ = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        if n <= m:
-            C = M[:n, :m]
-            nr, nc = n, m
-        else:
-            C = M[:n, :m].T.copy()
-            nr, nc = m, n
-        col4row = np.empty(nr, np.int64)
-        total = lsa(C, nr, nc, col4row)
-        if mode == 0:
-            used = np.zeros(nc, np.bool_)
-            for r in range(nr):
-                used[col4row[r]] = True
-            for c in range(nc):
-                if not used[c]:
-                    best = _INF
-                    for r in range(nr):
-                        if C[r, c] < best:
-                            best = C[r, c]
-                    total += best
-            out[p] = total / nc
-        else:
-            val = total / nr + alpha * abs(n - m)
-            out[p] = min(1.0, val) if clip else val
+        out[p] = hung_value(M, n, m, mode, alpha, clip)
+
+
+@njit(cache=True)
+def hung_value(M, n, m, mode, alpha, clip):
+    """Hung-NN (mode 0) or Hung-Pen (mode 1) of one pair's cost block M[:n, :m]."""
+    if n <= m:
+        C = M[:n, :m]
+        nr, nc = n, m
+    else:
+        C = M[:n, :m].T.copy()
+        nr, nc = m, n
+    col4row = np.empty(nr, np.int64)
+    total = lsa(C, nr, nc, col4row)
+    if mode == 0:
+        used = np.zeros(nc, np.bool_)
+        for r in range(nr):
+            used[col4row[r]] = True
+        for c in range(nc):
+            if not used[c]:
+                best = _INF
+                for r in range(nr):
+                    if C[r, c] < best:
+                        best = C[r, c]
+                total += best
+        return total / nc
+    val = total / nr + alpha * abs(n - m)
+    return min(1.0, val) if clip else val
 
 
 # ----------------------------------------------------------------------------- transport (exact)
@@ -347,23 +352,27 @@ def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out)
     for p in prange(P):
         M = np.empty((nmax, nmax))
         n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        if mx <= zero_atol:
-            out[p] = 0.0
-            continue
-        Mt = M[:n, :m] / (mx if scale else 1.0)  # x / 1.0 is exact: the _raw settings see M itself
-        if rho < 0.0 and n == m:  # uniform OT with n = m is an assignment (Birkhoff)
-            col4row = np.empty(n, np.int64)
-            out[p] = lsa(Mt, n, n, col4row) / n
-            continue
-        nm = float(n * m)
-        if rho < 0.0:
-            target = nm
-        elif rho == 0.0:
-            target = min(n, m) / max(n, m) * nm
-        else:
-            target = min(rho, 1.0) * nm
-        target = min(target, nm)
-        out[p] = ssp_transport(Mt, n, m, target) / nm
+        out[p] = transport_value(M, n, m, mx, rho, zero_atol, scale)
+
+
+@njit(cache=True)
+def transport_value(M, n, m, mx, rho, zero_atol, scale):
+    """Exact OT / partial OT (``transport_pairs``) of one pair's cost block M[:n, :m] with max ``mx``."""
+    if mx <= zero_atol:
+        return 0.0
+    Mt = M[:n, :m] / (mx if scale else 1.0)  # x / 1.0 is exact: the _raw settings see M itself
+    if rho < 0.0 and n == m:  # uniform OT with n = m is an assignment (Birkhoff)
+        col4row = np.empty(n, np.int64)
+        return lsa(Mt, n, n, col4row) / n
+    nm = float(n * m)
+    if rho < 0.0:
+        target = nm
+    elif rho == 0.0:
+        target = min(n, m) / max(n, m) * nm
+    else:
+        target = min(rho, 1.0) * nm
+    target = min(target, nm)
+    return ssp_transport(Mt, n, m, target) / nm
 
 
 # ----------------------------------------------------------------------------- entropic
@@ -528,17 +537,18 @@ def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter
     for p in prange(P):
         M = np.empty((nmax, nmax))
         n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        if mx <= zero_atol:
-            out[p] = 0.0
-            conv[p] = True
-            continue
-        Mt = M[:n, :m] / (mx if scale else 1.0)
-        if tau < 0.0:
-            c, ok = sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
-        else:
-            c, ok = uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
-        out[p] = c
-        conv[p] = ok
+        out[p], conv[p] = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale)
+
+
+@njit(cache=True, error_model="numpy")
+def entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale):
+    """(value, converged) of ``entropic_pairs`` for one pair's cost block M[:n, :m] with max ``mx``."""
+    if mx <= zero_atol:
+        return 0.0, True
+    Mt = M[:n, :m] / (mx if scale else 1.0)
+    if tau < 0.0:
+        return sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
+    return uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
 
 
 @njit(cache=True, error_model="numpy")
@@ -700,5 +710,83 @@ def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
         CA = ca[cao[k]:cao[k + 1]].reshape((n, n))
         CB = cb[cbo[j]:cbo[j + 1]].reshape((m, m))
         val, ok, _, _, _ = gw_loss(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9)
+        out[p] = val
+        conv[p] = ok
+
+
+# ----------------------------------------------------------------------------- negation-aware (ours)
+
+#: family codes of :func:`neg_pairs`
+NEG_FAMILY_CODES = {"chamfer": 0, "hausdorff": 1, "hung_nn": 2, "hung_pen": 3, "ot": 4, "partial": 5,
+                    "sinkhorn": 6, "uot": 7}
+
+
+@njit(cache=True)
+def nn_value(M, n, m, hausdorff):
+    """Chamfer (eq. 12) or Hausdorff (eq. 13) of one pair's cost block M[:n, :m]."""
+    rowmin = np.full(n, _INF)
+    colsum = 0.0
+    colmax = 0.0
+    for c in range(m):
+        best = _INF
+        for r in range(n):
+            v = M[r, c]
+            best = min(best, v)
+            rowmin[r] = min(rowmin[r], v)
+        colsum += best
+        colmax = max(colmax, best)
+    if hausdorff:
+        return max(rowmin.max(), colmax)
+    return 0.5 * (rowmin.sum() / n + colsum / m)
+
+
+@njit(cache=True)
+def _contradicted(pos, neg, set_pos, set_neg):
+    """A sentence (observation bit masks pos / neg) states a polarity that the other set states only the other way."""
+    return ((pos & set_neg & ~set_pos) | (neg & set_pos & ~set_neg)) != 0
+
+
+@njit(cache=True)
+def _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
+    """``_gather`` plus the sentence floors of the negation-aware cost: a row (column) whose sentence is
+    contradicted by the other set costs at least ``c`` against every sentence. Returns (n, m, max M)."""
+    n, m, _ = _gather(G, ci, co, bi, bo, k, j, M)
+    r0, c0 = co[k], bo[j]
+    for r in range(n):
+        u = ci[r0 + r]
+        if _contradicted(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1]):
+            for q in range(m):
+                M[r, q] = max(M[r, q], c)
+    for q in range(m):
+        u = bi[c0 + q]
+        if _contradicted(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1]):
+            for r in range(n):
+                M[r, q] = max(M[r, q], c)
+    mx = 0.0
+    for r in range(n):
+        for q in range(m):
+            mx = max(mx, M[r, q])
+    return n, m, mx
+
+
+@njit(cache=True, parallel=True)
+def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, alpha, clip, rho, eps, tau,
+              stop_thr, max_iter, log_domain, zero_atol, scale, out, conv):
+    """Every family but GW on the negation-aware cost (``sdrlib.distances.negation``): ``G`` already carries
+    the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 2)
+    are (positive, negative) observation bit masks for the sentence floors. ``fam``: :data:`NEG_FAMILY_CODES`."""
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        n, m, mx = _gather_neg(G, ci, co, bi, bo, pk[p], pj[p], M, crow, brow, cset, bset, c)
+        ok = True
+        if fam <= 1:
+            val = nn_value(M, n, m, fam == 1)
+        elif fam <= 3:
+            val = hung_value(M, n, m, fam - 2, alpha, clip)
+        elif fam <= 5:
+            val = transport_value(M, n, m, mx, rho, zero_atol, scale)
+        else:
+            val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale)
         out[p] = val
         conv[p] = ok

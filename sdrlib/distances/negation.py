@@ -5,9 +5,14 @@ words, one negation), so every cosine-based distance of appendix A calls a contr
 *close*. A negation-aware setting (registry names ``<setting>_neg`` / ``<setting>_neg_<c>``, e.g.
 ``chamfer_neg``, ``hung_nn_neg``; any family but GW) replaces the cost of eq. 11 by
 
-    ``M'_ij = max(M_ij, c X_ij)``,  ``c`` in (0, 1] (the spec's ``contradiction``, default 1),
+    ``M'_ij = max(M_ij, c X_ij, c r_i, c s_j)``,  ``c`` in (0, 1] (the spec's ``contradiction``, default 1),
 
 and then runs the family unchanged (transport families rescale ``M'`` by its max unless ``_raw``).
+``X`` charges a contradicting *pair*; the sentence floors ``r`` / ``s`` charge a contradicted *sentence*
+against every sentence of the other set. Without them a nearest-neighbour family lets the contradicted
+sentence escape to another, uncontradicted neighbour: in a 5-sentence report, "No pleural effusion." against
+"Small left pleural effusion." matched "No pneumothorax." instead, and ``chamfer_neg`` scored the contradiction
+0.039, closer than a paraphrase of every sentence (0.078, notebook 02's edit table with all-mpnet-base-v2).
 
 **Presence and contradiction.** Each sentence gets a presence vector over the 14 CheXpert
 observations (:data:`OBSERVATIONS`), int8: ``+1`` the offline labeler
@@ -17,8 +22,11 @@ neither "effusion" nor "no effusion": a hedge is a partial agreement, which the 
 already prices). "No Finding" is always 0 (the labeler derives it, it is never read negative, and a
 normal sentence does not contradict a finding about another observation).
 ``X_ij = 1`` when some observation is ``+1`` in sentence i and ``-1`` in sentence j or vice versa,
-else 0. Hence ``M'`` stays in [0, 1], ``M'_ii = M_ii`` for a sentence against itself, and identical
-or reordered sets keep distance 0 (as far as the plain setting gives 0).
+else 0. ``r_i = 1`` when sentence i states some observation with a polarity that the other set states
+only the other way (some sentence with the opposite sign, none with the same sign); ``s_j`` likewise
+(:func:`contradicted_sentences`). Hence ``M'`` stays in [0, 1], ``M'_ii = M_ii`` for a sentence against
+itself, a self-contradictory report is not contradicted by itself, and identical or reordered sets keep
+distance 0 (as far as the plain setting gives 0).
 
 **Caching.** Presence vectors are cached per sentence in an in-memory LRU
 (:data:`PRESENCE_CACHE_SIZE` entries) keyed by the sentence with white space collapsed and ends
@@ -28,9 +36,11 @@ labelled once per process.
 **API.** Distances take embedding sets *and* presence arrays of matching row counts:
 :func:`set_distance_neg` (per-pair reference, on :mod:`sdrlib.distances.reference` with the cost
 passed in), :func:`paired_distances_neg` (zipped pairs: rewards) and :func:`pairwise_distances_neg`
-(K x N: selection), both on the batched engine's kernels: the contradiction enters as a per-pair
-cosine cap ``g' = min(g, 1 - 2 c X)`` on the shared cosine block, so the kernels are unchanged, and
-sets are deduplicated on (vector, presence). :func:`text_distances` is the text-level convenience
+(K x N: selection), both on the batched engine's kernels: ``X`` enters as a per-pair cosine cap
+``g' = min(g, 1 - 2 c X)`` on the shared cosine block, the floors through per-sentence and per-set
+observation bit masks in one driver (``_kernels.neg_pairs``) that gathers each pair's block and runs the
+family's own solver (``nn_value``, ``hung_value``, ``transport_value``, ``entropic_value``), and sets are
+deduplicated on (vector, presence). CPU only: ``device: cuda`` does not apply to these settings. :func:`text_distances` is the text-level convenience
 (split with :func:`sdrlib.reports.split_sentences`, the split of ``SentenceEmbedder.encode_sections``).
 The plain entry points (``set_distance``, ``pairwise_distances``, ``paired_distances``) refuse a
 negation-aware setting with a :class:`~sdrlib.distances.errors.DistanceSpecError`.
@@ -65,7 +75,8 @@ OBSERVATIONS: tuple[str, ...] = (
 #: sentences whose presence vectors are kept in memory
 PRESENCE_CACHE_SIZE = 1 << 17
 
-__all__ = ["OBSERVATIONS", "sentence_presence", "section_presence", "contradiction_matrix", "negation_cost",
+__all__ = ["OBSERVATIONS", "sentence_presence", "section_presence", "contradiction_matrix", "contradicted_sentences",
+           "negation_cost",
            "set_distance_neg", "paired_distances_neg", "pairwise_distances_neg", "text_distances",
            "presence_cache_info"]
 
@@ -144,9 +155,29 @@ def contradiction_matrix(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return ((pos_p @ neg_q.T + neg_p @ pos_q.T) > 0).astype(np.float64)
 
 
+def contradicted_sentences(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which sentences of each set the *other set* contradicts: (r (n,), s (m,)) float64 0 / 1.
+
+    ``r_i = 1`` when sentence i of P states an observation with one polarity that Q states with the other
+    polarity and never with the same one (``s`` likewise for Q against P). A sentence its own set repeats
+    is never contradicted by an identical set. Example: P = ["No effusion.", "No pneumothorax."], Q =
+    ["Small effusion.", "No pneumothorax."] -> r = [1, 0], s = [1, 0].
+    """
+    P = np.asarray(P)
+    Q = np.asarray(Q)
+
+    def flags(A, B):
+        pos_b, neg_b = (B > 0).any(axis=0), (B < 0).any(axis=0)
+        return (((A > 0) & neg_b & ~pos_b) | ((A < 0) & pos_b & ~neg_b)).any(axis=1).astype(np.float64)
+
+    return flags(P, Q), flags(Q, P)
+
+
 def negation_cost(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray, c: float) -> np.ndarray:
-    """``M' = max(M, c X)`` for unit-norm sets A, B and their presence arrays (module doc)."""
-    return np.maximum(cosine_cost(A, B), c * contradiction_matrix(PA, PB))
+    """``M' = max(M, c X, c r_i, c s_j)`` for unit-norm sets A, B and their presence arrays (module doc)."""
+    r, s = contradicted_sentences(PA, PB)
+    floor = np.maximum(contradiction_matrix(PA, PB), np.maximum(r[:, None], s[None, :]))
+    return np.maximum(cosine_cost(A, B), c * floor)
 
 
 def _neg_spec(name: "str | DistanceSpec") -> DistanceSpec:
@@ -228,19 +259,52 @@ def _capped_cosines(bank, pb: np.ndarray, cand, pc: np.ndarray, c: float) -> np.
     return np.ascontiguousarray(np.minimum(G, 1.0 - 2.0 * c * X))
 
 
-def _kernels(spec: DistanceSpec, G: np.ndarray, cand, bank, pk: np.ndarray, pj: np.ndarray):
-    """The engine's kernels on the capped block, single-threaded below the engine's threshold (as ``_run``)."""
+def _masks(ps, presence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positive, negative) observation bit masks: per unique row (U, 2) and per set (S, 2), int64."""
+    bits = np.int64(1) << np.arange(len(OBSERVATIONS), dtype=np.int64)
+    row = np.stack([((presence > 0) * bits).sum(axis=1), ((presence < 0) * bits).sum(axis=1)], axis=1)
+    row = np.ascontiguousarray(row.astype(np.int64))
+    per_sentence = row[ps.index] if len(ps.index) else np.zeros((0, 2), np.int64)
+    sets = np.zeros((ps.n_sets, 2), np.int64)
+    nonempty = np.flatnonzero(ps.sizes > 0)
+    if len(nonempty):
+        sets[nonempty] = np.bitwise_or.reduceat(per_sentence, ps.offsets[:-1][nonempty], axis=0)
+    return row, sets
+
+
+def _kernels(spec: DistanceSpec, G: np.ndarray, cand, pc: np.ndarray, bank, pb: np.ndarray, pk: np.ndarray,
+             pj: np.ndarray):
+    """The negation driver (``_kernels.neg_pairs``) on the capped block with the sentence floors,
+    single-threaded below the engine's threshold (as ``_run``): (values, converged)."""
     import numba
 
-    from sdrlib.distances.engine import _SERIAL_BELOW, _run_kernels
+    from sdrlib.distances import _kernels as K
+    from sdrlib.distances.engine import _SERIAL_BELOW, ZERO_COST_ATOL
 
+    out = np.empty(len(pk))
+    conv = np.ones(len(pk), dtype=np.bool_)
+    if not len(pk):
+        return out, conv
+    crow, cset = _masks(cand, pc)
+    brow, bset = _masks(bank, pb)
+    fam, prm = spec.family, spec.params
+    rho = prm.get("rho", -1.0)
+    rho = 0.0 if rho == "adaptive" else float(rho)
+    eps = float(prm.get("eps", 1.0))
+    nmax = int(max(cand.sizes.max(), bank.sizes.max()))
     threads = numba.get_num_threads()
     if len(pk) < _SERIAL_BELOW:
         numba.set_num_threads(1)
     try:
-        return _run_kernels(spec, G, cand, bank, pk, pj)
+        K.neg_pairs(G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj, nmax, crow, brow, cset, bset,
+                    float(spec.contradiction), K.NEG_FAMILY_CODES[fam], float(prm.get("alpha", 0.0)),
+                    bool(prm.get("clip", False)), rho, eps, float(prm.get("tau", -1.0)),
+                    float(prm.get("stop_thr", 1e-9)), int(prm.get("max_iter", 1000)),
+                    fam == "sinkhorn" and eps < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, bool(prm.get("rescale", False)),
+                    out, conv)
     finally:
         numba.set_num_threads(threads)
+    return check_range(out, spec.name, spec.upper), conv
 
 
 def _empty(ps, name: str, empty_value: "float | None") -> np.ndarray:
@@ -275,7 +339,7 @@ def paired_distances_neg(A_sets: Any, A_presence: Any, B_sets: Any, B_presence: 
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rep = idx[first]
     G = _capped_cosines(bp, pb, ap, pa, spec.contradiction)
-    vals, ok = _kernels(spec, G, ap, bp, rep, rep)
+    vals, ok = _kernels(spec, G, ap, pa, bp, pb, rep, rep)
     inv = inv.reshape(-1)
     out[idx] = vals[inv]
     handle_nonconvergence(spec, int((~ok[inv]).sum()), len(idx), on_nonconvergence)
@@ -307,7 +371,7 @@ def pairwise_distances_neg(cands: Any, cand_presence: Any, bank: Any, bank_prese
         G = _capped_cosines(bp, pb, cp, pc, spec.contradiction)
         pj = np.repeat(jj.astype(np.int64), len(kk))
         pk = np.tile(kk.astype(np.int64), len(jj))
-        vals, ok = _kernels(spec, G, cp, bp, pk, pj)
+        vals, ok = _kernels(spec, G, cp, pc, bp, pb, pk, pj)
         out[np.ix_(kk_all, jj_all)] = vals.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
         conv[np.ix_(kk_all, jj_all)] = ok.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
     handle_nonconvergence(spec, int((~conv).sum()), conv.size, on_nonconvergence)

@@ -46,9 +46,10 @@ follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest norma
   spread, which is not what the extension is for. ``make_spec("gw", rescale=False)`` is refused.
 - **negation-aware** settings (``chamfer_neg``, ``hung_nn_neg``; any ``<non-GW setting>_neg`` or
   ``_neg_<c>``): field ``contradiction = c`` in (0, 1]; the cost becomes
-  ``M' = max(M, c X)`` with ``X_ij = 1`` when the offline labeler reads one observation positive in
-  sentence i and negative in sentence j (:mod:`sdrlib.distances.negation`, which also defines X
-  precisely). They need per-sentence presence vectors next to the embeddings, so the plain entry
+  ``M'_ij = max(M_ij, c X_ij, c r_i, c s_j)`` with ``X_ij = 1`` when the offline labeler reads one
+  observation positive in sentence i and negative in sentence j, and ``r_i`` (``s_j``) = 1 when the other
+  set states a finding of sentence i (j) only with the opposite polarity (:mod:`sdrlib.distances.negation`,
+  which defines X, r and s precisely). They need per-sentence presence vectors next to the embeddings, so the plain entry
   points (:func:`set_distance`, ``pairwise_distances``, ``paired_distances``) refuse them with a
   :class:`DistanceSpecError` naming the functions of :mod:`sdrlib.distances.negation` to use.
 
@@ -163,7 +164,7 @@ class DistanceSpec:
     exact : bool
         The batched engine reproduces the reference (no approximation).
     contradiction : float
-        0 for a plain setting; c in (0, 1] for a negation-aware one (cost ``max(M, c X)``,
+        0 for a plain setting; c in (0, 1] for a negation-aware one (cost ``max(M, c X, c r, c s)``,
         :mod:`sdrlib.distances.negation`), which needs per-sentence presence vectors.
     """
 
