@@ -46,7 +46,10 @@ print(cfg.name, cfg.sft.policy, f"{len(train)} train / {len(test)} test studies"
 # On CPU the policy is a randomly initialised `Qwen3VLForConditionalGeneration` from a shrunk config, with a
 # byte-level BPE tokenizer trained on the training reports and an image-only Qwen3-VL processor (no video
 # processor, so no torchvision). Each training example is a prompt (image + instruction) and a completion
-# (the templated report); the loss covers the completion only.
+# (the templated report); the loss covers the completion only. With `sft.tiny_freeze_vision` (on in the cpu
+# profile) the vision tower keeps its random initialisation and only the merger into the text model trains:
+# trained end to end, the tiny tower's features predicted the findings *worse* than at initialisation (linear
+# probe AUROC Cardiomegaly 0.94 vs 0.99), and the policy barely read the image (section 4 measures it).
 
 # %%
 ds = training.sft_dataset(train[:2], cfg.sft.max_images)
