@@ -292,6 +292,15 @@ valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) 
 print("valid template share:", {k: round(v, 3) for k, v in valid.items()})
 
 # %% [markdown]
+# Does a reward pull the policy towards normal reports? Positive findings the labeler reads in each
+# configuration's Findings, and the share of Findings that state none, against the references.
+
+# %%
+positives = posttrain.positive_findings_table(gens, test)
+save_table(positives, "grpo_positive_findings", cfg)
+positives.round(3)
+
+# %% [markdown]
 # Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
 # seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
 # Metrics whose backend is not installed (COMET, RadGraph) are left out and listed below.

@@ -580,6 +580,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry("grpo_reward_sparsity", _F, "04_grpo", "", "exact-match sparsity and within-group spread per step"),
     FigureEntry("grpo_reward_sparsity", _T, "04_grpo", "", "the same, mean over steps"),
     FigureEntry("grpo_policy_movement", _T, "04_grpo", "", "KL to SFT and reward, first vs last steps", True),
+    FigureEntry("grpo_positive_findings", _T, "04_grpo", "",
+                "positive findings per Findings section and share with none, per configuration vs references"),
     FigureEntry("grpo_significance", _T, "04_grpo", "", "paired bootstrap per seed: R_Cham / R_Haus vs SFT / R_exact"),
     FigureEntry("grpo_reward_cost", _T, "04_grpo", "", "reward time vs step time, bad completions"),
     FigureEntry("grpo_reward_time", _F, "04_grpo", "", "reward time per step for every configuration"),

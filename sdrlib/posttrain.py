@@ -48,6 +48,7 @@ __all__ = [
     "score_all",
     "scores_long",
     "reward_table",
+    "positive_findings_table",
     "significance_table",
     "model_name",
     "seeds_of",
@@ -286,6 +287,39 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
                 row[c] = _fmt(*cell[c], bold=np.isclose(cell[c][0], best)) if c in cell else "n/a"
             rows.append(row)
     return pd.DataFrame(rows, columns=["Model", "Metric", *cols])
+
+
+def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_records: Sequence[Any]) -> pd.DataFrame:
+    """How many positive findings each configuration's Findings state: does a reward pull towards normal reports?
+
+    ``generations``: ``{(config, seed): [templated report per test study]}`` (as from :func:`generate_test`);
+    ``test_records`` the same studies in the same order (their Findings are the ``reference`` row). Each
+    Findings section is labelled by the offline labeler (:func:`sdrlib.metrics.labeler.label_report`);
+    positive = an observation other than "No Finding" read 1 (uncertain is not positive); a completion
+    without a valid template counts as 0 positives. Returns one row per configuration (``reference``
+    first): ``seeds``, ``positives per report`` and ``share with no positive finding``, means over seeds.
+    Example: ``positive_findings_table({("sft", 0): [r]}, [rec])`` -> 2 rows (reference, sft).
+    """
+    from sdrlib.metrics.labeler import label_report
+    from sdrlib.reports import parse_template
+
+    def npos(text: str) -> int:
+        return sum(1 for obs, v in label_report(text).items() if obs != "No Finding" and v == 1)
+
+    refs = [npos(r.findings) for r in test_records]
+    rows = [{"config": "reference", "seeds": 1, "positives per report": float(np.mean(refs)),
+             "share with no positive finding": float(np.mean([k == 0 for k in refs]))}]
+    per: dict[str, list[tuple[float, float]]] = {}
+    for (config, _seed), texts in generations.items():
+        if len(texts) != len(test_records):
+            raise ValueError(f"{config}: {len(texts)} generations for {len(test_records)} test studies")
+        ks = [npos(t.findings) if (t := parse_template(x)) is not None else 0 for x in texts]
+        per.setdefault(config, []).append((float(np.mean(ks)), float(np.mean([k == 0 for k in ks]))))
+    for config, vals in per.items():
+        rows.append({"config": config_label(config), "seeds": len(vals),
+                     "positives per report": float(np.mean([v[0] for v in vals])),
+                     "share with no positive finding": float(np.mean([v[1] for v in vals]))})
+    return pd.DataFrame(rows)
 
 
 def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],

@@ -161,6 +161,29 @@ def test_reward_table_mean_std_mean_block_and_bold():
     assert one.Model.tolist() == ["m1"]  # no Mean block repeating a single model with ±0
 
 
+def test_positive_findings_table_counts_labeler_positives_per_configuration():
+    from types import SimpleNamespace
+
+    from sdrlib import posttrain
+    from sdrlib.reports import build_template
+
+    recs = [SimpleNamespace(findings="Small left pleural effusion. Mild cardiomegaly.", impression="x"),
+            SimpleNamespace(findings="The lungs are clear. No pneumothorax.", impression="y")]
+    normal = build_template("The lungs are clear.", "Normal.")
+    sick = build_template("There is a small right pleural effusion.", "Effusion.")
+    gens = {("sft", 0): [sick, normal], ("sft", 1): [sick, sick],
+            ("chamfer", 0): [normal, "no template at all"]}
+    t = posttrain.positive_findings_table(gens, recs).set_index("config")
+    assert t.loc["reference", "positives per report"] == 1.0  # effusion + cardiomegaly, then none
+    assert t.loc["reference", "share with no positive finding"] == 0.5
+    assert t.loc["SFT", "seeds"] == 2 and t.loc["SFT", "positives per report"] == 0.75
+    assert t.loc["SFT", "share with no positive finding"] == 0.25
+    assert t.loc["R_Cham", "positives per report"] == 0.0  # a broken template counts as 0 positives
+    assert t.loc["R_Cham", "share with no positive finding"] == 1.0
+    with pytest.raises(ValueError, match="2 test studies"):
+        posttrain.positive_findings_table({("sft", 0): [normal]}, recs)
+
+
 def test_significance_table_pairs_seeds_against_single_sft():
     from sdrlib import posttrain
     from sdrlib.metrics.suite import score_reports
