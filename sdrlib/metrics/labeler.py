@@ -25,12 +25,30 @@ How a sentence is read:
    scope that runs forward (pre-triggers) or backward (post-triggers) to the
    sentence edge, a termination word ("but", "however", "which", ...) or a
    window of words; pseudo-triggers ("no change", "not only") open nothing;
-3. a mention inside a scope takes the closest trigger's status.
+3. a mention inside a scope takes the closest trigger's status;
+4. structured and templated reports ("Pneumothorax: none.", "Effusion, pneumothorax:
+   none.", "Lines/tubes: none.", "Pneumothorax: none Effusion: small" with its line
+   break lost) are read as ``key: value`` pairs (``_structure``): a short text before
+   a colon (at most ``_KEY_MAX_WORDS`` words, no trigger) is a key, and every finding it
+   names takes the status of its value. A value heading with "none" / "no" / "negative"
+   / "absent" / "not seen" / "normal" / "resolved" is negative, with "possible" /
+   "questionable" / "cannot be excluded" uncertain, anything else without a negation or
+   hedge ("present", "yes", "small", "right lower lobe") positive; "unchanged",
+   "improved", "no change" and other comparisons keep a finding positive (it is still
+   there, as in "Unchanged moderate cardiomegaly."), "resolved" makes it negative. A
+   trigger in such a value reaches nothing outside it ("Pneumothorax: no, effusion:
+   small."). Headers ("Findings:", "Impression:", "Comparison:") are keys that name no
+   finding; "Heart size: normal." stays an attribute anchor (Cardiomegaly negative).
+   A value that mixes statuses ("none, but there is ...") falls back to the rules above.
 
 Left out: coreference across sentences, temporal reasoning ("resolved since
 prior" is read as negative), hierarchical propagation (an opacity mention does
-not imply Lung Opacity children or vice versa), and clinical knowledge beyond
-the phrase lists. ``evaluate_labeler`` measures what that costs.
+not imply Lung Opacity children or vice versa), clinical knowledge beyond
+the phrase lists, and dash or table layouts of structured reports ("Pneumothorax -
+none", "Pneumothorax | none"). Hedged mentions ("may represent pneumonia") are
+uncertain (-1) as in CheXpert; human labels that leave hedges out (IU-Xray's MeSH
+terms) count them as errors when uncertain is read as positive. ``evaluate_labeler``
+measures what that costs.
 
 Example::
 
@@ -136,8 +154,10 @@ _MENTIONS: dict[str, list[str]] = {
         r"pacemaker", r"pacer", r"(?:pacemaker|pacer|icd|pacing|cardiac) leads?", r"defibrillator",
         r"\bicd\b", r"sternotomy wires?", r"median sternotomy", r"sternotomy", r"stents?",
         r"surgical clips?", r"port-?a-?cath", r"(?:chest|mediport|power) port", r"prosthe\w+",
-        r"valve replacement", r"drains?", r"lines and tubes", r"tubes and lines", r"support devices?",
+        r"valve replacement", r"drains?", r"support devices?",
         r"\bett\b", r"\bngt?\b(?= tube| tip)", r"enteric tube", r"cardiac device",
+        # structured-report keys and lists: "Lines/tubes: none.", "No lines or tubes."
+        r"lines? ?(?:/|&|and|or) ?tubes?", r"tubes? ?(?:/|&|and|or) ?lines?",
     ],
 }
 
@@ -145,7 +165,7 @@ _MENTIONS: dict[str, list[str]] = {
 _DIRECT_NEG: dict[str, list[str]] = {
     "Pleural Effusion": [
         r"sharp costophrenic (?:angles?|sulci|sulcus)",
-        r"costophrenic (?:angles?|sulci|sulcus) (?:is |are |remain )?(?:sharp|clear|preserved|normal)",
+        r"costophrenic (?:angles?|sulci|sulcus):? (?:is |are |remain )?(?:sharp|clear|preserved|normal)",
     ],
 }
 
@@ -262,6 +282,21 @@ _CLAUSE_SPLIT = re.compile(r";|,? but |,? however,? |,? whereas |,? while |,? al
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\.)(?=[A-Z])")
 _WORD = re.compile(r"\w+")
 
+# Structured ("templated") reports: "<key>: <value>". The key names findings ("Pneumothorax",
+# "Effusion, pneumothorax", "Lines/tubes"), the value states them ("none", "small", "possible").
+# A colon counts after a letter or bracket and not before a digit ("10:30" is no key).
+_KEY_COLON = re.compile(r"(?<=[a-z)\]])[ \t]*:(?!\d)")
+_KEY_MAX_WORDS = 8  # a longer text before a colon is prose, not a key
+# Status words that are no trigger in prose (triggers at the head of a value count too:
+# "no", "absent", "not seen", "resolved" -> 0; "possible", "cannot be excluded" -> -1; "unchanged" -> 1).
+_VALUE_WORDS: list[tuple[re.Pattern[str], int]] = [
+    (re.compile(r"(?:none(?: (?:seen|identified|noted|present|visuali[sz]ed|demonstrated|detected))?"
+                r"|nil|negative|normal)(?![\w])"), 0),
+    (re.compile(r"(?:present|yes|positive)(?![\w])"), 1),
+]
+# Words after a negative or uncertain head that state something present ("none on the left, small on the right").
+_VALUE_POSITIVE = _word_re([r"small|moderate|large|mild|severe|trace|tiny|minimal|massive|extensive|present|yes"])
+
 
 def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKD", text)
@@ -327,6 +362,100 @@ def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
     return 1 if best is None else best[1]
 
 
+@dataclass(frozen=True)
+class _Pair:
+    key: tuple[int, int]  # span of the key in the sentence
+    value: tuple[int, int]  # span of its value
+    status: int | None  # what the value says of every finding the key names; None: read it as prose
+
+
+def _trigger_status(kind: str) -> int:
+    return 1 if kind == "pseudo" else 0 if kind.startswith("neg") else -1
+
+
+def _head(sent: str, pos: int, end: int, trig: list[_Span]) -> tuple[int | None, int]:
+    """(status, end) of a status word or trigger starting at ``pos``; ``(None, pos)`` if none does."""
+    status, head_end = None, pos
+    for rx, st in _VALUE_WORDS:
+        m = rx.match(sent, pos, end)
+        if m and m.end() > head_end:
+            status, head_end = st, m.end()
+    for t in trig:
+        if t.start == pos and t.kind != "term" and head_end < t.end <= end:
+            status, head_end = _trigger_status(t.kind), t.end
+    return status, head_end
+
+
+def _skip(sent: str, pos: int, end: int, chars: str = " \t") -> int:
+    while pos < end and sent[pos] in chars:
+        pos += 1
+    return pos
+
+
+def _value_status(sent: str, start: int, end: int, trig: list[_Span]) -> int | None:
+    """What the value ``sent[start:end]`` of a key says of the key's findings (1, 0, -1), or None.
+
+    A negative or uncertain head ("none", "no", "not seen", "possible") decides when nothing after it
+    (up to a termination word such as "but") mentions, negates or hedges anything ("none on the left" -> 0;
+    "no pneumothorax is seen" -> None), and is positive when a size or presence word follows ("none on
+    the left, small on the right" -> 1). A value without such a head is positive unless it negates or
+    hedges something ("small left", "unchanged", "endotracheal tube in place" -> 1).
+    """
+    pos = _skip(sent, start, end)
+    if not re.search(r"[a-z]", sent[pos:end]):
+        return None
+    status, head_end = _head(sent, pos, end, trig)
+    inner = [t for t in trig if head_end <= t.start and t.end <= end]
+    if status in (0, -1):
+        stop = min((t.start for t in inner if t.kind == "term"), default=end)
+        rest = sent[head_end:stop]
+        if any(t.kind != "term" and t.end <= stop for t in inner) or any(
+                rx.search(rest) for rx in _MENTION_RE.values()):
+            return None
+        return 1 if _VALUE_POSITIVE.search(rest) else status
+    if any(t.kind not in ("term", "pseudo") for t in inner):
+        return None
+    return 1
+
+
+def _is_key(sent: str, start: int, end: int, trig: list[_Span]) -> bool:
+    n = _word_count(sent[start:end])
+    return (0 < n <= _KEY_MAX_WORDS
+            and not any(t.kind != "term" and t.start < end and start < t.end for t in trig))
+
+
+def _structure(sent: str, trig: list[_Span]) -> list[_Pair]:
+    """The ``key: value`` pairs of a sentence, left to right.
+
+    The text before the first colon is a key if it is short and holds no trigger; the text between two
+    colons is split into the value of the first key and the next key: after a leading status ("none, ",
+    "no; ", "present "), or, without one, the whole of it is the next key ("Findings: Pneumothorax: none."
+    is the header "findings" with an empty value, then "pneumothorax" with "none"). The text after the
+    last colon is its key's value.
+    """
+    colons = list(_KEY_COLON.finditer(sent))
+    if not colons:
+        return []
+    pairs: list[_Pair] = []
+    key = (0, colons[0].start()) if _is_key(sent, 0, colons[0].start(), trig) else None
+    for i, c in enumerate(colons):
+        vstart = c.end()
+        vend = nxt = colons[i + 1].start() if i + 1 < len(colons) else len(sent)
+        next_key = None
+        if i + 1 < len(colons):
+            status, head_end = _head(sent, _skip(sent, vstart, nxt), nxt, trig)
+            if status is not None:
+                kstart = _skip(sent, head_end, nxt, " \t,;")
+                if _is_key(sent, kstart, nxt, trig):
+                    vend, next_key = head_end, (kstart, nxt)
+            elif _is_key(sent, vstart, nxt, trig):
+                vend, next_key = vstart, (vstart, nxt)
+        if key is not None:
+            pairs.append(_Pair(key, (vstart, vend), _value_status(sent, vstart, vend, trig)))
+        key = next_key
+    return pairs
+
+
 def _combine(a: int | None, b: int) -> int:
     """CheXpert aggregation over mentions: positive > uncertain > negative."""
     if a is None:
@@ -353,11 +482,28 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
     def overlaps_trigger(s: int, e: int) -> bool:
         return any(s < te and ts < e for ts, te in trig_spans)
 
+    # "Pneumothorax: none.": a key takes its value's status; a trigger inside a value that has one
+    # ("no" in "Pneumothorax: no, effusion: small.") reaches nothing outside that value.
+    pairs = _structure(low, trig)
+    stated = [p.value for p in pairs if p.status is not None]
+
+    def triggers_at(pos: int) -> list[_Span]:
+        return [t for t in trig if not any(vs <= t.start and t.end <= ve and not vs <= pos < ve
+                                           for vs, ve in stated)]
+
     for obs, rx in _MENTION_RE.items():
         for m in rx.finditer(low):
             if overlaps_trigger(m.start(), m.end()):
                 continue
-            out[obs] = _combine(out.get(obs), _status(low, m.start(), m.end(), trig))
+            pair = next((p for p in pairs if p.key[0] <= m.start() and m.end() <= p.key[1]), None)
+            if pair is not None and pair.status is not None:
+                status = pair.status
+            elif pair is not None and any(pair.value[0] <= v.start() and v.end() <= pair.value[1]
+                                          for v in rx.finditer(low)):
+                continue  # "Pneumothorax: no pneumothorax is seen." the value's own mention decides
+            else:
+                status = _status(low, m.start(), m.end(), triggers_at(m.start()))
+            out[obs] = _combine(out.get(obs), status)
 
     for obs, rx in _DIRECT_NEG_RE.items():
         if rx.search(low):
@@ -391,7 +537,7 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                 elif q[2] == "unc":
                     status = -1
                 else:
-                    status = _status(low, cstart + q[0], cstart + q[1], trig)
+                    status = _status(low, cstart + q[0], cstart + q[1], triggers_at(cstart + q[0]))
                 out[obs] = _combine(out.get(obs), status)
 
 
