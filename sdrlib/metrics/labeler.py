@@ -488,6 +488,8 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
     stated = [p.value for p in pairs if p.status is not None]
 
     def triggers_at(pos: int) -> list[_Span]:
+        if not stated:
+            return trig
         return [t for t in trig if not any(vs <= t.start and t.end <= ve and not vs <= pos < ve
                                            for vs, ve in stated)]
 
