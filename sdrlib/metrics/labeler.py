@@ -44,8 +44,9 @@ How a sentence is read:
 Left out: coreference across sentences, temporal reasoning ("resolved since
 prior" is read as negative), hierarchical propagation (an opacity mention does
 not imply Lung Opacity children or vice versa), clinical knowledge beyond
-the phrase lists, and dash or table layouts of structured reports ("Pneumothorax -
-none", "Pneumothorax | none"). Hedged mentions ("may represent pneumonia") are
+the phrase lists, dash or table layouts of structured reports ("Pneumothorax -
+none", "Pneumothorax | none") and sub-keys across sentences ("Pneumothorax: Right:
+none. Left: none." is read positive: the key's own value is empty). Hedged mentions ("may represent pneumonia") are
 uncertain (-1) as in CheXpert; human labels that leave hedges out (IU-Xray's MeSH
 terms) count them as errors when uncertain is read as positive. ``evaluate_labeler``
 measures what that costs.
