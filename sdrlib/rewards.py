@@ -1,13 +1,22 @@
 """GRPO rewards: format, set-distance semantic and exact-match, with TRL adapters.
 
-Paper sec. 3.2. For a generated report ``y_hat`` and its reference ``y``:
+Paper sec. 3.1 (format reward) and 3.2 (semantic reward). For a generated report ``y_hat`` and its
+reference ``y``:
 
-- ``R_fmt(y_hat)`` in {0, 1}: 1 when ``y_hat`` is a valid
-  ``<think> F </think> <answer> I </answer>`` template
-  (:func:`sdrlib.reports.parse_template`) *and* passes two guards the paper
-  leaves implicit: it is at most ``max_chars`` characters long and contains no
-  non-text tokens (chat / vision special tokens such as ``<|image_pad|>``, the
-  Unicode replacement character, control characters).
+- ``R_fmt(y_hat)`` in {0, 1}. The paper's format reward (sec. 3.1, "Format
+  reward") requires the template ``<think> F </think> <answer> I </answer>``
+  "with each tag occurring exactly once, in the specified order, and enclosing
+  non-empty content". This ``R_fmt`` is **stricter than the paper**: 1 only when
+  (i) each tag occurs exactly once, in that order; (ii) each pair encloses a
+  *visible* character (white space or invisible characters alone count as empty);
+  (iii) **no visible text lies outside the two tag pairs** (before ``<think>``,
+  between ``</think>`` and ``<answer>``, after ``</answer>``), a rule the paper
+  does not state; (iv) ``y_hat`` is at most ``max_chars`` characters long; and
+  (v) it holds no non-text tokens (chat / vision special tokens such as
+  ``<|image_pad|>``, the Unicode replacement character, control characters).
+  (i)-(iii) are :func:`sdrlib.reports.parse_template`, (iv)-(v)
+  :func:`check_completion`. A completion such as ``"Report: <think> F </think>
+  <answer> I </answer>"`` satisfies the paper's rule but scores ``R_fmt = 0`` here.
 - ``R_sem(y_hat, y) = (1 - D(E^F(y_hat), E^F(y))) + (1 - D(E^I(y_hat), E^I(y)))``
   in [0, 2] for any distance ``D`` registered in :mod:`sdrlib.distances`
   (``"chamfer"``, ``"hausdorff"``, ...); ``E^S`` is the set of sentence
@@ -873,6 +882,7 @@ def trl_reward_functions(
         return b
 
     def r_fmt(completions, **kwargs) -> list[float]:
+        """R_fmt per completion, stricter than the paper's (module doc): no visible text outside the tags."""
         return _run(completions, kwargs).fmt.tolist()
 
     funcs: list[Callable[..., list[float]]] = [r_fmt]
