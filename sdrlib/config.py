@@ -635,8 +635,8 @@ def _profile_file(ref: Any, including: Path | None = None) -> Path:
     """The YAML file ``ref`` names.
 
     A bare name (``cpu``) is ``configs/<name>.yaml``. A ``.yaml`` / ``.yml`` path (a leading
-    ``~`` expanded) is taken as is when absolute, else relative to the folder of the including file (``extends:``) or, at
-    the top level, to the current folder.
+    ``~`` expanded) is taken as is when absolute, else relative to the folder of the including
+    file (``extends:``) or, at the top level, to the current folder.
     """
     what = f"{_show(including)}: extends" if including is not None else "profile"  # "profile 'x' not found"
     if isinstance(ref, os.PathLike):

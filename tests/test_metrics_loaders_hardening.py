@@ -640,7 +640,8 @@ def test_rexgradient_float_ids_and_malformed_rows(tmp_path):
     assert [r.study_id for r in recs] == ["5"] and rep.notes["merged_rows"] == 1  # 5.0 and "5": one study
     assert rep.skipped == {"malformed_row": 1}
     (root / "metadata" / "valid_metadata.csv").write_text(
-        "id,Findings,Impression,ImagePath\nS1,Clear.,Normal.,../deid_png/a.png,EXTRA\nS2,Clear.,Normal.,../deid_png/a.png\n")
+        "id,Findings,Impression,ImagePath\nS1,Clear.,Normal.,../deid_png/a.png,EXTRA\n"
+        "S2,Clear.,Normal.,../deid_png/a.png\n")
     recs, rep = load_rexgradient(root, "val")
     assert [r.study_id for r in recs] == ["S2"] and rep.skipped == {"malformed_row": 1}
 

@@ -19,8 +19,9 @@ outside ``root``: never opened), ``no_image`` (no projection row or no file
 on disk). A uid written as a float (``12.0``: a spreadsheet round-trip) is the integer it
 is in both files (:func:`sdrlib.data._common.normalise_id`), so its images, labels and split
 are those of ``12``. Both CSVs are read by :func:`sdrlib.data._common.read_table`: an
-unreadable file (or one ending in NUL padding, cut off while written) raises DataError naming it. Notes: ``missing_image`` (one of
-several), ``orphan_projection`` (projection row without a report), ``decoded_cp1252``.
+unreadable file (or one ending in NUL padding, cut off while written) raises DataError naming
+it. Notes: ``missing_image`` (one of several), ``orphan_projection`` (projection row without a
+report), ``decoded_cp1252``.
 
 Labels: IU-Xray's ``Problems`` column (``;``-separated MeSH headings, e.g. ``Cardiomegaly;Pulmonary
 Atelectasis``; when absent or blank, the headings of ``MeSH``, the part of each ``;``-item before its

@@ -22,8 +22,9 @@ split row whose ids are not plain names, e.g. ``../x``: never opened), ``no_imag
 Subject and study ids written as floats (``50414267.0``, ``5.0414267E7``: a spreadsheet
 round-trip) are read as the integers they are (:func:`sdrlib.data._common.normalise_id`).
 The CSVs are read by :func:`sdrlib.data._common.read_table`: a truncated ``.csv.gz``, an
-unparsable CSV or one ending in NUL padding raises DataError naming the file. Kept-but-noted: ``duplicate_dicom``, ``missing_image`` (one of several),
-``decoded_cp1252`` / ``decoded_latin1``, ``control_chars_removed``.
+unparsable CSV or one ending in NUL padding raises DataError naming the file. Kept-but-noted:
+``duplicate_dicom``, ``missing_image`` (one of several), ``decoded_cp1252`` / ``decoded_latin1``,
+``control_chars_removed`` (a stray control character inside an otherwise complete report).
 
 Left out: the DICOM originals, view filtering (all images of a study are listed), and
 report sections other than Findings and Impression.

@@ -537,7 +537,8 @@ def reward(distance: "float | np.ndarray") -> "float | np.ndarray":
     bad = ~np.isfinite(arr)
     if bad.any():
         where = "" if arr.ndim == 0 else f" at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
-        raise DistanceRangeError(f"reward: distance{where} is {float(arr[bad].flat[0])!r}, not a distance (NaN / inf come "
-                                 "only from a failed computation); a distance lies in [0, 1]")
+        value = float(arr[bad].flat[0])
+        raise DistanceRangeError(f"reward: distance{where} is {value!r}, not a distance (NaN / inf come only from a "
+                                 "failed computation); a distance lies in [0, 1]")
     r = 1.0 - np.clip(arr, 0.0, 1.0)
     return float(r) if np.ndim(r) == 0 else r
