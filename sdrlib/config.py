@@ -15,7 +15,9 @@ are then merged key by key over the other profile. ``name`` (default: the file
 stem) becomes a folder under ``paths.runs``, so it must be one safe path component.
 
 Output paths (``paths.*``) are relative to the *output root*: ``$SDR_ROOT`` when
-set, else the repository root. ``run_all.sh --out DIR`` sets ``SDR_ROOT`` so a
+set, else the repository root. A leading ``~`` in any path value (``paths.*``,
+``data.root``, encoder / backbone / checkpoint paths, ``$SDR_ROOT``, a profile path)
+is the home folder, as in a shell. ``run_all.sh --out DIR`` sets ``SDR_ROOT`` so a
 run (or the smoke test) never writes into the checkout.
 
 Example::
@@ -57,9 +59,11 @@ class ConfigError(SDRError, ValueError):
 #   "nonempty"     no "" or []                 "unique"    no repeated list items
 #   "each"         validator(item, where) for every list item (the distance / reward registries)
 #   "finite"       floats must be finite (also inside lists) unless this is False
+#   "path"         a file or folder (or a name): a leading ``~`` / ``~user`` is expanded
+#                  (os.path.expanduser) when the profile loads; one that cannot be is refused
 # Constraints that involve several fields are in ``_check_profile``.
 CONSTRAINT_KEYS = frozenset({"min", "max", "gt", "choices", "pattern", "pattern_help", "nonempty", "unique",
-                             "each", "finite"})
+                             "each", "finite", "path"})
 
 #: ``data.source`` values with a loader in :func:`sdrlib.data.load_split` (``synthcxr`` = ``synthetic``)
 DATA_SOURCES: tuple[str, ...] = ("synthetic", "synthcxr", "mimic", "rexgradient", "iuxray")
@@ -122,18 +126,24 @@ def _pitfall_name(name: str, where: str) -> None:
 # --------------------------------------------------------------------------- sections
 @dataclass(frozen=True)
 class PathsConfig:
-    data: str = field(default="data", metadata={"nonempty": True, "help": "datasets (generated or the user's)"})
-    results: str = field(default="results", metadata={"nonempty": True, "help": "tables written by notebooks"})
-    figures: str = field(default="figures", metadata={"nonempty": True, "help": "figures written by notebooks"})
-    cache: str = field(default=".cache/sdr", metadata={"nonempty": True, "help": "sentence-embedding cache, banks"})
-    runs: str = field(default="runs", metadata={"nonempty": True, "help": "checkpoints, executed notebooks, logs"})
+    data: str = field(default="data", metadata={"nonempty": True, "path": True,
+        "help": "datasets (generated or the user's)"})
+    results: str = field(default="results", metadata={"nonempty": True, "path": True,
+        "help": "tables written by notebooks"})
+    figures: str = field(default="figures", metadata={"nonempty": True, "path": True,
+        "help": "figures written by notebooks"})
+    cache: str = field(default=".cache/sdr", metadata={"nonempty": True, "path": True,
+        "help": "sentence-embedding cache, banks"})
+    runs: str = field(default="runs", metadata={"nonempty": True, "path": True,
+        "help": "checkpoints, executed notebooks, logs"})
 
 
 @dataclass(frozen=True)
 class DataConfig:
     source: str = field(default="synthetic", metadata={"choices": DATA_SOURCES,
         "help": "synthetic | mimic | rexgradient | iuxray"})
-    root: str = field(default="", metadata={"help": "folder of a real dataset download (not for synthetic)"})
+    root: str = field(default="", metadata={"path": True,
+        "help": "folder of a real dataset download (not for synthetic)"})
     n_train: int = field(default=2000, metadata={"min": 1, "help": "synthetic studies in the train split"})
     n_val: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the validation split"})
     n_test: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the test split"})
@@ -142,7 +152,7 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    encoder: str = field(default="all-mpnet-base-v2", metadata={"nonempty": True,
+    encoder: str = field(default="all-mpnet-base-v2", metadata={"nonempty": True, "path": True,
         "help": "encoder name or local path"})
     batch_size: int = field(default=64, metadata={"min": 1, "help": "sentences per encoder forward pass"})
     bank_size: int = field(default=5000, metadata={"min": 0,
@@ -164,15 +174,15 @@ class DistancesConfig:
 class MetricsConfig:
     bertscore: bool = field(default=True, metadata={"help": "compute BERTScore"})
     bootstrap: int = field(default=1000, metadata={"min": 1, "help": "paired bootstrap resamples"})
-    bertscore_model: str = field(default="auto", metadata={
+    bertscore_model: str = field(default="auto", metadata={"path": True,
         "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
                 "all-MiniLM-L6-v2), a known encoder name or a local folder"})
     bertscore_batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
     clinical_backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
         "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
-    wordnet_dir: str = field(default="auto", metadata={
+    wordnet_dir: str = field(default="auto", metadata={"path": True,
         "help": "WordNet 3.0 dict folder for METEOR (auto: $SDR_WORDNET_DIR, /usr/share/wordnet, nltk_data)"})
-    comet_model: str = field(default="", metadata={
+    comet_model: str = field(default="", metadata={"path": True,
         "help": "COMET checkpoint path or Hub id already in the HF cache; empty = COMET off"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for BERTScore / COMET"})
 
@@ -182,7 +192,7 @@ class SFTConfig:
     max_steps: int = field(default=200, metadata={"min": 1, "help": "optimizer steps of supervised fine-tuning"})
     learning_rate: float = field(default=1.0e-4, metadata={"gt": 0, "help": "AdamW learning rate"})
     batch_size: int = field(default=8, metadata={"min": 1, "help": "per-device batch size"})
-    policy: str = field(default="tiny", metadata={"nonempty": True,
+    policy: str = field(default="tiny", metadata={"nonempty": True, "path": True,
         "help": "tiny (Qwen3-VL built from config, CPU) | qwen3-vl-2b | qwen3-vl-4b | gemma3-4b | local folder (GPU)"})
     grad_accum: int = field(default=1, metadata={"min": 1,
         "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs)"})
@@ -401,9 +411,9 @@ def repo_root() -> Path:
 
 
 def output_root() -> Path:
-    """Where outputs go: ``$SDR_ROOT`` if set, else the repository root."""
+    """Where outputs go: ``$SDR_ROOT`` if set (a leading ``~`` expanded), else the repository root."""
     env = os.environ.get("SDR_ROOT")
-    return Path(env).resolve() if env else repo_root()
+    return Path(os.path.expanduser(env)).resolve() if env else repo_root()
 
 
 def profile_names() -> list[str]:
@@ -524,8 +534,25 @@ def _build(cls: type, values: Any, where: str) -> Any:
             kwargs[f.name] = _build(tp, v, key)
         else:
             kwargs[f.name] = _check_type(v, tp, key, finite=f.metadata.get("finite", True))
+            if f.metadata.get("path"):
+                kwargs[f.name] = _expand_user(kwargs[f.name], key)
             _check_constraints(kwargs[f.name], f.metadata, key)
     return cls(**kwargs)
+
+
+def _expand_user(value: str, where: str) -> str:
+    """``value`` with a leading ``~`` / ``~user`` expanded; :class:`ConfigError` when it cannot be.
+
+    Without this ``paths.results: ~/sdr/results`` became a folder literally named ``~`` under
+    the output root. Example: ``_expand_user("~/data", "data.root") -> "/home/me/data"``.
+    """
+    if not value.startswith("~"):
+        return value
+    out = os.path.expanduser(value)
+    if out.startswith("~"):
+        raise ConfigError(f"{where} = {_r(value)}: cannot expand {value.split('/')[0]!r} (no such user, or HOME "
+                          "unset); allowed: an absolute path, a path relative to the output root, or ~/...")
+    return out
 
 
 def _check_profile(p: Profile) -> None:
@@ -607,16 +634,16 @@ def _show(p: Path) -> str:
 def _profile_file(ref: Any, including: Path | None = None) -> Path:
     """The YAML file ``ref`` names.
 
-    A bare name (``cpu``) is ``configs/<name>.yaml``. A ``.yaml`` / ``.yml`` path is taken as
-    is when absolute, else relative to the folder of the including file (``extends:``) or, at
-    the top level, to the current folder.
+    A bare name (``cpu``) is ``configs/<name>.yaml``. A ``.yaml`` / ``.yml`` path (a leading
+    ``~`` expanded) is taken as is when absolute, else relative to the folder of the including
+    file (``extends:``) or, at the top level, to the current folder.
     """
     what = f"{_show(including)}: extends" if including is not None else "profile"  # "profile 'x' not found"
     if isinstance(ref, os.PathLike):
         ref = os.fspath(ref)
     if not isinstance(ref, str) or not ref.strip():
         raise ConfigError(f"{what} {_r(ref)}: expected a profile name ({profile_names()}) or a .yaml path")
-    p = Path(ref)
+    p = Path(os.path.expanduser(ref))
     if p.suffix in (".yaml", ".yml"):
         if not p.is_absolute() and including is not None:
             p = including.parent / p
@@ -645,7 +672,9 @@ def _read_profile_yaml(p: Path, seen: tuple[Path, ...] = ()) -> dict:
         at = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         why = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
         raise ConfigError(f"{_show(p)}{at}: invalid YAML: {why}") from None
-    raw = {} if raw is None else raw
+    if raw is None:  # refused like a top-level list: an empty file is more likely a mistake than a wish
+        raise ConfigError(f"{_show(p)}: the file is empty (or only comments); allowed: a mapping of sections, "
+                          "e.g. 'extends: cpu' for the cpu profile as it is")
     if not isinstance(raw, dict):
         raise ConfigError(f"{_show(p)}: top level must be a mapping of sections, got {type(raw).__name__}")
     has_parent = "extends" in raw
@@ -699,7 +728,8 @@ def load_profile(name_or_path: str = "cpu", overrides: dict[str, Any] | None = N
     Raises
     ------
     ConfigError
-        Missing or unreadable file, invalid YAML (file and line), a cyclic ``extends``, an unknown
+        Missing, unreadable or empty file, invalid YAML (file and line), a top level that is not a
+        mapping, a cyclic ``extends``, a ``~`` that cannot be expanded, an unknown
         key, a wrong type, or a value outside its allowed range (the registries decide distance and
         reward names); the message names the key path, the value and what is allowed.
     """

@@ -36,6 +36,10 @@ What it does not trust:
   opened read-only (SQLite ``mode=ro``): hits are served, misses are encoded in
   memory and not stored, and a warning says so once. Any other SQLite failure
   raises :class:`EmbeddingError` naming the file and what to do.
+- **The encoder's output.** Each forward batch must come back as exactly one
+  finite, non-zero row of the declared dimension per sentence (the shape
+  ``(len(batch), dim)``); anything else raises :class:`EmbeddingError` naming the
+  encoder, the batch and what it returned, before any row of the call is cached.
 - **The encoder window.** Sentences longer than the encoder's
   ``max_seq_length`` tokens are truncated by the encoder (their vectors describe
   the first ``max_seq_length`` tokens; unchanged here); each call counts them,
@@ -61,6 +65,7 @@ from sdrlib.errors import SDRError
 
 import hashlib
 import json
+import numbers
 import os
 import sqlite3
 import time
@@ -717,7 +722,8 @@ class SentenceEmbedder:
         folder is not writable, with one :class:`EmbeddingCacheWarning`; ``True``: never write
         to it (hits are served, misses encoded in memory only); ``False``: require writing.
     batch_size : int
-        Sentences per forward pass.
+        Sentences per forward pass, a positive integer (0, negatives, floats and bools are
+        refused here with :class:`EmbeddingError`, not at the first forward pass).
     threads : int, optional
         torch CPU threads for the encoder's forward passes only (the previous setting is
         restored afterwards). Lets a GRPO step whose policy runs on one thread give the
@@ -748,6 +754,9 @@ class SentenceEmbedder:
                  threads: int | None = None, cache_readonly: bool | None = None):
         if threads is not None and threads < 1:
             raise EmbeddingError(f"threads must be >= 1 or None, got {threads}")
+        if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, (bool, np.bool_)) or batch_size < 1:
+            raise EmbeddingError(f"batch_size = {batch_size!r}: sentences per forward pass must be a positive "
+                                 "integer (e.g. 64)")
         self.threads = threads
         if isinstance(encoder, (str, os.PathLike)) or encoder is None:
             self.model = load_encoder(None if encoder is None else str(encoder), device=device)
@@ -755,7 +764,11 @@ class SentenceEmbedder:
             self.model = encoder
         self.encoder_id: str = model_identity(self.model)
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = int(dim_fn())
+        dim = dim_fn()
+        if not isinstance(dim, numbers.Integral) or isinstance(dim, (bool, np.bool_)) or dim < 1:
+            raise EmbeddingError(f"encoder {self.encoder_id} declares {dim!r} dimensions; a sentence encoder must "
+                                 "declare a positive integer (its pooling / output layer sets it)")
+        self.dim = int(dim)
         limit = getattr(self.model, "max_seq_length", None)
         self.max_tokens: int | None = int(limit) if limit else None
         self.batch_size = int(batch_size)
@@ -806,19 +819,44 @@ class SentenceEmbedder:
                 v = self.model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
                                       normalize_embeddings=False, show_progress_bar=False)
                 self._stats.forward_calls += 1
-                out.append(np.asarray(v, dtype=np.float32))
+                out.append(self._checked_batch(v, batch, i // self.batch_size))
         finally:
             torch.set_num_threads(before)
         vecs = np.concatenate(out, axis=0)
-        if not np.isfinite(vecs).all():
-            bad = [texts[i] for i in np.where(~np.isfinite(vecs).all(axis=1))[0][:3]]
-            raise EmbeddingError(f"encoder {self.encoder_id} returned non-finite vectors for {bad!r}")
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        if (norms == 0).any():
-            raise EmbeddingError(f"encoder {self.encoder_id} returned a zero vector")
         self._stats.encoded += len(texts)
         self._stats.encode_seconds += time.perf_counter() - t0
         return (vecs / norms).astype(np.float32)
+
+    def _checked_batch(self, value: object, batch: list[str], index: int) -> np.ndarray:
+        """The encoder's output for one batch as float32 ``(len(batch), dim)``, or :class:`EmbeddingError`.
+
+        Refused, naming the encoder, the batch and what came back: output that is not
+        numeric, a shape other than ``(len(batch), self.dim)`` (e.g. 9 columns from an
+        encoder that declares 8, or a row missing), NaN / inf entries, a row whose float32
+        norm is 0 or overflows (no direction to normalise). Called before anything of the call is cached.
+        """
+        where = f"encoder {self.encoder_id} (declares {self.dim} dimensions), batch {index} of {len(batch)} sentences"
+        try:
+            arr = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            raise EmbeddingError(f"{where}: returned {type(value).__name__}, not a numeric array ({e})") from None
+        if arr.shape != (len(batch), self.dim):
+            raise EmbeddingError(f"{where}: returned shape {arr.shape}, expected ({len(batch)}, {self.dim}); "
+                                 "nothing of this call was cached")
+        finite = np.isfinite(arr).all(axis=1)
+        if not finite.all():
+            bad = [batch[j] for j in np.where(~finite)[0][:3]]
+            raise EmbeddingError(f"{where}: returned non-finite vectors for {bad!r}; nothing of this call "
+                                 "was cached")
+        with np.errstate(over="ignore"):
+            norm = np.linalg.norm(arr, axis=1)  # float32, as the normalisation in _forward
+        flat = (norm == 0) | ~np.isfinite(norm)
+        if flat.any():
+            bad = [batch[j] for j in np.where(flat)[0][:3]]
+            raise EmbeddingError(f"{where}: returned a zero vector (or one whose norm overflows float32) for "
+                                 f"{bad!r}; nothing of this call was cached")
+        return arr
 
     def _count_truncated(self, unique: list[str]) -> None:
         """Count (and warn once about) this call's unique sentences longer than the encoder window.

@@ -197,7 +197,13 @@ def split_report(text: str | bytes) -> Sections:
 # --------------------------------------------------------------------------- sentences
 # Abbreviations pysbd splits after (measured: "approx. 15 cm" became two sentences).
 _PROTECT = re.compile(r"\b(approx|appr|e\.g|i\.e|vs|cf|etc|dr|drs|pt|pts|fig|no(?=\.\s*\d))\.", re.IGNORECASE)
-_DOT = "\ue000"  # private-use character standing in for a protected dot
+# A protected dot is replaced by a private-use character pysbd does not split at, and
+# restored after segmentation. The character is the first private-use code point that
+# does not occur in the text (U+E000 for ordinary text), so a private-use character of
+# the input is never turned into a dot. A text holding every private-use code point
+# (137,468 of them) gets no protection: pysbd may then split after such abbreviations.
+_DOT_CANDIDATES = (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE))
+_DOT = "\ue000"  # the placeholder of every text without private-use characters
 # Numbered list markers: "1. ", "2) " at the start of the text or after a sentence end.
 _LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[.!?:;]\s)|(?<=[.!?:;]))\s*\(?\d{1,2}[.)](?=\s+\S)\s+")
 
@@ -253,12 +259,25 @@ def _chunks(text: str) -> list[str]:
     return out
 
 
+def _placeholder(text: str) -> str | None:
+    """The first private-use character absent from ``text`` (usually U+E000), or None if there is none."""
+    present = set(text)
+    for block in _DOT_CANDIDATES:
+        for cp in block:
+            if chr(cp) not in present:
+                return chr(cp)
+    return None
+
+
 @lru_cache(maxsize=65536)
-def _segment_cached(chunk: str) -> tuple[str, ...]:
-    """pysbd on one protected, normalised piece (at most ``_CHUNK`` characters), cleaned up."""
+def _segment_cached(chunk: str, dot: str | None) -> tuple[str, ...]:
+    """pysbd on one protected, normalised piece (at most ``_CHUNK`` characters), cleaned up.
+
+    ``dot`` is the character standing in for protected dots in this piece (None: none).
+    """
     sentences: list[str] = []
     for s in _segmenter().segment(chunk):
-        s = normalize_text(s.replace(_DOT, "."))
+        s = normalize_text(s.replace(dot, ".") if dot else s)
         s = _LIST_MARKER.sub("", s).strip()
         if _has_letter(s):
             sentences.append(s)
@@ -267,10 +286,13 @@ def _segment_cached(chunk: str) -> tuple[str, ...]:
 
 def _split_paragraph(text: str) -> list[str]:
     text = _LIST_MARKER.sub(" ", normalize_text(text))
-    text = _PROTECT.sub(lambda m: m.group(1) + _DOT, normalize_text(text))
+    text = normalize_text(text)
+    dot = _placeholder(text)
+    if dot is not None:
+        text = _PROTECT.sub(lambda m: m.group(1) + dot, text)
     sentences: list[str] = []
     for chunk in _chunks(text):
-        sentences.extend(_segment_cached(chunk))
+        sentences.extend(_segment_cached(chunk, dot))
     return sentences
 
 
@@ -308,14 +330,17 @@ def split_sentences(text: str | bytes) -> list[str]:
 def build_template(findings: str, impression: str) -> str:
     """The policy's target text: ``<think> findings </think> <answer> impression </answer>``.
 
-    Raises :class:`ReportTextError` if a section is empty or contains a template tag
-    (the result would not parse back).
+    Raises :class:`ReportTextError` if a section is empty by :func:`is_blank`'s rule
+    (white space or invisible characters only, e.g. ``"\u200b"``) or contains a template
+    tag: exactly the texts :func:`parse_template` would refuse, so whatever this returns
+    parses back to ``Sections(normalize_text(findings), normalize_text(impression))``.
     """
     findings, impression = normalize_text(as_text(findings, "findings")), normalize_text(
         as_text(impression, "impression"))
     for name, body in (("findings", findings), ("impression", impression)):
-        if not body:
-            raise ReportTextError(f"{name} is empty; the template needs non-empty content")
+        if is_blank(body):
+            raise ReportTextError(f"{name} is empty ({body!r:.40}: nothing visible); the template needs visible "
+                                  "content")
         if any(tag in body for tag in TEMPLATE_TAGS):
             raise ReportTextError(f"{name} contains a template tag: {body[:80]!r}")
     return f"<think> {findings} </think> <answer> {impression} </answer>"

@@ -82,8 +82,12 @@ def _select(nbs: list[tuple[str, Path]], start: str | None, only: list[str] | No
 
 
 def _check_out(out: str) -> Path:
-    """``--out`` as an absolute folder that exists (created) and accepts files; :class:`UsageError` otherwise."""
-    p = Path(out).expanduser()
+    """``--out`` (a leading ``~`` expanded) as an absolute folder that exists (created) and accepts files;
+    :class:`UsageError` otherwise."""
+    p = Path(os.path.expanduser(out))  # Path.expanduser raises RuntimeError for an unknown ~user
+    if str(p).startswith("~"):
+        raise UsageError(f"--out {out}: cannot expand {out.split('/')[0]!r} (no such user, or HOME unset); "
+                         "give an absolute path or one relative to this folder")
     if p.exists() and not p.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder; give a folder (it is created if missing)")
     try:
@@ -231,7 +235,8 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     env_root = str(output_root())
     os.environ["SDR_ROOT"] = env_root  # the kernel inherits it: outputs land under the same root
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
-    param = str(Path(profile).resolve()) if Path(profile).suffix in (".yaml", ".yml") else cfg.name
+    prof_path = Path(os.path.expanduser(profile))  # as load_profile read it
+    param = str(prof_path.resolve()) if prof_path.suffix in (".yaml", ".yml") else cfg.name
     print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
     selected = {nn for nn, _ in nbs}
     rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")

@@ -272,6 +272,47 @@ def test_unreadable_profiles(tmp_path):
         load_profile(str(p))
 
 
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n", "~\n", "null\n"])
+def test_an_empty_profile_is_refused_like_a_top_level_list(tmp_path, text):
+    """An empty file loaded silently as the defaults (a profile truncated to nothing ran the cpu profile)."""
+    p = tmp_path / "empty.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=r"empty.yaml: the file is empty \(or only comments\); allowed: a mapping "
+                                          r"of sections, e\.g\. 'extends: cpu'"):
+        load_profile(str(p))
+
+
+_PATH_KEYS = ["paths.data", "paths.results", "paths.figures", "paths.cache", "paths.runs", "data.root",
+              "embedding.encoder", "metrics.bertscore_model", "metrics.wordnet_dir", "metrics.comet_model",
+              "sft.policy"]
+
+
+@pytest.mark.parametrize("key", _PATH_KEYS)
+def test_tilde_in_every_path_key_is_the_home_folder(monkeypatch, tmp_path, key):
+    """``paths.results: ~/sdr/results`` became a folder literally named ``~`` under the output root."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cfg = load_profile("smoke", {key: "~/sdr/x"})
+    section, field_name = key.split(".")
+    assert getattr(getattr(cfg, section), field_name) == str(tmp_path / "home" / "sdr" / "x")
+    if section == "paths":
+        assert cfg.path(field_name) == tmp_path / "home" / "sdr" / "x"
+    assert load_profile("smoke", {key: "not~/x"}) is not None  # only a leading ~ means home
+    with pytest.raises(ConfigError, match=rf"{key} = '~no-such-user-sdr/x': cannot expand '~no-such-user-sdr'"):
+        load_profile("smoke", {key: "~no-such-user-sdr/x"})
+
+
+def test_tilde_in_a_profile_file_sdr_root_and_extends(monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    (home / "profiles").mkdir(parents=True)
+    (home / "profiles" / "base.yaml").write_text("extends: smoke\ndata:\n  n_train: 7\n")
+    (home / "profiles" / "mine.yaml").write_text("extends: ~/profiles/base.yaml\npaths:\n  results: ~/res\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SDR_ROOT", "~/out")
+    cfg = load_profile("~/profiles/mine.yaml")
+    assert cfg.data.n_train == 7 and cfg.results_dir == home / "res"
+    assert config.output_root() == home / "out" and cfg.figures_dir == home / "out" / "figures"
+
+
 def test_extends_resolves_against_the_including_file(tmp_path, monkeypatch):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -489,6 +530,21 @@ def test_runner_relative_out_and_profile_follow_the_callers_folder(no_notebooks,
         assert Path(dest).parent == tmp_path / "o" / "runs" / "mine" / "notebooks"
         assert kw["parameters"] == {"profile": str(tmp_path / "prof.yaml")}  # absolute: the kernel runs in notebooks/
     assert os.environ["SDR_ROOT"] == str(tmp_path / "o")
+
+
+def test_runner_expands_tilde_in_out_and_profile(no_notebooks, capsys, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "prof.yaml").write_text("extends: smoke\nname: mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = _main(capsys, "--profile", "~/prof.yaml", "--out", "~/o", "--only", "01")
+    assert rc == 0, err
+    assert [kw["parameters"] for _, _, kw in no_notebooks] == [{"profile": str(home / "prof.yaml")}]
+    assert Path(no_notebooks[0][1]).parent == home / "o" / "runs" / "mine" / "notebooks"
+    assert not (tmp_path / "~").exists()
+    rc, _, err = _main(capsys, "--profile", "smoke", "--only", "01", "--out", "~no-such-user-sdr/o")
+    assert rc == 2 and "cannot expand '~no-such-user-sdr'" in err and not (tmp_path / "~no-such-user-sdr").exists()
 
 
 def test_run_all_sh_from_99_exits_2_before_papermill(tmp_path):

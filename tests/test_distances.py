@@ -225,6 +225,34 @@ def test_hung_pen_above_one_is_clipped_and_reward_stays_in_unit_interval():
     assert reward(0.25) == 0.75
 
 
+@pytest.mark.parametrize("bad", [float("nan"), np.nan, np.float32("nan"), float("inf"), -np.inf,
+                                 [0.2, float("nan")], np.array([[0.1, 0.2], [np.inf, 0.3]])])
+def test_reward_of_a_nan_or_infinite_distance_raises(bad):
+    """reward(nan) was nan although the docstring promises [0, 1]. No setting returns NaN / inf (every
+    distance call raises DistanceRangeError instead), so one reaching reward() is a failed computation:
+    it raises the same error, naming the argument and the place; RewardScorer scores such a pair 0, counted."""
+    from sdrlib.distances import DistanceRangeError
+
+    with pytest.raises(DistanceRangeError, match=r"reward: distance.* is (nan|inf|-inf), not a distance"):
+        reward(bad)
+
+
+@pytest.mark.parametrize("bad", ["0.5", b"0.5", None, True, np.bool_(False), 0.5 + 0j, [0.1, "x"], [0.1, None],
+                                 object(), [[0.1], [0.2, 0.3]]])
+def test_reward_of_a_non_number_names_the_argument(bad):
+    """A string raised numpy's UFuncTypeError ("ufunc 'clip' did not contain a loop ..."), which names nothing."""
+    from sdrlib.distances import DistanceInputError
+
+    with pytest.raises(DistanceInputError, match=r"reward: distance must be a real number or an array of them, got"):
+        reward(bad)
+
+
+def test_reward_keeps_its_range_and_shapes():
+    assert reward(np.int64(0)) == 1.0 and isinstance(reward(1), float)
+    assert reward([0.25, 2]).tolist() == [0.75, 0.0] and reward(np.zeros((2, 3))).shape == (2, 3)
+    assert reward(np.array([], dtype=np.float64)).shape == (0,)
+
+
 # ----------------------------------------------------------------------------- our extensions (registry)
 
 RAW_NAMES = ["ot_raw", "sinkhorn_0.1_raw", "uot_1.0_raw", "partial_0.8_raw", "partial_adaptive_raw"]

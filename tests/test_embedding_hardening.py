@@ -93,6 +93,64 @@ def test_identity_of_a_stand_in_needs_an_explicit_name():
     assert model_identity(named) == "fake-16"
 
 
+class _Encoder:
+    """A stand-in encoder that declares ``dim`` dimensions and returns whatever ``out(batch)`` gives."""
+
+    def __init__(self, out, dim=8, name="liar-8"):
+        self.out, self.dim, self.sdr_identity = out, dim, name
+
+    def get_sentence_embedding_dimension(self):
+        return self.dim
+
+    def encode(self, batch, **kw):
+        return self.out(batch)
+
+
+def _rows(n, d=8, fill=1.0):
+    return np.full((n, d), fill, dtype=np.float32)
+
+
+@pytest.mark.parametrize("out, fragment", [
+    (lambda b: _rows(len(b), 9), r"shape \(2, 9\), expected \(2, 8\)"),           # 9 columns, declared 8
+    (lambda b: _rows(len(b) - 1), r"shape \(1, 8\), expected \(2, 8\)"),          # a row missing
+    (lambda b: _rows(len(b) + 1), r"shape \(3, 8\), expected \(2, 8\)"),          # a row too many
+    (lambda b: np.ones(8 * len(b)), r"shape \(16,\), expected \(2, 8\)"),         # flat
+    (lambda b: [["x"] * 8] * len(b), "not a numeric array"),
+    (lambda b: None, r"shape \(\), expected"),
+    (lambda b: _rows(len(b), fill=np.nan), "non-finite"),
+    (lambda b: _rows(len(b), fill=0.0), "zero vector"),
+    (lambda b: _rows(len(b), fill=3e38), "norm overflows"),
+])
+def test_an_encoder_that_breaks_its_word_is_refused_before_anything_is_cached(tmp_path, out, fragment):
+    """An encoder declaring 8 dimensions that returned 9 was accepted and its rows written into the
+    8-d cache; a missing row failed later with a bare KeyError."""
+    good = _Encoder(lambda b: np.arange(1, 1 + 8 * len(b), dtype=np.float32).reshape(len(b), 8))
+    e = SentenceEmbedder(good, cache_dir=tmp_path, batch_size=2)
+    e.encode(["Known one.", "Known two."])
+    assert len(e._disk) == 2
+    e.model = _Encoder(lambda b: good.out(b) if b[0].startswith("First") else out(b))
+    with pytest.raises(EmbeddingError, match="encoder liar-8 \\(declares 8 dimensions\\), batch 1 of 2 sentences: .*"
+                       + fragment):
+        e.encode(["First a.", "First b.", "Second a.", "Second b."])  # batch 0 is fine, batch 1 is not
+    assert len(e._disk) == 2  # nothing of the failed call was cached, not even its good batch
+    assert e.encode(["Known one."]).shape == (1, 8)
+    e.close()
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.5, True, "8", None, np.float64(4.0)])
+def test_unusable_batch_sizes_are_refused_when_the_embedder_is_built(batch_size):
+    """0 failed at the first encode with ``range() arg 3 must not be zero``; True and 2.5 were taken as 1 and 2."""
+    with pytest.raises(EmbeddingError, match=r"batch_size = .*positive integer"):
+        SentenceEmbedder(_Encoder(lambda b: _rows(len(b))), cache_dir=None, batch_size=batch_size)
+    assert SentenceEmbedder(_Encoder(lambda b: _rows(len(b))), batch_size=np.int64(3)).batch_size == 3
+
+
+@pytest.mark.parametrize("dim", [None, 0, -8, 8.0, True])
+def test_an_encoder_without_a_usable_declared_dimension_is_refused(dim):
+    with pytest.raises(EmbeddingError, match=r"encoder liar-8 declares .* dimensions"):
+        SentenceEmbedder(_Encoder(lambda b: _rows(len(b)), dim=dim), cache_dir=None)
+
+
 def test_two_models_of_one_width_never_share_cache_rows(small_encoder, tmp_path):
     p1, p2 = _perturbed(small_encoder, 1), _perturbed(small_encoder, 2)
     a = SentenceEmbedder(p1, cache_dir=tmp_path)

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from sdrlib.data import DataError
 from sdrlib.data._common import read_table, resolve_data_path
-from sdrlib.data.iuxray import load_iuxray
+from sdrlib.data.iuxray import iuxray_split_of, load_iuxray
 from sdrlib.data.mimic import load_mimic
 from sdrlib.data.rexgradient import load_rexgradient
 from sdrlib.errors import SDRError
@@ -319,9 +319,9 @@ def _damaged(kind: str, tmp: Path) -> Path:
     if kind == "unclosed_quote":
         (tmp / "q.csv").write_text('a,b\n1,"never closed\n2,3\n')
         return tmp / "q.csv"
-    if kind == "ragged_csv":
-        (tmp / "r.csv").write_text("a,b\n1,2\n3,4,5,6\n")
-        return tmp / "r.csv"
+    if kind == "nul_padded":  # cut off while written: the last row is incomplete
+        (tmp / "z.csv").write_bytes(b"a,b\n1,two words\n2,thr" + b"\x00" * 64)
+        return tmp / "z.csv"
     if kind == "empty_csv":
         (tmp / "e.csv").write_text("")
         return tmp / "e.csv"
@@ -339,7 +339,7 @@ def _damaged(kind: str, tmp: Path) -> Path:
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["truncated_gzip", "not_gzip", "corrupt_gzip", "unclosed_quote", "ragged_csv",
+@pytest.mark.parametrize("kind", ["truncated_gzip", "not_gzip", "corrupt_gzip", "unclosed_quote", "nul_padded",
                                   "empty_csv", "bad_json", "scalar_json", "truncated_parquet", "folder"])
 def test_read_table_turns_every_read_failure_into_a_named_data_error(tmp_path, kind):
     from sdrlib.data import LoadReport
@@ -522,6 +522,128 @@ def test_mimic_ids_cannot_leave_the_root_links_are_followed(tmp_path):
     recs, rep = load_mimic(root, "train")
     assert [r.study_id for r in recs] == ["50000001", "50000004"]  # d4.jpg: the user's own link, followed
     assert rep.skipped["unsafe_path"] == 2
+
+
+# --------------------------------------------------------------------------- loaders: damaged rows and reports
+def test_read_table_counts_rows_whose_field_count_differs_from_the_header(tmp_path):
+    """pandas made a longer first row's first field the index (the loaders' ``KeyError: 0``) and
+    refused the whole file for a longer later row; a short row was read as empty trailing fields."""
+    from sdrlib.data import LoadReport
+
+    (tmp_path / "r.csv").write_text("a,b\n1,2,EXTRA\n3,4\n\n5\n,\n6,\"x,y\"\n7,8,9,10\n")
+    rep = LoadReport("t", "train")
+    df = read_table(tmp_path / "r.csv", rep, ["a", "b"])
+    assert list(df.index) == [0, 1, 2, 3]  # a RangeIndex: no first field taken as the index
+    assert df.values.tolist() == [["3", "4"], ["", ""], ["", ""], ["6", "x,y"]]  # blank rows kept for empty_row
+    assert rep.skipped == {"malformed_row": 3}
+    assert rep.examples["malformed_row"] == ["r.csv line 2: 3 fields, the header has 2",
+                                             "r.csv line 5: 1 fields, the header has 2",
+                                             "r.csv line 8: 4 fields, the header has 2"]
+    assert df.attrs["lines"] == [3, 4, 6, 7]
+
+
+@pytest.mark.parametrize("where", ["split_first", "split_later", "split_short", "metadata_first", "chexpert_first"])
+def test_mimic_rows_with_the_wrong_field_count_are_malformed_rows(tmp_path, where):
+    rows = ["d1,50000001,10000001,train", "d2,50000002,10000002,train", "d3,50000003,10000003,train"]
+    bad = {"split_first": 0, "split_later": 1, "split_short": 2}.get(where)
+    if bad is not None:
+        rows[bad] = rows[bad] + ",EXTRA" if where != "split_short" else rows[bad].rsplit(",", 1)[0]
+    root = _mimic(tmp_path / "m", rows)
+    for k in (1, 2, 3):
+        _mimic_study(root, f"1000000{k}", f"5000000{k}", dicoms=(f"d{k}",))
+    (root / "mimic-cxr-2.0.0-metadata.csv").write_text(
+        "dicom_id,ViewPosition\n" + ("d1,PA,EXTRA\n" if where == "metadata_first" else "d1,PA\n") + "d2,AP\nd3,LL\n")
+    (root / "mimic-cxr-2.0.0-chexpert.csv").write_text(
+        "subject_id,study_id,Edema\n" + ("10000001,50000001,1.0,0.0\n" if where == "chexpert_first" else
+                                        "10000001,50000001,1.0\n") + "10000002,50000002,0.0\n")
+    recs, rep = load_mimic(root, "train")
+    assert rep.skipped == {"malformed_row": 1}, rep.summary()
+    got = {r.study_id: r for r in recs}
+    if bad is not None:
+        assert sorted(got) == sorted({"50000001", "50000002", "50000003"} - {f"5000000{bad + 1}"})
+    else:
+        assert sorted(got) == ["50000001", "50000002", "50000003"]
+    if where == "metadata_first":  # d1's row is dropped, the others keep their own views (no shifted columns)
+        assert got["50000001"].meta["views"] == [""] and got["50000002"].meta["views"] == ["AP"]
+    if where == "chexpert_first":
+        assert got["50000001"].labels is None and got["50000002"].labels == {"Edema": 0}
+    elif where != "split_first":
+        assert got["50000001"].labels == {"Edema": 1}
+
+
+def test_mimic_float_ids_are_the_integers_they_are_and_fractions_are_malformed(tmp_path):
+    """``50000001.0`` (a spreadsheet round-trip) made an existing report a ``missing_report``."""
+    root = _mimic(tmp_path / "m", ["d1,50000001.0,10000001.0,train", "d2,5.0000002E7,10000002,train",
+                                   "d3,5.5,10000003,train", "d4,50000004,inf,train", "d5,50000005,nan,train"])
+    for k in (1, 2, 3, 4, 5):
+        _mimic_study(root, f"1000000{k}", f"5000000{k}", dicoms=(f"d{k}",))
+    (root / "mimic-cxr-2.0.0-chexpert.csv").write_text(
+        "subject_id,study_id,Edema,Cardiomegaly\n10000001.0,50000001.0,1.0,\n10000002,5.0000002e7,,-1.0\n"
+        "10000003,5.5,1.0,\n")
+    recs, rep = load_mimic(root, "train")
+    assert [(r.study_id, r.meta["subject_id"], r.labels) for r in recs] == [
+        ("50000001", "10000001", {"Edema": 1}), ("50000002", "10000002", {"Cardiomegaly": -1})]
+    assert rep.skipped == {"malformed_row": 4}, rep.summary()  # 5.5 in both files, inf, nan
+    assert "missing_report" not in rep.skipped
+
+
+def test_mimic_half_written_report_is_skipped_as_truncated(tmp_path):
+    """A report cut mid-word and padded with NULs was kept with Impression "No acute cardiopul"."""
+    root = _mimic(tmp_path / "m", ["d1,50000001,10000001,train", "d2,50000002,10000002,train"])
+    st1 = _mimic_study(root, "10000001", "50000001")
+    st1.with_suffix(".txt").write_bytes(b"FINDINGS: Lungs are clear.\nIMPRESSION: No acute cardiopul" + b"\x00" * 512)
+    st2 = _mimic_study(root, "10000002", "50000002", dicoms=("d2",))
+    st2.with_suffix(".txt").write_bytes(b"FINDINGS: Lungs\x00are clear.\nIMPRESSION: Normal.\n")  # a stray NUL
+    recs, rep = load_mimic(root, "train")
+    assert [(r.study_id, r.impression) for r in recs] == [("50000002", "Normal.")]
+    assert rep.skipped == {"truncated_report": 1} and rep.notes["control_chars_removed"] == 1
+    assert "512 NUL" in rep.examples["truncated_report"][0]
+    # the split file itself cut off while written: refused naming it (its last row is incomplete)
+    (root / "mimic-cxr-2.0.0-split.csv.gz").unlink()
+    (root / "mimic-cxr-2.0.0-split.csv").write_bytes(b"dicom_id,study_id,subject_id,split\nd1,50000001,10000001,tr"
+                                                     + b"\x00" * 100)
+    with pytest.raises(DataError, match=r"mimic-cxr-2\.0\.0-split\.csv: ends in 100 NUL byte\(s\)"):
+        load_mimic(root, "train")
+
+
+def test_iuxray_float_uids_and_malformed_rows(tmp_path):
+    root = tmp_path / "iu"
+    _touch(root / "images" / "images_normalized" / "a.png")
+    _touch(root / "images" / "images_normalized" / "b.png")
+    (root / "indiana_reports.csv").write_text(
+        "uid,findings,impression\n1.0,Lungs clear.,Normal.\n2,Heart normal.,Normal.,EXTRA\n2.5,Clear.,Normal.\n"
+        "3,Clear.\n")
+    (root / "indiana_projections.csv").write_text(
+        "uid,filename,projection\n1,a.png,Frontal\n2.0,b.png,Frontal\n4.5,c.png,Frontal\n")
+    got, skipped = {}, {}
+    for split in ("train", "val", "test"):
+        recs, rep = load_iuxray(root, split, fractions=(0.34, 0.33, 0.33))
+        got.update({r.study_id: (r.split, r.image_paths) for r in recs})
+        for k, v in rep.skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+    # uid "1.0" is study 1: its image is found and its split is the split of "1"
+    assert list(got) == ["1"] and got["1"][0] == iuxray_split_of("1", 0, (0.34, 0.33, 0.33))
+    assert Path(got["1"][1][0]).name == "a.png"
+    # per call: row 2 (extra field), row 3 (uid 2.5), row 4 (short), projection uid 4.5 -> 4 malformed rows
+    assert skipped == {"malformed_row": 12}
+
+
+def test_rexgradient_float_ids_and_malformed_rows(tmp_path):
+    root = tmp_path / "rex"
+    _touch(root / "deid_png" / "a.png")
+    (root / "metadata").mkdir(parents=True)
+    rows = [{"id": 5.0, "Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/a.png"]},
+            {"id": "5", "Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/a.png"]},
+            {"id": 5.5, "Findings": "Clear.", "Impression": "Normal.", "ImagePath": ["../deid_png/a.png"]}]
+    (root / "metadata" / "train_metadata.json").write_text(json.dumps(rows))
+    recs, rep = load_rexgradient(root, "train")
+    assert [r.study_id for r in recs] == ["5"] and rep.notes["merged_rows"] == 1  # 5.0 and "5": one study
+    assert rep.skipped == {"malformed_row": 1}
+    (root / "metadata" / "valid_metadata.csv").write_text(
+        "id,Findings,Impression,ImagePath\nS1,Clear.,Normal.,../deid_png/a.png,EXTRA\n"
+        "S2,Clear.,Normal.,../deid_png/a.png\n")
+    recs, rep = load_rexgradient(root, "val")
+    assert [r.study_id for r in recs] == ["S2"] and rep.skipped == {"malformed_row": 1}
 
 
 # --------------------------------------------------------------------------- SynthCXR manifest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import unicodedata
 
 import pytest
 
@@ -184,6 +185,30 @@ def test_split_sentences_chunking_does_not_change_sentences(monkeypatch):
     whole = split_sentences(text)
     reports._segment_cached.cache_clear()
     assert chunked == whole == picked
+
+
+@pytest.mark.parametrize("ch", ["\ue000", "\ue001", "\udfff", "\uf8ff", "\uf900", "\U000f0000", "\U0010fffd"])
+def test_split_sentences_keeps_private_use_characters(ch):
+    """U+E000 was the placeholder of protected dots: in the input it came out as "." (a sentence end)."""
+    text = f"Nodule approx. 15 mm {ch} stable. No effusion {ch}{ch}."
+    n = unicodedata.normalize("NFC", ch)  # U+F900, a CJK compatibility ideograph, is U+8C48 in NFC
+    assert split_sentences(text) == [f"Nodule approx. 15 mm {n} stable.", f"No effusion {n}{n}."]
+    assert split_sentences(f"Lungs{ch}clear.") == [f"Lungs{n}clear."]
+
+
+def test_split_sentences_placeholder_avoids_every_character_of_the_text(monkeypatch):
+    assert reports._placeholder("No effusion.") == "\ue000"
+    assert reports._placeholder("".join(map(chr, range(0xE000, 0xF900)))) == "\U000f0000"  # every BMP one taken
+    monkeypatch.setattr(reports, "_DOT_CANDIDATES", (range(0xE000, 0xE003), range(0xF0000, 0xF0001)))
+    reports._segment_cached.cache_clear()
+    text = "Nodule approx. 15 mm \ue000\ue001\ue002 stable. No effusion."
+    assert split_sentences(text) == ["Nodule approx. 15 mm \ue000\ue001\ue002 stable.", "No effusion."]
+    # no private-use character left at all: no protection (pysbd decides), and still no character changed
+    monkeypatch.setattr(reports, "_DOT_CANDIDATES", (range(0xE000, 0xE002),))
+    reports._segment_cached.cache_clear()
+    out = split_sentences("Approx. \ue000\ue001 mm. No effusion.")
+    reports._segment_cached.cache_clear()
+    assert "".join(out).replace(" ", "") == "Approx.\ue000\ue001mm.Noeffusion."
 
 
 def test_split_sentences_rejects_non_text():

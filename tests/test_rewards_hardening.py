@@ -135,6 +135,24 @@ def test_parse_template_and_format_reward_never_raise(x):
 
 
 @FAST
+@given(st.one_of(texts, clean, blank), st.one_of(texts, clean, blank))
+def test_property_build_template_output_always_parses_back(findings, impression):
+    """build_template("\u200b", "x") succeeded although parse_template refuses the result (an invisible
+    section): whatever build accepts, parse gives back the same sections; what it refuses has a reason."""
+    from sdrlib.reports import ReportTextError, TEMPLATE_TAGS, build_template, normalize_text
+
+    try:
+        text = build_template(findings, impression)
+    except ReportTextError:
+        event("refused")
+        assert any(is_blank(t) or any(tag in t for tag in TEMPLATE_TAGS) for t in (findings, impression))
+        return
+    event("built")
+    assert parse_template(text) == Sections(normalize_text(findings), normalize_text(impression))
+    assert format_reward(text) == 1.0
+
+
+@FAST
 @given(st.one_of(anything, templates()), st.one_of(st.just(4000), st.integers(-3, 50), scalars))
 def test_check_completion_reason_or_sections(x, max_chars):
     try:

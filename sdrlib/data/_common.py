@@ -5,6 +5,10 @@
   :class:`~sdrlib.data.DataError` naming the file and the cause.
 - :func:`resolve_data_path` / :func:`inside_root` resolve a path taken from a data file
   and keep it inside the data root (policy below).
+- :func:`normalise_id` reads a numeric id the way spreadsheets write it back
+  (``50414267.0`` is study ``50414267``; ``5.5`` is no id: a ``malformed_row``).
+- :func:`half_written` recognises a file cut off while it was written (it ends in NUL
+  padding): a report is skipped as ``truncated_report``, a table raises DataError.
 
 Path policy (all loaders): a path read from a data file (an image path, or ids that
 build one) is joined to its base folder and normalised *lexically* (``..`` removed
@@ -21,12 +25,14 @@ Left out: anything dataset-specific (see the loader modules).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
 import os
 import re
 import zlib
+from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Sequence
 
@@ -63,6 +69,47 @@ def read_bytes(path: Path) -> bytes:
     return gzip.decompress(raw) if path.suffix == ".gz" else raw
 
 
+def half_written(raw: bytes) -> int:
+    """Number of NUL bytes padding the end of ``raw`` (0 for a complete file).
+
+    A file that ends in NUL bytes was cut off while it was written (the writer had
+    extended or preallocated it and stopped): its text stops mid-way, often mid-word,
+    and nothing says how much is missing. A NUL inside the text is only a stray control
+    character (removed by :func:`decode_bytes`). UTF-16 text (a BOM) is not judged.
+    Example: ``half_written(b"IMPRESSION: No acu\x00\x00") -> 2``; ``half_written(b"Normal.\n") -> 0``.
+    """
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return 0
+    return len(raw) - len(raw.rstrip(b"\x00"))
+
+
+def normalise_id(value: object) -> str | None:
+    """A numeric id as written in an index table, spreadsheet round-trips undone.
+
+    Returns the id as text (stripped). A number written as a float (``50414267.0``,
+    ``5.0414267E7``, as Excel / pandas write an integer column back) becomes its integer
+    digits, so it names the same study as ``50414267``; a number that is not integral
+    (``5.5``), NaN or infinite is no id: ``None`` (the caller counts a ``malformed_row``).
+    Anything that is not a decimal number (``S-A``, ``1.2.840.113619`` DICOM UIDs,
+    ``""``) is returned unchanged. Exact (``decimal``): ids beyond 2**53 keep every digit.
+    Example: ``normalise_id("50414267.0") -> "50414267"``; ``normalise_id("5.5") -> None``.
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    text = str(value).strip()
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", text, re.IGNORECASE):
+        return text
+    if re.fullmatch(r"\d+", text):
+        return text  # the common case, leading zeros kept
+    try:
+        num = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only Decimal syntax
+        return None
+    if not num.is_finite() or num != num.to_integral_value():
+        return None
+    return str(int(num))
+
+
 def find_file(root: Path, names: Sequence[str], *, subdirs: Sequence[str] = ("",)) -> Path | None:
     """First existing ``root/<subdir>/<name>`` over subdirs x names, else None."""
     for sub in subdirs:
@@ -86,7 +133,7 @@ def _table_kind(path: Path) -> str:
 def _table_errors() -> tuple[type[BaseException], ...]:
     """Everything a damaged table can raise while being read (the DataError cause)."""
     errs: list[type[BaseException]] = [OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError,
-                                       TypeError, RecursionError]  # pandas / json errors are ValueErrors
+                                       TypeError, RecursionError, csv.Error]  # pandas / json errors: ValueErrors
     try:
         import pyarrow as pa
 
@@ -121,11 +168,61 @@ def _json_rows(obj: Any, rep: LoadReport, path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _read_csv_rows(text: str, rep: LoadReport, path: Path):
+    """A CSV's rows as a DataFrame of ``str`` cells, each row checked against the header.
+
+    Parsed by :mod:`csv` (``strict``: an unclosed or stray quote raises ``csv.Error``, which
+    :func:`read_table` reports for the file). A row with more or fewer fields than the header
+    (a field with an unquoted comma, a line cut short) is skipped and counted
+    ``malformed_row`` with its line: pandas took a longer first row's first field as the
+    row index (``KeyError: 0`` in the loaders) and refused a longer later row for the whole
+    file. A row whose fields are all blank (a blank line, ``,,,``) is kept as a row of
+    ``""`` for the loaders to count as ``empty_row``. Repeated header names get pandas'
+    ``.1`` suffixes. ``df.attrs["lines"]`` holds each kept row's line number.
+    """
+    import pandas as pd
+
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header = next(reader, None)
+    if header is None:
+        raise ValueError("empty file: no header row")
+    cols: list[str] = []
+    for c in header:
+        name, k = c, 0
+        while name in cols:
+            k += 1
+            name = f"{c}.{k}"
+        cols.append(name)
+    rows, lines, n = [], [], len(cols)
+    start = reader.line_num + 1
+    for fields in reader:
+        line, start = start, reader.line_num + 1
+        if len(fields) == n:
+            rows.append(fields)
+        elif all(not f.strip() for f in fields):  # a blank line ([]) or blank fields of another count
+            rows.append([""] * n)
+        else:
+            rep.skip("malformed_row", f"{path.name} line {line}: {len(fields)} fields, the header has {n}")
+            continue
+        lines.append(line)
+    df = pd.DataFrame(rows, columns=cols, dtype=object)  # str cells; object: 3x faster to build than str
+    df.attrs["lines"] = lines
+    return df
+
+
+def row_line(df, i: int) -> int:
+    """The file line of row ``i`` of a table read by :func:`read_table` (CSV), else ``i + 2``."""
+    lines = df.attrs.get("lines")
+    return lines[i] if lines is not None and i < len(lines) else i + 2
+
+
 def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
     """Read one index / metadata table as a :class:`pandas.DataFrame` (format from the name).
 
     Formats: ``.csv`` (and ``.csv.gz``): every cell a ``str``, blank lines kept as rows
-    (see :func:`is_blank_row`), text decoded leniently by :func:`decode_bytes`; ``.json``
+    (see :func:`is_blank_row`), a row whose field count differs from the header's skipped
+    and counted ``malformed_row`` (:func:`_read_csv_rows`), text decoded leniently by
+    :func:`decode_bytes`; ``.json``
     (``.json.gz``): see :func:`_json_rows`; ``.jsonl``: one object per line, blank lines
     counted ``empty_row`` and undecodable lines ``bad_row``; ``.parquet``. JSON / Parquet
     values keep their Python types (lists stay lists; missing keys are NaN).
@@ -134,9 +231,10 @@ def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
     ------
     DataError
         Naming the file and the cause for any read failure: truncated or corrupt gzip
-        (EOFError, BadGzipFile, zlib.error), CSV parse errors (ParserError, EmptyDataError),
-        invalid JSON, Parquet / Arrow errors, I/O errors (permissions, a folder); and for a
-        missing ``required`` column (listing the columns found).
+        (EOFError, BadGzipFile, zlib.error), a text file ending in NUL padding (cut off while
+        it was written: :func:`half_written`), CSV quoting errors and an empty CSV, invalid
+        JSON, Parquet / Arrow errors, I/O errors (permissions, a folder); and for a missing
+        ``required`` column (listing the columns found).
     """
     import pandas as pd
 
@@ -148,9 +246,14 @@ def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
 
             df = pd.DataFrame(pq.read_table(path).to_pylist(), dtype=object)
         else:
-            text = decode_bytes(read_bytes(path), rep, path.name)
+            raw = read_bytes(path)
+            pad = half_written(raw)
+            if pad:
+                raise DataError(f"{path}: ends in {pad} NUL byte(s): the file was cut off while it was written; "
+                                "re-download or re-extract it")
+            text = decode_bytes(raw, rep, path.name)
             if kind == "csv":
-                df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
+                df = _read_csv_rows(text, rep, path)
             elif kind == "jsonl":
                 rows = []
                 for i, line in enumerate(text.splitlines()):

@@ -10,13 +10,18 @@ IU-Xray has no official split. Studies are assigned by a seeded hash of the uid
 (70 / 10 / 20 % train / val / test), so the split is stable across runs and
 machines and independent of row order. Anonymisation tokens (``XXXX``) are kept.
 
-Skips (counted): ``empty_row``, ``bad_row`` (no uid), ``duplicate_study_id`` (second
+Skips (counted): ``empty_row``, ``bad_row`` (no uid), ``malformed_row`` (a CSV row with more
+or fewer fields than its header, or a uid that is a non-integral number such as ``5.5``; in either
+CSV), ``duplicate_study_id`` (second
 row with a uid already seen), ``missing_findings`` / ``missing_impression``,
 ``unsafe_path`` (a projection ``filename`` that is absolute or whose ``..`` leads
 outside ``root``: never opened), ``no_image`` (no projection row or no file
-on disk). Both CSVs are read by :func:`sdrlib.data._common.read_table`: an unreadable
-file raises DataError naming it. Notes: ``missing_image`` (one of
-several), ``orphan_projection`` (projection row without a report), ``decoded_cp1252``.
+on disk). A uid written as a float (``12.0``: a spreadsheet round-trip) is the integer it
+is in both files (:func:`sdrlib.data._common.normalise_id`), so its images, labels and split
+are those of ``12``. Both CSVs are read by :func:`sdrlib.data._common.read_table`: an
+unreadable file (or one ending in NUL padding, cut off while written) raises DataError naming
+it. Notes: ``missing_image`` (one of several), ``orphan_projection`` (projection row without a
+report), ``decoded_cp1252``.
 
 Labels: IU-Xray's ``Problems`` column (``;``-separated MeSH headings, e.g. ``Cardiomegaly;Pulmonary
 Atelectasis``; when absent or blank, the headings of ``MeSH``, the part of each ``;``-item before its
@@ -47,8 +52,8 @@ from pathlib import Path
 from typing import Sequence
 
 from . import DataError, LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, find_file, is_blank_row, read_table,
-                      resolve_data_path, sections_ok)
+from ._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalise_id, read_table,
+                      resolve_data_path, row_line, sections_ok)
 
 __all__ = ["load_iuxray", "iuxray_split_of", "mesh_labels", "MESH_TO_CHEXPERT", "MESH_NO_COUNTERPART"]
 
@@ -206,8 +211,12 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
 
     projs: dict[str, list[tuple[str, str]]] = {}
     for i in range(len(projections)):
-        uid = str(projections.at[i, "uid"]).strip()
+        uid = normalise_id(projections.at[i, "uid"])
         fn = str(projections.at[i, "filename"]).strip()
+        if uid is None:
+            rep.skip("malformed_row", f"{ppath.name} line {row_line(projections, i)}: uid "
+                                      f"{projections.at[i, 'uid']!r}")
+            continue
         if not uid or not fn:
             continue  # blank projection rows carry nothing; reports decide what is skipped
         projs.setdefault(uid, []).append((fn, str(projections.at[i, "projection"]).strip()))
@@ -216,11 +225,14 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
     records: list[Record] = []
     for i in range(len(reports)):
         if is_blank_row(reports.iloc[i].tolist()):
-            rep.skip("empty_row", f"line {i + 2}")
+            rep.skip("empty_row", f"line {row_line(reports, i)}")
             continue
-        uid = str(reports.at[i, "uid"]).strip()
+        uid = normalise_id(reports.at[i, "uid"])
+        if uid is None:
+            rep.skip("malformed_row", f"{rpath.name} line {row_line(reports, i)}: uid {reports.at[i, 'uid']!r}")
+            continue
         if not uid:
-            rep.skip("bad_row", f"line {i + 2}")
+            rep.skip("bad_row", f"line {row_line(reports, i)}")
             continue
         if uid in seen:
             rep.skip("duplicate_study_id", uid)

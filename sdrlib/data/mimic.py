@@ -12,13 +12,19 @@ Reports may also live in ``<root>/mimic-cxr-reports/files/...`` or a separate ``
 The split value ``validate`` maps to ``"val"``.
 
 Skipped studies are counted by reason in the :class:`~sdrlib.data.LoadReport`:
-``bad_row`` (empty ids), ``empty_row``, ``bad_split_value``, ``conflicting_study_id`` (same study
-id under another subject or split), ``missing_report``, ``empty_report``,
+``bad_row`` (empty ids), ``empty_row``, ``malformed_row`` (a CSV row with more or fewer fields
+than its header, or a subject / study id that is a non-integral number such as ``5.5``; in any
+of the CSVs), ``bad_split_value``, ``conflicting_study_id`` (same study
+id under another subject or split), ``missing_report``, ``empty_report``, ``truncated_report``
+(the file ends in NUL padding: cut off while it was written, its last section incomplete),
 ``missing_findings`` / ``missing_impression`` (sections in ``require``), ``unsafe_path`` (a
 split row whose ids are not plain names, e.g. ``../x``: never opened), ``no_image`` (none of its images exists).
-The CSVs are read by :func:`sdrlib.data._common.read_table`: a truncated ``.csv.gz`` or an
-unparsable CSV raises DataError naming the file. Kept-but-noted: ``duplicate_dicom``, ``missing_image`` (one of several),
-``decoded_cp1252`` / ``decoded_latin1``, ``control_chars_removed``.
+Subject and study ids written as floats (``50414267.0``, ``5.0414267E7``: a spreadsheet
+round-trip) are read as the integers they are (:func:`sdrlib.data._common.normalise_id`).
+The CSVs are read by :func:`sdrlib.data._common.read_table`: a truncated ``.csv.gz``, an
+unparsable CSV or one ending in NUL padding raises DataError naming the file. Kept-but-noted:
+``duplicate_dicom``, ``missing_image`` (one of several), ``decoded_cp1252`` / ``decoded_latin1``,
+``control_chars_removed`` (a stray control character inside an otherwise complete report).
 
 Left out: the DICOM originals, view filtering (all images of a study are listed), and
 report sections other than Findings and Impression.
@@ -33,8 +39,8 @@ from pathlib import Path
 from typing import Sequence
 
 from . import LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, inside_root,
-                      is_blank_row, plain_name, read_table, sections_ok)
+from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, half_written, inside_root,
+                      is_blank_row, normalise_id, plain_name, read_table, row_line, sections_ok)
 
 __all__ = ["load_mimic", "MIMIC_SPLIT_NAMES"]
 
@@ -57,7 +63,10 @@ def _read_chexpert(path: Path | None, rep: LoadReport) -> dict[str, dict[str, in
     out: dict[str, dict[str, int]] = {}
     cols = [c for c in CHEXPERT_14 if c in df.columns]
     for i in range(len(df)):
-        sid = str(df.at[i, "study_id"]).strip()
+        sid = normalise_id(df.at[i, "study_id"])
+        if sid is None:
+            rep.skip("malformed_row", f"{path.name} line {row_line(df, i)}: study_id {df.at[i, 'study_id']!r}")
+            continue
         if not sid:
             continue
         labels: dict[str, int] = {}
@@ -127,24 +136,30 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
     for i in range(len(df)):
         row = {c: str(df.at[i, c]).strip() for c in ("dicom_id", "study_id", "subject_id", "split")}
         if is_blank_row(df.iloc[i].tolist()):
-            rep.skip("empty_row", f"line {i + 2}")
+            rep.skip("empty_row", f"line {row_line(df, i)}")
             continue
         if not (row["dicom_id"] and row["study_id"] and row["subject_id"]):
-            rep.skip("bad_row", f"line {i + 2}")
+            rep.skip("bad_row", f"line {row_line(df, i)}")
             continue
+        ids = {c: normalise_id(row[c]) for c in ("study_id", "subject_id")}
+        if None in ids.values():
+            rep.skip("malformed_row", f"line {row_line(df, i)}: subject_id {row['subject_id']!r}, study_id "
+                                      f"{row['study_id']!r} (ids are integers)")
+            continue
+        row.update(ids)
         if not all(plain_name(row[c]) for c in ("dicom_id", "study_id", "subject_id")):
-            rep.skip("unsafe_path", f"line {i + 2}: ids {row['subject_id']!r}/{row['study_id']!r}/"
+            rep.skip("unsafe_path", f"line {row_line(df, i)}: ids {row['subject_id']!r}/{row['study_id']!r}/"
                                     f"{row['dicom_id']!r} would leave the data root")
             continue
         sp = MIMIC_SPLIT_NAMES.get(row["split"].lower())
         if sp is None:
-            rep.skip("bad_split_value", f"line {i + 2}: {row['split']!r}")
+            rep.skip("bad_split_value", f"line {row_line(df, i)}: {row['split']!r}")
             continue
         st = studies.get(row["study_id"])
         if st is None:
             st = studies[row["study_id"]] = {"subject_id": row["subject_id"], "split": sp, "dicoms": []}
         elif st["subject_id"] != row["subject_id"] or st["split"] != sp:
-            rep.skip("conflicting_study_id", f"study {row['study_id']} (line {i + 2})")
+            rep.skip("conflicting_study_id", f"study {row['study_id']} (line {row_line(df, i)})")
             continue
         if row["dicom_id"] in seen_dicoms:
             rep.note("duplicate_dicom", row["dicom_id"])
@@ -161,7 +176,11 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
         if not report_path.is_file():
             rep.skip("missing_report", str(report_path))
             continue
-        text = decode_bytes(report_path.read_bytes(), rep, report_path.name)
+        raw = report_path.read_bytes()
+        if half_written(raw):
+            rep.skip("truncated_report", f"{report_path}: ends in {half_written(raw)} NUL byte(s)")
+            continue
+        text = decode_bytes(raw, rep, report_path.name)
         if not text.strip():
             rep.skip("empty_report", str(report_path))
             continue

@@ -21,7 +21,12 @@ itself was not inspected, so the loader accepts a few variants and says what it 
   ``../`` removed (the release stores ``../deid_png/...``), and must stay inside ``root``
   (absolute paths and paths whose ``..`` escapes it are not opened; symlinks are followed).
 
+Study ids written as floats (``123.0``: a spreadsheet round-trip, or a JSON number) are read as
+the integers they are (:func:`sdrlib.data._common.normalise_id`); text ids are kept as written.
+
 Skips (counted): ``empty_row``, ``bad_row`` (no id, or a JSON line that is not an object),
+``malformed_row`` (a CSV row with more or fewer fields than its header, or an id that is a
+non-integral number such as ``5.5``),
 ``conflicting_study_id`` (same id, different text), ``missing_findings`` /
 ``missing_impression``, ``unsafe_path`` (one per image path outside ``root``),
 ``no_image``. Notes:
@@ -41,8 +46,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from . import DataError, LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, is_blank_row, read_table, resolve_data_path,
-                      sections_ok)
+from ._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
+                      resolve_data_path, sections_ok)
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -159,8 +164,13 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
         if is_blank_row(v for k, v in row.items() if k != "__key__"):
             rep.skip("empty_row", f"row {i}")
             continue
-        sid = _get(row, _ID_KEYS)
-        sid = str(sid).strip() if sid is not None and str(sid).strip() else str(row.get("__key__", "")).strip()
+        raw_id = _get(row, _ID_KEYS)
+        if raw_id is None or not str(raw_id).strip():
+            raw_id = row.get("__key__", "")
+        sid = normalise_id(raw_id)
+        if sid is None:
+            rep.skip("malformed_row", f"row {i}: study id {raw_id!r}")
+            continue
         if not sid:
             rep.skip("bad_row", f"row {i}: no study id")
             continue

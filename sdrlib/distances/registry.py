@@ -76,7 +76,9 @@ from sdrlib.distances.costs import as_pair, check_range
 from sdrlib.distances.errors import (
     ConvergenceError,
     ConvergenceWarning,
+    DistanceInputError,
     DistanceNameTypeError,
+    DistanceRangeError,
     DistanceSpecError,
     UnknownDistanceError,
 )
@@ -500,7 +502,43 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, on_nonconv
 def reward(distance: "float | np.ndarray") -> "float | np.ndarray":
     """The similarity reward ``1 - clip(D, 0, 1)``: in [0, 1] for every setting, ``hung_pen`` unclipped too.
 
-    Example: ``reward(0.25) -> 0.75``; ``reward(1.7) -> 0.0``.
+    Parameters
+    ----------
+    distance : real number or array-like of real numbers
+        Distances (any shape); values above 1 (``hung_pen`` with ``clip=False``) give 0,
+        values below 0 give 1.
+
+    Returns
+    -------
+    float for a scalar, else an ndarray of the input's shape; every value in [0, 1].
+
+    Raises
+    ------
+    DistanceInputError
+        ``distance`` is not a real number or an array of them (a string, bool, None,
+        complex, an object array); the message names ``distance`` and its type.
+    DistanceRangeError
+        A NaN or infinite distance. No setting produces one (every distance call raises
+        :class:`DistanceRangeError` instead), so it can only come from a failed computation;
+        mapping it to a value would hide the failure. :class:`sdrlib.rewards.RewardScorer`
+        catches a distance failure on one pair itself and scores that section 0, counted
+        (``counts["sem_failed"]``); this helper never chooses that value silently.
+
+    Example: ``reward(0.25) -> 0.75``; ``reward(1.7) -> 0.0``; ``reward(float("nan"))`` raises.
     """
-    r = 1.0 - np.clip(distance, 0.0, 1.0)
+    try:
+        arr = np.asarray(distance)
+    except (TypeError, ValueError) as e:  # ragged nested lists
+        raise DistanceInputError(f"reward: distance must be a real number or an array of them, got "
+                                 f"{type(distance).__name__} ({e})") from None
+    if arr.dtype.kind not in "iuf":
+        raise DistanceInputError(f"reward: distance must be a real number or an array of them, got "
+                                 f"{type(distance).__name__} of dtype {arr.dtype} ({distance!r:.80})")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = "" if arr.ndim == 0 else f" at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
+        value = float(arr[bad].flat[0])
+        raise DistanceRangeError(f"reward: distance{where} is {value!r}, not a distance (NaN / inf come only from a "
+                                 "failed computation); a distance lies in [0, 1]")
+    r = 1.0 - np.clip(arr, 0.0, 1.0)
     return float(r) if np.ndim(r) == 0 else r
