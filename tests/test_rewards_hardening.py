@@ -73,7 +73,7 @@ messages = st.lists(st.fixed_dictionaries(
 anything = st.one_of(texts, templates(), st.binary(max_size=40), templates().map(_utf8), scalars, messages,
                      st.lists(scalars, max_size=2))
 # references: mostly usable text, sometimes missing / blank / not text
-references = st.one_of(clean, clean, clean.map(str.encode), texts, blank, scalars, st.binary(max_size=20))
+references = st.one_of(clean, clean, clean.map(_utf8), texts, blank, scalars, st.binary(max_size=20))
 
 
 def _is_text(ref) -> bool:
