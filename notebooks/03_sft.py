@@ -31,6 +31,7 @@ import pandas as pd
 from sdrlib import models, posttrain, training
 from sdrlib.config import load_profile
 from sdrlib.data import load_split, stratum
+from sdrlib.metrics import paper_names
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.reports import parse_template
 from sdrlib.utils import set_seed
@@ -132,7 +133,8 @@ plt.show()
 shuffled = posttrain.generate_test(cfg, res.final, test, shuffle_images=True)
 systems = {"SFT": gens, "SFT shuffled images": shuffled, **posttrain.baseline_reports(train, len(test), seed=cfg.seed)}
 scores = posttrain.score_all(cfg, systems, test)
-keep = ["clinical_f1_macro14", "clinical_f1_micro14", "clinical_f1_macro5", "bleu_c4", "rougeL", "bertscore_f1"]
+keep = paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1", "CheXpert-5 macro F1", "C-BLEU-4", "ROUGE-L",
+                                  "BERTScore F1")
 rows = []
 for name, sc in scores.items():
     summ = sc.summary()
@@ -151,7 +153,7 @@ from sdrlib.metrics.suite import compare_systems
 
 sig = pd.concat([compare_systems(scores["SFT"], scores[b], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
                  .assign(B=b) for b in ("random_train", "SFT shuffled images")], ignore_index=True)
-sig = sig[sig.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14"])]
+sig = sig[sig.metric.str.split("@").str[0].isin(paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"))]
 save_table(sig, "sft_vs_baselines_significance", cfg)
 sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value"]].round(4)
 

@@ -36,6 +36,7 @@ from sdrlib import posttrain, training
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
+from sdrlib.metrics import paper_names
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.reports import build_template, parse_template
 from sdrlib.rewards import RewardScorer
@@ -303,7 +304,9 @@ positives.round(3)
 # %% [markdown]
 # Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
 # seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
-# Metrics whose backend is not installed (COMET, RadGraph) are left out and listed below.
+# Rows are the paper's metric names, looked up in `sdrlib.metrics.paper_names` (RadGraph F1 = F1RadGraph's complete
+# level, RG-E / RG-ER its simple / partial levels); a metric whose backend is not installed or failed (COMET,
+# RadGraph) stays as a row "not computed: <why>".
 
 # %%
 tables = {}
@@ -332,7 +335,8 @@ tables[("findings", "clinical")]
 pairs = [(a, b) for a in ("chamfer", "hausdorff") for b in ("sft", "exact") if a in configs and b in configs]
 methods = [r for r in grpo_configs if r == "gcarl" or r.startswith("editgrpo") or r.endswith("_neg")]
 pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
-metrics = ["bertscore_f1", "clinical_f1_macro14", "clinical_f1_micro14", "bleu_c4", "rougeL", "meteor"]
+metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
+                                     "C-BLEU-4", "ROUGE-L", "METEOR")
 sig = posttrain.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "grpo_significance", cfg)
 sig.round(4)
@@ -355,6 +359,7 @@ for i, rec in enumerate(test[:n_show]):
 # %%
 from sdrlib.io import atomic_write_text
 
+head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
 g = cfg.grpo
 head = [f"# Headline numbers: profile `{cfg.name}`, seed {cfg.seed}", "",
         f"Written by notebooks/04_grpo.ipynb. Data: {cfg.data.source} ({len(train)} train / {len(test)} test studies "
@@ -363,7 +368,7 @@ head = [f"# Headline numbers: profile `{cfg.name}`, seed {cfg.seed}", "",
 base = cfg.results_dir / "sft_vs_baselines_significance.csv"
 if base.is_file():
     b = pd.read_csv(base)
-    b = b[b.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14"])]
+    b = b[b.metric.str.split("@").str[0].isin(paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"))]
     head += ["## SFT vs image-blind baselines (notebook 03, one SFT sample, paired bootstrap)", ""]
     head += [f"- {r.section.capitalize()} {r.metric.split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} {r.value_b:.3f} "
              f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r.p_value:.3f})"
@@ -380,7 +385,7 @@ head += ["## Policy movement (KL to SFT, total reward)", "", movement.to_markdow
 if len(edit_totals):
     head += ["## EditGRPO edit counts (whole run, per seed)", "", edit_totals.to_markdown(index=False), ""]
 if len(sig):
-    s2 = sig[sig.metric.str.split("@").str[0].isin(["bertscore_f1", "clinical_f1_macro14", "clinical_f1_micro14"])]
+    s2 = sig[sig.metric.str.split("@").str[0].isin(head_metrics)]
     head += ["## Paired bootstrap, seed by seed (p per seed; n_sig = seeds with p < 0.05 in the mean's direction)", "",
              s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
                                                          "n_sig", "n_seeds"]].to_markdown(index=False), ""]
@@ -397,8 +402,7 @@ print("\n".join(head))
 # %%
 if len(sig):
     for r in sig[(sig.section == "findings") & sig.A.isin([posttrain.config_label(m) for m in methods])
-                 & sig.metric.str.split("@").str[0].isin(["clinical_f1_macro14", "clinical_f1_micro14",
-                                                          "bertscore_f1"])].itertuples():
+                 & sig.metric.str.split("@").str[0].isin(head_metrics)].itertuples():
         word = "above" if r.mean_diff > 0 else "below" if r.mean_diff < 0 else "equal to"
         print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.mean_diff):.4f} on average; "
               f"significant (p < 0.05) in {r.n_sig} of {r.n_seeds} seed(s), p = {r.p_values}")

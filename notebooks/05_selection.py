@@ -129,7 +129,9 @@ for p in cands:
         ev = sel.evaluate_methods(choices, sel.pick_metrics(mscores[p], section), sc.k, strata=strata)
         evs.append(ev.assign(policy=p, section=section))
 ev = pd.concat(evs, ignore_index=True)
-metrics = [m for _, m in sel.HEADLINE_METRICS if m in set(ev.metric)]
+metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
+missing = sel.not_computed(next(iter(mscores.values())), "findings")  # e.g. RadGraph without its model: named rows
+print("not computed:", missing or "none")
 save_table(ev, "05_selection_methods", cfg)
 ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random", "first", "oracle"])].pivot_table(
     index="policy", columns=["metric", "method"], values="value", sort=False).round(3)
@@ -142,7 +144,7 @@ ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random"
 # %%
 heads = {}
 for section in ("findings", "impression"):
-    t = sel.best_vs_random(ev[ev.section == section], metrics)
+    t = sel.best_vs_random(ev[ev.section == section], metrics, not_computed=missing)
     heads[section] = t
     save_table(t, f"05_headline_{section}", cfg)
 heads["findings"].round(3)
@@ -199,7 +201,7 @@ with style():
 plt.show()
 
 # %%
-clin = next((m for m in ("RG-F1", "CXB-14", "clin-F1 (sample)") if m in metrics), None)
+clin = next((m for m in ("RG-E", "CXB-14", "clin-F1 (sample)") if m in metrics), None)  # Fig. 5: Tab. 25's entity F1
 for m in [x for x in ("BS-F1", clin) if x in metrics]:
     d = ev[(ev.section == "findings") & (ev.stratum == "all") & (ev.metric == m) & ev.method.str.endswith("+avg")]
     grid = d.assign(distance=d.method.str[:-4]).pivot(index="distance", columns="policy", values="improvement_pct")

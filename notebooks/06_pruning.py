@@ -176,7 +176,8 @@ for label, runs in std.items():
         ev = sel.evaluate_methods(ch, sel.pick_metrics(mscores[label], section), pc.k)
         evs.append(ev.assign(policy=label, section=section))
 ev = pd.concat(evs, ignore_index=True)
-metrics = [m for _, m in sel.HEADLINE_METRICS if m in set(ev.metric)]
+metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
+missing = sel.not_computed(next(iter(mscores.values())), "findings")  # shown as columns "not computed: <why>"
 save_table(ev, "06_methods", cfg)
 
 
@@ -194,6 +195,8 @@ def quality_table(section):
         rows.append(row)
     t = pd.DataFrame(rows)
     t.columns = [c if isinstance(c, str) else f"{c[0]} {c[1]}" for c in t.columns]
+    for m, why in missing.items():
+        t[m] = why
     return t
 
 

@@ -22,8 +22,9 @@ training report for every study; ``random_train`` writes a random training
 report, so its labels follow the training label prior. Neither looks at the
 image: a policy that reads the image beats both on label F1.
 
-Left out: multi-dataset layout (run the notebook once per dataset), COMET and
-RadGraph unless their backends are installed (listed in ``unavailable``).
+Metrics whose backend is not installed (COMET, RadGraph) or that failed to run stay in the tables as
+rows ``not computed: <why>`` (the suite's ``unavailable`` reasons, which :func:`scores_long` carries in
+``attrs``). Left out: multi-dataset layout (run the notebook once per dataset).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from sdrlib.metrics import paper_names as _paper_names
 
 __all__ = [
     "CONFIG_LABELS",
@@ -58,17 +61,11 @@ CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R
                  "gcarl": "G-CARL", "editgrpo": "EditGRPO", "editgrpo_para": "EditGRPO-para",
                  "editgrpo_noedit": "DrGRPO-clin", "chamfer_neg": "R_Cham_neg"}
 
-#: Table groups of appendix D: (table name, [(metric-name prefix in the suite, row label), ...]).
-TABLE_GROUPS: dict[str, list[tuple[str, str]]] = {
-    "headline": [("bertscore_f1", "BERTScore F1"), ("comet", "COMET"), ("radgraph", "RadGraph F1"),
-                 ("clinical_f1_macro14", "CheXpert-14 macro F1 (labeler)")],
-    "bleu": [(f"bleu_s{n}", f"S-BLEU-{n}") for n in range(1, 5)] + [(f"bleu_c{n}", f"C-BLEU-{n}") for n in range(1, 5)],
-    "rouge": [("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L")],
-    "lexical": [("meteor", "METEOR"), ("bertscore_f1", "BERTScore F1"), ("comet", "COMET"), ("chrf++", "chrF++")],
-    "clinical": [("radgraph", "RadGraph F1"), ("clinical_f1_macro14", "CheXpert-14 macro F1 (labeler)"),
-                 ("clinical_f1_micro14", "CheXpert-14 micro F1 (labeler)"),
-                 ("clinical_f1_macro5", "CheXpert-5 macro F1 (labeler)")],
-}
+#: Table groups of appendix D: table name -> the paper's metric names, one row each, looked up in
+#: :mod:`sdrlib.metrics.paper_names` (the one map from paper names to suite names). A metric the scores
+#: lack is a row ``not computed: <why>``, never left out.
+TABLE_GROUPS: dict[str, tuple[str, ...]] = {
+    g: _paper_names.TABLES[f"grpo_{g}"] for g in ("headline", "bleu", "rouge", "lexical", "clinical")}
 
 
 def config_label(reward: str) -> str:
@@ -222,14 +219,29 @@ def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any
 
 
 def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:
-    """Corpus values as a long table: ``model, reward, seed, section, metric, value``."""
+    """Corpus values as a long table: ``model, reward, seed, section, metric, value``.
+
+    ``attrs["unavailable"]``: metric group -> why it was not computed (the suite's ``unavailable``,
+    merged over the scored systems; a reason that only some systems have names them), which
+    :func:`reward_table` prints in its ``not computed`` rows.
+    """
     rows = []
+    why: dict[str, dict[str, list[str]]] = {}
     for (reward, seed), sc in scores.items():
         summ = sc.summary()
         for sec in sc.sections:
+            if sec not in summ:  # nothing computed for this section (e.g. every requested backend missing)
+                continue
             for metric, value in zip(summ["metric"], summ[sec]):
                 rows.append((model, reward, seed, sec, metric, float(value)))
-    return pd.DataFrame(rows, columns=["model", "reward", "seed", "section", "metric", "value"])
+        for group, reason in getattr(sc, "unavailable", {}).items():
+            why.setdefault(group, {}).setdefault(reason, []).append(f"{config_label(reward)}/s{seed}")
+    out = pd.DataFrame(rows, columns=["model", "reward", "seed", "section", "metric", "value"])
+    n = len(scores)
+    out.attrs["unavailable"] = {
+        g: "; ".join(r if len(who) == n else f"{r} ({', '.join(who)})" for r, who in reasons.items())
+        for g, reasons in why.items()}
+    return out
 
 
 def _fmt(mean: float, std: float, bold: bool) -> str:
@@ -237,38 +249,57 @@ def _fmt(mean: float, std: float, bold: bool) -> str:
     return f"**{s}**" if bold else s
 
 
-def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str]) -> pd.DataFrame:
+def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str], *,
+                 unavailable: dict[str, str] | None = None) -> pd.DataFrame:
     """Paper-style table (module doc) for one section and metric group of :data:`TABLE_GROUPS`.
 
-    ``long`` may hold several models; metrics missing from ``long`` (e.g. COMET when not
-    installed) are left out. The ``Mean`` block (mean over models, sample std across models) is
-    written only when there are several models: with one it would repeat the model's rows with a
-    meaningless ±0. Cells are strings ``mean ±std``; ``**`` marks the best column of each row (ties all bold).
+    ``long`` may hold several models. Each of the group's paper metric names is looked up with
+    :func:`sdrlib.metrics.paper_names.find`; one the scores lack (COMET or RadGraph not installed,
+    a scorer that failed) is a row whose first cell says ``not computed: <why>`` (reason from
+    ``unavailable``, default ``long.attrs["unavailable"]`` as :func:`scores_long` sets it) and whose
+    other cells say ``not computed``; a configuration that was scored but lacks a metric the others
+    have says ``not computed`` in that cell, one never run ``n/a``. The ``Mean`` block (mean over
+    models, sample std across models) is written only when there are several models: with one it
+    would repeat the model's rows with a meaningless ±0. Cells are strings ``mean ±std``; ``**`` marks
+    the best column of each row (ties all bold).
     """
     if group not in TABLE_GROUPS:
         raise ValueError(f"unknown table group {group!r}; known: {sorted(TABLE_GROUPS)}")
+    if unavailable is None:
+        unavailable = dict(long.attrs.get("unavailable", {}))
     d = long[long.section == section]
     cols = [config_label(r) for r in rewards]
     rows = []
     stats: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    missing: dict[tuple[str, str], str] = {}  # (model, row label) -> "not computed: <why>"
+    labels: list[str] = []
     models = list(dict.fromkeys(d.model))
+    scored: dict[str, set[str]] = {}
     for model in models:
         dm = d[d.model == model]
-        for prefix, label in TABLE_GROUPS[group]:
-            dmm = dm[dm.metric.str.split("@").str[0] == prefix]
-            if dmm.empty:
-                continue
-            cell = {}
-            for r in rewards:
-                v = dmm[dmm.reward == r].value.to_numpy(float)
-                v = v[np.isfinite(v)]
-                if v.size:
-                    cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0)
-            stats[(model, label)] = cell
-    if not stats:
+        scored[model] = {config_label(r) for r in set(dm.reward)}
+        present = list(dict.fromkeys(dm.metric))
+        for name in TABLE_GROUPS[group]:
+            metric = _paper_names.find(name, present)
+            label = _paper_names.row_label(name, metric)
+            if metric is None:
+                label = _paper_names.row_label(name)
+                missing[(model, label)] = _paper_names.not_computed(name, unavailable)
+            else:
+                dmm = dm[dm.metric == metric]
+                cell = {}
+                for r in rewards:
+                    v = dmm[dmm.reward == r].value.to_numpy(float)
+                    v = v[np.isfinite(v)]
+                    if v.size:
+                        cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0)
+                stats[(model, label)] = cell
+            if label not in labels:
+                labels.append(label)
+    if not labels:
         return pd.DataFrame(columns=["Model", "Metric", *cols])
-    labels = list(dict.fromkeys(lbl for _, lbl in stats))
-    blocks = [(m, {lbl: stats[(m, lbl)] for lbl in labels if (m, lbl) in stats}) for m in models]
+    blocks = [(m, {lbl: stats.get((m, lbl)) for lbl in labels if (m, lbl) in stats or (m, lbl) in missing})
+              for m in models]
     mean_block = {}
     for lbl in labels:
         cell = {}
@@ -276,15 +307,26 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
             means = [stats[(m, lbl)][c][0] for m in models if (m, lbl) in stats and c in stats[(m, lbl)]]
             if means:
                 cell[c] = (float(np.mean(means)), float(np.std(means, ddof=1)) if len(means) > 1 else 0.0)
-        mean_block[lbl] = cell
+        if any((m, lbl) in stats for m in models):
+            mean_block[lbl] = cell
+        else:
+            mean_block[lbl] = None
+            missing[("Mean", lbl)] = next(missing[(m, lbl)] for m in models if (m, lbl) in missing)
     if len(models) > 1:
         blocks.append(("Mean", mean_block))
+        scored["Mean"] = set().union(*scored.values())
     for model, block in blocks:
         for lbl, cell in block.items():
-            best = max((v[0] for v in cell.values()), default=np.nan)
             row = {"Model": model, "Metric": lbl}
+            if cell is None:  # no model has it: the reason, never a silent gap
+                why = missing[(model, lbl)]
+                row.update({c: why if j == 0 else "not computed" for j, c in enumerate(cols)})
+                rows.append(row)
+                continue
+            best = max((v[0] for v in cell.values()), default=np.nan)
             for c in cols:
-                row[c] = _fmt(*cell[c], bold=np.isclose(cell[c][0], best)) if c in cell else "n/a"
+                row[c] = (_fmt(*cell[c], bold=np.isclose(cell[c][0], best)) if c in cell
+                          else "not computed" if c in scored[model] else "n/a")
             rows.append(row)
     return pd.DataFrame(rows, columns=["Model", "Metric", *cols])
 

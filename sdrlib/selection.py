@@ -63,12 +63,13 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.errors import SDRError
+from sdrlib.metrics import paper_names as _paper_names
 
 __all__ = [
     "AGGREGATIONS", "DEFAULT_KNN_K", "SelectionError", "SelectionScores", "check_encoder", "head_bank", "aggregate", "parse_candidate",
     "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores", "argmin_first", "method_choices",
     "selected_result", "evaluate_methods", "study_values", "best_vs_random", "improvement_summary",
-    "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "mean_vectors", "pca_2d", "policy_dirs", "local_candidates", "read_candidates", "write_candidates",
+    "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed", "mean_vectors", "pca_2d", "policy_dirs", "local_candidates", "read_candidates", "write_candidates",
 ]
 
 #: aggregations of eq. (8)
@@ -748,12 +749,16 @@ def _split_method(m: str) -> tuple[str, str]:
     return tuple(m.rsplit("+", 1)) if "+" in m else (m, "")  # type: ignore[return-value]
 
 
-def best_vs_random(ev: pd.DataFrame, metrics: Sequence[str] | None = None, *, stratum: str = "all") -> pd.DataFrame:
+def best_vs_random(ev: pd.DataFrame, metrics: Sequence[str] | None = None, *, stratum: str = "all",
+                   not_computed: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Tables 3 / 23: per policy and metric, the best bank-selection method vs random.
 
     ``ev`` is :func:`evaluate_methods` output with a ``policy`` column. Bank methods are the
     ``<setting>+<aggregation>`` labels. Returns ``policy, metric, best_method, best, random,
     improvement_pct``, plus ``oracle`` and ``first`` and the best MBR for reference.
+    ``not_computed`` (metric -> ``"not computed: <why>"``, as :func:`not_computed` gives it): each such
+    metric gets a row per policy with that text as ``best_method`` and NaN values, so a metric the
+    scores lack stays in the table.
     """
     d = ev[ev.stratum == stratum]
     if metrics is not None:
@@ -769,7 +774,17 @@ def best_vs_random(ev: pd.DataFrame, metrics: Sequence[str] | None = None, *, st
         rows.append({"policy": pol, "metric": met, "best_method": b.method, "best": b.value, "random": b.random,
                      "improvement_pct": b.improvement_pct, "oracle": b.oracle, "first": get("first"),
                      "best_mbr": float(mbr.value.max()) if len(mbr) else np.nan})
-    return pd.DataFrame(rows)
+    have = {(r["policy"], r["metric"]) for r in rows}
+    for pol in dict.fromkeys(ev["policy"]):
+        for met, why in (not_computed or {}).items():
+            if (pol, met) not in have:
+                rows.append({"policy": pol, "metric": met, "best_method": why, "best": np.nan, "random": np.nan,
+                             "improvement_pct": np.nan, "oracle": np.nan, "first": np.nan, "best_mbr": np.nan})
+    cols = ["policy", "metric", "best_method", "best", "random", "improvement_pct", "oracle", "first", "best_mbr"]
+    pol_order = {p: i for i, p in enumerate(dict.fromkeys(ev["policy"]))}
+    met_order = {m: i for i, m in enumerate(dict.fromkeys([*HEADLINE_METRICS, *(metrics or ()), *(not_computed or {})]))}
+    rows.sort(key=lambda r: (pol_order.get(r["policy"], 0), met_order.get(r["metric"], len(met_order))))
+    return pd.DataFrame(rows, columns=cols)
 
 
 def improvement_summary(ev: pd.DataFrame, metrics: Sequence[str], *, stratum: str = "all") -> pd.DataFrame:
@@ -796,10 +811,10 @@ def improvement_summary(ev: pd.DataFrame, metrics: Sequence[str], *, stratum: st
     return pd.DataFrame(out)
 
 
-#: metric columns of Tables 3 / 23 (+ per-sample clinical F1 for the oracle): (metric-name prefix, label)
-HEADLINE_METRICS: tuple[tuple[str, str], ...] = (
-    ("rougeL", "RL-F"), ("meteor", "METEOR"), ("bertscore_f1", "BS-F1"), ("radgraph", "RG-F1"),
-    ("clinical_f1_macro14", "CXB-14"), ("clinical_f1_sample", "clin-F1 (sample)"))
+#: metrics of Tables 3 / 23 and 4 by the paper's names (RG-F1 there: F1RadGraph's complete level), plus RG-E
+#: (what Tables 24-28 and Fig. 5 call RG-F1) and our per-sample clinical F1; each resolved to a suite metric by
+#: :mod:`sdrlib.metrics.paper_names`, the one map of paper names.
+HEADLINE_METRICS: tuple[str, ...] = _paper_names.TABLES["selection"]
 
 
 def score_candidate_metrics(candidates: Sequence[Sequence[Any]], references: Sequence[Any], *,
@@ -824,20 +839,31 @@ def score_candidate_metrics(candidates: Sequence[Sequence[Any]], references: Seq
     return score_reports(preds, refs, sample_ids=ids, reference_labels=labels, prediction_format=fmt, **kwargs)
 
 
-def pick_metrics(scores: Any, section: str, metrics: Sequence[tuple[str, str]] = HEADLINE_METRICS) -> dict[str, Any]:
-    """``{label: MetricResult}`` of ``section`` for each (prefix, label) present in ``scores`` (absent ones skipped).
+def pick_metrics(scores: Any, section: str, metrics: Sequence[str] = HEADLINE_METRICS) -> dict[str, Any]:
+    """``{name: MetricResult}`` of ``section`` for each of the paper's metric names in ``metrics`` the scores have.
 
-    A prefix matches a metric whose name before ``@`` equals it, else the first that starts with it
-    (``meteor`` -> ``meteor_exact_stem`` without WordNet).
+    Each name is resolved by :func:`sdrlib.metrics.paper_names.find` (exact suite name, e.g. ``RG-F1`` ->
+    ``radgraph_complete@<model>``, ``METEOR`` -> ``meteor`` or, without WordNet, ``meteor_exact_stem``).
+    Names the scores lack are not in the result: :func:`not_computed` says why, for the tables.
     """
-    res = scores.results[section]
+    res = {r.name: r for r in scores.results[section]}
     out = {}
-    for prefix, label in metrics:
-        base = [r for r in res if r.name.split("@")[0] == prefix] or \
-            [r for r in res if r.name.split("@")[0].startswith(prefix) and "[" not in r.name]
-        if base:
-            out[label] = base[0]
+    for name in metrics:
+        found = _paper_names.find(name, res)
+        if found is not None:
+            out[name] = res[found]
     return out
+
+
+def not_computed(scores: Any, section: str, metrics: Sequence[str] = HEADLINE_METRICS) -> dict[str, str]:
+    """``{name: "not computed: <why>"}`` for the names in ``metrics`` that :func:`pick_metrics` cannot find.
+
+    The reason is the suite's (``scores.unavailable``: package or model missing, scorer failed), e.g.
+    ``{"RG-F1": "not computed: package radgraph is not installed ..."}``.
+    """
+    have = pick_metrics(scores, section, metrics)
+    unavailable = getattr(scores, "unavailable", {}) or {}
+    return {name: _paper_names.not_computed(name, unavailable) for name in metrics if name not in have}
 
 
 # --------------------------------------------------------------------------- figure 2b helpers

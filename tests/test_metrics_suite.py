@@ -314,34 +314,23 @@ def test_chexbert_requested_but_absent_is_a_clear_error():
         get_labeler("chexbert")
 
 
-def test_radgraph_and_comet_glue(monkeypatch, tmp_path, offline):
+def test_comet_glue(monkeypatch, tmp_path, offline):
+    """COMET through a fake scorer (no checkpoint here). RadGraph is tested against the real package in
+    tests/test_metrics_radgraph.py (the fake that stood here had the shape the old code expected)."""
     import sys
-
-    from sdrlib.metrics import suite
-
-    class FakeF1RadGraph:
-        def __init__(self, reward_level, model_type=None):
-            assert reward_level == "all"
-
-        def __call__(self, refs, hyps):
-            rewards = [(1.0, 0.5, 0.25) if h == r else (0.0, 0.0, 0.0) for h, r in zip(hyps, refs)]
-            return None, rewards, None, None
 
     class FakeComet:
         def predict(self, data, batch_size=32, gpus=0, progress_bar=False):
             return type("Out", (), {"scores": [1.0 if d["mt"] == d["ref"] else 0.2 for d in data]})()
 
-    monkeypatch.setitem(sys.modules, "radgraph", _fake_module("radgraph", F1RadGraph=FakeF1RadGraph))
     monkeypatch.setitem(sys.modules, "comet", _fake_module("comet", load_from_checkpoint=lambda p: FakeComet()))
-    monkeypatch.setattr(suite, "radgraph_model_dir", lambda model_type: tmp_path)
     ckpt = tmp_path / "wmt22-comet-da" / "checkpoints" / "model.ckpt"
     ckpt.parent.mkdir(parents=True)
     ckpt.write_text("fake")
     preds = [{"findings": "Edema.", "impression": "Edema."}, {"findings": "Clear.", "impression": ""}]
     refs = [{"findings": "Edema.", "impression": "Edema."}, {"findings": "Effusion.", "impression": "Normal."}]
-    s = score_reports(preds, refs, metrics=["radgraph", "comet"], comet_model=str(ckpt))
+    s = score_reports(preds, refs, metrics=["comet"], comet_model=str(ckpt))
     assert s.unavailable == {}
-    assert s.result("findings", "radgraph_partial@radgraph").sample.tolist() == [0.5, 0.0]
     assert s.result("findings", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]
     assert s.result("impression", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]
 

@@ -148,17 +148,20 @@ def test_reward_table_mean_std_mean_block_and_bold():
 
     t = posttrain.reward_table(_long(), "findings", "headline", ["sft", "fmt", "chamfer"])
     assert list(t.columns) == ["Model", "Metric", "SFT", "R_fmt", "R_Cham"]
-    assert t.Model.tolist() == ["m1", "m2", "Mean"]  # COMET / RadGraph / clinical absent -> left out
+    # COMET / RadGraph / clinical absent: rows that say so, never left out
+    assert t.Model.tolist() == ["m1"] * 4 + ["m2"] * 4 + ["Mean"] * 4
+    assert t.Metric.tolist()[:4] == ["BERTScore F1", "COMET", "RadGraph F1", "CheXpert-14 macro F1"]
+    assert t.iloc[2]["SFT"].startswith("not computed: no radgraph_complete values") and t.iloc[2]["R_Cham"] == "not computed"
     m1 = t.iloc[0]
     assert m1["SFT"] == "0.300 ±0.000" and m1["R_Cham"] == "**0.410 ±0.010**"  # seeds 0.40, 0.41, 0.42
-    mean = t.iloc[2]
+    mean = t.iloc[8]
     assert mean["R_Cham"].startswith("**0.460 ±0.071")  # mean of 0.41 and 0.51 across models, sample std
     r = posttrain.reward_table(_long(), "findings", "rouge", ["sft", "fmt", "chamfer"])
     assert r.iloc[0]["SFT"].startswith("**0.200")  # best per row is bold, whichever column
     with pytest.raises(ValueError, match="unknown table group"):
         posttrain.reward_table(_long(), "findings", "nope", ["sft"])
     one = posttrain.reward_table(_long(("m1",)), "findings", "headline", ["sft", "fmt", "chamfer"])
-    assert one.Model.tolist() == ["m1"]  # no Mean block repeating a single model with ±0
+    assert one.Model.tolist() == ["m1"] * 4  # no Mean block repeating a single model with ±0
 
 
 def test_positive_findings_table_counts_labeler_positives_per_configuration():

@@ -36,7 +36,8 @@ from importlib import metadata
 from pathlib import Path
 
 __all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbert_available",
-           "radgraph_model_dir", "package_version", "hf_cached_snapshot", "BackendUnavailable"]
+           "radgraph_model_dir", "radgraph_unavailable_reason", "package_version", "hf_cached_snapshot",
+           "BackendUnavailable"]
 
 
 class BackendUnavailable(SDRError, RuntimeError):
@@ -181,6 +182,21 @@ def radgraph_model_dir(model_type: str = "radgraph") -> Path | None:
         return None
     d = cache / package_version("radgraph") / model_type
     return d if d.is_dir() and any(d.iterdir()) else None
+
+
+def radgraph_unavailable_reason(model_type: str = "radgraph") -> str:
+    """Why :func:`radgraph_model_dir` found nothing: the package, or (named, with its folder) the model.
+
+    Example: ``"radgraph 0.1.18 is installed but its 'radgraph' model is not unpacked in ~/.cache/radgraph/0.1.18/radgraph ..."``.
+    """
+    if importlib.util.find_spec("radgraph") is None:
+        return "package radgraph is not installed (pip install radgraph==0.1.18, in the dev extra)"
+    cache = _appdirs_cache("radgraph")
+    if cache is None:
+        return "package appdirs (a radgraph dependency) is missing, so the radgraph model folder cannot be found"
+    d = cache / package_version("radgraph") / model_type
+    return (f"radgraph {package_version('radgraph')} is installed but its {model_type!r} model is not unpacked in "
+            f"{d} (nothing is downloaded at run time: unpack the package's {model_type}.tar.gz there)")
 
 
 def why_unavailable(group: str) -> str:

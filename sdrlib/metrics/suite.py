@@ -90,7 +90,7 @@ import numpy as np
 import pandas as pd
 
 from .backends import (BackendUnavailable, comet_checkpoint, package_version, radgraph_model_dir,
-                       resolve_bertscore_backbone, why_unavailable)
+                       radgraph_unavailable_reason, resolve_bertscore_backbone, why_unavailable)
 from .base import EvaluationInputError, MetricResult, mean_result
 from .clinical import STRATA, clinical_results, get_labeler, normalise_labels, strata_from_labels
 from .nlg import NLG_GROUPS, bertscore_f1, bertscore_result, nlg_results
@@ -487,25 +487,49 @@ class ReportScores:
         return out
 
 
-def _radgraph(preds: list[str], refs: list[str], ok: np.ndarray, model_type: str) -> list[MetricResult]:
-    """RadGraph F1 per sample via ``radgraph.F1RadGraph(reward_level="all")``.
+class RadGraphOutputError(RuntimeError):
+    """``F1RadGraph`` returned per-sample rewards in a layout other than the documented level-major one."""
 
-    ``simple`` / ``partial`` / ``complete`` are the package's reward levels,
-    i.e. RG-E (entities), RG-ER (entities + relations) and the complete
-    variant; the paper's tables report RG-E, RG-ER and "RadGraph F1".
-    Untested against real weights here (none are installed); the glue is tested with a fake.
-    """
+
+RADGRAPH_LEVELS = ("simple", "partial", "complete")
+
+
+def _radgraph_scorer(model_type: str) -> Any:
+    """The package's ``F1RadGraph(reward_level="all")``, built once per :func:`score_reports` call."""
     from radgraph import F1RadGraph
 
-    scorer = F1RadGraph(reward_level="all", model_type=model_type)
+    try:
+        return F1RadGraph(reward_level="all", model_type=model_type)
+    except Exception as e:  # noqa: BLE001 - re-raised with what failed; score_reports records it
+        raise RuntimeError(f"radgraph could not build its {model_type!r} annotator: {type(e).__name__}: {e}") from e
+
+
+def _radgraph(scorer: Any, preds: list[str], refs: list[str], ok: np.ndarray, model_type: str) -> list[MetricResult]:
+    """RadGraph F1 per sample and level via ``radgraph.F1RadGraph(reward_level="all")``.
+
+    The package (0.1.18) returns ``(mean_reward, reward_list, hyp_annotations, ref_annotations)`` with
+    ``reward_list`` **level-major**: a tuple of three lists (``simple``, ``partial``, ``complete``), each
+    with one value per report pair, so sample ``i`` of level ``j`` is ``reward_list[j][i]`` (its shape is
+    checked, then transposed to samples x levels). Which paper name each level answers to (RG-E, RG-ER,
+    RadGraph F1) lives in :data:`sdrlib.metrics.paper_names.PAPER_METRICS`.
+
+    Only samples with a reference section are passed (``ok``; the others stay NaN, as for every metric).
+    An empty prediction gets the package's own value for an empty report, 0 at every level; so does a
+    report in which the annotator finds no entity (``compute_reward``). Tested against the real package
+    with only its neural annotator replaced by a deterministic stand-in (tests/radgraph_standin.py).
+    """
     idx = np.flatnonzero(ok)
     vals = np.full((len(preds), 3), np.nan)
     if len(idx):
         _, rewards, _, _ = scorer(refs=[refs[i] for i in idx], hyps=[preds[i] for i in idx])
-        vals[idx] = np.asarray(rewards, dtype=np.float64).reshape(len(idx), 3)
+        r = np.asarray(rewards, dtype=np.float64)
+        if r.shape != (3, len(idx)):
+            raise RadGraphOutputError(f"F1RadGraph(reward_level='all') returned rewards of shape {r.shape}; "
+                                      f"expected level-major (3, {len(idx)}) as radgraph 0.1.18 documents")
+        vals[idx] = r.T
     backend = f"radgraph=={package_version('radgraph')} {model_type}"
     return [mean_result(f"radgraph_{lvl}@{model_type}", backend, vals[:, j])
-            for j, lvl in enumerate(("simple", "partial", "complete"))]
+            for j, lvl in enumerate(RADGRAPH_LEVELS)]
 
 
 def _versions(wordnet) -> dict[str, str]:
@@ -589,7 +613,7 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
             unavailable["comet"] = why_unavailable("comet")
     rg_dir = radgraph_model_dir(radgraph_model) if "radgraph" in groups else None
     if "radgraph" in groups and rg_dir is None:
-        unavailable["radgraph"] = why_unavailable("radgraph")
+        unavailable["radgraph"] = radgraph_unavailable_reason(radgraph_model)
 
     results: dict[str, list[MetricResult]] = {s: [] for s in sections}
     text_groups = [g for g in groups if g in ("bleu", "rouge", "meteor", "chrf")]
@@ -650,9 +674,12 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
         strata = strata_from_labels(reference_labels, uncertain=uncertain)
 
     if rg_dir is not None:
+        # All or nothing: a failure in any section (e.g. out of memory in the second) drops every
+        # section's RadGraph values and names the failure, so no table mixes scored and unscored parts.
         try:
+            scorer = _radgraph_scorer(radgraph_model)
             for s in sections:
-                results[s] += _radgraph(text_p[s], text_r[s], defined[s], radgraph_model)
+                results[s] += _radgraph(scorer, text_p[s], text_r[s], defined[s], radgraph_model)
         except Exception as e:  # noqa: BLE001 - a broken optional scorer must not sink the run
             unavailable["radgraph"] = f"radgraph failed to run: {type(e).__name__}: {e}"
             for s in sections:
