@@ -264,6 +264,11 @@ class GRPOConfig:
         "help": "EditGRPO: cosine from which a false-positive sentence is replaced (below: deleted)"})
     edit_level: str = field(default="sentence", metadata={"choices": ("sentence", "paragraph"),
         "help": "EditGRPO 'editgrpo' edits: sentence | paragraph"})
+    edit_ops: int = field(default=1, metadata={"min": 0,
+        "help": "EditGRPO: edit operations per section and edited completion (EditGRPO's released configuration: "
+                "1, extractor_num_ops_per_para=1); 0 = until no rule applies (our ablation, as editgrpo_opsall)"})
+    edit_learning_rate: float = field(default=0.0, metadata={"min": 0,
+        "help": "EditGRPO configurations' AdamW learning rate (EditGRPO's paper: 1e-6); 0 = grpo.learning_rate"})
     gcarl_lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_fmt (paper 0.3)"})
     gcarl_lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "G-CARL: weight of R_fact (0.4)"})
     gcarl_lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_check (0.3)"})
