@@ -146,7 +146,7 @@ class EmbeddingConfig:
         "help": "encoder name or local path"})
     batch_size: int = field(default=64, metadata={"min": 1, "help": "sentences per encoder forward pass"})
     bank_size: int = field(default=5000, metadata={"min": 0,
-        "help": "training reports in the selection bank (0 = all)"})
+        "help": "training reports in the selection bank, drawn at random with the profile's seed (0 = all)"})
     threads: int = field(default=0, metadata={"min": 0,
         "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
@@ -292,7 +292,8 @@ class SelectionConfig:
     k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
     n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
     bank_size: int = field(default=0, metadata={"min": 0,
-        "help": "bank reports used (the first N of notebook 01's bank; 0 = all of it, embedding.bank_size)"})
+        "help": "bank reports used, drawn at random from notebook 01's bank with the profile's seed (notebooks 05 "
+                "and 06 alike; 0 = all of it, embedding.bank_size)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "ot", "sinkhorn_0.1", "hung_nn",
                                                       "partial_adaptive"],
                              metadata={"nonempty": True, "unique": True, "each": _distance_setting,
