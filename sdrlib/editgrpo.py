@@ -69,7 +69,8 @@ Where the released code draws the ``G / 2`` sources and targets of a group at ra
 each group is the source and the second half the target here: the samples are exchangeable, so the draw
 changes nothing in distribution.
 
-Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
+Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric,
+EditGRPO's AdamW weight decay of 1e-2 (its appendix; every GRPO run here uses TRL's default, 0).
 """
 
 from __future__ import annotations
