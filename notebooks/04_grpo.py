@@ -90,14 +90,15 @@ pd.DataFrame(rows, index=list(cases)).round(3)
 # the offline labeler's positive-label F1 (for CheXbert micro-F1-14), its (finding, presence) F1 (for RadGraph F1)
 # and the negation-aware Chamfer similarity (for RaTEScore). G-CARL's is `0.3 R_fmt + 0.4 R_fact + 0.3 R_check`
 # (in [0, 1]; G-CARL claims here get no bank, so only reference sentences support them). Below: what EditGRPO's
-# sentence-level edit (tau = `grpo.edit_tau`) makes of each hand-made completion, and the counts of each rule.
+# sentence-level edit (tau = `grpo.edit_tau`, `grpo.edit_ops` operations per section: 1, as its released
+# configuration) makes of each hand-made completion, and the counts of each rule.
 
 # %%
 from sdrlib.editgrpo import edit_report
 
 edit_rows = []
 for name, text in cases.items():
-    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau)
+    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau, ops=g.edit_ops)
     edit_rows.append({"case": name, **{k: counts.get(k, 0) for k in ("replace_conflict", "replace_fp", "delete", "add",
                                                                       "unchanged", "no_template")},
                       "edited": edited[:160]})
