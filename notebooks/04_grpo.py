@@ -247,7 +247,8 @@ cost_per_config.round(3)
 # rule fired: (a) `replace_conflict` (a finding with the opposite presence of a reference sentence), (b) `replace_fp`
 # (a false positive replaced by the most similar reference sentence, cosine >= tau), (c) `delete` (below tau),
 # (d) `add` (a missing reference finding appended); `replace_section` for paragraph-level edits, `unchanged` for
-# copies no rule touched and `no_template` for samples without a valid template, rebuilt from reference sentences.
+# edits no rule touched (the slot keeps its own sample) and `no_template` for samples without a valid template,
+# rebuilt from reference sentences (one operation per section, `grpo.edit_ops`).
 
 # %%
 edit_cols = [c for c in curves.columns if c.startswith("edits/") and c != "edits/seconds"]
