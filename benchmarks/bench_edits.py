@@ -9,7 +9,8 @@ runs ``sdrlib/editgrpo.py`` as it was at that commit (read with ``git show``) on
 Per variant: edit operations per edited completion (mean, median, max), the share left unchanged, the share
 whose sections equal the reference's sentence for sentence, the share of edited sentences taken from the
 reference, the share of the sample's sentences the edit keeps, and the labeler's F1_14 / F1_ent of the edits
-(:func:`sdrlib.editgrpo.clinical_components`) next to the samples'.
+(:func:`sdrlib.editgrpo.clinical_components`) next to the samples', with the share whose labeler findings
+(with presence) are exactly the reference's (F1_ent = 1).
 
 Usage (after notebooks 00, 01 and 03 of the profile)::
 
@@ -78,7 +79,8 @@ def _summary(samples, edits, counts, refs) -> dict:
             "share identical to the reference": float(np.mean(ident)),
             "edited sentences from the reference": _mean(from_ref),
             "sample sentences kept (of samples with a template)": _mean(kept),
-            "F1_14 of the edits": float(comp["f1_14"].mean()), "F1_ent of the edits": float(comp["f1_entity"].mean())}
+            "F1_14 of the edits": float(comp["f1_14"].mean()), "F1_ent of the edits": float(comp["f1_entity"].mean()),
+            "share with the reference's labeler findings (F1_ent = 1)": float(np.mean(comp["f1_entity"] == 1))}
 
 
 def main(argv=None) -> int:
@@ -125,7 +127,9 @@ def main(argv=None) -> int:
                                [r[0] for r in refs], [r[1] for r in refs])
     table["samples"] = {"rollouts": len(samples), "share with a valid template": float(np.mean([p is not None
                                                                                                 for p in parsed])),
-                        "F1_14": float(comp["f1_14"].mean()), "F1_ent": float(comp["f1_entity"].mean())}
+                        "F1_14": float(comp["f1_14"].mean()), "F1_ent": float(comp["f1_entity"].mean()),
+                        "share with the reference's labeler findings (F1_ent = 1)":
+                            float(np.mean(comp["f1_entity"] == 1))}
     print(json.dumps(table, indent=2))
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "summary": table, "samples": samples,
