@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from sdrlib import selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
@@ -116,8 +117,10 @@ assert np.array_equal(E_perm, E[: len(F)][perm])
 
 # %%
 train = load_split(cfg, "train")
-n_bank = len(train) if cfg.embedding.bank_size == 0 else min(cfg.embedding.bank_size, len(train))
-records = train[:n_bank]
+# the bank: embedding.bank_size training reports drawn at random with the profile's seed (paper C.4), in split
+# order; the draw is recorded in the saved bank's meta (0 or more than the split: all of it)
+records, draw = sel.draw_bank_records(train, cfg.embedding.bank_size, cfg.seed)
+print(draw)
 findings = [r.findings for r in records]
 impressions = [r.impression for r in records]
 
@@ -152,6 +155,7 @@ stats
 # against another encoder fails loudly.
 
 # %%
+bank.meta.update(draw)
 bank_path = bank.save(cfg.cache_dir / "banks" / f"{cfg.name}_train")
 bank = ReportBank.load(bank_path, expected_encoder_id=emb.encoder_id)
 pd.DataFrame({s: {"reports": len(bank), "sentences": bank.matrix(s).shape[0], "dim": bank.matrix(s).shape[1],

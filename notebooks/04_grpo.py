@@ -91,14 +91,15 @@ pd.DataFrame(rows, index=list(cases)).round(3)
 # the offline labeler's positive-label F1 (for CheXbert micro-F1-14), its (finding, presence) F1 (for RadGraph F1)
 # and the negation-aware Chamfer similarity (for RaTEScore). G-CARL's is `0.3 R_fmt + 0.4 R_fact + 0.3 R_check`
 # (in [0, 1]; G-CARL claims here get no bank, so only reference sentences support them). Below: what EditGRPO's
-# sentence-level edit (tau = `grpo.edit_tau`) makes of each hand-made completion, and the counts of each rule.
+# sentence-level edit (tau = `grpo.edit_tau`, `grpo.edit_ops` operations per section: 1, as its released
+# configuration) makes of each hand-made completion, and the counts of each rule.
 
 # %%
 from sdrlib.editgrpo import edit_report
 
 edit_rows = []
 for name, text in cases.items():
-    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau)
+    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau, ops=g.edit_ops)
     edit_rows.append({"case": name, **{k: counts.get(k, 0) for k in ("replace_conflict", "replace_fp", "delete", "add",
                                                                       "unchanged", "no_template")},
                       "edited": edited[:160]})
@@ -247,7 +248,8 @@ cost_per_config.round(3)
 # rule fired: (a) `replace_conflict` (a finding with the opposite presence of a reference sentence), (b) `replace_fp`
 # (a false positive replaced by the most similar reference sentence, cosine >= tau), (c) `delete` (below tau),
 # (d) `add` (a missing reference finding appended); `replace_section` for paragraph-level edits, `unchanged` for
-# copies no rule touched and `no_template` for samples without a valid template, rebuilt from reference sentences.
+# edits no rule touched (the slot keeps its own sample) and `no_template` for samples without a valid template,
+# rebuilt from reference sentences (one operation per section, `grpo.edit_ops`).
 
 # %%
 edit_cols = [c for c in curves.columns if c.startswith("edits/") and c != "edits/seconds"]

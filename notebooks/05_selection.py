@@ -46,7 +46,7 @@ train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: sc.n_test] if sc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
 bank = ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train", expected_encoder_id=emb.encoder_id)
-bank = sel.head_bank(bank, sc.bank_size)
+bank = sel.sample_bank(bank, sc.bank_size, cfg.seed)  # drawn at random, as notebook 06 draws it
 out_dir = cfg.runs_dir / cfg.name / "selection"
 print(cfg.name, f"K={sc.k}", f"N={len(bank)} bank reports", f"{len(test)} test studies", f"knn k={sc.knn_k}",
       "settings:", sc.names, "aggregations:", sc.aggregations)

@@ -156,7 +156,7 @@ class EmbeddingConfig:
         "help": "encoder name or local path"})
     batch_size: int = field(default=64, metadata={"min": 1, "help": "sentences per encoder forward pass"})
     bank_size: int = field(default=5000, metadata={"min": 0,
-        "help": "training reports in the selection bank (0 = all)"})
+        "help": "training reports in the selection bank, drawn at random with the profile's seed (0 = all)"})
     threads: int = field(default=0, metadata={"min": 0,
         "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
@@ -274,6 +274,11 @@ class GRPOConfig:
         "help": "EditGRPO: cosine from which a false-positive sentence is replaced (below: deleted)"})
     edit_level: str = field(default="sentence", metadata={"choices": ("sentence", "paragraph"),
         "help": "EditGRPO 'editgrpo' edits: sentence | paragraph"})
+    edit_ops: int = field(default=1, metadata={"min": 0,
+        "help": "EditGRPO: edit operations per section and edited completion (EditGRPO's released configuration: "
+                "1, extractor_num_ops_per_para=1); 0 = until no rule applies (our ablation, as editgrpo_opsall)"})
+    edit_learning_rate: float = field(default=0.0, metadata={"min": 0,
+        "help": "EditGRPO configurations' AdamW learning rate (EditGRPO's paper: 1e-6); 0 = grpo.learning_rate"})
     gcarl_lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_fmt (paper 0.3)"})
     gcarl_lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "G-CARL: weight of R_fact (0.4)"})
     gcarl_lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_check (0.3)"})
@@ -297,7 +302,8 @@ class SelectionConfig:
     k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
     n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
     bank_size: int = field(default=0, metadata={"min": 0,
-        "help": "bank reports used (the first N of notebook 01's bank; 0 = all of it, embedding.bank_size)"})
+        "help": "bank reports used, drawn at random from notebook 01's bank with the profile's seed (notebooks 05 "
+                "and 06 alike; 0 = all of it, embedding.bank_size)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "ot", "sinkhorn_0.1", "hung_nn",
                                                       "partial_adaptive"],
                              metadata={"nonempty": True, "unique": True, "each": _distance_setting,

@@ -1,20 +1,28 @@
 """EditGRPO: post-rollout sentence-level edits against the reference, on TRL's GRPOTrainer.
 
-After EditGRPO (its sec. 3 and appendix F). For every prompt, half of the group of ``G`` completions
-is sampled from the policy and the other half are edited copies of those samples: each sampled report
-is corrected against the reference, sentence by sentence, by the rules (a)-(e) of the paper
-(:func:`edit_section`), re-tokenised, and enters the batch as an ordinary completion. TRL then
-computes the reference-model (and, when needed, old-policy) log-probabilities from the completion
-token ids, scores every completion with the reward functions and forms group-relative advantages, so
-the edited half enters the loss with its log-probabilities under the current policy.
+After EditGRPO (its sec. 3 and appendix F) and its released code (``vllm_rollout_spmd.py``,
+``extractor_num_para=-1``, ``extractor_num_ops_per_para=1``). All ``G`` completions of a prompt are
+sampled from the policy; the first ``G / 2`` stay as sampled and each of the other ``G / 2`` slots gets an
+edited copy of one of them: the sampled report corrected against the reference by *one* operation of
+the rules (a)-(d) of the paper per section (:func:`edit_section`; "minimal yet reward-improving"
+edits), re-tokenised. An edit that changes nothing leaves the slot with its own sample (the released
+code's ``text_changed`` test), never a duplicate of its source. TRL then computes the reference-model
+(and, when needed, old-policy) log-probabilities from the completion token ids, scores every completion
+with the reward functions and forms group-relative advantages, so the edited half enters the loss with
+its log-probabilities under the current policy. With vLLM (``use_vllm``) an edited completion has no
+sampling log-probabilities: the edited rows are **excluded from TRL's importance-sampling correction**
+(their sampling log-probabilities are set to the policy's own, ``old_per_token_logps``, so their ratio is
+exactly 1; :func:`exclude_edited_from_correction`), as the released code, which recomputes every
+rollout's old log-probabilities with the actor, has no such correction.
 Dr. GRPO as in the paper: ``loss_type="dr_grpo"`` and ``scale_rewards="none"`` (no std quotient),
 whatever the profile's ``grpo.loss_type`` (:data:`LOSS`).
 
 **Editing rules** (one section at a time, Findings against the reference Findings, Impression
-against the reference Impression; applied repeatedly, each round the first rule that applies, until
-none does (e)). A sentence's *entities* are the CheXpert-14 observations the offline labeler reads in
-it with their presence (``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's
-uncertain label), from :func:`sdrlib.distances.negation.sentence_presence`; sentences are compared by
+against the reference Impression; ``ops`` rounds per section, each applying the first rule that applies;
+``ops = 1`` by default, the released configuration; ``ops = None`` repeats until none applies (e), the
+ablation ``editgrpo_opsall``, whose edited half approaches a copy of the reference). A sentence's
+*entities* are the CheXpert-14 observations the offline labeler reads in it with their presence
+(``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's uncertain label), from :func:`sdrlib.distances.negation.sentence_presence`; sentences are compared by
 cosine similarity of our sentence embeddings (the RewardScorer's encoder).
 
 (a) a sentence with an entity whose presence conflicts with a reference sentence's is replaced by that
@@ -24,8 +32,10 @@ cosine similarity of our sentence embeddings (the RewardScorer's encoder).
 (c) otherwise (below ``tau``) it is deleted;
 (d) otherwise a reference entity that no sentence carries (a false negative) is added by appending the
     first reference sentence that carries it;
-(e) when nothing applies the report is returned; an empty section gets the first reference sentence.
-A sentence put in by (a), (b) or (d) is not edited again (a self-contradicting reference cannot loop).
+(e) when nothing applies (or the ``ops`` budget is spent) the section is returned; one left empty gets
+    the first reference sentence (the released code's ``add_fn_empty_fallback``).
+A sentence put in by (a), (b) or (d) is not edited again (a self-contradicting reference cannot loop;
+the released code's ``processed_sentences``).
 Sentences without entities ("The lungs are clear.") are never edited: the labeler reads no finding
 in them.
 
@@ -43,15 +53,24 @@ similarity of the sentence embeddings (for RaTEScore, an embedding similarity of
 charges a negated finding). R_fmt keeps the policy's ``<think>/<answer>`` template.
 
 **Paragraph level** (the paper's ablation "para": edits of the whole report, one edited element per
-group): ``G - 1`` samples and one edited copy of the first, in which every section that any rule
-would touch is replaced by the whole reference section.
+group): ``G - 1`` samples stay, the last slot gets an edited copy of the first, in which every section
+that any rule would touch is replaced by the whole reference section (one operation per section).
 
-Configuration names (:func:`parse_name`): ``editgrpo`` (profile's ``grpo.edit_level`` and
-``grpo.edit_tau``), ``editgrpo_para`` (paragraph level), ``editgrpo_tau<t>`` (``tau`` = t, e.g.
-``editgrpo_tau0.3``), ``editgrpo_noedit`` (the same composite reward and Dr. GRPO without edits:
-the paper's "SFT + Dr. GRPO" row).
+Configuration names (:func:`parse_name`): ``editgrpo`` (profile's ``grpo.edit_level``,
+``grpo.edit_tau`` and ``grpo.edit_ops``), ``editgrpo_para`` (paragraph level), ``editgrpo_tau<t>``
+(``tau`` = t, e.g. ``editgrpo_tau0.3``), ``editgrpo_ops<k>`` (k operations per section, e.g.
+``editgrpo_ops3``) and ``editgrpo_opsall`` (rules repeated until none applies: our ablation, the
+behaviour of this module before it followed the released configuration), ``editgrpo_noedit`` (the same
+composite reward and Dr. GRPO without edits: the paper's "SFT + Dr. GRPO" row). The learning rate of
+every EditGRPO configuration is ``grpo.edit_learning_rate`` when the profile sets it (the paper
+profile: EditGRPO's own 1e-6, its appendix's hyperparameters), else ``grpo.learning_rate``.
 
-Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
+Where the released code draws the ``G / 2`` sources and targets of a group at random, the first half of
+each group is the source and the second half the target here: the samples are exchangeable, so the draw
+changes nothing in distribution.
+
+Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric,
+EditGRPO's AdamW weight decay of 1e-2 (its appendix; every GRPO run here uses TRL's default, 0).
 """
 
 from __future__ import annotations
@@ -60,14 +79,15 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from sdrlib.errors import SDRError
 
-__all__ = ["EditError", "EDIT_LEVELS", "EDIT_COUNTS", "LOSS", "parse_name", "is_edit_name", "edit_section",
-           "edit_report", "clinical_components", "positive_f1", "entity_f1", "EditGRPOTrainer", "group_slots"]
+__all__ = ["EditError", "EDIT_LEVELS", "EDIT_COUNTS", "LOSS", "DEFAULT_OPS", "EditName", "parse_name", "is_edit_name",
+           "edit_section", "edit_report", "clinical_components", "positive_f1", "entity_f1", "EditGRPOTrainer",
+           "group_slots", "exclude_edited_from_correction"]
 
 #: edit granularity: ``sentence`` (the paper's default) or ``paragraph`` (its ablation "para")
 EDIT_LEVELS: tuple[str, ...] = ("sentence", "paragraph", "none")
@@ -77,27 +97,43 @@ EDIT_COUNTS: tuple[str, ...] = ("replace_conflict", "replace_fp", "delete", "add
 #: the paper's loss: Dr. GRPO (TRL ``loss_type``, ``scale_rewards``)
 LOSS: tuple[str, str] = ("dr_grpo", "none")
 DEFAULT_TAU = 0.6
+#: edit operations per section: the released configuration's ``extractor_num_ops_per_para=1``
+DEFAULT_OPS = 1
 
-_NAME_RE = re.compile(r"editgrpo(?:_(para|noedit))?(?:_tau(0|1|0\.[0-9]+|1\.0+))?")
+_NAME_RE = re.compile(r"editgrpo(?:_(para|noedit|ops(?:[1-9][0-9]*|all)))?(?:_tau(0|1|0\.[0-9]+|1\.0+))?")
 
 
 class EditError(SDRError, ValueError):
     """An EditGRPO setting or batch is unusable (bad tau / level / name, a batch that is not whole groups)."""
 
 
-def parse_name(name: str) -> tuple[str | None, float | None] | None:
-    """``(level or None, tau or None)`` of an EditGRPO configuration name, ``None`` when it is not one.
+class EditName(NamedTuple):
+    """An EditGRPO configuration name read by :func:`parse_name`; ``None`` fields mean "the profile's value".
 
-    ``None`` fields mean "the profile's value". Example: ``parse_name("editgrpo_tau0.3") -> (None, 0.3)``,
-    ``parse_name("editgrpo_para") -> ("paragraph", None)``, ``parse_name("chamfer") -> None``.
+    ``ops`` is the number of edit operations per section; ``0`` means "until no rule applies" (``_opsall``).
+    """
+
+    level: str | None
+    tau: float | None
+    ops: int | None = None
+
+
+def parse_name(name: str) -> EditName | None:
+    """``(level, tau, ops)`` of an EditGRPO configuration name (:class:`EditName`), ``None`` when it is not one.
+
+    ``None`` fields mean "the profile's value". Example: ``parse_name("editgrpo_tau0.3") -> (None, 0.3, None)``,
+    ``parse_name("editgrpo_para") -> ("paragraph", None, None)``, ``parse_name("editgrpo_opsall") ->
+    (None, None, 0)``, ``parse_name("chamfer") -> None``.
     """
     if not isinstance(name, str):
         return None
     m = _NAME_RE.fullmatch(name)
     if m is None:
         return None
-    level = {"para": "paragraph", "noedit": "none"}.get(m.group(1)) if m.group(1) else None
-    return level, (float(m.group(2)) if m.group(2) is not None else None)
+    mod = m.group(1) or ""
+    level = {"para": "paragraph", "noedit": "none"}.get(mod)
+    ops = (0 if mod == "opsall" else int(mod[3:])) if mod.startswith("ops") else None
+    return EditName(level, float(m.group(2)) if m.group(2) is not None else None, ops)
 
 
 def is_edit_name(name: str) -> bool:
@@ -110,6 +146,16 @@ def check_tau(tau: Any) -> float:
             or not np.isfinite(tau) or not 0.0 <= float(tau) <= 1.0:
         raise EditError(f"edit tau must be a number in [0, 1], got {tau!r}")
     return float(tau)
+
+
+def check_ops(ops: Any) -> int | None:
+    """``ops`` as an int >= 1, or ``None`` for "until no rule applies" (``0`` and ``None`` both mean that)."""
+    if ops is None:
+        return None
+    if isinstance(ops, (bool, np.bool_)) or not isinstance(ops, (int, np.integer)) or ops < 0:
+        raise EditError(f"edit ops must be an integer >= 1 (operations per section) or 0 / None (until no rule "
+                        f"applies), got {ops!r}")
+    return int(ops) or None
 
 
 def check_level(level: Any) -> str:
@@ -132,17 +178,22 @@ def _unit(a: np.ndarray) -> np.ndarray:
 
 
 def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: np.ndarray, ref_vecs: np.ndarray,
-                 tau: float = DEFAULT_TAU, rng: np.random.Generator | None = None) -> tuple[list[str], Counter]:
+                 tau: float = DEFAULT_TAU, rng: np.random.Generator | None = None,
+                 ops: int | None = DEFAULT_OPS) -> tuple[list[str], Counter]:
     """Apply rules (a)-(e) (module doc) to one section's sentences; returns ``(sentences, counts)``.
 
     ``gen_vecs`` (n, d) and ``ref_vecs`` (m, d) are the sentences' embeddings (any scale).
+    ``ops``: operations of rules (a)-(d) at most (default 1, the released configuration; ``None`` or 0:
+    until no rule applies, capped at ``4 (n + m) + 4`` rounds). Rule (e) then fills a section left empty.
     ``counts`` has ``replace_conflict`` (a), ``replace_fp`` (b), ``delete`` (c) and ``add`` (d, e).
     Example: generated ``["No pneumothorax.", "Small left pleural effusion."]`` against reference
-    ``["Small right pneumothorax.", "No pleural effusion."]`` -> both sentences replaced (a).
+    ``["Small right pneumothorax.", "No pleural effusion."]`` -> one of the two sentences replaced (a)
+    (both with ``ops=2``).
     """
     from sdrlib.distances.negation import sentence_presence
 
     tau = check_tau(tau)
+    ops = check_ops(ops)
     rng = rng or np.random.default_rng(0)
     gen, ref = list(generated), list(reference)
     if len(gen_vecs) != len(gen) or len(ref_vecs) != len(ref):
@@ -157,7 +208,8 @@ def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: n
     # working copy: (sentence, entities, unit vector or None, fixed = put in by an edit)
     G = _unit(gen_vecs) if len(gen) else np.zeros((0, R.shape[1]))
     x = [(s, e, G[i], False) for i, (s, e) in enumerate(zip(gen, [_entities(r) for r in sentence_presence(gen)]))]
-    for _ in range(4 * (len(gen) + len(ref)) + 4):
+    cap = 4 * (len(gen) + len(ref)) + 4
+    for _ in range(cap if ops is None else min(ops, cap)):
         # (a) conflicting presence with a reference sentence
         conflicts = [(i, j) for i, (_, e, _, fixed) in enumerate(x) if not fixed
                      for j, f in enumerate(ref_ent) if any((k, -v) in f for k, v in e)]
@@ -212,8 +264,10 @@ def _needs_edit(generated: Sequence[str], reference: Sequence[str]) -> bool:
 
 def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any, *, tau: float = DEFAULT_TAU,
                 level: str = "sentence", rng: np.random.Generator | None = None,
-                max_chars: int = 4000) -> tuple[str, Counter]:
+                max_chars: int = 4000, ops: int | None = DEFAULT_OPS) -> tuple[str, Counter]:
     """Edit one templated completion against its reference; returns ``(edited text, counts)``.
+
+    ``ops`` operations per section (:func:`edit_section`; sentence level only).
 
     A completion without a valid template (:func:`sdrlib.rewards.check_completion`) is read as a
     report with two empty sections (``counts["no_template"] = 1``), so rules (d) and (e) rebuild it from
@@ -226,6 +280,7 @@ def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any
     from sdrlib.rewards import check_completion
 
     level = check_level(level)
+    ops = check_ops(ops)
     if level == "none":
         return text, Counter({"unchanged": 1})
     sections, _ = check_completion(text, max_chars)
@@ -250,7 +305,7 @@ def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any
         else:
             rv = embedder.encode_sections([ref_text])[0]
             gv = np.zeros((0, rv.shape[1]))
-        sents, c = edit_section(gen, ref, gv, rv, tau, rng)
+        sents, c = edit_section(gen, ref, gv, rv, tau, rng, ops)
         counts.update(c)
         out.append(" ".join(sents))
     if not sum(counts.values()):
@@ -298,12 +353,14 @@ def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[st
 
 
 def group_slots(n: int, num_generations: int, level: str) -> tuple[list[int], dict[int, int]]:
-    """Which of ``n`` batch slots are sampled and, for each edited slot, its source slot.
+    """Which of ``n`` batch slots keep their sample and, for each slot that gets an edit, its source slot.
 
-    Groups are consecutive runs of ``num_generations`` (TRL's ``RepeatSampler`` layout). Sentence
-    level: the first ``ceil(G / 2)`` of each group are sampled, slot ``s + ceil(G / 2)`` is an edited
-    copy of slot ``s``; paragraph level: ``G - 1`` sampled, the last slot an edited copy of the first;
-    ``none``: all sampled. Example: ``group_slots(4, 4, "sentence") -> ([0, 1], {2: 0, 3: 1})``.
+    Groups are consecutive runs of ``num_generations`` (TRL's ``RepeatSampler`` layout); every slot is
+    sampled, an edited slot's sample is replaced by the edit of its source's only when the edit changes
+    something. Sentence level: the first ``ceil(G / 2)`` of each group keep their samples, slot
+    ``s + ceil(G / 2)`` gets an edited copy of slot ``s`` (``G / 2`` sampled, ``G / 2`` edited, as the
+    paper); paragraph level: ``G - 1`` kept, the last slot an edited copy of the first; ``none``: all kept.
+    Example: ``group_slots(4, 4, "sentence") -> ([0, 1], {2: 0, 3: 1})``.
     """
     g = int(num_generations)
     if g < 2 or n % g:
@@ -318,6 +375,33 @@ def group_slots(n: int, num_generations: int, level: str) -> tuple[list[int], di
     return sampled, edited
 
 
+def exclude_edited_from_correction(batch: dict, rows: Sequence[int]) -> dict:
+    """Take the edited ``rows`` out of TRL's vLLM importance-sampling correction, in place; returns ``batch``.
+
+    An edited completion was not sampled, so it has no sampling log-probabilities. Its rows of
+    ``sampling_per_token_logps`` (B, T) become the policy's own log-probabilities ``old_per_token_logps``
+    (B, T), which TRL computes from the completion ids whenever the correction is on, and its rows of
+    ``importance_sampling_ratio`` ((B, T) token modes, (B, 1) sequence modes) become exactly 1: no
+    correction, in every ``vllm_importance_sampling_mode``, and a KL of 0 for ``off_policy_mask_threshold``.
+    A batch without those keys (no vLLM, correction off) is returned unchanged. Raises :class:`EditError`
+    when ``sampling_per_token_logps`` is there without ``old_per_token_logps`` (nothing to take them from).
+    """
+    rows = sorted({int(r) for r in rows})
+    if not rows:
+        return batch
+    sampling = batch.get("sampling_per_token_logps")
+    if sampling is not None:
+        old = batch.get("old_per_token_logps")
+        if old is None:
+            raise EditError("the batch has sampling log-probabilities but no old_per_token_logps: the edited "
+                            "completions' log-probabilities under the policy are missing")
+        sampling[rows] = old[rows].to(sampling.dtype)
+    ratio = batch.get("importance_sampling_ratio")
+    if ratio is not None:
+        ratio[rows] = 1.0
+    return batch
+
+
 def _trainer_class():
     from trl import GRPOTrainer
 
@@ -325,32 +409,38 @@ def _trainer_class():
         """``GRPOTrainer`` whose rollouts are half sampled, half edited copies (module doc).
 
         Extra arguments: ``edit_embedder`` (sentence encoder), ``edit_tau``, ``edit_level``,
-        ``edit_max_chars``. Overrides two methods and nothing else: ``_generate_and_score_completions``
-        keeps the batch's reference columns, ``_generate`` samples the sampled slots
-        (:func:`group_slots`) through TRL's own ``_generate`` and fills the edited slots with the
-        re-tokenised edits, so everything after (reference / old log-probs from the completion ids,
+        ``edit_ops`` (operations per section, ``None`` = until no rule applies), ``edit_max_chars``.
+        Overrides two methods and nothing else: ``_generate_and_score_completions`` keeps the batch's
+        reference columns and takes the edited rows out of the vLLM importance-sampling correction
+        (:func:`exclude_edited_from_correction`), ``_generate`` samples every slot through TRL's own
+        ``_generate`` and puts the re-tokenised edit into each edited slot (:func:`group_slots`) whose
+        edit changed its source, so everything after (reference / old log-probs from the completion ids,
         rewards, advantages, loss) is TRL's. Per step it logs ``edits/<count>`` (:data:`EDIT_COUNTS`)
         and ``edits/seconds``; ``edit_log`` keeps one dict per generation batch.
         """
 
         def __init__(self, *args, edit_embedder=None, edit_tau: float = DEFAULT_TAU, edit_level: str = "sentence",
-                     edit_max_chars: int = 4000, **kwargs):
+                     edit_max_chars: int = 4000, edit_ops: int | None = DEFAULT_OPS, **kwargs):
             self.edit_embedder = edit_embedder
             self.edit_tau = check_tau(edit_tau)
             self.edit_level = check_level(edit_level)
+            self.edit_ops = check_ops(edit_ops)
             self.edit_max_chars = edit_max_chars
             self.edit_log: list[dict] = []
             self._edit_inputs = None
+            self._edited_rows: list[int] = []
             super().__init__(*args, **kwargs)
             if self.use_vllm and getattr(self.args, "vllm_mode", "colocate") == "server":
                 raise EditError("EditGRPO needs vllm_mode='colocate' (server mode samples whole groups per prompt)")
 
         def _generate_and_score_completions(self, inputs):
             self._edit_inputs = inputs
+            self._edited_rows = []
             try:
-                return super()._generate_and_score_completions(inputs)
+                batch = super()._generate_and_score_completions(inputs)
             finally:
                 self._edit_inputs = None
+            return exclude_edited_from_correction(batch, self._edited_rows)
 
         def _generate(self, prompts):
             inputs = self._edit_inputs
@@ -363,42 +453,37 @@ def _trainer_class():
                 if len(set(ids[start:start + self.num_generations])) != 1:
                     raise EditError(f"batch slots {start}..{start + self.num_generations - 1} hold several studies: "
                                     "EditGRPO needs whole groups of one prompt (TRL's RepeatSampler)")
-            out = super()._generate([prompts[i] for i in sampled])
+            out = super()._generate(prompts)  # every slot sampled; an unchanged edit keeps the slot's own
             prompt_ids, completion_ids, tool_mask, completions, logprobs, extra, images, tool_images = out
             if tool_mask is not None or any(extra.values()):
                 raise EditError("EditGRPO does not support tool calls or rollout_func extras")
-            pos = {s: k for k, s in enumerate(sampled)}
-            src = [pos[i] if i in pos else pos[edited[i]] for i in range(n)]
+            from sdrlib.rewards import completion_text
+
             t0 = time.perf_counter()
             counts: Counter = Counter()
             rng = np.random.default_rng([int(self.args.seed), int(self.state.global_step)])
-            new_ids, new_comp = [], []
+            new_ids, new_comp = list(completion_ids), list(completions)
+            new_logprobs = list(logprobs) if logprobs is not None else None
             tok = self._tokenizer
             eos = self.eos_token_ids[0] if self.eos_token_ids else tok.eos_token_id
-            self._prewarm([completions[src[i]] for i in edited], [inputs[i] for i in edited])
-            for i in range(n):
-                k = src[i]
-                if i in pos:
-                    new_ids.append(completion_ids[k])
-                    new_comp.append(completions[k])
-                    continue
-                from sdrlib.rewards import completion_text
-
+            self._prewarm([completions[edited[i]] for i in edited], [inputs[i] for i in edited])
+            for i, k in edited.items():
                 text = completion_text(completions[k])
                 x = inputs[i]
                 edited_text, c = edit_report(text, x["findings"], x["impression"], self.edit_embedder,
                                              tau=self.edit_tau, level=self.edit_level, rng=rng,
-                                             max_chars=self.edit_max_chars)
+                                             max_chars=self.edit_max_chars, ops=self.edit_ops)
                 counts.update(c)
-                if edited_text == text:
-                    new_ids.append(list(completion_ids[k]))
-                    new_comp.append(completions[k])
+                if edited_text == text:  # nothing changed: slot i keeps its own sample
                     continue
                 ids_k = list(tok(edited_text, add_special_tokens=False)["input_ids"]) + [eos]
-                new_ids.append(ids_k)
+                new_ids[i] = ids_k
                 decoded = self.processing_class.batch_decode([ids_k], skip_special_tokens=True)[0]
-                new_comp.append([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
-                                else decoded)
+                new_comp[i] = ([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
+                               else decoded)
+                if new_logprobs is not None:  # vLLM: not sampled, no sampling log-prob (TRL maps None to NaN);
+                    new_logprobs[i] = [None] * len(ids_k)  # the rows leave the correction afterwards
+                self._edited_rows.append(i)
             seconds = time.perf_counter() - t0
             mode = "train"
             for name in EDIT_COUNTS:
@@ -407,13 +492,7 @@ def _trainer_class():
             self.edit_log.append({"step": int(self.state.global_step) + 1, **{k: int(counts.get(k, 0))
                                                                                for k in EDIT_COUNTS},
                                   "seconds": seconds})
-            new_logprobs = None
-            if logprobs is not None:  # vLLM: no sampling log-prob for an edited token (TRL maps None to NaN)
-                new_logprobs = [logprobs[src[i]] if i in pos else [None] * len(new_ids[i]) for i in range(n)]
-            new_images = [images[src[i]] for i in range(n)] if images is not None else None
-            new_tool_images = [tool_images[src[i]] for i in range(n)] if tool_images else tool_images
-            return ([prompt_ids[src[i]] for i in range(n)], new_ids, None, new_comp, new_logprobs, extra,
-                    new_images, new_tool_images)
+            return prompt_ids, new_ids, None, new_comp, new_logprobs, extra, images, tool_images
 
     def _prewarm(self, completions, rows) -> None:
         """Embed the sections of all completions to edit and their references in one encoder call (the

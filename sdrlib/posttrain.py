@@ -70,15 +70,18 @@ TABLE_GROUPS: dict[str, tuple[str, ...]] = {
 
 def config_label(reward: str) -> str:
     """Column label of a reward configuration. Example: ``config_label("chamfer") -> "R_Cham"``,
-    ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"`` (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
+    ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``, ``config_label("editgrpo_opsall") -> "EditGRPO-opsall"``
+    (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
     from sdrlib.editgrpo import parse_name
 
     if reward in CONFIG_LABELS:
         return CONFIG_LABELS[reward]
     parsed = parse_name(reward)
     if parsed is not None:
-        level, tau = parsed
+        level, tau, ops = parsed
         base = {"paragraph": "EditGRPO-para", "none": "DrGRPO-clin"}.get(level, "EditGRPO")
+        if ops is not None:
+            base += "-opsall" if ops == 0 else f"-ops{ops}"
         return base + (f"-t{tau:g}" if tau is not None else "")
     return f"R_{reward}"
 

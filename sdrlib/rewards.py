@@ -55,7 +55,8 @@ A reward configuration is named by a string (:data:`REWARD_CONFIGS`):
 ``"sft"`` (no GRPO), ``"fmt"``, ``"exact"``, any registered distance name, or one of the two
 related methods: ``"gcarl"`` (:mod:`sdrlib.gcarl`: ``lambda_fmt R_fmt + lambda_sem
 (w_fact R_fact + w_check R_check)``, TRL functions ``r_fmt, r_fact, r_check``) and the EditGRPO
-configurations ``"editgrpo"``, ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_noedit"``
+configurations ``"editgrpo"``, ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_ops<k>"`` /
+``"editgrpo_opsall"``, ``"editgrpo_noedit"``
 (:mod:`sdrlib.editgrpo`: its composite clinical reward ``lambda_fmt R_fmt + lambda_sem (F1_14 +
 F1_ent + S_neg)``, TRL functions ``r_fmt, r_f1_14, r_f1_entity, r_sem_neg``; the edits themselves are
 made by :class:`sdrlib.editgrpo.EditGRPOTrainer`, every EditGRPO name scores alike).
@@ -225,7 +226,7 @@ def method_of(name: str) -> str | None:
 def validate_reward_name(name: str) -> str:
     """Return ``name`` when it is ``"sft"``, ``"fmt"``, ``"exact"``, a distance :mod:`sdrlib.distances` knows,
     ``"gcarl"`` or an EditGRPO name (``editgrpo``, ``editgrpo_para``, ``editgrpo_tau<t>`` with t in [0, 1],
-    ``editgrpo_noedit``).
+    ``editgrpo_ops<k>`` with k >= 1, ``editgrpo_opsall``, ``editgrpo_noedit``).
 
     Registered names (``"chamfer"``, ``"hausdorff"``, ...) and parsable settings
     (``"sinkhorn_0.05"``) are accepted; the distance's spec is built here, so a setting
@@ -238,8 +239,9 @@ def validate_reward_name(name: str) -> str:
     if name in REWARD_CONFIGS or method_of(name) is not None:
         return name
     if name.startswith("editgrpo"):
-        raise RewardError(f"unknown EditGRPO configuration {name!r}: use editgrpo, editgrpo_para, editgrpo_noedit "
-                          "or editgrpo[_para]_tau<t> with t in [0, 1] (e.g. editgrpo_tau0.3)")
+        raise RewardError(f"unknown EditGRPO configuration {name!r}: use editgrpo, editgrpo_para, editgrpo_noedit, "
+                          "editgrpo_ops<k> with k >= 1, editgrpo_opsall or editgrpo[_para|_ops<k>]_tau<t> with t in "
+                          "[0, 1] (e.g. editgrpo_tau0.3)")
     from sdrlib import distances
 
     try:

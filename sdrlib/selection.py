@@ -10,6 +10,18 @@ distance to a bank of N training reports (a :class:`~sdrlib.embedding.ReportBank
 - eq. (9): summed over the sections;
 - eq. (10): the candidate with the smallest total is chosen; ties go to the lowest candidate index.
 
+Hungarian with size penalty (``hung_pen_<alpha>``) is eq. (20) as written here, unbounded
+(:func:`selection_spec`): the registry clips it at 1 for the reward ``1 - D``, which needs a bounded
+value, but a ranking does not, and with the clip any sentence-count gap of ``1 / alpha`` (2 at alpha 0.5)
+already scores 1, so the ``avg`` / ``knn`` aggregations flatten. Selection, MBR and pruning
+(:mod:`sdrlib.pruning`, through :func:`bank_distances`) use the unclipped value under the setting's
+own name; the rewards keep the clip.
+
+The bank (paper C.4: N = 5000 training reports drawn at random) is a seeded uniform draw without
+replacement (:func:`draw_bank_records` for notebook 01's bank, :func:`sample_bank` for the
+``selection.bank_size`` subset notebooks 05 and 06 score against), recorded in the bank's ``meta``;
+the first N reports of a split file would be a narrow group of patients and studies.
+
 :func:`score_candidates` (texts + encoder) and :func:`bank_distances` (embedding sets) score every
 candidate of every study for every requested distance x aggregation in one pass of the batched
 engine (:func:`sdrlib.distances.pairwise_distances_many`): identical candidate sets are computed
@@ -34,8 +46,10 @@ case                                        behaviour
 candidate with no parseable section         total score +inf in every setting (ranks last), counted
 (template invalid, or no sentence at all)   in ``meta["unparseable"]``; chosen only when all K are,
                                             then candidate 0
-candidate with one empty section            that section scores the setting's maximum (1.0, or
-                                            +inf for an unbounded ``hung_pen[clip=False]``)
+candidate with one empty section            that section scores the setting's maximum against each
+                                            bank report (1.0; for eq. 20 unclipped its largest value
+                                            at those sizes, ``1 + alpha m``, m the bank report's
+                                            sentences), aggregated over the bank like any other
 bank built with another encoder             :class:`SelectionError` naming both encoder ids
 K = 1                                       trivial: candidate 0 for every method
 knn with k > N (bank reports holding the    k clipped to N for that section (recorded in
@@ -66,7 +80,8 @@ from sdrlib.errors import SDRError
 from sdrlib.metrics import paper_names as _paper_names
 
 __all__ = [
-    "AGGREGATIONS", "DEFAULT_KNN_K", "SelectionError", "SelectionScores", "check_encoder", "head_bank", "aggregate", "parse_candidate",
+    "AGGREGATIONS", "DEFAULT_KNN_K", "SelectionError", "SelectionScores", "check_encoder", "head_bank", "draw_indices",
+    "draw_bank_records", "sample_bank", "selection_spec", "aggregate", "parse_candidate",
     "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores", "argmin_first", "method_choices",
     "selected_result", "evaluate_methods", "study_values", "best_vs_random", "improvement_summary",
     "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed", "mean_vectors", "pca_2d", "policy_dirs", "local_candidates", "read_candidates", "write_candidates",
@@ -239,9 +254,29 @@ def candidate_sets(candidates: Sequence[Sequence[Any]], embedder, *, candidate_f
 
 
 # --------------------------------------------------------------------------- the sweep (eqs. 7-9)
-def _worst(spec) -> float:
-    """Score of an empty candidate section: the setting's maximum (+inf when unbounded)."""
-    return float(spec.upper) if spec.upper is not None else np.inf
+def selection_spec(name: Any):
+    """The distance setting as selection, MBR and pruning compute it: :func:`sdrlib.distances.get`, except that
+    ``hung_pen`` is eq. (20) as written, without the reward's clip at 1 (module doc), under the same name.
+
+    Example: ``selection_spec("hung_pen_0.5").params["clip"] -> False``; ``.name -> "hung_pen_0.5"``.
+    """
+    from sdrlib.distances import get
+    from sdrlib.distances.registry import make_spec
+
+    spec = get(name)
+    if spec.family == "hung_pen" and spec.params["clip"]:
+        return make_spec("hung_pen", name=spec.name, contradiction=spec.contradiction,
+                         **{**spec.params, "clip": False})
+    return spec
+
+
+def _worst(spec, sizes: Any = 0) -> np.ndarray:
+    """Score of an empty section against sets of ``sizes`` sentences: the setting's maximum there, shape of
+    ``sizes`` (1.0; eq. 20 unclipped: ``1 + alpha * sizes``, every matched cost 1 and every sentence unmatched)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if spec.upper is not None:
+        return np.full(sizes.shape, float(spec.upper))
+    return 1.0 + float(spec.params["alpha"]) * sizes
 
 
 def _bank_sections(bank: Any, sections: Sequence[str]) -> dict[str, Any]:
@@ -295,14 +330,13 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     -------
     SelectionScores
     """
-    from sdrlib.distances import get
     from sdrlib.distances.engine import pack_sets, pairwise_distances_many
     from sdrlib.distances.registry import check_mode
 
     check_mode(on_nonconvergence)
     if isinstance(names, str) or not len(names):
         raise SelectionError("names must be a non-empty list of distance settings")
-    all_specs = [get(n) for n in names]
+    all_specs = [selection_spec(n) for n in names]
     specs = [sp for sp in all_specs if not sp.negation_aware]
     neg_specs = [sp for sp in all_specs if sp.negation_aware]
     aggs = list(aggregations)
@@ -394,7 +428,8 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
         full = np.empty((len(all_specs), len(aggs), SK))
         full[..., rows] = vals[..., inv.reshape(-1)] if len(rows) else 0.0
         for a_i, spec in enumerate(specs + neg_specs):
-            full[a_i][:, ~nonempty] = _worst(spec)
+            for g_i, how in enumerate(aggs):
+                full[a_i, g_i, ~nonempty] = aggregate(_worst(spec, bp.sizes)[None], how, kk)[0]
         out[:, :, si] = full.reshape(len(all_specs), len(aggs), S, k)
     meta["seconds"] = time.perf_counter() - t_start
     meta["pairs_per_second"] = meta["pairs"] / max(meta["seconds"], 1e-9)
@@ -539,13 +574,13 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
     """MBR consensus score of every candidate: mean distance to the other K - 1 candidates of its study.
 
     The distance between two candidates is summed over the sections (as eq. 9); a pair with an
-    empty section on either side scores that section's maximum. Returns ``{name: (S, K)}``; an
+    empty section on either side scores that section's maximum (1.0; eq. 20 unclipped, :func:`selection_spec`:
+    ``1 + alpha m``, m the other side's sentences). Returns ``{name: (S, K)}``; an
     unparseable candidate (no non-empty section) scores +inf; with K = 1 every score is 0.
     All within-study ordered pairs of a setting go through one :func:`~sdrlib.distances.engine.paired_distances` call
     (negation-aware settings: :func:`~sdrlib.distances.negation.paired_distances_neg`, which needs
     ``presence`` as in :func:`bank_distances`).
     """
-    from sdrlib.distances import get
     from sdrlib.distances.engine import pack_sets, paired_distances
 
     sections = list(cand_sets)
@@ -553,7 +588,7 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
     if SK % k or any(len(cand_sets[s]) != SK for s in sections):
         raise SelectionError(f"every section needs the same number of candidate sets, a multiple of k = {k}")
     S = SK // k
-    specs = [get(n) for n in names]
+    specs = [selection_spec(n) for n in names]
     out = {s.name: np.zeros((S, k)) for s in specs}
     empty_all = np.ones(SK, dtype=bool)
     packs = {}
@@ -570,7 +605,7 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
             for sec in sections:
                 cp = packs[sec]
                 ok = (cp.sizes[a] > 0) & (cp.sizes[b] > 0)
-                d = np.full(len(a), _worst(spec))
+                d = _worst(spec, np.abs(cp.sizes[a] - cp.sizes[b]))
                 if ok.any() and spec.negation_aware:
                     from sdrlib.distances.negation import paired_distances_neg
 
@@ -892,17 +927,75 @@ def pca_2d(fit: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
 
 
 def head_bank(bank: Any, n: int) -> Any:
-    """The first ``n`` reports of a :class:`~sdrlib.embedding.ReportBank` (``n <= 0`` or ``n >= N``: the bank itself)."""
+    """The first ``n`` reports of a :class:`~sdrlib.embedding.ReportBank` (``n <= 0`` or ``n >= N``: the bank itself).
+
+    Not the paper's draw (C.4 draws the bank at random): notebooks 05 and 06 use :func:`sample_bank`.
+    """
+    return _bank_rows(bank, np.arange(n), f"[:{n}]") if 0 < n < len(bank) else bank
+
+
+def _bank_rows(bank: Any, rows: np.ndarray, tag: str, meta: dict | None = None) -> Any:
+    """The reports ``rows`` (increasing) of a ReportBank, as a new bank."""
     from sdrlib.embedding import ReportBank
 
-    if n <= 0 or n >= len(bank):
-        return bank
     mats, offs, sents = {}, {}, {}
     for s in bank.section_offsets:
-        o = bank.offsets(s)
-        mats[s], offs[s], sents[s] = bank.matrix(s)[:o[n]], o[:n + 1].copy(), bank.sentences[s][:o[n]]
-    return ReportBank(ids=bank.ids[:n], section_matrices=mats, section_offsets=offs, sentences=sents,
-                      encoder_id=bank.encoder_id, corpus_hash=f"{bank.corpus_hash}[:{n}]", meta=dict(bank.meta))
+        o, m, txt = bank.offsets(s), bank.matrix(s), bank.sentences[s]
+        lens = o[rows + 1] - o[rows]
+        take = (np.concatenate([np.arange(o[r], o[r + 1]) for r in rows]) if len(rows)
+                else np.zeros(0, np.int64)).astype(np.int64)
+        mats[s], offs[s] = m[take], np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        sents[s] = [txt[i] for i in take]
+    return ReportBank(ids=[bank.ids[r] for r in rows], section_matrices=mats, section_offsets=offs, sentences=sents,
+                      encoder_id=bank.encoder_id, corpus_hash=f"{bank.corpus_hash}{tag}",
+                      meta={**bank.meta, **(meta or {})})
+
+
+def draw_indices(n_total: int, n: int, seed: int) -> np.ndarray:
+    """``n`` of ``range(n_total)`` drawn uniformly without replacement with ``seed``, increasing; shape (n,).
+
+    ``n <= 0`` or ``n >= n_total``: all of them (``arange(n_total)``). The same seed gives the same draw
+    (numpy's ``default_rng(seed).choice``). Example: ``draw_indices(10, 3, 0)`` -> three increasing indices.
+    """
+    if isinstance(n_total, bool) or not isinstance(n_total, (int, np.integer)) or n_total < 0:
+        raise SelectionError(f"n_total must be an integer >= 0, got {n_total!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise SelectionError(f"n (reports to draw) must be an integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SelectionError(f"seed must be an integer >= 0, got {seed!r}")
+    if n <= 0 or n >= n_total:
+        return np.arange(n_total, dtype=np.int64)
+    return np.sort(np.random.default_rng(int(seed)).choice(int(n_total), size=int(n), replace=False)).astype(np.int64)
+
+
+def _draw_meta(n_total: int, n: int, seed: int) -> dict:
+    whole = n <= 0 or n >= n_total
+    return {"draw": "all" if whole else "random", "seed": int(seed), "n": int(n_total if whole else n),
+            "of": int(n_total)}
+
+
+def draw_bank_records(records: Sequence[Any], n: int, seed: int) -> tuple[list, dict]:
+    """The training reports of the selection bank: ``n`` of ``records`` drawn at random (paper C.4).
+
+    Returns ``(records, meta)``: the drawn records in their split order (:func:`draw_indices`; ``n <= 0`` or
+    ``n >= len(records)``: all of them) and ``{"bank_draw": {"draw": "random" | "all", "seed", "n", "of"}}``
+    for :attr:`ReportBank.meta <sdrlib.embedding.ReportBank>` (notebook 01 records it in the saved bank).
+    """
+    rows = draw_indices(len(records), n, seed)
+    return [records[i] for i in rows], {"bank_draw": _draw_meta(len(records), n, seed)}
+
+
+def sample_bank(bank: Any, n: int, seed: int) -> Any:
+    """``n`` reports of a :class:`~sdrlib.embedding.ReportBank` drawn at random with ``seed`` (``selection.bank_size``).
+
+    Notebooks 05 (selection) and 06 (pruning) both call it with the profile's seed, so they score against
+    the same reports. ``n <= 0`` or ``n >= N``: the bank itself, unchanged. The result's ``meta`` adds
+    ``{"bank_sample": {"draw", "seed", "n", "of"}}`` to the bank's own (notebook 01's ``bank_draw``).
+    """
+    rows = draw_indices(len(bank), n, seed)
+    if len(rows) == len(bank):
+        return bank
+    return _bank_rows(bank, rows, f"[random {n} seed {seed}]", {"bank_sample": _draw_meta(len(bank), n, seed)})
 
 
 # --------------------------------------------------------------------------- candidates on disk

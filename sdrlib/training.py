@@ -11,10 +11,12 @@
   The related methods (EditGRPO, G-CARL): ``"gcarl"`` (G-CARL-style R_fact + R_check,
   :mod:`sdrlib.gcarl`, weights ``grpo.gcarl_lambda_*``, claims matched against the
   reference and the training sentences) and the EditGRPO names (``"editgrpo"``,
-  ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_noedit"``), which train with
-  :class:`sdrlib.editgrpo.EditGRPOTrainer` (half of each group edited against the
-  reference) under Dr. GRPO whatever the profile's loss; their per-step edit counts
-  (``edits/*``) go into ``curves.csv`` and their totals into ``run.json``.
+  ``"editgrpo_para"``, ``"editgrpo_tau<t>"``, ``"editgrpo_ops<k>"``, ``"editgrpo_opsall"``,
+  ``"editgrpo_noedit"``), which train with :class:`sdrlib.editgrpo.EditGRPOTrainer` (half of
+  each group edited against the reference, ``grpo.edit_ops`` operations per section) under
+  Dr. GRPO whatever the profile's loss, at ``grpo.edit_learning_rate`` when the profile sets
+  one; their per-step edit counts (``edits/*``) go into ``curves.csv`` and their totals into
+  ``run.json``.
 
 Notebook output: each run shows one progress line (updated in place in a notebook,
 a tqdm bar in a terminal) ending in a summary; TRL's per-step dicts, library warnings
@@ -506,7 +508,7 @@ _KEY_SOURCES = {"sft": ("training.py", "models.py", "reports.py", "generation.py
                 "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py", "editgrpo.py",
                          "gcarl.py", "distances/engine.py", "distances/_kernels.py", "distances/negation.py")}
 #: GRPO profile keys that only concern one method: in a run's key only for that method's configurations.
-_METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level"),
+_METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level", "edit_ops", "edit_learning_rate"),
                 "gcarl": ("gcarl_lambda_fmt", "gcarl_lambda_fact", "gcarl_lambda_check", "gcarl_threshold",
                           "gcarl_pitfalls")}
 
@@ -931,15 +933,18 @@ def grpo(
             scorer = RewardScorer(reward, scorer_embedder, g.lambda_fmt, g.lambda_sem, g.max_chars)
         funcs, weights = trl_reward_functions(reward, scorer=scorer)
         loss_type, scale_rewards = g.loss_type, g.scale_rewards
+        learning_rate = g.learning_rate
         trainer_cls, edit_kwargs = GRPOTrainer, {}
-        if method == "editgrpo":  # the paper's Dr. GRPO, half of each group edited
+        if method == "editgrpo":  # the paper's Dr. GRPO, half of each group edited, its own learning rate
             from sdrlib import editgrpo
 
-            level, tau = editgrpo.parse_name(reward)
+            level, tau, ops = editgrpo.parse_name(reward)
             loss_type, scale_rewards = editgrpo.LOSS
+            learning_rate = g.edit_learning_rate or g.learning_rate
             trainer_cls = editgrpo.EditGRPOTrainer
             edit_kwargs = {"edit_embedder": scorer_embedder, "edit_level": level or g.edit_level,
-                           "edit_tau": g.edit_tau if tau is None else tau, "edit_max_chars": g.max_chars}
+                           "edit_tau": g.edit_tau if tau is None else tau,
+                           "edit_ops": g.edit_ops if ops is None else ops, "edit_max_chars": g.max_chars}
         funcs = _with_group_stats(funcs, scorer, g.num_generations)
         ds = grpo_dataset(train_records, cfg.sft.max_images)
         args = TRLGRPOConfig(
@@ -950,7 +955,7 @@ def grpo(
             num_generations=g.num_generations,
             max_completion_length=g.max_completion_length,
             temperature=g.temperature,
-            learning_rate=g.learning_rate,
+            learning_rate=learning_rate,
             lr_scheduler_type="constant",
             beta=g.beta,
             epsilon=g.epsilon,
@@ -993,6 +998,7 @@ def grpo(
             "resumed_from": resume,
             "loss_type": loss_type,
             "scale_rewards": scale_rewards,
+            "learning_rate": learning_rate,
             "reward_weights": weights,
             "beta": g.beta,
             "num_generations": g.num_generations,
@@ -1002,7 +1008,7 @@ def grpo(
         }
         if method == "editgrpo":
             log = trainer.edit_log
-            info.update({"edit_level": trainer.edit_level, "edit_tau": trainer.edit_tau,
+            info.update({"edit_level": trainer.edit_level, "edit_tau": trainer.edit_tau, "edit_ops": trainer.edit_ops,
                          "edits": {k: sum(d[k] for d in log) for k in editgrpo.EDIT_COUNTS},
                          "edit_seconds": sum(d["seconds"] for d in log)})
         _write_json(out / "run.json", info)

@@ -459,3 +459,93 @@ def test_policy_dirs_follow_selection_policies(tmp_path, monkeypatch):
     assert list(sel.policy_dirs(everything)) == ["sft", "fmt", "chamfer"]  # empty = all trained policies
     with pytest.raises(ConfigError, match="selection.policies"):
         load_profile("smoke", {"grpo.rewards": ["fmt"], "pruning.policies": ["sft"], "selection.policies": ["hausdorff"]})
+
+
+# --------------------------------------------------------------------------- eq. 20 unclipped, the random bank
+def test_hung_pen_ranks_by_eq20_unclipped_where_the_clip_ties():
+    """Eq. (20) has no upper bound; the reward's clip at 1 would tie every candidate whose sentence-count gap
+    reaches 1 / alpha. Selection (bank and MBR) ranks by the unclipped value under the setting's own name."""
+    from sdrlib.distances import make_spec, set_distance
+
+    rng = np.random.default_rng(5)
+    bank = [_unit(rng, 1) for _ in range(3)]
+    far, near = _unit(rng, 5), _unit(rng, 3)  # gaps of 4 and 2 sentences to every bank report
+    for c in (far, near):  # the reward's clipped value ties at 1 ...
+        assert all(set_distance(c, b, "hung_pen_0.5") == 1.0 for b in bank)
+    raw = make_spec("hung_pen", alpha=0.5, clip=False)
+    want = [np.mean([set_distance(c, b, raw) for b in bank]) for c in (far, near)]
+    assert want[1] < want[0] - 0.9  # ... eq. 20 does not
+    res = sel.bank_distances({"findings": [far, near]}, {"findings": bank}, ["hung_pen_0.5", "chamfer"], k=2,
+                             aggregations=["avg", "min"], progress=None)
+    assert res.names == ["hung_pen_0.5", "chamfer"]
+    np.testing.assert_allclose(res.total[0, 0, 0], want, atol=1e-9)
+    assert res.chosen()[0, 0, 0] == 1 and res.chosen()[0, 1, 0] == 1  # the nearer count wins, not candidate 0
+    spec = sel.selection_spec("hung_pen_0.5")
+    assert spec.name == "hung_pen_0.5" and spec.params["clip"] is False and spec.upper is None
+    # MBR: candidate 1 (3 sentences) sits between 0 (5) and 2 (1 sentence); clipped, all three tie at 1
+    c3 = bank[0]
+    mbr = sel.mbr_scores({"findings": [far, near, c3]}, ["hung_pen_0.5"], k=3)["hung_pen_0.5"]
+    assert np.argmin(mbr[0]) == 1 and mbr[0, 1] < mbr[0, 0]
+    # an empty section scores eq. 20's largest value at those sizes, 1 + alpha m, not +inf
+    res = sel.bank_distances({"findings": [np.zeros((0, D)), near], "impression": [near, near]},
+                             {"findings": bank, "impression": bank}, ["hung_pen_0.5"], k=2, aggregations=["avg"],
+                             progress=None)
+    assert res.section_scores[0, 0, 0, 0, 0] == pytest.approx(1.5) and np.isfinite(res.total).all()
+    mbr = sel.mbr_scores({"findings": [np.zeros((0, D)), near]}, ["hung_pen_0.5"], k=2)["hung_pen_0.5"]
+    assert mbr[0, 1] == pytest.approx(1 + 0.5 * 3)
+
+
+def test_rewards_keep_the_clip():
+    from sdrlib.distances import get
+
+    assert get("hung_pen_0.5").params["clip"] is True and get("hung_pen_0.5").upper == 1.0
+
+
+def _bank(n):
+    from sdrlib.embedding import ReportBank
+
+    rng = np.random.default_rng(0)
+    sizes = {"findings": rng.integers(0, 4, n), "impression": rng.integers(1, 3, n)}
+    mats, offs, sents = {}, {}, {}
+    for s, sz in sizes.items():
+        offs[s] = np.concatenate([[0], np.cumsum(sz)]).astype(np.int64)
+        mats[s] = _unit(rng, int(sz.sum())).astype(np.float32)
+        sents[s] = [f"{s} sentence {i}." for i in range(int(sz.sum()))]
+    return ReportBank(ids=[f"s{i}" for i in range(n)], section_matrices=mats, section_offsets=offs, sentences=sents,
+                      encoder_id="fake", corpus_hash="h", meta={"bank_draw": {"draw": "random"}})
+
+
+def test_bank_draw_is_seeded_random_and_recorded():
+    a, b = sel.draw_indices(1000, 50, 3), sel.draw_indices(1000, 50, 3)
+    np.testing.assert_array_equal(a, b)  # same seed, same draw
+    assert len(set(a)) == 50 and (np.diff(a) > 0).all()
+    assert not np.array_equal(a, np.arange(50)) and not np.array_equal(a, sel.draw_indices(1000, 50, 4))
+    assert a.max() > 500  # spread over the split, not its head
+    for n in (0, -1, 1000, 5000):  # 0 = all (bank_size 0); N >= the split: all of it, in order
+        np.testing.assert_array_equal(sel.draw_indices(1000, n, 3), np.arange(1000))
+    recs = [f"r{i}" for i in range(20)]
+    got, meta = sel.draw_bank_records(recs, 5, 7)
+    assert got == [recs[i] for i in sel.draw_indices(20, 5, 7)] and got != recs[:5]
+    assert meta == {"bank_draw": {"draw": "random", "seed": 7, "n": 5, "of": 20}}
+    got, meta = sel.draw_bank_records(recs, 50, 7)
+    assert got == recs and meta["bank_draw"] == {"draw": "all", "seed": 7, "n": 20, "of": 20}
+    for bad in ((10, 2, -1), (10, 2.5, 0), (-1, 2, 0), (10, 2, True)):
+        with pytest.raises(sel.SelectionError):
+            sel.draw_indices(*bad)
+
+
+def test_sample_bank_is_the_same_draw_for_selection_and_pruning():
+    bank = _bank(30)
+    sub = sel.sample_bank(bank, 8, 0)
+    rows = sel.draw_indices(30, 8, 0)
+    assert sub.ids == [bank.ids[i] for i in rows] and sub.ids != bank.ids[:8]
+    assert sub.ids == sel.sample_bank(bank, 8, 0).ids  # notebook 05 and 06 get the same reports
+    for s in ("findings", "impression"):
+        for j, r in enumerate(rows):
+            np.testing.assert_array_equal(sub.sets(s)[j], bank.sets(s)[r])
+            o, p = sub.offsets(s), bank.offsets(s)
+            assert sub.sentences[s][o[j]:o[j + 1]] == bank.sentences[s][p[r]:p[r + 1]]
+    assert sub.meta == {"bank_draw": {"draw": "random"},
+                        "bank_sample": {"draw": "random", "seed": 0, "n": 8, "of": 30}}
+    assert sel.sample_bank(bank, 0, 0) is bank and sel.sample_bank(bank, 30, 0) is bank
+    assert sel.sample_bank(bank, 99, 0) is bank
