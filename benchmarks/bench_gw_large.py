@@ -5,6 +5,7 @@ Run (repository root):
     .venv/bin/python benchmarks/bench_gw_large.py                      # GW 250..2000, both paths, Sinkhorn / UOT
     .venv/bin/python benchmarks/bench_gw_large.py --sizes 2000 --numba-budget 600
     .venv/bin/python benchmarks/bench_gw_large.py --crossover           # where the matrix-product path wins
+    .venv/bin/python benchmarks/bench_gw_large.py --interrupt           # how fast Ctrl-C / a time budget lands
 
 Issue 24 (item 5): GW on two 2,000-sentence sets ran for minutes in the engine, whose numba kernel
 replays POT's iterations with plain loops, while the reference (POT, matrix products through BLAS)
@@ -130,16 +131,59 @@ def crossover_table(sizes, d: int, pairs: int, reps: int, seed: int) -> None:
               f"{tb / t1:.2f}x | {tb / tn:.2f}x |", flush=True)
 
 
-def entropic_table(sizes, d: int, reps: int, seed: int) -> None:
+def entropic_table(sizes, names, d: int, reps: int, seed: int) -> None:
     print(f"\n## Sinkhorn / UOT, one pair n x n, d={d} (best of {reps}): engine (numba kernel, stoppable) vs reference")
     print("| setting | n = m | reference s | engine s | engine / reference | max abs diff |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name in ("sinkhorn_0.1", "sinkhorn_0.01", "uot_1.0"):
+    for name in names:
         for n in sizes:
             A, B = sentence_sets(np.random.default_rng(seed + n), n, n, d)
             tr, vr = _best(lambda: set_distance(A, B, name, on_nonconvergence="ignore"), reps)
             te, ve = _best(lambda: float(pairwise_distances([A], [B], name, on_nonconvergence="ignore")[0, 0]), reps)
             print(f"| {name} | {n} | {tr:.2f} | {te:.2f} | {te / tr:.2f}x | {abs(ve - vr):.1e} |", flush=True)
+
+
+def interrupt_table(after_s: float, d: int, seed: int) -> None:
+    """How long Ctrl-C (``_thread.interrupt_main``, what the notebook's interrupt button sends) and a
+    ``time_budget_s`` take to stop long solves, from the interrupt / the budget's end to the exception."""
+    import _thread
+    import threading
+
+    from sdrlib.distances import make_spec
+
+    rng = np.random.default_rng(seed)
+    loads = []
+    cands = [sentence_pool(rng, 100, make_space(rng, 64)) for _ in range(12)]
+    loads.append(("GW, 6 x 6 pairs of 100 x 100 (numba kernel), tol 1e-300, max_iter 1e5", cands[:6], cands[6:],
+                  make_spec("gw", eps=0.05, tol=1e-300, max_iter=10 ** 5)))
+    A, B = sentence_sets(rng, 2000, 2000, d)
+    loads.append(("GW, one pair 2,000 x 2,000 (matrix products), the paper's gw", [A], [B], get("gw")))
+    loads.append(("Sinkhorn eps 0.1, one pair 2,000 x 2,000, stop_thr 1e-300", [A], [B],
+                  make_spec("sinkhorn", eps=0.1, stop_thr=1e-300, max_iter=10 ** 7)))
+    loads.append(("UOT tau 1e3 eps 0.005, one pair 2,000 x 2,000", [A], [B],
+                  make_spec("uot", tau=1e3, eps=0.005, stop_thr=1e-300, max_iter=10 ** 7)))
+    print(f"\n## stopping long solves: Ctrl-C after {after_s:g} s, time_budget_s={after_s:g}; seconds from the "
+          "interrupt (the budget's end) to the exception")
+    print("| workload | Ctrl-C lands after s | budget error after s |")
+    print("|---|---:|---:|")
+    for label, X, Y, spec in loads:
+        timer = threading.Timer(after_s, _thread.interrupt_main)
+        t0 = time.perf_counter()
+        timer.start()
+        try:
+            pairwise_distances(X, Y, spec, on_nonconvergence="ignore")
+            lag_c = float("nan")  # finished before the interrupt
+        except KeyboardInterrupt:
+            lag_c = time.perf_counter() - t0 - after_s
+        finally:
+            timer.cancel()
+        t0 = time.perf_counter()
+        try:
+            pairwise_distances(X, Y, spec, on_nonconvergence="ignore", time_budget_s=after_s)
+            lag_b = float("nan")
+        except DistanceTimeoutError:
+            lag_b = time.perf_counter() - t0 - after_s
+        print(f"| {label} | {lag_c:.3f} | {lag_b:.3f} |", flush=True)
 
 
 def main(argv=None) -> int:
@@ -150,9 +194,12 @@ def main(argv=None) -> int:
     ap.add_argument("--numba-budget", type=float, default=120.0,
                     help="seconds the old numba path may run per pair before it is stopped (0: skip it)")
     ap.add_argument("--entropic-sizes", default="500,1000,2000", help="sizes of the Sinkhorn / UOT table ('': skip)")
+    ap.add_argument("--entropic-settings", default="sinkhorn_0.1,sinkhorn_0.01,uot_1.0")
     ap.add_argument("--crossover", action="store_true", help="only the crossover table of the two GW paths")
     ap.add_argument("--crossover-sizes", default="48,64,96,128,160,200")
     ap.add_argument("--pairs", type=int, default=8, help="pairs per batch in the crossover table")
+    ap.add_argument("--interrupt", action="store_true", help="only the table of how fast Ctrl-C / a budget lands")
+    ap.add_argument("--after", type=float, default=2.0, help="seconds before the interrupt / the budget's end")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -161,13 +208,18 @@ def main(argv=None) -> int:
     A, B = sentence_sets(np.random.default_rng(1), 5, 6, 16)  # compile / warm every path before timing
     for name in ("gw", "sinkhorn_0.1", "sinkhorn_0.01", "uot_1.0"):
         pairwise_distances([A], [B], name, on_nonconvergence="ignore")
+        set_distance(A, B, name, on_nonconvergence="ignore")  # the reference's first call imports POT (~2 s)
     numba_gw(A, B, get("gw"), 60.0)
+    if args.interrupt:
+        interrupt_table(args.after, args.d, args.seed)
+        return 0
     if args.crossover:
         crossover_table([int(s) for s in args.crossover_sizes.split(",")], args.d, args.pairs, args.reps, args.seed)
         return 0
     gw_table([int(s) for s in args.sizes.split(",") if s], args.d, args.reps, args.numba_budget, args.seed)
     if args.entropic_sizes:
-        entropic_table([int(s) for s in args.entropic_sizes.split(",")], args.d, args.reps, args.seed)
+        entropic_table([int(s) for s in args.entropic_sizes.split(",")], args.entropic_settings.split(","), args.d,
+                       args.reps, args.seed)
     print(f"\n# load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -501,9 +501,11 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop):
     b = 1.0 / m
     fi = tau / (tau + eps)
     K = np.empty((n, m))
+    KT = np.empty((m, n))  # K's columns contiguous for the v update: same products, same order, cache-friendly
     for i in range(n):
         for j in range(m):
             K[i, j] = math.exp(-Mt[i, j] / eps)
+            KT[j, i] = K[i, j]
     u = np.ones(n)
     v = np.ones(m)
     up = np.empty(n)
@@ -523,7 +525,7 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop):
         for j in range(m):
             acc = 0.0
             for i in range(n):
-                acc += K[i, j] * u[i]
+                acc += KT[j, i] * u[i]
             if acc == 0.0:
                 bad = True
             v[j] = (b / acc) ** fi
@@ -573,8 +575,9 @@ def entropic_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr
                              scale, out, conv, stop):
     """:func:`entropic_pairs` that another thread can stop: a non-zero ``stop[0]`` (int64, shape (1,))
     ends every running solve at its next iteration and skips the pairs not started; their ``out`` is
-    NaN (pairs finished before the stop keep their values). Releases the GIL, so the caller's thread keeps handling signals
-    (``engine._watched``); the iterations are those of :func:`entropic_pairs`, the values the same bits."""
+    NaN (pairs finished before the stop keep their values). Releases the GIL, so the caller's thread
+    keeps handling signals (``engine._watched``); the iterations are those of :func:`entropic_pairs`,
+    the values the same bits."""
     P = pk.shape[0]
     for p in prange(P):
         if _stopped(stop):
@@ -668,16 +671,23 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter, stop):
 
 
 @njit(cache=True)
-def _sandwich(CA, T, CB, X, Y):
-    """Y = CA @ T @ CB with plain loops (no BLAS call from inside the parallel pair loop)."""
+def _sandwich(CA, T, CB, X, Y, stop):
+    """Y = CA @ T @ CB with plain loops (no BLAS call from inside the parallel pair loop).
+
+    A non-zero ``stop[0]`` ends it at the next row (Y is then meaningless): at 2,000 x 2,000 one
+    product took ~40 s in these loops, longer than a caller should wait for Ctrl-C."""
     n, m = T.shape
     for i in range(n):
+        if _stopped(stop):
+            return
         for j in range(m):
             acc = 0.0
             for k in range(n):
                 acc += CA[i, k] * T[k, j]
             X[i, j] = acc
     for i in range(n):
+        if _stopped(stop):
+            return
         for j in range(m):
             acc = 0.0
             for l in range(m):
@@ -730,7 +740,7 @@ def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_st
         if _stopped(stop):
             break
         Tprev[:, :] = T
-        _sandwich(CA, T, CB, X, Y)  # CA T CB (CB symmetric, so CB = CB^T)
+        _sandwich(CA, T, CB, X, Y, stop)  # CA T CB (CB symmetric, so CB = CB^T)
         for i in range(n):
             for j in range(m):
                 grad[i, j] = 2.0 * (constC[i, j] - 2.0 * Y[i, j])
@@ -748,7 +758,7 @@ def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_st
                     s += d * d
             err = math.sqrt(s)
         cpt += 1
-    _sandwich(CA, T, CB, X, Y)
+    _sandwich(CA, T, CB, X, Y, stop)
     loss = 0.0
     for i in range(n):
         for j in range(m):
