@@ -17,7 +17,8 @@ Every call returns finite values in [0, 1] (``hung_pen`` with ``clip=False``: [0
 or raises an :class:`~sdrlib.errors.SDRError`: ``DistanceInputError`` (unusable sets or offsets),
 ``DistanceSpecError`` / ``UnknownDistanceError`` (unusable name, parameter or option; ``eps`` below
 its solver's float64 floor), ``DistanceRangeError`` (a solver value that is NaN / inf or leaves
-[0, 1] by more than round-off), ``ConvergenceError`` (only with ``on_nonconvergence="raise"``).
+[0, 1] by more than round-off), ``ConvergenceError`` (only with ``on_nonconvergence="raise"``),
+``DistanceTimeoutError`` (the engine ran past the caller's ``time_budget_s``).
 
 Example::
 
@@ -32,6 +33,7 @@ from sdrlib.distances.errors import (
     DistanceInputError,
     DistanceRangeError,
     DistanceSpecError,
+    DistanceTimeoutError,
     UnknownDistanceError,
 )
 from sdrlib.distances.registry import (
@@ -51,7 +53,8 @@ from sdrlib.distances.registry import (
 
 __all__ = [
     "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "DistanceRangeError", "DistanceSpecError",
-    "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY", "EXTENSION_SETTINGS", "EXTENSIONS",
+    "DistanceTimeoutError", "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY", "EXTENSION_SETTINGS",
+    "EXTENSIONS",
     "DistanceSpec", "available_distances", "get", "make_spec", "registry_table", "reward", "set_distance",
     "pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets",
 ]

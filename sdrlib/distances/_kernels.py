@@ -25,11 +25,31 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 #: below this eps the balanced Sinkhorn runs in the log domain (exp(-1/eps) underflows soon after)
 LOG_DOMAIN_EPS = 0.005
 _INF = np.inf
+
+
+@intrinsic
+def _stopped(typingctx, stop):
+    """``stop[0] != 0`` read with an atomic (monotonic) load, for a flag another thread sets.
+
+    A plain ``stop[0]`` read is a data race that the compiler may legally hoist out of a loop or merge
+    with an earlier read (numba marks array arguments ``noalias``), so a solve would never see the flag:
+    measured, every pair of a stopped GW call was still solved. An atomic load is re-read each time.
+    """
+    if not (isinstance(stop, types.Array) and stop.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        flag = builder.load_atomic(ary.data, "monotonic", 8)
+        return builder.icmp_signed("!=", flag, flag.type(0))
+
+    return types.boolean(stop), codegen
 
 
 @njit(cache=True, inline="always")
@@ -378,8 +398,11 @@ def transport_value(M, n, m, mx, rho, zero_atol, scale):
 # ----------------------------------------------------------------------------- entropic
 
 @njit(cache=True, error_model="numpy")
-def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
-    """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged)."""
+def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop):
+    """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged).
+
+    ``stop`` (int64 array, shape (1,)): a non-zero ``stop[0]``, set by another thread, ends the
+    iterations at the next one (the value is then meaningless; see :func:`entropic_pairs_stoppable`)."""
     a = 1.0 / n
     b = 1.0 / m
     converged = False
@@ -391,6 +414,8 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
         u = np.ones(n)
         v = np.ones(m)
         for ii in range(max_iter):
+            if _stopped(stop):
+                break
             for j in range(m):
                 acc = 0.0
                 for i in range(n):
@@ -427,6 +452,8 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
     la = math.log(a)
     lb = math.log(b)
     for ii in range(max_iter):
+        if _stopped(stop):
+            break
         for j in range(m):
             mxv = -_INF
             for i in range(n):
@@ -466,21 +493,27 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain):
 
 
 @njit(cache=True, error_model="numpy")
-def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
-    """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged)."""
+def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop):
+    """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged).
+
+    ``stop``: as in :func:`sinkhorn_plan_cost`."""
     a = 1.0 / n
     b = 1.0 / m
     fi = tau / (tau + eps)
     K = np.empty((n, m))
+    KT = np.empty((m, n))  # K's columns contiguous for the v update: same products, same order, cache-friendly
     for i in range(n):
         for j in range(m):
             K[i, j] = math.exp(-Mt[i, j] / eps)
+            KT[j, i] = K[i, j]
     u = np.ones(n)
     v = np.ones(m)
     up = np.empty(n)
     vp = np.empty(m)
     converged = False
     for it in range(max_iter):
+        if _stopped(stop):
+            break
         up[:] = u
         vp[:] = v
         for i in range(n):
@@ -492,7 +525,7 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
         for j in range(m):
             acc = 0.0
             for i in range(n):
-                acc += K[i, j] * u[i]
+                acc += KT[j, i] * u[i]
             if acc == 0.0:
                 bad = True
             v[j] = (b / acc) ** fi
@@ -527,37 +560,57 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter):
     return cost, converged
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
                    out, conv):
     """Balanced Sinkhorn (``tau < 0``; ``log_domain`` picks the iterations) or unbalanced Sinkhorn
     (``tau >= 0``) for every pair: the linear cost of the plan on ``M / max M`` (on ``M`` if not
-    ``scale``), and converged."""
+    ``scale``), and converged. Cannot be stopped: the engine runs :func:`entropic_pairs_stoppable`."""
+    entropic_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol,
+                             scale, out, conv, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def entropic_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol,
+                             scale, out, conv, stop):
+    """:func:`entropic_pairs` that another thread can stop: a non-zero ``stop[0]`` (int64, shape (1,))
+    ends every running solve at its next iteration and skips the pairs not started; their ``out`` is
+    NaN (pairs finished before the stop keep their values). Releases the GIL, so the caller's thread
+    keeps handling signals (``engine._watched``); the iterations are those of :func:`entropic_pairs`,
+    the values the same bits."""
     P = pk.shape[0]
     for p in prange(P):
+        if _stopped(stop):
+            out[p] = np.nan
+            continue
         M = np.empty((nmax, nmax))
         n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        out[p], conv[p] = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale)
+        out[p], conv[p] = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
+                                         stop)
+        if _stopped(stop):  # stopped mid-solve (or just after): not a value
+            out[p] = np.nan
 
 
 @njit(cache=True, error_model="numpy")
-def entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale):
-    """(value, converged) of ``entropic_pairs`` for one pair's cost block M[:n, :m] with max ``mx``."""
+def entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale, stop):
+    """(value, converged) of ``entropic_pairs`` for one pair's cost block M[:n, :m] with max ``mx``;
+    ``stop`` as in :func:`sinkhorn_plan_cost`."""
     if mx <= zero_atol:
         return 0.0, True
     Mt = M[:n, :m] / (mx if scale else 1.0)
     if tau < 0.0:
-        return sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain)
-    return uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter)
+        return sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop)
+    return uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop)
 
 
 @njit(cache=True, error_model="numpy")
-def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
+def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter, stop):
     """POT ``sinkhorn_knopp`` (u = 1/n, v = 1/m start); writes the plan into T; returns converged.
 
     A zero column sum (the kernel underflows at small eps) divides to inf as in numpy
     (``error_model="numpy"``) and takes POT's "numerical errors" exit: the previous
     scalings are kept and the solve stops, not converged. Returns (converged, iterations).
+    A non-zero ``stop[0]`` (set by another thread) ends the iterations (plan meaningless).
     """
     n, m = C.shape
     K = np.empty((n, m))
@@ -573,6 +626,8 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
     vp = np.empty(m)
     converged = False
     for ii in range(max_iter):
+        if _stopped(stop):
+            break
         up[:] = u
         vp[:] = v
         bad = False
@@ -616,16 +671,23 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter):
 
 
 @njit(cache=True)
-def _sandwich(CA, T, CB, X, Y):
-    """Y = CA @ T @ CB with plain loops (no BLAS call from inside the parallel pair loop)."""
+def _sandwich(CA, T, CB, X, Y, stop):
+    """Y = CA @ T @ CB with plain loops (no BLAS call from inside the parallel pair loop).
+
+    A non-zero ``stop[0]`` ends it at the next row (Y is then meaningless): at 2,000 x 2,000 one
+    product took ~40 s in these loops, longer than a caller should wait for Ctrl-C."""
     n, m = T.shape
     for i in range(n):
+        if _stopped(stop):
+            return
         for j in range(m):
             acc = 0.0
             for k in range(n):
                 acc += CA[i, k] * T[k, j]
             X[i, j] = acc
     for i in range(n):
+        if _stopped(stop):
+            return
         for j in range(m):
             acc = 0.0
             for l in range(m):
@@ -640,6 +702,13 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     Returns (GW loss, converged, inner Sinkhorn iterations, outer PGD iterations, inner solves
     stopped by the ``inner_max_iter`` cap); the counts feed ``benchmarks/gw_work.py``.
     """
+    return gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop, np.zeros(1, np.int64))
+
+
+@njit(cache=True, error_model="numpy")
+def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop, stop):
+    """:func:`gw_loss` that another thread can stop: a non-zero ``stop[0]`` ends the outer loop and the
+    inner Sinkhorn at their next iteration (the returned values are then meaningless)."""
     p = np.full(n, 1.0 / n)
     q = np.full(m, 1.0 / m)
     constC = np.empty((n, m))
@@ -668,12 +737,14 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     sweeps = 0
     capped = 0
     while err > tol and cpt < max_iter:
+        if _stopped(stop):
+            break
         Tprev[:, :] = T
-        _sandwich(CA, T, CB, X, Y)  # CA T CB (CB symmetric, so CB = CB^T)
+        _sandwich(CA, T, CB, X, Y, stop)  # CA T CB (CB symmetric, so CB = CB^T)
         for i in range(n):
             for j in range(m):
                 grad[i, j] = 2.0 * (constC[i, j] - 2.0 * Y[i, j])
-        ok, it = _sinkhorn_knopp_plan(grad, p, q, eps, T, inner_stop, inner_max_iter)
+        ok, it = _sinkhorn_knopp_plan(grad, p, q, eps, T, inner_stop, inner_max_iter, stop)
         sweeps += it
         if not ok and it >= inner_max_iter:
             capped += 1
@@ -687,7 +758,7 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
                     s += d * d
             err = math.sqrt(s)
         cpt += 1
-    _sandwich(CA, T, CB, X, Y)
+    _sandwich(CA, T, CB, X, Y, stop)
     loss = 0.0
     for i in range(n):
         for j in range(m):
@@ -695,11 +766,22 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
     return loss, inner_ok and err <= tol, sweeps, cpt, capped
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
-    """Entropic GW for every pair from per-set rescaled intra costs (flat, row-major n*n blocks)."""
+    """Entropic GW for every pair from per-set rescaled intra costs (flat, row-major n*n blocks).
+    Cannot be stopped: the engine runs :func:`gw_pairs_stoppable`."""
+    gw_pairs_stoppable(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def gw_pairs_stoppable(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv, stop):
+    """:func:`gw_pairs` that another thread can stop (``stop`` as in :func:`entropic_pairs_stoppable`);
+    releases the GIL. Same iterations, same values bit for bit."""
     P = pk.shape[0]
     for p in prange(P):
+        if _stopped(stop):
+            out[p] = np.nan
+            continue
         k, j = pk[p], pj[p]
         n = co[k + 1] - co[k]
         m = bo[j + 1] - bo[j]
@@ -709,8 +791,8 @@ def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
             continue
         CA = ca[cao[k]:cao[k + 1]].reshape((n, n))
         CB = cb[cbo[j]:cbo[j + 1]].reshape((m, m))
-        val, ok, _, _, _ = gw_loss(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9)
-        out[p] = val
+        val, ok, _, _, _ = gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, 1000, 1e-9, stop)
+        out[p] = np.nan if _stopped(stop) else val  # stopped mid-solve (or just after): not a value
         conv[p] = ok
 
 
@@ -776,6 +858,7 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
     the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 2)
     are (positive, negative) observation bit masks for the sentence floors. ``fam``: :data:`NEG_FAMILY_CODES`."""
     P = pk.shape[0]
+    never = np.zeros(1, np.int64)
     for p in prange(P):
         M = np.empty((nmax, nmax))
         n, m, mx = _gather_neg(G, ci, co, bi, bo, pk[p], pj[p], M, crow, brow, cset, bset, c)
@@ -787,6 +870,7 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
         elif fam <= 5:
             val = transport_value(M, n, m, mx, rho, zero_atol, scale)
         else:
-            val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale)
+            val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
+                                     never)
         out[p] = val
         conv[p] = ok

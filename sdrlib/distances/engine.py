@@ -21,6 +21,25 @@ Every value is range-checked as in the reference (:func:`sdrlib.distances.costs.
 round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
 :class:`~sdrlib.distances.errors.DistanceRangeError` for the whole call.
 
+**Long solves can be stopped.** numba's compiled loops do not look at signals, so a Sinkhorn / UOT /
+GW solve on large sets used to ignore Ctrl-C and any timer until it finished (GW on two 2,000-sentence
+sets: minutes). The iterative families now run in a worker thread that releases the GIL
+(``*_stoppable`` kernels; a solve bounded by ~0.1 s, :data:`_INLINE_WORK`, runs in the calling thread
+when no budget is given); the calling thread waits in slices of :data:`_POLL_S` seconds, so Ctrl-C
+(``KeyboardInterrupt``), a signal handler's exception (a caller's ``signal.setitimer`` timer) or the
+caller's ``time_budget_s`` lands there at once; it then raises a stop flag that every running solve
+reads once per (inner) iteration, waits for the worker (milliseconds) and re-raises (measured:
+0.02-0.06 s from Ctrl-C to the exception; ``benchmarks/bench_gw_large.py --interrupt``). The iterations
+themselves are unchanged, so the values are the same bits. Large GW pairs (``n * m >=``
+:data:`~sdrlib.distances._blas.GW_BLAS_MIN_NM`) run POT's own matrix-product formulation in numpy
+(:mod:`sdrlib.distances._blas`), which returns to the interpreter between BLAS calls: the reference's
+value and speed (0.9-1.1x at 250 to 2,000 sentences) where the numba loops took 2.4x (250) to more
+than 9x (2,000) the reference's time.
+``time_budget_s`` is checked inside the iterative solvers and between the other solvers' calls;
+running past it raises :class:`~sdrlib.distances.errors.DistanceTimeoutError`. The exact families
+(Chamfer, Hausdorff, Hungarian, OT, partial OT) finish each kernel call before Ctrl-C or the budget
+is seen. On ``device="cuda"`` the GPU kernels are not stoppable.
+
 Scope: float64 throughout (``dtype`` is not an option: the 1e-5 agreement and the
 ``M = 0`` tests are float64 statements). With ``device="cuda"`` step 2 runs on the GPU
 (torch), and so do the iterative solvers (Sinkhorn, UOT, GW: :data:`CUDA_FAMILIES`), one
@@ -34,14 +53,18 @@ partial OT solvers always run on the CPU.
 
 from __future__ import annotations
 
+import math
+import threading
+import time
 from dataclasses import dataclass, field
-from typing import Sequence, Union
+from typing import Callable, Sequence, Union
 
 import numpy as np
 
 from sdrlib.distances import _kernels as K
+from sdrlib.distances._blas import GW_BLAS_MIN_NM, gw_loss_blas
 from sdrlib.distances.costs import ZERO_COST_ATOL, _as_float_array, check_range, cosine_cost, rescale, unit_rows
-from sdrlib.distances.errors import DistanceInputError, DistanceSpecError
+from sdrlib.distances.errors import DistanceInputError, DistanceSpecError, DistanceTimeoutError
 from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
 
 #: upper bound on the cosine block held at once (float64 entries): 64 MiB
@@ -306,19 +329,110 @@ def _pick_solver(requested: "str | None", dev: str, specs: Sequence[DistanceSpec
 
 #: below this many pairs the kernels run on one thread (thread start-up and barriers cost more than they save)
 _SERIAL_BELOW = 2048
+#: seconds the calling thread waits at a time for a stoppable solver (then it looks at the clock again)
+_POLL_S = 0.05
+#: a stoppable solve whose worst case (every iteration cap reached) is below this many multiply-adds runs in the
+#: calling thread, without a budget only: at the kernels' ~1.5 GFLOP/s per core that is ~0.1 s, so Ctrl-C still
+#: lands at once, and small calls (a GRPO group's rewards: 8 pairs of a few sentences) skip the worker thread,
+#: which cost them 0.2-0.9 ms per call (measured on the 2-core box, ~10-30 % of such a call)
+_INLINE_WORK = 2e8
+
+
+class _Budget:
+    """The caller's ``time_budget_s`` for one engine call: a monotonic deadline, or none."""
+
+    def __init__(self, seconds: "float | None"):
+        self.seconds = seconds
+        self.t0 = time.monotonic()
+        self.deadline = None if seconds is None else self.t0 + seconds
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def error(self, what: str) -> DistanceTimeoutError:
+        return DistanceTimeoutError(f"{what}: time budget of {self.seconds:g} s exhausted after "
+                                    f"{time.monotonic() - self.t0:.2f} s; the solve was stopped and no values are "
+                                    "returned (raise time_budget_s, or score fewer / smaller sets per call)")
+
+    def check(self, what: str) -> None:
+        """Raise :class:`DistanceTimeoutError` once the deadline has passed."""
+        if self.expired():
+            raise self.error(what)
+
+
+def _check_budget(time_budget_s: object) -> "float | None":
+    """``time_budget_s`` must be None or a positive finite number of seconds."""
+    if time_budget_s is None:
+        return None
+    ok = isinstance(time_budget_s, (int, float, np.integer, np.floating)) \
+        and not isinstance(time_budget_s, (bool, np.bool_))
+    if not ok or not math.isfinite(float(time_budget_s)) or float(time_budget_s) <= 0:
+        raise DistanceSpecError(f"time_budget_s must be None or a positive finite number of seconds, "
+                                f"got {time_budget_s!r}")
+    return float(time_budget_s)
+
+
+def _watched(kernel: Callable, args: tuple, budget: _Budget, what: str, work: float = np.inf) -> None:
+    """Run a ``*_stoppable`` numba kernel, ``kernel(*args, stop)``, so that it can be stopped.
+
+    ``work``: the solve's worst-case multiply-adds; below :data:`_INLINE_WORK` and without a budget
+    the kernel simply runs in this thread (bounded at ~0.1 s, no thread to start).
+
+    The kernel runs in a worker thread (it releases the GIL) with this thread's numba thread count;
+    this thread waits in :data:`_POLL_S` slices, where Python delivers signals. On any exception here
+    (``KeyboardInterrupt``, a signal handler's error) or once ``budget`` expires, ``stop[0]`` is set,
+    which every running solve reads once per iteration; the worker is waited for (milliseconds) and
+    the exception (or :class:`DistanceTimeoutError`) propagates. The kernel's own errors propagate too.
+    """
+    import numba
+
+    stop = np.zeros(1, np.int64)
+    if work < _INLINE_WORK and budget.deadline is None:
+        kernel(*args, stop)
+        return
+    threads = numba.get_num_threads()
+    failed: list[BaseException] = []
+    done = threading.Event()  # not Thread.join: a join interrupted by Ctrl-C can mark a running thread dead
+
+    def work() -> None:
+        try:
+            numba.set_num_threads(threads)  # thread-local in numba: the caller's choice (_run) carries over
+            kernel(*args, stop)
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+            failed.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="sdr-distance-solver", daemon=True).start()
+    try:
+        while not done.wait(_POLL_S):
+            if budget.expired():
+                raise budget.error(what)
+    except BaseException:
+        stop[0] = 1
+        while not done.is_set():
+            try:
+                done.wait(_POLL_S)
+            except KeyboardInterrupt:  # a second Ctrl-C while the solver winds down: it stops anyway
+                continue
+        raise
+    if failed:
+        raise failed[0]
 
 
 def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.ndarray, pj: np.ndarray,
-         device: str, grid: np.ndarray | None = None, solver: str = "cpu") -> list[tuple[np.ndarray, np.ndarray]]:
+         device: str, grid: np.ndarray | None = None, solver: str = "cpu",
+         budget: "_Budget | None" = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Distances and convergence flags of every spec for the pairs (pk[p], pj[p]); one cosine product for all.
 
     ``device`` runs the cosine product, ``solver`` (``"cpu"`` or a CUDA device, :func:`_pick_solver`)
     the solvers of :data:`CUDA_FAMILIES`. ``grid`` (bank set ids) says the pairs are the full
     bank-major grid ``pj = repeat(grid, K)``, ``pk = tile(arange(K), len(grid))``, which the
-    nearest-neighbour kernel exploits.
+    nearest-neighbour kernel exploits. ``budget``: the caller's time budget (none by default).
     """
     import numba
 
+    budget = _Budget(None) if budget is None else budget
     threads = numba.get_num_threads()
     if len(pk) < _SERIAL_BELOW:
         numba.set_num_threads(1)
@@ -326,32 +440,62 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
         G = None
         res = []
         for spec in specs:
+            budget.check(spec.name)
             if G is None and spec.family != "gw" and len(pk):
                 G = np.ascontiguousarray(_cosines(bank.unique, cand.unique, device))  # (U_bank, U_cand)
-            res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid, solver))
+            res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid, solver, budget))
         return res
     finally:
         numba.set_num_threads(threads)
 
 
+def _gw_cpu(spec: DistanceSpec, cand: PackedSets, bank: PackedSets, pk: np.ndarray, pj: np.ndarray,
+            out: np.ndarray, conv: np.ndarray, budget: _Budget) -> None:
+    """GW on the CPU: pairs with ``n * m >= GW_BLAS_MIN_NM`` on POT's matrix products (:mod:`._blas`),
+    the others on the stoppable numba kernel; fills ``out`` and ``conv``."""
+    prm = spec.params
+    ca, cao = cand.intra()
+    cb, cbo = bank.intra()
+    n = cand.sizes[pk]
+    m = bank.sizes[pj]
+    large = (n >= 2) & (m >= 2) & (n * m >= GW_BLAS_MIN_NM)
+    small = np.flatnonzero(~large)
+    if len(small):
+        o, c = np.empty(len(small)), np.ones(len(small), dtype=np.bool_)
+        ns, ms = n[small].astype(float), m[small].astype(float)
+        work = prm["max_iter"] * float(np.sum((ns >= 2) * (ms >= 2) * (1000 * 4 * ns * ms + 2 * ns * ms * (ns + ms))))
+        _watched(K.gw_pairs_stoppable, (ca, cao, cb, cbo, cand.offsets, bank.offsets, pk[small], pj[small],
+                                        prm["eps"], prm["tol"], prm["max_iter"], o, c), budget, spec.name, work)
+        out[small], conv[small] = o, c
+    check = None if budget.deadline is None else lambda: budget.check(spec.name)
+    for p in np.flatnonzero(large):
+        k, j = pk[p], pj[p]
+        CA = ca[cao[k]:cao[k + 1]].reshape(n[p], n[p])
+        CB = cb[cbo[j]:cbo[j + 1]].reshape(m[p], m[p])
+        out[p], conv[p] = gw_loss_blas(CA, CB, prm["eps"], prm["tol"], prm["max_iter"], 1000, 1e-9, check)
+
+
 def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, bank: PackedSets, pk: np.ndarray,
-                 pj: np.ndarray, grid: np.ndarray | None = None, solver: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+                 pj: np.ndarray, grid: np.ndarray | None = None, solver: str = "cpu",
+                 budget: "_Budget | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    budget = _Budget(None) if budget is None else budget
     P = len(pk)
     out = np.empty(P)
     conv = np.ones(P, dtype=np.bool_)
     if P == 0:
         return out, conv
     fam, prm = spec.family, spec.params
-    it, kw = K, {}  # the iterative families' drivers: CPU (numba) or their GPU twins, same arguments
-    if solver != "cpu" and fam in CUDA_FAMILIES:
+    gpu = solver != "cpu" and fam in CUDA_FAMILIES
+    if gpu:  # the iterative families' GPU twins: same arguments, not stoppable
         from sdrlib.distances import _cuda_kernels
-
-        it, kw = _cuda_kernels, {"device": solver}
     if fam == "gw":
-        ca, cao = cand.intra()
-        cb, cbo = bank.intra()
-        it.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
-                    prm["max_iter"], out, conv, **kw)
+        if gpu:
+            ca, cao = cand.intra()
+            cb, cbo = bank.intra()
+            _cuda_kernels.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
+                                   prm["max_iter"], out, conv, device=solver)
+        else:
+            _gw_cpu(spec, cand, bank, pk, pj, out, conv, budget)
         return check_range(out, spec.name), conv
     args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
     nmax = int(max(cand.sizes.max(), bank.sizes.max()))
@@ -371,12 +515,17 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
     elif fam == "partial":
         rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
         K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out)
-    elif fam == "sinkhorn":
-        it.entropic_pairs(*args, nmax, prm["eps"], -1.0, prm["stop_thr"], prm["max_iter"],
-                          prm["eps"] < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, prm["rescale"], out, conv, **kw)
-    elif fam == "uot":
-        it.entropic_pairs(*args, nmax, prm["eps"], prm["tau"], prm["stop_thr"], prm["max_iter"], False,
-                          ZERO_COST_ATOL, prm["rescale"], out, conv, **kw)
+    elif fam in ("sinkhorn", "uot"):
+        tau = -1.0 if fam == "sinkhorn" else prm["tau"]
+        log_domain = fam == "sinkhorn" and prm["eps"] < K.LOG_DOMAIN_EPS
+        ent = (*args, nmax, prm["eps"], tau, prm["stop_thr"], prm["max_iter"], log_domain, ZERO_COST_ATOL,
+               prm["rescale"], out, conv)
+        if gpu:
+            _cuda_kernels.entropic_pairs(*ent, device=solver)
+        else:
+            cells = float(np.sum(cand.sizes[pk].astype(float) * bank.sizes[pj]))
+            work = prm["max_iter"] * 4 * cells * (10 if log_domain else 1)  # log domain: an exp per entry
+            _watched(K.entropic_pairs_stoppable, ent, budget, spec.name, work)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
         raise KeyError(f"no batched kernel for family {fam!r}")
     return check_range(out, spec.name), conv
@@ -417,7 +566,7 @@ def _check_empty(ps: PackedSets, name: str, empty_value: float | None) -> np.nda
 
 def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpec", *, device: str = "cpu",
                        on_nonconvergence: str = "warn", empty_value: float | None = None,
-                       return_converged: bool = False):
+                       return_converged: bool = False, time_budget_s: float | None = None):
     """All distances between K candidate sets and N bank sets: a (K, N) float64 matrix.
 
     Parameters
@@ -435,21 +584,28 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
         Value for pairs with an empty set; by default empty sets raise.
     return_converged : bool
         Also return the (K, N) boolean convergence flags.
+    time_budget_s : float, optional
+        Seconds the call may take; past them the solve is stopped and
+        :class:`~sdrlib.distances.errors.DistanceTimeoutError` raised (checked inside the Sinkhorn /
+        UOT / GW solvers, between calls of the others; see the module docstring). Ctrl-C stops a
+        long solve either way.
 
     Example: ``pairwise_distances([A1, A2], [B1, B2, B3], "chamfer").shape -> (2, 3)``.
     """
     spec = get(name)
     res = pairwise_distances_many(cands, bank, [spec], device=device, on_nonconvergence=on_nonconvergence,
-                                  empty_value=empty_value, return_converged=True)[spec.name]
+                                  empty_value=empty_value, return_converged=True,
+                                  time_budget_s=time_budget_s)[spec.name]
     return res if return_converged else res[0]
 
 
 def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[str | DistanceSpec]", *,
                             device: str = "cpu", on_nonconvergence: str = "warn", empty_value: float | None = None,
-                            return_converged: bool = False) -> dict:
+                            return_converged: bool = False, time_budget_s: float | None = None) -> dict:
     """:func:`pairwise_distances` for several settings, sharing packing and the cosine product.
 
     Returns ``{spec.name: (K, N) array}`` (or ``(array, converged)`` pairs with ``return_converged``).
+    ``time_budget_s`` covers the whole call (every setting).
     Example: ``pairwise_distances_many(cands, bank, ["chamfer", "ot"])["ot"].shape -> (K, N)``.
     """
     if isinstance(names, (str, DistanceSpec)):
@@ -458,6 +614,7 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     _refuse_negation(specs)
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
+    budget = _Budget(_check_budget(time_budget_s))
     dev = _resolve_device(device)
     solver = _pick_solver(device, dev, specs)
     cp = pack_sets(cands, "cands")
@@ -486,7 +643,7 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
             pj = np.repeat(jj.astype(np.int64), len(ks))
             pk = np.tile(np.arange(len(ks), dtype=np.int64), len(jj))
             for spec, (vals, ok) in zip(specs, _run(specs, sub, bp, pk, pj, dev, grid=jj.astype(np.int64),
-                                                         solver=solver)):
+                                                         solver=solver, budget=budget)):
                 res[spec.name][0][s:s + len(ks)] = vals.reshape(len(jj), len(ks)).T
                 res[spec.name][1][s:s + len(ks)] = ok.reshape(len(jj), len(ks)).T
         for spec in specs:
@@ -500,15 +657,18 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
 
 
 def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSpec", *, device: str = "cpu",
-                     on_nonconvergence: str = "warn", empty_value: float | None = None) -> np.ndarray:
+                     on_nonconvergence: str = "warn", empty_value: float | None = None,
+                     time_budget_s: float | None = None) -> np.ndarray:
     """``D(A_sets[k], B_sets[k])`` for each k (the GRPO reward case): shape (K,).
 
+    ``time_budget_s`` as in :func:`pairwise_distances`.
     Example: ``paired_distances([A1, A2], [B1, B2], "ot").shape -> (2,)``.
     """
     spec = get(name)
     _refuse_negation([spec])
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
+    budget = _Budget(_check_budget(time_budget_s))
     ap = pack_sets(A_sets, "A_sets")
     bp = pack_sets(B_sets, "B_sets", dim=ap.dim)
     if ap.n_sets != bp.n_sets:
@@ -521,7 +681,7 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rep = idx[first]
     dev = _resolve_device(device)
-    vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]))[0]
+    vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]), budget=budget)[0]
     inv = inv.reshape(-1)
     out[idx] = vals[inv]
     handle_nonconvergence(spec, int((~ok[inv]).sum()), len(idx), on_nonconvergence)

@@ -43,3 +43,11 @@ class ConvergenceError(SDRError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` above ``stop_thr`` (the default reaction)."""
+
+
+class DistanceTimeoutError(SDRError, TimeoutError):
+    """A distance call ran past the caller's ``time_budget_s`` and was stopped (no values returned).
+
+    Raised by the engine's entry points (``pairwise_distances``, ``pairwise_distances_many``,
+    ``paired_distances``); also a ``TimeoutError``.
+    """

@@ -134,7 +134,10 @@ def gw(A: np.ndarray, B: np.ndarray, eps: float = 0.1, tol: float = 1e-9,
        max_iter: int = 1000) -> tuple[float, bool]:
     """Eq. (17): GW loss of POT's entropic GW plan (PGD, square loss, inner Sinkhorn 1000 it, 1e-9).
 
-    ``min(n, m) < 2`` -> 1.0 (undefined, the paper's zero-similarity fallback).
+    ``min(n, m) < 2`` -> 1.0 (undefined, the paper's zero-similarity fallback). Two 2-sentence
+    sets, a set with itself included, give 0.5 at every eps: both rescaled intra costs are
+    ``[[0, 1], [1, 0]]`` and the product coupling is a fixed point of POT's iteration for this
+    symmetric problem (see :mod:`sdrlib.distances.registry`, "GW's identical-set floor").
 
     Convergence is not the norm here: as the plan sharpens towards a permutation, POT's
     inner Sinkhorn often stops at its 1000-iteration cap, and its result then depends on

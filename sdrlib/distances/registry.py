@@ -53,6 +53,16 @@ follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest norma
   points (:func:`set_distance`, ``pairwise_distances``, ``paired_distances``) refuse them with a
   :class:`DistanceSpecError` naming the functions of :mod:`sdrlib.distances.negation` to use.
 
+**GW's identical-set floor.** ``D(A, A)`` is not 0 for GW, and for 2-sentence sets it is 0.5 at *every*
+eps: a 2-sentence set's rescaled intra cost is ``[[0, 1], [1, 0]]`` (two distinct sentences; the one
+off-diagonal cost is its own maximum), so any two 2-sentence sets, a set with itself included, give
+the same problem; at the product coupling ``p q^T`` the GW gradient of that symmetric problem is
+constant, Sinkhorn returns ``p q^T`` again, and POT's iteration stays at this fixed point (a
+stationary point, not the minimum 0 of the identity matching) with loss 0.5. GW therefore cannot
+tell two 2-sentence reports apart; the value is POT's (pinned in ``tests/test_distances_interrupt.py``),
+so the engine and the reference both return it. :func:`sdrlib.fidelity.identical_floor` tabulates
+``D(A, A)`` by set size for every setting.
+
 Large parameters are valid (eps -> inf is the product plan; alpha -> inf makes any size
 mismatch cost 1). A solver that still leaves [0, 1] at valid parameters (UOT with eps large
 against tau: the plan carries more than unit mass) raises
@@ -132,7 +142,8 @@ FAMILIES: dict[str, _Family] = {
                              f"entropic KL-relaxed plan on {_mt(p)}"),
     "gw": _Family("gw", {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps", True, True,
                   lambda p: f"entropic Gromov-Wasserstein (eq. 17), eps={p['eps']}: GW loss of the plan; "
-                            "1 when a set has < 2 sentences"),
+                            "1 when a set has < 2 sentences; 0.5 for any two 2-sentence sets, a set with "
+                            "itself included, at every eps (POT's iteration stays at the product coupling)"),
     "hung_nn": _Family("hung_nn", {}, None, True, False,
                        lambda p: "Hungarian + nearest-neighbour cost for unmatched (eq. 19), / max(n, m)"),
     "hung_pen": _Family("hung_pen", {"alpha": 0.1, "clip": True}, "alpha", True, False,
