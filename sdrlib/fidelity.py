@@ -292,7 +292,7 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
     Sets are ``n`` random unit vectors (seeded Gaussian directions, ``dim``-d, ``n_sets`` sets per size)
     compared with themselves on the batched engine. Exact families give 0; the entropic ones
     (Sinkhorn, UOT, GW) do not, because the regularised plan leaks mass off the diagonal, and how much
-    depends on the set size (GW at eps 0.1: about 0.5 for 2-sentence sets). Negation-aware settings get
+    depends on the set size (GW: exactly 0.5 for any two 2-sentence sets at every eps). Negation-aware settings get
     all-zero presence (no contradictions), so they equal their plain setting here.
 
     Returns a DataFrame: ``setting, origin, size, mean, max``. Example:
