@@ -279,6 +279,8 @@ class GRPOConfig:
                 "1, extractor_num_ops_per_para=1); 0 = until no rule applies (our ablation, as editgrpo_opsall)"})
     edit_learning_rate: float = field(default=0.0, metadata={"min": 0,
         "help": "EditGRPO configurations' AdamW learning rate (EditGRPO's paper: 1e-6); 0 = grpo.learning_rate"})
+    edit_weight_decay: float = field(default=0.0, metadata={"min": 0,
+        "help": "EditGRPO configurations' AdamW weight decay (EditGRPO's paper: 1e-2); every other GRPO run: 0"})
     gcarl_lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_fmt (paper 0.3)"})
     gcarl_lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "G-CARL: weight of R_fact (0.4)"})
     gcarl_lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_check (0.3)"})

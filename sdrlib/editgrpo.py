@@ -69,8 +69,10 @@ Where the released code draws the ``G / 2`` sources and targets of a group at ra
 each group is the source and the second half the target here: the samples are exchangeable, so the draw
 changes nothing in distribution.
 
-Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric,
-EditGRPO's AdamW weight decay of 1e-2 (its appendix; every GRPO run here uses TRL's default, 0).
+EditGRPO's AdamW weight decay (1e-2 in its appendix) is ``grpo.edit_weight_decay`` (the paper profile sets it;
+0 elsewhere, TRL's default and every other GRPO run's).
+
+Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
 """
 
 from __future__ import annotations

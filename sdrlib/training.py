@@ -15,7 +15,7 @@
   ``"editgrpo_noedit"``), which train with :class:`sdrlib.editgrpo.EditGRPOTrainer` (half of
   each group edited against the reference, ``grpo.edit_ops`` operations per section) under
   Dr. GRPO whatever the profile's loss, at ``grpo.edit_learning_rate`` when the profile sets
-  one; their per-step edit counts (``edits/*``) go into ``curves.csv`` and their totals into
+  one and with AdamW weight decay ``grpo.edit_weight_decay`` (every other GRPO run: 0); their per-step edit counts (``edits/*``) go into ``curves.csv`` and their totals into
   ``run.json``.
 
 Notebook output: each run shows one progress line (updated in place in a notebook,
@@ -508,7 +508,7 @@ _KEY_SOURCES = {"sft": ("training.py", "models.py", "reports.py", "generation.py
                 "grpo": ("training.py", "models.py", "reports.py", "generation.py", "rewards.py", "editgrpo.py",
                          "gcarl.py", "distances/engine.py", "distances/_kernels.py", "distances/negation.py")}
 #: GRPO profile keys that only concern one method: in a run's key only for that method's configurations.
-_METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level", "edit_ops", "edit_learning_rate"),
+_METHOD_KEYS = {"editgrpo": ("edit_tau", "edit_level", "edit_ops", "edit_learning_rate", "edit_weight_decay"),
                 "gcarl": ("gcarl_lambda_fmt", "gcarl_lambda_fact", "gcarl_lambda_check", "gcarl_threshold",
                           "gcarl_pitfalls")}
 
@@ -933,7 +933,7 @@ def grpo(
             scorer = RewardScorer(reward, scorer_embedder, g.lambda_fmt, g.lambda_sem, g.max_chars)
         funcs, weights = trl_reward_functions(reward, scorer=scorer)
         loss_type, scale_rewards = g.loss_type, g.scale_rewards
-        learning_rate = g.learning_rate
+        learning_rate, weight_decay = g.learning_rate, 0.0  # TRL's default weight decay
         trainer_cls, edit_kwargs = GRPOTrainer, {}
         if method == "editgrpo":  # the paper's Dr. GRPO, half of each group edited, its own learning rate
             from sdrlib import editgrpo
@@ -941,6 +941,7 @@ def grpo(
             level, tau, ops = editgrpo.parse_name(reward)
             loss_type, scale_rewards = editgrpo.LOSS
             learning_rate = g.edit_learning_rate or g.learning_rate
+            weight_decay = g.edit_weight_decay
             trainer_cls = editgrpo.EditGRPOTrainer
             edit_kwargs = {"edit_embedder": scorer_embedder, "edit_level": level or g.edit_level,
                            "edit_tau": g.edit_tau if tau is None else tau,
@@ -956,6 +957,7 @@ def grpo(
             max_completion_length=g.max_completion_length,
             temperature=g.temperature,
             learning_rate=learning_rate,
+            weight_decay=weight_decay,
             lr_scheduler_type="constant",
             beta=g.beta,
             epsilon=g.epsilon,
@@ -999,6 +1001,9 @@ def grpo(
             "loss_type": loss_type,
             "scale_rewards": scale_rewards,
             "learning_rate": learning_rate,
+            # what the optimizer ran with (HF's Trainer exempts biases and norms from decay)
+            "weight_decay": max((pg["weight_decay"] for pg in trainer.optimizer.param_groups), default=0.0)
+            if trainer.optimizer is not None else weight_decay,
             "reward_weights": weights,
             "beta": g.beta,
             "num_generations": g.num_generations,

@@ -180,12 +180,16 @@ def test_reward_names_accept_edit_configurations_and_refuse_bad_ones():
         load_profile("smoke", {"grpo.edit_ops": -1})
     with pytest.raises(ConfigError, match="grpo.edit_learning_rate"):
         load_profile("smoke", {"grpo.edit_learning_rate": -1.0e-6})
+    with pytest.raises(ConfigError, match="grpo.edit_weight_decay"):
+        load_profile("smoke", {"grpo.edit_weight_decay": -0.01})
 
 
 def test_profiles_give_editgrpo_its_own_settings():
     assert load_profile("cpu").grpo.edit_ops == 1  # the released configuration
     assert load_profile("paper").grpo.edit_learning_rate == 1.0e-6  # EditGRPO's appendix, not SDR's 2e-5
     assert load_profile("cpu").grpo.edit_learning_rate == 0.0  # 0 = grpo.learning_rate
+    assert load_profile("paper").grpo.edit_weight_decay == 1.0e-2  # EditGRPO's appendix
+    assert load_profile("cpu").grpo.edit_weight_decay == 0.0
 
 
 def test_composite_clinical_reward_components():
@@ -385,11 +389,13 @@ def test_grpo_editgrpo_run_logs_edit_counts_and_dr_grpo(setup, monkeypatch):
     import sdrlib.embedding as embedding
 
     monkeypatch.setattr(embedding.SentenceEmbedder, "from_config", classmethod(lambda cls, c: FakeEmbedder()))
-    lr_cfg = load_profile("smoke", {**TINY, "grpo.edit_learning_rate": 1.0e-6})  # EditGRPO's own lr (paper profile)
+    lr_cfg = load_profile("smoke", {**TINY, "grpo.edit_learning_rate": 1.0e-6,  # EditGRPO's own lr (paper profile)
+                                    "grpo.edit_weight_decay": 1.0e-2})  # and its weight decay
     res = training.grpo(lr_cfg, "editgrpo_para", sft.final, recs, embedder=FakeEmbedder(), progress=False)
     info = json.loads((res.path / "run.json").read_text())
     assert info["loss_type"] == "dr_grpo" and info["scale_rewards"] == "none" and info["edit_level"] == "paragraph"
     assert info["learning_rate"] == 1.0e-6 != lr_cfg.grpo.learning_rate and info["edit_ops"] == 1
+    assert info["weight_decay"] == 1.0e-2  # what the optimizer's decayed parameter group ran with
     e = info["edits"]  # one edited copy per group of 4, one group per step: replaced sections or unchanged
     assert e["replace_section"] + e["unchanged"] >= info["steps"] and e["delete"] == e["add"] == 0
     curves = training.read_curves(res.path)
