@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""Hash what a run produced, to show that a behaviour-preserving change kept every value.
+
+Hashes, under an output root (``./run_all.sh --out ROOT``): every results table (``results/*.csv``,
+``results/*.md``; not ``*.meta.json``, which records commit, times and versions) and every final model
+file (``runs/**/final/*``: weights, tokenizer, config). A table whose only differences are run times
+would never match twice, so each CSV also gets a second hash with its timing columns dropped (names
+matching ``seconds``, ``time``, ``_s``, ``per_s``, ``speed``, ``wall``), and Markdown tables are compared through
+their CSV twins where one exists.
+
+Usage::
+
+    python scripts/hash_outputs.py ROOT > before.json              # write the hashes
+    python scripts/hash_outputs.py ROOT --compare before.json      # compare another run with them
+
+``--compare`` prints one line per file that differs, is missing or is new, and exits 1 when any
+value-bearing file differs (a table's timing-free hash or a model file), 0 otherwise.
+
+Left out: figures (PNG bytes depend on the matplotlib build and fonts) and executed notebooks (they
+carry times and paths); run keys (``run_key.json``) change by design when the code moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+TIMING = re.compile(r"(seconds|time|_s$|per_s|speed|wall)", re.IGNORECASE)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def csv_without_timing(data: bytes) -> bytes:
+    """The CSV ``data`` with every column whose header looks like a timing dropped (``TIMING``).
+
+    Example: ``b"name,seconds\\nchamfer,1.2\\n"`` -> ``b"name\\r\\nchamfer\\r\\n"``.
+    """
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    if not rows:
+        return data
+    keep = [i for i, h in enumerate(rows[0]) if not TIMING.search(h)]
+    out = io.StringIO()
+    w = csv.writer(out)
+    for r in rows:
+        w.writerow([r[i] for i in keep if i < len(r)])
+    return out.getvalue().encode("utf-8")
+
+
+def hash_outputs(root: Path) -> dict[str, dict[str, str]]:
+    """``{relative path: {"sha256": ..., ["values": ...]}}`` for the tables and final model files under ``root``."""
+    root = Path(root)
+    if not (root / "results").is_dir():
+        raise SystemExit(f"hash_outputs: {root} has no results/ folder (pass the root a run wrote, e.g. --out)")
+    files = sorted(p for p in (root / "results").iterdir()
+                   if p.is_file() and p.suffix in (".csv", ".md") and not p.name.endswith(".meta.json"))
+    files += sorted(p for p in (root / "runs").glob("**/final/*") if p.is_file()) if (root / "runs").is_dir() else []
+    out: dict[str, dict[str, str]] = {}
+    for p in files:
+        data = p.read_bytes()
+        entry = {"sha256": _sha(data)}
+        if p.suffix == ".csv":
+            entry["values"] = _sha(csv_without_timing(data))
+        out[p.relative_to(root).as_posix()] = entry
+    return out
+
+
+def compare(now: dict[str, dict[str, str]], before: dict[str, dict[str, str]]) -> tuple[list[str], bool]:
+    """Lines describing every difference, and whether any value-bearing file differs."""
+    lines, bad = [], False
+    for k in sorted(set(now) | set(before)):
+        a, b = before.get(k), now.get(k)
+        if a is None or b is None:
+            lines.append(f"{'new' if a is None else 'missing'}: {k}")
+            bad = True
+            continue
+        if a["sha256"] == b["sha256"]:
+            continue
+        if k.endswith(".md") and k[:-3] + ".csv" in now:
+            # a Markdown table is judged through its CSV twin (it may print a timing column too)
+            continue
+        if "values" in a and a["values"] == b.get("values"):
+            lines.append(f"timing only: {k}")
+            continue
+        lines.append(f"DIFFERS: {k}")
+        bad = True
+    return lines, bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root", type=Path, help="output root of a run (the --out of run_all.sh)")
+    ap.add_argument("--compare", type=Path, metavar="JSON", help="hashes written earlier by this script")
+    a = ap.parse_args(argv)
+    now = hash_outputs(a.root)
+    if a.compare is None:
+        json.dump(now, sys.stdout, indent=1, sort_keys=True)
+        print()
+        return 0
+    lines, bad = compare(now, json.loads(a.compare.read_text()))
+    for line in lines:
+        print(line)
+    n_model = sum(1 for k in now if "/final/" in k)
+    print(f"hash_outputs: {len(now)} files ({n_model} model files); "
+          f"{'values DIFFER' if bad else 'every value identical'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
