@@ -349,10 +349,10 @@ def build_template(findings: str, impression: str) -> str:
 def parse_template(text: str | bytes) -> Sections | None:
     """Extract (Findings, Impression) from a templated generation, or ``None`` if invalid.
 
-    Valid means exactly the paper's rule (sec. 3.2): ``<think>``, ``</think>``,
+    Valid means the paper's rule (SDR sec. 3.1: ``<think>``, ``</think>``,
     ``<answer>``, ``</answer>`` each occur exactly once, in this order, each pair
-    encloses visible content, and nothing visible lies outside the pairs (so the
-    sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
+    encloses non-empty content) and, stricter than the paper, nothing visible lies
+    outside the pairs (so the sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
     holding only white space or invisible characters (zero-width space, BOM, soft
     hyphen, direction marks, NBSP) is empty. Nested, repeated, reordered, unclosed and
     blank cases are all invalid. Non-text input is invalid, not an error.
