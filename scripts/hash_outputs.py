@@ -5,8 +5,8 @@ Hashes, under an output root (``./run_all.sh --out ROOT``): every results table 
 ``results/*.md``; not ``*.meta.json``, which records commit, times and versions) and every final model
 file (``runs/**/final/*``: weights, tokenizer, config). A table whose only differences are run times
 would never match twice, so each CSV also gets a second hash with its timing columns dropped (names
-matching ``seconds``, ``time``, ``_s``, ``per_s``, ``speed``, ``wall``), and Markdown tables are compared through
-their CSV twins where one exists.
+matching :data:`TIMING`: seconds, speeds, shares of time, the commit and start time), and Markdown tables are
+compared through their CSV twins (``headline.md``, assembled from the other tables, through them).
 
 Usage::
 
@@ -31,7 +31,12 @@ import re
 import sys
 from pathlib import Path
 
-TIMING = re.compile(r"(seconds|time|_s$|per_s|speed|wall)", re.IGNORECASE)
+#: column headers that hold run times or speeds ("seconds", "first s", "step_s_per_step", "ref_us", "speedup",
+#: "sweep_ref_h", "gflops_matmul", "reward_share", "first/warm", "wall-clock ratio ...")
+TIMING = re.compile(r"(seconds|time|speed|wall|share|gflops|/warm|\bs\b|_s$|_s_|_us$|_h$|_at$|commit|executed)",
+                    re.IGNORECASE)
+#: assembled from the tables compared one by one (headline.md prints the reward-time table too)
+ASSEMBLED = ("headline.md",)
 
 
 def _sha(data: bytes) -> str:
@@ -83,7 +88,7 @@ def compare(now: dict[str, dict[str, str]], before: dict[str, dict[str, str]]) -
             continue
         if a["sha256"] == b["sha256"]:
             continue
-        if k.endswith(".md") and k[:-3] + ".csv" in now:
+        if k.endswith(".md") and (k[:-3] + ".csv" in now or k.rsplit("/", 1)[-1] in ASSEMBLED):
             # a Markdown table is judged through its CSV twin (it may print a timing column too)
             continue
         if "values" in a and a["values"] == b.get("values"):
