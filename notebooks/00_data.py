@@ -34,7 +34,8 @@ from sdrlib.data import SPLITS, load_split, records_to_frame
 from sdrlib.data.stats import (pick_examples, pixel_probe, plot_examples, plot_findings_gallery,
                                plot_prevalence, plot_sentence_counts, prevalence_table, sentence_counts,
                                summary_table, language_table)
-from sdrlib.metrics.labeler import evaluate_labeler, label_report, parse_label_string
+from sdrlib.vocabulary import parse_label_string
+from sdrlib.clinical import evaluate_labeler, label_report
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.utils import set_seed
 
@@ -179,7 +180,7 @@ for name, t in tables.items():
 # Sentences the labeler gets wrong (hand-written set):
 
 # %%
-from sdrlib.metrics.labeler import apply_no_finding
+from sdrlib.vocabulary import apply_no_finding
 
 wrong = [(r.set, r.text, apply_no_finding(parse_label_string(r.labels)), label_report(r.text))
          for r in sentences.itertuples() if label_report(r.text) != apply_no_finding(parse_label_string(r.labels))]

@@ -28,8 +28,6 @@ Example::
 
 from __future__ import annotations
 
-from sdrlib.errors import SDRError
-
 import dataclasses
 import math
 import os
@@ -41,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from sdrlib.errors import SDRError
+from sdrlib.paths import output_root, repo_root
 
 __all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root", "profile_names"]
 
@@ -117,7 +118,7 @@ def _reward_name(name: str, where: str) -> None:
 
 def _pitfall_name(name: str, where: str) -> None:
     """Refuse a G-CARL pitfall that is not one of the 12 CheXpert pathologies."""
-    from sdrlib.metrics.labeler import PATHOLOGIES
+    from sdrlib.vocabulary import PATHOLOGIES
 
     if name not in PATHOLOGIES:
         raise ConfigError(f"{where} = {_r(name)}: not a CheXpert-14 pathology; allowed: one of {PATHOLOGIES}")
@@ -413,17 +414,6 @@ class Profile:
 
 
 # --------------------------------------------------------------------------- roots
-def repo_root() -> Path:
-    """The checkout holding ``configs/`` (the parent of the ``sdrlib`` package)."""
-    return Path(__file__).resolve().parent.parent
-
-
-def output_root() -> Path:
-    """Where outputs go: ``$SDR_ROOT`` if set (a leading ``~`` expanded), else the repository root."""
-    env = os.environ.get("SDR_ROOT")
-    return Path(os.path.expanduser(env)).resolve() if env else repo_root()
-
-
 def profile_names() -> list[str]:
     """Names of the profiles shipped in ``configs/``."""
     return sorted(p.stem for p in (repo_root() / "configs").glob("*.yaml"))

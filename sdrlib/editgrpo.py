@@ -22,7 +22,7 @@ against the reference Impression; ``ops`` rounds per section, each applying the 
 ``ops = 1`` by default, the released configuration; ``ops = None`` repeats until none applies (e), the
 ablation ``editgrpo_opsall``, whose edited half approaches a copy of the reference). A sentence's
 *entities* are the CheXpert-14 observations the offline labeler reads in it with their presence
-(``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's uncertain label), from :func:`sdrlib.distances.negation.sentence_presence`; sentences are compared by
+(``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's uncertain label), from :func:`sdrlib.clinical.sentence_presence`; sentences are compared by
 cosine similarity of our sentence embeddings (the RewardScorer's encoder).
 
 (a) a sentence with an entity whose presence conflicts with a reference sentence's is replaced by that
@@ -41,7 +41,7 @@ in them.
 
 **Substitutions** (the README repeats them). The paper extracts entities with RaTE-NER, with an
 entity embedding per mention and an entity-level similarity; here entities are the offline
-CheXpert-style labeler's observations per sentence (:mod:`sdrlib.metrics.labeler`) and similarity is
+CheXpert-style labeler's observations per sentence (:mod:`sdrlib.clinical.labeler`) and similarity is
 sentence-level (the set-distance encoder), so ``tau`` only decides (b) versus (c), while entity matching
 is by label. Paper composite reward ``RadGraph-F1 + CheXbert micro-F1-14 + RaTEScore`` (unweighted,
 no format reward, "no-thinking") becomes, on our template, ``lambda_fmt R_fmt + lambda_sem (F1_14 +
@@ -192,7 +192,7 @@ def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: n
     ``["Small right pneumothorax.", "No pleural effusion."]`` -> one of the two sentences replaced (a)
     (both with ``ops=2``).
     """
-    from sdrlib.distances.negation import sentence_presence
+    from sdrlib.clinical.presence import sentence_presence
 
     tau = check_tau(tau)
     ops = check_ops(ops)
@@ -252,7 +252,7 @@ def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: n
 
 def _needs_edit(generated: Sequence[str], reference: Sequence[str]) -> bool:
     """Whether any of rules (a), (b)/(c), (d) applies to a section (the paragraph-level trigger)."""
-    from sdrlib.distances.negation import sentence_presence
+    from sdrlib.clinical.presence import sentence_presence
 
     if not reference:
         return False
@@ -341,7 +341,7 @@ def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[st
     ``sem_neg`` (the negation-aware Chamfer similarity) needs the encoder and is computed by
     :class:`sdrlib.rewards.RewardScorer`.
     """
-    from sdrlib.metrics.labeler import label_report
+    from sdrlib.clinical import label_report
 
     f1, ent = [], []
     for gf, gi, rf, ri in zip(gen_findings, gen_impression, ref_findings, ref_impression):

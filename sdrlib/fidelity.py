@@ -25,7 +25,7 @@ stratum when both reports do**; mixed pairs count only in ``all``.
 
 Labels: the records' own ``labels`` when every record has them (``labels_source = "dataset"``),
 otherwise every record is labelled by the offline rule labeler on Findings + Impression
-(:func:`sdrlib.metrics.labeler.label_report`; ``labels_source`` says so). A correlation on fewer
+(:func:`sdrlib.clinical.labeler.label_report`; ``labels_source`` says so). A correlation on fewer
 than :data:`MIN_PAIRS` pairs, or where either side is constant, is NaN.
 
 Also here: :func:`identical_floor` (the value each setting gives two *identical* sets, by set size:
@@ -73,7 +73,7 @@ class FidelityResult:
     pairs : DataFrame
         One row per pair: ``i, j, stratum, jaccard, hamming`` and one distance column per setting.
     labels_source : str
-        ``"dataset"`` or ``"offline labeler (sdrlib.metrics.labeler.label_report on Findings + Impression)"``.
+        ``"dataset"`` or ``"offline labeler (sdrlib.clinical.labeler.label_report on Findings + Impression)"``.
     """
 
     table: pd.DataFrame
@@ -83,7 +83,7 @@ class FidelityResult:
 
 def _positive_matrix(labels: Sequence[Mapping[str, int]]) -> np.ndarray:
     from sdrlib.metrics.clinical import label_matrix, normalise_labels
-    from sdrlib.metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     return label_matrix(normalise_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
 
@@ -233,9 +233,9 @@ def fidelity_analysis(records: Sequence[Any], embedder: Any, names: Sequence[str
     FidelityResult
     """
     from sdrlib.distances import available_distances, get
-    from sdrlib.distances.negation import section_presence
+    from sdrlib.clinical.presence import section_presence
     from sdrlib.metrics.clinical import strata_from_labels
-    from sdrlib.metrics.labeler import label_report
+    from sdrlib.clinical import label_report
 
     if not (isinstance(ci, float) and 0 < ci < 1):
         raise FidelityError(f"ci must be a float in (0, 1), got {ci!r}")
@@ -252,7 +252,7 @@ def fidelity_analysis(records: Sequence[Any], embedder: Any, names: Sequence[str
         labels, source = [dict(r.labels) for r in records], "dataset"
     else:
         labels = [label_report(f"{f} {i}".strip()) for f, i in zip(findings, impression)]
-        source = "offline labeler (sdrlib.metrics.labeler.label_report on Findings + Impression)"
+        source = "offline labeler (sdrlib.clinical.labeler.label_report on Findings + Impression)"
     pairs = sample_pairs(len(records), n_pairs, seed)
     sets_f = embedder.encode_sections(findings)
     sets_i = embedder.encode_sections(impression)
@@ -300,7 +300,8 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
     """
     from sdrlib.distances import available_distances, get
     from sdrlib.distances.engine import paired_distances
-    from sdrlib.distances.negation import OBSERVATIONS, paired_distances_neg
+    from sdrlib.clinical.presence import OBSERVATIONS
+    from sdrlib.distances.negation import paired_distances_neg
 
     names = list(available_distances(include_extensions=True) if names is None else names)
     sizes = list(sizes)

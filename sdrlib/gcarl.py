@@ -9,11 +9,11 @@ patient-facing report interpretation to report generation, with offline componen
   some bank sentence (the training reports' sentences: statements radiologists write), **and
   relevant**: it does not contradict the reference's presence labels (an observation the claim reads
   positive that the reference report reads negative, or the reverse; labels from the offline labeler,
-  :func:`sdrlib.distances.negation.sentence_presence`, uncertain = no claim). Then
+  :func:`sdrlib.clinical.sentence_presence`, uncertain = no claim). Then
   ``P = mean z``, ``C = min(sum z / K, 1)`` with ``K`` the reference's claim count (its number of
   sentences), and ``R_fact = 2PC / (P + C)`` (0 when ``P + C = 0``), in [0, 1].
 - **R_check** (its eqs. 10-13). A weighted checklist is built from the reference's CheXpert-14
-  labels (:func:`sdrlib.metrics.labeler.label_report`), no clinician in the loop:
+  labels (:func:`sdrlib.clinical.labeler.label_report`), no clinician in the loop:
   *essential* (weight :data:`WEIGHTS` ``["essential"]`` = 4): every positive finding of the reference,
   and "No Finding" for a normal reference; satisfied when the generated report reads it positive.
   *important* (2): every pertinent negative of the reference; satisfied when the generated report
@@ -67,7 +67,7 @@ class GCARLError(SDRError, ValueError):
 
 def check_pitfalls(pitfalls: Sequence[str]) -> tuple[str, ...]:
     """``pitfalls`` as a tuple of CheXpert-14 pathology names; anything else raises :class:`GCARLError`."""
-    from sdrlib.metrics.labeler import PATHOLOGIES
+    from sdrlib.vocabulary import PATHOLOGIES
 
     if isinstance(pitfalls, str):
         raise GCARLError(f"pitfalls must be a list of CheXpert-14 findings, got one string {pitfalls!r}")
@@ -147,9 +147,9 @@ def check_reward(generated_labels: dict[str, int], checklist: Sequence[Checklist
 
 
 def report_presence(sentences: Sequence[str]) -> np.ndarray:
-    """Report-level presence vector (14,) int8 over :data:`sdrlib.distances.negation.OBSERVATIONS`:
+    """Report-level presence vector (14,) int8 over :data:`sdrlib.clinical.OBSERVATIONS`:
     +1 when some sentence reads the observation positive, else -1 when some sentence negates it, else 0."""
-    from sdrlib.distances.negation import OBSERVATIONS, sentence_presence
+    from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
 
     P = sentence_presence(list(sentences))
     if not len(P):
@@ -165,7 +165,7 @@ def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Seq
     ``claim_vecs`` (n, d), ``ref_vecs`` (m, d) and ``bank_vecs`` (b, d) are sentence embeddings
     (normalised here); rows of ``claim_vecs`` must match ``claims``.
     """
-    from sdrlib.distances.negation import sentence_presence
+    from sdrlib.clinical.presence import sentence_presence
 
     threshold = check_threshold(threshold)
     n = len(claims)

@@ -55,7 +55,7 @@ _VERSIONED = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-trans
 
 
 def _git_commit() -> str:
-    from .config import repo_root
+    from sdrlib.paths import repo_root
 
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root(),

@@ -339,13 +339,13 @@ def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_
 
     ``generations``: ``{(config, seed): [templated report per test study]}`` (as from :func:`generate_test`);
     ``test_records`` the same studies in the same order (their Findings are the ``reference`` row). Each
-    Findings section is labelled by the offline labeler (:func:`sdrlib.metrics.labeler.label_report`);
+    Findings section is labelled by the offline labeler (:func:`sdrlib.clinical.labeler.label_report`);
     positive = an observation other than "No Finding" read 1 (uncertain is not positive); a completion
     without a valid template counts as 0 positives. Returns one row per configuration (``reference``
     first): ``seeds``, ``positives per report`` and ``share with no positive finding``, means over seeds.
     Example: ``positive_findings_table({("sft", 0): [r]}, [rec])`` -> 2 rows (reference, sft).
     """
-    from sdrlib.metrics.labeler import label_report
+    from sdrlib.clinical import label_report
     from sdrlib.reports import parse_template
 
     def npos(text: str) -> int:

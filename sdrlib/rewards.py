@@ -99,6 +99,7 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib.clinical import section_presence
 from sdrlib.errors import SDRError
 from sdrlib.reports import ReportTextError, is_blank
 
@@ -600,7 +601,7 @@ class RewardScorer:
     def _gcarl(self, valid: list, findings: list[str], impression: list[str], n: int) -> dict[str, np.ndarray]:
         """G-CARL's R_fact and R_check (:mod:`sdrlib.gcarl`) with their parts, for the parsed completions."""
         from sdrlib import gcarl
-        from sdrlib.metrics.labeler import label_report
+        from sdrlib.clinical import label_report
         from sdrlib.reports import split_sentences
 
         out = {k: np.zeros(n) for k in ("fact", "check", "precision", "coverage", "v_pos", "v_neg")}
@@ -776,8 +777,8 @@ def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str,
     if texts is not None and distances.get(name).negation_aware:
         from sdrlib.distances import negation
 
-        return negation.paired_distances_neg(gen, negation.section_presence(texts[0]), ref,
-                                             negation.section_presence(texts[1]), name)
+        return negation.paired_distances_neg(gen, section_presence(texts[0]), ref,
+                                             section_presence(texts[1]), name)
 
     try:
         batched = distances.paired_distances

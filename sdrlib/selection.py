@@ -455,7 +455,7 @@ def candidate_presence(candidates: Sequence[Sequence[Any]], *, candidate_format:
     Needed only by negation-aware settings (:mod:`sdrlib.distances.negation`). An unparseable
     candidate or an empty section gives a ``(0, 14)`` array.
     """
-    from sdrlib.distances.negation import section_presence
+    from sdrlib.clinical.presence import section_presence
 
     _grid(candidates)
     parsed = [parse_candidate(c, candidate_format) for row in candidates for c in row]
@@ -465,7 +465,7 @@ def candidate_presence(candidates: Sequence[Sequence[Any]], *, candidate_format:
 def bank_presence_of(bank: Any, sections: Sequence[str] = ("findings", "impression")) -> dict[str, np.ndarray]:
     """Presence of a :class:`~sdrlib.embedding.ReportBank`'s sentences from its stored texts:
     ``{section: (S_section, 14) int8}``, rows as ``bank.matrix(section)``."""
-    from sdrlib.distances.negation import sentence_presence
+    from sdrlib.clinical.presence import sentence_presence
     from sdrlib.embedding import ReportBank
 
     if not isinstance(bank, ReportBank):

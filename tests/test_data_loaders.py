@@ -308,14 +308,14 @@ def test_mesh_labels_map_to_chexpert(problems, mesh, expected):
 
     labels, unmapped = mesh_labels(problems, mesh)
     assert labels == expected and unmapped == []
-    from sdrlib.metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     assert list(labels) == [o for o in CHEXPERT_14 if o in labels]  # CheXpert order
 
 
 def test_mesh_labels_blank_and_unmapped():
     from sdrlib.data.iuxray import MESH_NO_COUNTERPART, MESH_TO_CHEXPERT, mesh_labels
-    from sdrlib.metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     assert mesh_labels("", "") == (None, []) and mesh_labels(float("nan"), None) == (None, [])
     assert mesh_labels("Cardiomegaly;Alien Artifact", None) == ({"Cardiomegaly": 1}, ["alien artifact"])

@@ -16,7 +16,8 @@ from sdrlib.config import load_profile
 from sdrlib.data import Record, load_split, records_to_frame, stratum
 from sdrlib.data.synthcxr import (GENERATOR_VERSION, Finding, dataset_dir, generate_dataset, generate_study,
                                   read_manifest, render_image)
-from sdrlib.metrics.labeler import label_report, merge_labels
+from sdrlib.vocabulary import merge_labels
+from sdrlib.clinical import label_report
 
 
 def _hashes(folder: Path) -> dict[str, str]:

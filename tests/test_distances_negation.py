@@ -8,31 +8,32 @@ import numpy as np
 import pytest
 
 from sdrlib.distances import DistanceInputError, DistanceSpecError, get, make_spec, set_distance
+from sdrlib import clinical as C
 from sdrlib.distances import negation as N
 from sdrlib.distances.engine import paired_distances, pairwise_distances
 from sdrlib.distances.synthetic import random_sets
 
-EFF = N.OBSERVATIONS.index("Pleural Effusion")
-PTX = N.OBSERVATIONS.index("Pneumothorax")
+EFF = C.OBSERVATIONS.index("Pleural Effusion")
+PTX = C.OBSERVATIONS.index("Pneumothorax")
 NEG_SETTINGS = ["chamfer_neg", "hausdorff_neg", "hung_nn_neg", "hung_pen_0.1_neg", "ot_neg", "ot_raw_neg",
                 "sinkhorn_0.1_neg", "uot_1.0_neg", "partial_adaptive_neg", "partial_0.8_raw_neg", "chamfer_neg_0.5"]
 
 
 def test_presence_reads_polarity_and_ignores_uncertain_and_no_finding():
-    P = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
+    P = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
                              "There is no pneumothorax or effusion.", "The lungs are clear.", "  No   pleural effusion. "])
     assert P.dtype == np.int8 and P.shape == (6, 14)
     assert P[0, EFF] == -1 and P[1, EFF] == 1 and P[2, EFF] == 0       # uncertain -> 0
     assert P[3, EFF] == -1 and P[3, PTX] == -1
-    assert not P[:, N.OBSERVATIONS.index("No Finding")].any()
+    assert not P[:, C.OBSERVATIONS.index("No Finding")].any()
     np.testing.assert_array_equal(P[5], P[0])  # white space normalised: same cache entry
-    info = N.presence_cache_info()
-    N.sentence_presence(["No pleural effusion."])
-    assert N.presence_cache_info().hits > info.hits
+    info = C.presence_cache_info()
+    C.sentence_presence(["No pleural effusion."])
+    assert C.presence_cache_info().hits > info.hits
 
 
 def test_contradiction_matrix_is_polarity_disagreement_only():
-    P = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
+    P = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
                              "Large right pneumothorax."])
     X = N.contradiction_matrix(P, P)
     np.testing.assert_array_equal(X, [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
@@ -42,7 +43,7 @@ def test_contradiction_matrix_is_polarity_disagreement_only():
 def test_contradicted_finding_is_farther_than_a_paraphrase(small_encoder):
     texts = ["No pleural effusion.", "Small left pleural effusion.", "There is no effusion."]
     E = small_encoder.encode(texts, normalize_embeddings=True)
-    P = N.sentence_presence(texts)
+    P = C.sentence_presence(texts)
     for name in ("chamfer", "hung_nn", "ot_raw", "hausdorff"):  # not "ot": M~ of two singletons is 1
         plain_con = set_distance(E[:1], E[1:2], name)
         plain_par = set_distance(E[:1], E[2:3], name)
@@ -56,13 +57,13 @@ def test_contradicted_finding_is_farther_than_a_paraphrase(small_encoder):
 
 
 def test_contradicted_sentences_need_the_other_set_to_disagree_and_never_agree():
-    P = N.sentence_presence(["No pleural effusion.", "No pneumothorax.", "The heart is normal in size."])
-    Q = N.sentence_presence(["Small left pleural effusion.", "No pneumothorax."])
+    P = C.sentence_presence(["No pleural effusion.", "No pneumothorax.", "The heart is normal in size."])
+    Q = C.sentence_presence(["Small left pleural effusion.", "No pneumothorax."])
     r, s = N.contradicted_sentences(P, Q)
     np.testing.assert_array_equal(r, [1, 0, 0])
     np.testing.assert_array_equal(s, [1, 0])
     # a set that states both polarities (self-contradictory) is not contradicted by itself
-    R = N.sentence_presence(["No pleural effusion.", "Small left pleural effusion."])
+    R = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion."])
     r, s = N.contradicted_sentences(R, R)
     assert not r.any() and not s.any()
     r, s = N.contradicted_sentences(P[:1], R)  # R also says "no effusion": the negative sentence is supported
@@ -78,7 +79,7 @@ def test_one_contradicted_sentence_of_five_is_farther_than_a_paraphrased_report(
     par = ["Heart size is within normal limits.", "There is no effusion.", "There is no pneumothorax.",
            "Clear lungs.", "No acute bony abnormality."]
     E = {k: small_encoder.encode(v, normalize_embeddings=True) for k, v in (("ref", ref), ("con", con), ("par", par))}
-    P = {k: N.sentence_presence(v) for k, v in (("ref", ref), ("con", con), ("par", par))}
+    P = {k: C.sentence_presence(v) for k, v in (("ref", ref), ("con", con), ("par", par))}
     for name in ("chamfer_neg", "hung_nn_neg", "hausdorff_neg", "ot_raw_neg", "partial_adaptive_raw_neg"):
         d_con = N.set_distance_neg(E["ref"], E["con"], P["ref"], P["con"], name)
         d_par = N.set_distance_neg(E["ref"], E["par"], P["ref"], P["par"], name)

@@ -7,7 +7,7 @@ import pytest
 
 from sdrlib import gcarl
 from sdrlib.config import ConfigError, load_profile
-from sdrlib.metrics.labeler import label_report
+from sdrlib.clinical import label_report
 from sdrlib.reports import build_template
 from sdrlib.rewards import RewardError, RewardScorer, trl_reward_functions
 from training_helpers import FakeEmbedder

@@ -1,4 +1,4 @@
-"""Tests of the offline CheXpert-14 labeler (sdrlib.metrics.labeler).
+"""Tests of the offline CheXpert-14 labeler (sdrlib.clinical.labeler).
 
 The hand-written sentence set ``fixtures/labeler_sentences.csv`` has two parts:
 ``dev`` (162 sentences written alongside the rules) and ``heldout`` (77 sentences
@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from sdrlib.metrics.labeler import (CHEXPERT_14, PATHOLOGIES, apply_no_finding, evaluate_labeler,
-                                    format_label_string, label_report, label_reports, merge_labels,
-                                    parse_label_string)
+from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES, apply_no_finding, format_label_string, merge_labels, parse_label_string
+
+from sdrlib.clinical import evaluate_labeler, label_report, label_reports
 
 FIXTURE = Path(__file__).parent / "fixtures" / "labeler_sentences.csv"
 
@@ -234,7 +234,7 @@ def test_structured_reports_mixed_uncertain_and_headers(text, expected):
 
 def test_sentence_presence_agrees_with_report_labels_on_structured_text():
     """Per-sentence presence (negation-aware distances, EditGRPO, selection) reads what the report labels say."""
-    from sdrlib.distances.negation import OBSERVATIONS, sentence_presence
+    from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
     from sdrlib.reports import split_sentences
 
     texts, _, cats = _sentences("dev")

@@ -19,7 +19,7 @@ import pytest
 from sdrlib.metrics.base import mean_result
 from sdrlib.metrics.clinical import (FIVE, clinical_results, f1_counts, label_matrix, per_sample_f1,
                                      strata_from_labels)
-from sdrlib.metrics.labeler import CHEXPERT_14
+from sdrlib.vocabulary import CHEXPERT_14
 from sdrlib.metrics.nlg import nlg_results
 from sdrlib.metrics.significance import bootstrap_weights, paired_bootstrap
 

@@ -434,7 +434,7 @@ def test_score_candidates_labels_texts_for_negation_aware_settings(small_encoder
     yes = "<think> There is a small left pleural effusion. </think> <answer> Small left effusion. </answer>"
     no = "<think> There is no left pleural effusion. </think> <answer> No effusion. </answer>"
     pres = sel.candidate_presence([[yes, no]])
-    from sdrlib.distances.negation import OBSERVATIONS
+    from sdrlib.clinical.presence import OBSERVATIONS
 
     eff = OBSERVATIONS.index("Pleural Effusion")
     assert pres["findings"][0][0, eff] == 1 and pres["findings"][1][0, eff] == -1

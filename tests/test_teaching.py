@@ -55,7 +55,7 @@ def check_strata_rule(stratum: Callable[[dict], str]) -> None:
     import pandas as pd
 
     from sdrlib.data import stratum as ref
-    from sdrlib.metrics.labeler import label_report
+    from sdrlib.clinical import label_report
 
     cases = [{}, {"No Finding": 1}, {"Support Devices": 1}, {"Support Devices": 1, "Edema": 1},
              {"Edema": 1, "Cardiomegaly": -1}, {"Edema": 0, "Pneumothorax": 0}, {"Lung Opacity": -1},

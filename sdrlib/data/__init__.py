@@ -131,10 +131,10 @@ def stratum(labels: Mapping[str, int] | None) -> str:
     and Support Devices) is positive or uncertain, ``"single"`` for exactly one, ``"multi"``
     for two or more. Example: ``stratum({"Edema": 1, "Cardiomegaly": -1})`` -> ``"multi"``.
     """
-    from ..metrics.labeler import PATHOLOGIES
+    from sdrlib.vocabulary import PATHOLOGIES
 
     if labels is None:
-        raise ValueError("stratum needs labels; label the reference report first (sdrlib.metrics.labeler)")
+        raise ValueError("stratum needs labels; label the reference report first (sdrlib.clinical.labeler)")
     n = sum(1 for p in PATHOLOGIES if labels.get(p) in (1, -1))
     return STRATA[min(n, 2)]
 
@@ -166,7 +166,7 @@ def _load_synthetic(cfg: Any, split: str) -> tuple[list[Record], LoadReport]:
 
 
 def _real_root(cfg: Any) -> Path:
-    from ..config import output_root
+    from sdrlib.paths import output_root
 
     root = str(cfg.data.root or "").strip()
     if not root:
@@ -237,7 +237,7 @@ def records_to_frame(records: list[Record]):
     """
     import pandas as pd
 
-    from ..metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     rows = []
     for r in records:

@@ -30,7 +30,7 @@ first ``/`` qualifier) is mapped to the 14 CheXpert observations by :data:`MESH_
 is not blank (else ``labels`` stays None). Conventions: a mapped heading is positive (1); IU gives
 no negatives or uncertain labels, so an observation that is not listed is *not mentioned* (absent
 from the dict), as in CheXpert; "No Finding" follows the CheXpert rule of
-:func:`sdrlib.metrics.labeler.apply_no_finding` (1 when none of the 12 pathologies is positive), so
+:func:`sdrlib.vocabulary.apply_no_finding` (1 when none of the 12 pathologies is positive), so
 ``normal`` and studies with only unmapped headings (spine, aorta, ...) get ``{"No Finding": 1}``.
 Decisions: granulomas (``Calcified Granuloma``, ``Granulomatous Disease``) are **not** Lung Lesion
 (benign calcified granulomas are the commonest IU heading of otherwise normal studies, and neither
@@ -128,7 +128,7 @@ def mesh_labels(problems: object, mesh: object = None) -> "tuple[dict[str, int] 
     "Thickening" only when pleural. Example:
     ``mesh_labels("Cardiomegaly;Pulmonary Atelectasis") -> ({"Cardiomegaly": 1, "Atelectasis": 1}, [])``.
     """
-    from sdrlib.metrics.labeler import _ordered, apply_no_finding
+    from sdrlib.vocabulary import apply_no_finding, ordered_labels
 
     mesh_items = _items(mesh)
     items = _items(problems) or mesh_items
@@ -152,7 +152,7 @@ def mesh_labels(problems: object, mesh: object = None) -> "tuple[dict[str, int] 
             continue
         if obs != "No Finding":
             out[obs] = 1
-    return _ordered(apply_no_finding(out)), unmapped
+    return ordered_labels(apply_no_finding(out)), unmapped
 
 _REPORT_COLS = ("uid", "findings", "impression")
 _HINT = ("download IU-Xray (OpenI; e.g. the Kaggle 'chest-xrays-indiana-university' packaging) and point "

@@ -55,7 +55,7 @@ def _study_dir(base: Path, subject_id: str, study_id: str) -> Path:
 
 
 def _read_chexpert(path: Path | None, rep: LoadReport) -> dict[str, dict[str, int]]:
-    from ..metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     if path is None:
         return {}

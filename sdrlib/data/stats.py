@@ -140,7 +140,7 @@ def prevalence_table(splits: Mapping[str, Sequence[Record]]):
     """
     import pandas as pd
 
-    from ..metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     cols = {}
     for name, recs in splits.items():
@@ -302,7 +302,7 @@ def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: S
     from sklearn.linear_model import RidgeClassifier
     from sklearn.metrics import roc_auc_score
 
-    from ..metrics.labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     def feats(recs):
         out = []

@@ -59,7 +59,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..metrics.labeler import CHEXPERT_14, merge_labels
+from sdrlib.vocabulary import CHEXPERT_14, merge_labels
 
 __all__ = [
     "GENERATOR_VERSION",

@@ -16,7 +16,7 @@ sentence escape to another, uncontradicted neighbour: in a 5-sentence report, "N
 
 **Presence and contradiction.** Each sentence gets a presence vector over the 14 CheXpert
 observations (:data:`OBSERVATIONS`), int8: ``+1`` the offline labeler
-(:func:`sdrlib.metrics.labeler.label_report`, run on the sentence alone) reads the observation
+(:func:`sdrlib.clinical.label_report`, run on the sentence alone) reads the observation
 positive, ``-1`` negative, ``0`` not mentioned **or uncertain** ("possible effusion" contradicts
 neither "effusion" nor "no effusion": a hedge is a partial agreement, which the cosine cost
 already prices). "No Finding" is always 0 (the labeler derives it, it is never read negative, and a
@@ -65,67 +65,10 @@ import numpy as np
 from sdrlib.distances.costs import as_pair, check_range, cosine_cost
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError
 from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
+from sdrlib.clinical.presence import OBSERVATIONS, section_presence, sentence_presence
 
-#: observation order of the presence columns (the labeler's CHEXPERT_14)
-OBSERVATIONS: tuple[str, ...] = (
-    "No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity", "Lung Lesion", "Edema",
-    "Consolidation", "Pneumonia", "Atelectasis", "Pneumothorax", "Pleural Effusion", "Pleural Other",
-    "Fracture", "Support Devices",
-)
-#: sentences whose presence vectors are kept in memory
-PRESENCE_CACHE_SIZE = 1 << 17
-
-__all__ = ["OBSERVATIONS", "sentence_presence", "section_presence", "contradiction_matrix", "contradicted_sentences",
-           "negation_cost",
-           "set_distance_neg", "paired_distances_neg", "pairwise_distances_neg", "text_distances",
-           "presence_cache_info"]
-
-
-def _norm_sentence(s: str) -> str:
-    return " ".join(s.split())
-
-
-@lru_cache(maxsize=PRESENCE_CACHE_SIZE)
-def _presence_cached(sentence: str) -> bytes:
-    from sdrlib.metrics.labeler import label_report
-
-    v = np.zeros(len(OBSERVATIONS), np.int8)
-    for obs, val in label_report(sentence).items():
-        if obs == "No Finding":
-            continue
-        v[OBSERVATIONS.index(obs)] = 1 if val == 1 else (-1 if val == 0 else 0)
-    return v.tobytes()
-
-
-def presence_cache_info():
-    """``functools`` cache statistics of the per-sentence presence cache (hits, misses, size)."""
-    return _presence_cached.cache_info()
-
-
-def sentence_presence(sentences: Sequence[str]) -> np.ndarray:
-    """Presence vectors of single sentences: an (n, 14) int8 array (+1 / -1 / 0, module doc).
-
-    Raises :class:`DistanceInputError` for a non-str item. Example:
-    ``sentence_presence(["No pneumothorax."])[0][OBSERVATIONS.index("Pneumothorax")] -> -1``.
-    """
-    if isinstance(sentences, str):
-        raise DistanceInputError("sentence_presence expects a sequence of sentences, got one str")
-    rows = []
-    for i, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise DistanceInputError(f"sentence {i} is {type(s).__name__}, expected str")
-        rows.append(np.frombuffer(_presence_cached(_norm_sentence(s)), np.int8))
-    return np.array(rows, np.int8).reshape(len(rows), len(OBSERVATIONS))
-
-
-def section_presence(texts: Sequence[str]) -> list[np.ndarray]:
-    """Per section text, the presence array of its sentences, shape (n_t, 14), rows in the order of
-    :func:`sdrlib.reports.split_sentences` (the rows of ``SentenceEmbedder.encode_sections``)."""
-    from sdrlib.reports import split_sentences
-
-    if isinstance(texts, str):
-        raise DistanceInputError("section_presence expects a sequence of section texts, got one str")
-    return [sentence_presence(split_sentences(t)) for t in texts]
+__all__ = ["contradiction_matrix", "contradicted_sentences", "negation_cost",
+           "set_distance_neg", "paired_distances_neg", "pairwise_distances_neg", "text_distances"]
 
 
 def _check_presence(P: object, n: int, name: str) -> np.ndarray:

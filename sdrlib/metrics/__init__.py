@@ -10,7 +10,7 @@ Importing this package is cheap: names below are loaded on first use, so
 - :mod:`sdrlib.metrics.nlg` (BLEU, ROUGE, METEOR, chrF++, BERTScore, COMET via
   `evaluate` modules shipped in ``evaluate_modules/``),
   :mod:`sdrlib.metrics.clinical` (CheXbert-style F1, strata),
-  :mod:`sdrlib.metrics.labeler` (offline CheXpert-14 labeler),
+  :mod:`sdrlib.clinical.labeler` (offline CheXpert-14 labeler),
   :mod:`sdrlib.metrics.wordnet`, :mod:`sdrlib.metrics.backends`;
 - :mod:`sdrlib.metrics.paper_names`: the one map from the paper's metric names (RG-E, RG-ER,
   RadGraph F1, CXB-14, BERTScore F1, ...) to suite metric names, used by every table.

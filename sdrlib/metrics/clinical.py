@@ -2,7 +2,7 @@
 
 Labels come from a *backend* applied to the generated and the reference text
 of the same section: the official CheXbert scorer (``f1chexbert``) when its
-weights are local, else the offline rule labeler :mod:`sdrlib.metrics.labeler`.
+weights are local, else the offline rule labeler :mod:`sdrlib.clinical.labeler`.
 Both give CheXpert values per observation: 1 positive, 0 negative, -1
 uncertain, absent = not mentioned.
 
@@ -50,7 +50,7 @@ STRATA = ("no_finding", "single", "multi")
 
 
 def _chexpert_14() -> list[str]:
-    from .labeler import CHEXPERT_14
+    from sdrlib.vocabulary import CHEXPERT_14
 
     return list(CHEXPERT_14)
 
@@ -317,6 +317,6 @@ def get_labeler(backend: str = "auto") -> tuple[str, Callable[[Sequence[str]], l
         return "chexbert", _chexbert_labeler(), f"f1chexbert=={package_version('f1chexbert')}"
     if backend == "chexbert":
         raise BackendUnavailable(why_unavailable("chexbert"))
-    from .labeler import label_reports
+    from sdrlib.clinical import label_reports
 
-    return "labeler", label_reports, "sdrlib.metrics.labeler (rule-based, offline)"
+    return "labeler", label_reports, "sdrlib.clinical.labeler (rule-based, offline)"

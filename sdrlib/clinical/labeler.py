@@ -65,38 +65,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-__all__ = [
-    "CHEXPERT_14",
-    "PATHOLOGIES",
-    "label_report",
-    "label_reports",
-    "apply_no_finding",
-    "merge_labels",
-    "evaluate_labeler",
-    "parse_label_string",
-    "format_label_string",
-]
+from sdrlib.vocabulary import (CHEXPERT_14, PATHOLOGIES, apply_no_finding, check_labels, combine_status,
+                               ordered_labels)
 
-CHEXPERT_14: list[str] = [
-    "No Finding",
-    "Enlarged Cardiomediastinum",
-    "Cardiomegaly",
-    "Lung Opacity",
-    "Lung Lesion",
-    "Edema",
-    "Consolidation",
-    "Pneumonia",
-    "Atelectasis",
-    "Pneumothorax",
-    "Pleural Effusion",
-    "Pleural Other",
-    "Fracture",
-    "Support Devices",
-]
-"""The 14 CheXpert observations in the order of the CheXpert / MIMIC-CXR label files."""
-
-PATHOLOGIES: list[str] = [o for o in CHEXPERT_14 if o not in ("No Finding", "Support Devices")]
-"""The 12 observations that decide "No Finding" (CheXpert excludes Support Devices)."""
+__all__ = ["label_report", "label_reports", "evaluate_labeler"]
 
 # --------------------------------------------------------------------------- phrase lists
 # Direct mentions: any match is a mention of the observation.
@@ -457,14 +429,6 @@ def _structure(sent: str, trig: list[_Span]) -> list[_Pair]:
     return pairs
 
 
-def _combine(a: int | None, b: int) -> int:
-    """CheXpert aggregation over mentions: positive > uncertain > negative."""
-    if a is None:
-        return b
-    rank = {1: 2, -1: 1, 0: 0}
-    return a if rank[a] >= rank[b] else b
-
-
 def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
     chars = list(text)
     for s, e in spans:
@@ -506,11 +470,11 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                 continue  # "Pneumothorax: no pneumothorax is seen." the value's own mention decides
             else:
                 status = _status(low, m.start(), m.end(), triggers_at(m.start()))
-            out[obs] = _combine(out.get(obs), status)
+            out[obs] = combine_status(out.get(obs), status)
 
     for obs, rx in _DIRECT_NEG_RE.items():
         if rx.search(low):
-            out[obs] = _combine(out.get(obs), 0)
+            out[obs] = combine_status(out.get(obs), 0)
 
     # Attribute anchors ("heart size is normal"): nearest qualifier in the same clause decides.
     offset = 0
@@ -541,38 +505,7 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                     status = -1
                 else:
                     status = _status(low, cstart + q[0], cstart + q[1], triggers_at(cstart + q[0]))
-                out[obs] = _combine(out.get(obs), status)
-
-
-def apply_no_finding(labels: Mapping[str, int]) -> dict[str, int]:
-    """Return a copy of ``labels`` with "No Finding" set by the CheXpert convention.
-
-    "No Finding" is 1 when no pathology (``PATHOLOGIES``) is 1 or -1, else absent.
-    Example: ``apply_no_finding({"Pneumothorax": 0})`` -> ``{"Pneumothorax": 0, "No Finding": 1}``.
-    """
-    out = {k: v for k, v in labels.items() if k != "No Finding"}
-    if not any(out.get(p) in (1, -1) for p in PATHOLOGIES):
-        out["No Finding"] = 1
-    return out
-
-
-def merge_labels(*label_dicts: Mapping[str, int]) -> dict[str, int]:
-    """Aggregate several label dicts (e.g. Findings and Impression) the CheXpert way.
-
-    Positive beats uncertain beats negative; "No Finding" is recomputed.
-    Example: ``merge_labels({"Edema": 0}, {"Edema": -1})`` -> ``{"Edema": -1}``.
-    """
-    out: dict[str, int] = {}
-    for d in label_dicts:
-        for k, v in d.items():
-            if k == "No Finding":
-                continue
-            out[k] = _combine(out.get(k), int(v))
-    return _ordered(apply_no_finding(out))
-
-
-def _ordered(labels: Mapping[str, int]) -> dict[str, int]:
-    return {k: labels[k] for k in CHEXPERT_14 if k in labels}
+                out[obs] = combine_status(out.get(obs), status)
 
 
 @lru_cache(maxsize=65536)
@@ -580,7 +513,7 @@ def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
     for sent in _sentences(_normalize(text)):
         _label_sentence(sent, out)
-    return tuple(_ordered(apply_no_finding(out)).items())
+    return tuple(ordered_labels(apply_no_finding(out)).items())
 
 
 def label_report(text: str) -> dict[str, int]:
@@ -613,41 +546,6 @@ def label_report(text: str) -> dict[str, int]:
 def label_reports(texts: Sequence[str]) -> list[dict[str, int]]:
     """``label_report`` over a list. Example: ``label_reports(["No edema."])`` -> ``[{...}]``."""
     return [label_report(t) for t in texts]
-
-
-# --------------------------------------------------------------------------- label strings
-def format_label_string(labels: Mapping[str, int]) -> str:
-    """``{"Edema": 1, "Pneumonia": -1}`` -> ``"Edema:1;Pneumonia:-1"`` (CHEXPERT_14 order)."""
-    _check_labels(labels, "labels")
-    return ";".join(f"{k}:{labels[k]}" for k in CHEXPERT_14 if k in labels)
-
-
-def parse_label_string(s: str) -> dict[str, int]:
-    """Inverse of :func:`format_label_string`; empty string -> ``{}``.
-
-    Raises ValueError naming the bad item on unknown observations or values.
-    """
-    out: dict[str, int] = {}
-    s = (s or "").strip()
-    if not s:
-        return out
-    for item in s.split(";"):
-        item = item.strip()
-        if not item:
-            continue
-        name, sep, val = item.rpartition(":")
-        if not sep or name.strip() not in CHEXPERT_14 or val.strip() not in ("1", "0", "-1"):
-            raise ValueError(f"bad label item {item!r} in {s!r}; expected '<CheXpert name>:<1|0|-1>'")
-        out[name.strip()] = int(val)
-    return out
-
-
-def _check_labels(labels: Mapping[str, int], where: str) -> None:
-    for k, v in labels.items():
-        if k not in CHEXPERT_14:
-            raise ValueError(f"{where}: unknown observation {k!r}; expected one of CHEXPERT_14")
-        if v not in (1, 0, -1):
-            raise ValueError(f"{where}: {k!r} has value {v!r}; expected 1, 0 or -1")
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -684,7 +582,7 @@ def evaluate_labeler(texts: Sequence[str], gold: Sequence[Mapping[str, int]],
     if len(texts) != len(gold):
         raise ValueError(f"evaluate_labeler: {len(texts)} texts but {len(gold)} gold label dicts")
     for i, g in enumerate(gold):
-        _check_labels(g, f"gold[{i}]")
+        check_labels(g, f"gold[{i}]")
     preds = list(predictions) if predictions is not None else label_reports(list(texts))
     if len(preds) != len(texts):
         raise ValueError(f"evaluate_labeler: {len(preds)} predictions for {len(texts)} texts")

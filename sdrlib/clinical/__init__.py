@@ -1,0 +1,17 @@
+"""The clinical layer: the offline CheXpert-14 labeler and per-sentence finding presence.
+
+Below :mod:`sdrlib.distances` (negation-aware settings take presence arrays from here, never
+text), :mod:`sdrlib.metrics` (clinical F1, strata) and :mod:`sdrlib.rewards` (G-CARL, EditGRPO).
+The vocabulary (observation names, label algebra) is :mod:`sdrlib.vocabulary`.
+
+- :mod:`.labeler`: :func:`label_report`, :func:`label_reports`, :func:`evaluate_labeler`;
+- :mod:`.presence`: :func:`sentence_presence`, :func:`section_presence` (+1 / -1 / 0 per sentence
+  and observation, cached per sentence).
+"""
+
+from sdrlib.clinical.labeler import evaluate_labeler, label_report, label_reports
+from sdrlib.clinical.presence import (OBSERVATIONS, PRESENCE_CACHE_SIZE, PresenceInputError, presence_cache_info,
+                                      section_presence, sentence_presence)
+
+__all__ = ["label_report", "label_reports", "evaluate_labeler", "OBSERVATIONS", "PRESENCE_CACHE_SIZE",
+           "PresenceInputError", "sentence_presence", "section_presence", "presence_cache_info"]
