@@ -53,6 +53,12 @@ What it does not trust:
 What it leaves out: no fine-tuning of the encoder, no approximate nearest
 neighbour index (the distance engine works on the packed matrices directly).
 
+Layout: :mod:`~sdrlib.embedding.encoders` (resolution, identity, install),
+:mod:`~sdrlib.embedding.cache` (the SQLite sentence cache), :mod:`~sdrlib.embedding.embedder`
+(:class:`SentenceEmbedder`), :mod:`~sdrlib.embedding.bank` (:class:`ReportBank`),
+:mod:`~sdrlib.embedding.errors`, and the command line in ``__main__``
+(``python -m sdrlib.embedding install | where [NAME]``); this package re-exports their public names.
+
 Example::
 
     emb = SentenceEmbedder("all-MiniLM-L6-v2", cache_dir=".cache/sdr")
