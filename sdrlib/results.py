@@ -48,7 +48,10 @@ _VERSIONED = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-trans
 
 
 class PlotError(SDRError, ValueError):
-    """A figure helper got inputs it cannot draw (mismatched lengths, missing columns, a file for a folder)."""
+    """A figure helper got inputs it cannot draw (mismatched lengths, missing columns, a file for a folder).
+
+    Raised by :func:`figure_index` here and by the figure helpers of :mod:`sdrlib.plots` (which re-exports it).
+    """
 
 
 def git_commit(*, mark_dirty: bool = False, timeout: float = 5) -> str:
