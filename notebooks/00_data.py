@@ -36,7 +36,8 @@ from sdrlib.data.stats import (pick_examples, pixel_probe, plot_examples, plot_f
                                summary_table, language_table)
 from sdrlib.vocabulary import parse_label_string
 from sdrlib.clinical import evaluate_labeler, label_report
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import style
+from sdrlib.results import save_fig, save_table
 from sdrlib.utils import set_seed
 
 cfg = load_profile(profile)

@@ -34,7 +34,8 @@ from sdrlib import selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.plots import plot_report_embedding, save_fig, save_table, style
+from sdrlib.plots import plot_report_embedding, style
+from sdrlib.results import save_fig, save_table
 
 # Progress bars are plain text (tqdm's console bar): readable in JupyterLab and in papermill's logs alike. Without
 # ipywidgets, tqdm.auto says so once ("IProgress not found") and falls back to exactly that bar; silence the notice.

@@ -38,7 +38,8 @@ from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.generation import load_images
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import style
+from sdrlib.results import save_fig, save_table
 from sdrlib.training import load_policy, run_dir
 from sdrlib.utils import set_seed
 

@@ -16,7 +16,7 @@
 # # 07 · Figures and headline tables
 # Every paper figure and headline table this run produced, in the paper's order, and `results/figure_index.md`:
 # each file, the notebook that writes it and the paper figure or table it reproduces. The map itself lives in
-# `sdrlib.plots.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
+# `sdrlib.results.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
 # on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
 # notebooks in the house style of `sdrlib.plots.style` (fixed dpi, fonts of at least 9 pt, the colour-blind-safe
 # Okabe-Ito palette).
@@ -30,7 +30,8 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from sdrlib.config import load_profile
-from sdrlib.plots import figure_index, missing_summary, plot_gallery, save_fig, save_table, style
+from sdrlib.plots import plot_gallery, style
+from sdrlib.results import figure_index, missing_summary, save_fig, save_table
 
 cfg = load_profile(profile)
 print(cfg.name, "results:", cfg.results_dir, "figures:", cfg.figures_dir)

@@ -257,7 +257,6 @@ class ParsedAnswer(Sections):
 
 
 _FENCE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
-_LOOSE_TEMPLATE = re.compile(r"<think>(.*?)</think>.*?<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _SECTION = r"(findings?|impressions?|conclusions?)"
 _MD = r"(?:\*\*|__|\*|_)?"
 # A Markdown header line: "### Findings", "**Findings:**", "__Impression__:", "*Findings*".
@@ -273,8 +272,8 @@ def parse_api_answer(text: str | bytes) -> ParsedAnswer:
     """Findings and Impression of one API answer, however it is laid out.
 
     Tried in order: code fences removed; the strict template (:func:`parse_template`);
-    the template with other text around it (first ``<think>...</think>`` followed by an
-    ``<answer>...</answer>``); ``FINDINGS:`` / ``IMPRESSION:`` headers
+    the template with other text around it (``parse_template(mode="loose")``: first
+    ``<think>...</think>`` followed by an ``<answer>...</answer>``); ``FINDINGS:`` / ``IMPRESSION:`` headers
     (:func:`split_report`); Markdown headers (``**Findings:**``, ``### Impression``)
     rewritten as such headers; list bullets are dropped. Nothing found: ``form="raw"``
     with the whole normalised text as Findings (malformed, kept). ``None`` / non-text
@@ -290,9 +289,9 @@ def parse_api_answer(text: str | bytes) -> ParsedAnswer:
     strict = parse_template(body)
     if strict is not None:
         return ParsedAnswer(strict.findings, strict.impression, "template")
-    m = _LOOSE_TEMPLATE.search(body)
-    if m and not is_blank(m.group(1)) and not is_blank(m.group(2)):
-        return ParsedAnswer(normalize_text(m.group(1)), normalize_text(m.group(2)), "template_loose")
+    loose = parse_template(body, mode="loose")
+    if loose is not None:
+        return ParsedAnswer(loose.findings, loose.impression, "template_loose")
     form = "headers"
     if _MD_HEADER.search(body):
         form = "markdown"

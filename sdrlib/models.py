@@ -28,14 +28,14 @@ what the chat template renders (one ``<|image_pad|>`` run per image part).
 
 from __future__ import annotations
 
-from sdrlib.errors import SDRError
-
 import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from sdrlib.errors import SDRError
 
 __all__ = [
     "SPECIAL_TOKENS",

@@ -85,14 +85,18 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib.distances import get
+from sdrlib.distances.engine import pack_sets
 from sdrlib.errors import SDRError
+from sdrlib.generation import PROMPT, prompt_messages
+from sdrlib.reports import parse_template_partial, split_report, split_sentences
+from sdrlib.selection import AGGREGATIONS, DEFAULT_KNN_K, bank_distances, check_encoder
 
 __all__ = [
     "PruningError", "PruneParams", "PruneResult", "StandardResult", "BankScorer", "complete_sentences",
     "proxy_pieces", "partial_totals", "prune_live", "generate_standard", "replay_prune", "tokens_saved_pct",
 ]
 
-_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
 _TERMINAL = ".!?"
 _CLOSERS = ("</think>", "<answer>", "</answer>")
 
@@ -135,34 +139,6 @@ class PruneParams:
 
 
 # --------------------------------------------------------------------------- sentences of a partial text
-def _strip_tags(s: str) -> str:
-    for t in _TAGS:
-        s = s.replace(t, " ")
-    return s
-
-
-def _template_sections(text: str) -> tuple[str, str, str | None]:
-    """Lenient parse of a (partial) templated text: ``(findings, impression, open_section)``.
-
-    Findings run from ``<think>`` (or the start, when the tag is missing) to ``</think>`` or ``<answer>``;
-    Impression from ``<answer>`` to ``</answer>``; ``open_section`` is the section the text ends in (None when
-    the last one present is closed). Text after ``</answer>`` is ignored.
-    """
-    f0 = text.find("<think>")
-    f0 = 0 if f0 < 0 else f0 + len("<think>")
-    ends = [i for i in (text.find("</think>", f0), text.find("<answer>", f0)) if i >= 0]
-    f1 = min(ends) if ends else len(text)
-    findings, open_sec = text[f0:f1], ("findings" if not ends else None)
-    impression = ""
-    a0 = text.find("<answer>", f1)
-    if a0 >= 0:
-        a0 += len("<answer>")
-        a1 = text.find("</answer>", a0)
-        impression = text[a0:a1 if a1 >= 0 else len(text)]
-        open_sec = "impression" if a1 < 0 else None
-    return _strip_tags(findings), _strip_tags(impression), open_sec
-
-
 def _ends_sentence(s: str) -> bool:
     s = s.rstrip()
     if not s or s[-1] not in _TERMINAL:
@@ -177,12 +153,10 @@ def complete_sentences(text: str, *, final: bool = False, candidate_format: str 
     section the text ends in counts only when it ends in ``.``/``!``/``?`` (not ``<digit>.``).
     Example: ``complete_sentences("<think> Heart normal. Lungs") -> [("findings", "Heart normal.")]``.
     """
-    from sdrlib.reports import split_report, split_sentences
-
     if not isinstance(text, str):
         raise PruningError(f"candidate text must be a str, got {type(text).__name__}")
     if candidate_format == "template":
-        findings, impression, open_sec = _template_sections(text)
+        findings, impression, open_sec = parse_template_partial(text)
     elif candidate_format == "report":
         s = split_report(text)
         findings, impression = s.findings, s.impression
@@ -280,20 +254,15 @@ class BankScorer:
     def __init__(self, bank: Any, embedder: Any, distance: str = "chamfer", aggregation: str = "avg", *,
                  knn_k: int | None = None, device: str = "cpu", sections: Sequence[str] = ("findings", "impression"),
                  _packed: dict | None = None) -> None:
-        from sdrlib import selection as sel
-        from sdrlib.distances import get
-
         if _packed is None:
-            sel.check_encoder(bank, embedder)
+            check_encoder(bank, embedder)
         get(distance)  # named DistanceSpecError for an unknown setting
-        if aggregation not in sel.AGGREGATIONS:
-            raise PruningError(f"unknown aggregation {aggregation!r}; use one of {list(sel.AGGREGATIONS)}")
+        if aggregation not in AGGREGATIONS:
+            raise PruningError(f"unknown aggregation {aggregation!r}; use one of {list(AGGREGATIONS)}")
         self.bank, self.embedder, self.distance, self.aggregation = bank, embedder, distance, aggregation
-        self.knn_k = sel.DEFAULT_KNN_K if knn_k is None else int(knn_k)
+        self.knn_k = DEFAULT_KNN_K if knn_k is None else int(knn_k)
         self.device, self.sections = device, tuple(sections)
         if _packed is None:
-            from sdrlib.distances.engine import pack_sets
-
             _packed = {}
             for s in self.sections:
                 full = pack_sets((bank.matrix(s).astype(np.float64), bank.offsets(s)), f"bank[{s}]")
@@ -314,14 +283,12 @@ class BankScorer:
 
     def section_scores(self, sentence_lists: Sequence[Sequence[tuple[str, str]]]) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, empty)``, both ``(n, len(sections))``, for n lists of ``(section, sentence)``."""
-        from sdrlib import selection as sel
-
         n = len(sentence_lists)
         sets = {s: self.embedder.encode_sets([[x for sec, x in sl if sec == s] for sl in sentence_lists])
                 for s in self.sections}
         empty = np.stack([[len(sets[s][i]) == 0 for s in self.sections] for i in range(n)])
-        res = sel.bank_distances(sets, self._packed, [self.distance], k=n, aggregations=[self.aggregation],
-                                 knn_k=self.knn_k, device=self.device, progress=None, on_nonconvergence="ignore")
+        res = bank_distances(sets, self._packed, [self.distance], k=n, aggregations=[self.aggregation],
+                             knn_k=self.knn_k, device=self.device, progress=None, on_nonconvergence="ignore")
         self.calls += 1
         return res.section_scores[0, 0, :, 0, :].T.copy(), empty
 
@@ -437,8 +404,6 @@ class _LiveBatch:
     def __init__(self, model, processor, images: Sequence[Any], k: int, *, seed: int, temperature: float,
                  max_new_tokens: int, prompt: str) -> None:
         import torch
-
-        from sdrlib.generation import PROMPT, prompt_messages
 
         if max_new_tokens < 1:
             raise PruningError(f"max_new_tokens must be >= 1, got {max_new_tokens}")

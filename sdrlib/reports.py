@@ -20,6 +20,10 @@ Three jobs, each a pure function of the text:
   paper's validity rule: each of the four tags exactly once, in that order, each
   pair enclosing visible content (:func:`is_blank`: white space, zero-width and
   other invisible characters do not count), and nothing visible outside them.
+  This is the one template reader of the package: :func:`split_template` (the tag
+  scan), ``parse_template(mode="loose")`` (an API answer with text around the
+  template), :func:`parse_template_partial` (a candidate still being decoded) and
+  :func:`strip_template_tags` serve rewards, pruning, apigen and serve.
 
 What it leaves out: no spelling normalisation, no section classifier for
 header-less free text (such text is taken as Findings), no language detection.
@@ -34,12 +38,13 @@ Example::
 
 from __future__ import annotations
 
-from sdrlib.errors import SDRError
-
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
+
+from sdrlib.errors import SDRError
 
 __all__ = [
     "Sections",
@@ -51,8 +56,14 @@ __all__ = [
     "split_sentences",
     "build_template",
     "parse_template",
+    "parse_template_partial",
+    "split_template",
+    "strip_template_tags",
+    "TemplateParts",
+    "PartialTemplate",
     "format_reward",
     "TEMPLATE_TAGS",
+    "TEMPLATE_MODES",
 ]
 
 TEMPLATE_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
@@ -346,21 +357,46 @@ def build_template(findings: str, impression: str) -> str:
     return f"<think> {findings} </think> <answer> {impression} </answer>"
 
 
-def parse_template(text: str | bytes) -> Sections | None:
-    """Extract (Findings, Impression) from a templated generation, or ``None`` if invalid.
+class TemplateParts(NamedTuple):
+    """The raw slices of a text whose four template tags each occur once, in order (:func:`split_template`).
 
-    Valid means the paper's rule (SDR sec. 3.1: ``<think>``, ``</think>``,
-    ``<answer>``, ``</answer>`` each occur exactly once, in this order, each pair
-    encloses non-empty content) and, stricter than the paper, nothing visible lies
-    outside the pairs (so the sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
-    holding only white space or invisible characters (zero-width space, BOM, soft
-    hyphen, direction marks, NBSP) is empty. Nested, repeated, reordered, unclosed and
-    blank cases are all invalid. Non-text input is invalid, not an error.
+    ``findings``: between ``<think>`` and ``</think>``; ``impression``: between ``<answer>`` and
+    ``</answer>``; ``outside``: everything else (before ``<think>``, between ``</think>`` and
+    ``<answer>``, after ``</answer>``), concatenated. Nothing is normalised.
     """
-    try:
-        text = as_text(text, "generation")
-    except ReportTextError:
-        return None
+
+    findings: str
+    impression: str
+    outside: str
+
+
+class PartialTemplate(NamedTuple):
+    """A (partial) templated text read leniently (:func:`parse_template_partial`).
+
+    ``findings`` / ``impression``: the section texts so far, tags replaced by spaces (not normalised);
+    ``open_section``: ``"findings"`` or ``"impression"`` when the text ends inside that section,
+    ``None`` when the last section present is closed.
+    """
+
+    findings: str
+    impression: str
+    open_section: str | None
+
+
+#: Modes of :func:`parse_template`.
+TEMPLATE_MODES = ("strict", "loose")
+_LOOSE_TEMPLATE = re.compile(r"<think>(.*?)</think>.*?<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_TAG_RE = re.compile(r"</?(?:think|answer)>")
+
+
+def split_template(text: str) -> TemplateParts | None:
+    """The raw parts of ``text`` when each of the four tags occurs exactly once and in order, else ``None``.
+
+    The tag scan every template reader shares: :func:`parse_template` (strict) adds the
+    visibility rules; a caller that must say *why* a text is refused (a blank section vs no
+    template) reads the parts itself. Example:
+    ``split_template("x <think> F </think> <answer> I </answer>") -> TemplateParts(' F ', ' I ', 'x  ')``.
+    """
     if any(text.count(tag) != 1 for tag in TEMPLATE_TAGS):
         return None
     i0, i1, i2, i3 = (text.index(tag) for tag in TEMPLATE_TAGS)
@@ -370,9 +406,77 @@ def parse_template(text: str | bytes) -> Sections | None:
     between = text[i1 + len("</think>"):i2]
     impression = text[i2 + len("<answer>"):i3]
     outside = text[:i0] + between + text[i3 + len("</answer>"):]
-    if not is_blank(outside) or is_blank(findings) or is_blank(impression):
+    return TemplateParts(findings=findings, impression=impression, outside=outside)
+
+
+def parse_template(text: str | bytes, *, mode: str = "strict") -> Sections | None:
+    """Extract (Findings, Impression) from a templated generation, or ``None`` if invalid.
+
+    ``mode="strict"`` (the default; R_fmt, the metrics, the strict step of
+    :func:`sdrlib.apigen.parse_api_answer`): valid means the paper's rule (SDR sec. 3.1:
+    ``<think>``, ``</think>``, ``<answer>``, ``</answer>`` each occur exactly once, in this order,
+    each pair encloses non-empty content) and, stricter than the paper, nothing visible lies
+    outside the pairs (so the sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
+    holding only white space or invisible characters (zero-width space, BOM, soft
+    hyphen, direction marks, NBSP) is empty. Nested, repeated, reordered, unclosed and
+    blank cases are all invalid. Non-text input is invalid, not an error.
+
+    ``mode="loose"`` (an API model's answer with other text around the template): the first
+    ``<think>...</think>`` followed, after anything, by an ``<answer>...</answer>``, tags in any
+    letter case, repeated tags and text outside allowed; both sections must hold something
+    visible. Sections are :func:`normalize_text`-ed in both modes.
+    """
+    if mode not in TEMPLATE_MODES:
+        raise ReportTextError(f"parse_template mode must be one of {TEMPLATE_MODES}, got {mode!r}")
+    try:
+        text = as_text(text, "generation")
+    except ReportTextError:
         return None
-    return Sections(findings=normalize_text(findings), impression=normalize_text(impression))
+    if mode == "loose":
+        m = _LOOSE_TEMPLATE.search(text)
+        if m and not is_blank(m.group(1)) and not is_blank(m.group(2)):
+            return Sections(findings=normalize_text(m.group(1)), impression=normalize_text(m.group(2)))
+        return None
+    parts = split_template(text)
+    if parts is None:
+        return None
+    if not is_blank(parts.outside) or is_blank(parts.findings) or is_blank(parts.impression):
+        return None
+    return Sections(findings=normalize_text(parts.findings), impression=normalize_text(parts.impression))
+
+
+def strip_template_tags(text: str) -> str:
+    """``text`` with each of the four template tags replaced by one space (nothing else changed).
+
+    Example: ``strip_template_tags("<think>A.</think>") -> " A. "``.
+    """
+    return _TAG_RE.sub(" ", text)
+
+
+def parse_template_partial(text: str) -> PartialTemplate:
+    """Lenient parse of a (partial, still decoding) templated text: ``(findings, impression, open_section)``.
+
+    For reading a candidate while it is generated (:mod:`sdrlib.pruning`). Findings run from
+    ``<think>`` (or the start, when the tag is missing) to ``</think>`` or ``<answer>``;
+    Impression from ``<answer>`` to ``</answer>``; ``open_section`` is the section the text ends in
+    (None when the last one present is closed). Text after ``</answer>`` is ignored; any tag left
+    inside a section is replaced by a space (:func:`strip_template_tags`).
+    Example: ``parse_template_partial("<think> Heart normal. Lungs")
+    -> PartialTemplate(' Heart normal. Lungs', '', 'findings')``.
+    """
+    f0 = text.find("<think>")
+    f0 = 0 if f0 < 0 else f0 + len("<think>")
+    ends = [i for i in (text.find("</think>", f0), text.find("<answer>", f0)) if i >= 0]
+    f1 = min(ends) if ends else len(text)
+    findings, open_sec = text[f0:f1], ("findings" if not ends else None)
+    impression = ""
+    a0 = text.find("<answer>", f1)
+    if a0 >= 0:
+        a0 += len("<answer>")
+        a1 = text.find("</answer>", a0)
+        impression = text[a0:a1 if a1 >= 0 else len(text)]
+        open_sec = "impression" if a1 < 0 else None
+    return PartialTemplate(strip_template_tags(findings), strip_template_tags(impression), open_sec)
 
 
 def format_reward(text: str | bytes) -> float:

@@ -31,7 +31,6 @@ import argparse
 import base64
 import io
 import json
-import re
 import sys
 import threading
 import time
@@ -42,6 +41,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sdrlib.errors import SDRError
+from sdrlib.generation import PROMPT, generate_candidates, generate_reports
+from sdrlib.reports import strip_template_tags
 
 __all__ = ["ServeError", "Faults", "ChatServer", "PolicyBackend", "images_from_messages", "main"]
 
@@ -81,9 +82,6 @@ class Faults:
     support_seed: bool = True
     refuse_params: tuple[str, ...] = ()
     api_key: str | None = None
-
-
-_TAGS = re.compile(r"</?(?:think|answer)>")
 
 
 class ChatServer:
@@ -230,7 +228,7 @@ class ChatServer:
         if len(texts) != n or not all(isinstance(t, str) for t in texts):
             return _error(h, self, 500, f"backend returned {len(texts)} answers for n={n}", "server_error")
         if f.strip_template:
-            texts = [" ".join(_TAGS.sub(" ", t).split()) for t in texts]
+            texts = [" ".join(strip_template_tags(t).split()) for t in texts]
         payload = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -396,14 +394,12 @@ class PolicyBackend:
 
     @classmethod
     def from_path(cls, path: str | Path, *, device: str = "cpu", **kw: Any) -> "PolicyBackend":
-        from sdrlib.models import load_tiny_policy
+        from sdrlib.models import load_tiny_policy  # imports torch and transformers: deferred to here
 
         model, processor = load_tiny_policy(path, device=device)
         return cls(model, processor, **kw)
 
     def __call__(self, messages, n: int, temperature: float | None, max_tokens: int, seed: int | None) -> list[str]:
-        from sdrlib.generation import PROMPT, generate_candidates, generate_reports
-
         images = images_from_messages(messages)
         if not images:
             raise ServeError("the request has no image (an image_url part with a data URL)")

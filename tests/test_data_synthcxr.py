@@ -14,8 +14,8 @@ from PIL import Image
 
 from sdrlib.config import load_profile
 from sdrlib.data import Record, load_split, records_to_frame, stratum
-from sdrlib.data.synthcxr import (GENERATOR_VERSION, Finding, dataset_dir, generate_dataset, generate_study,
-                                  read_manifest, render_image)
+from sdrlib.data.synthcxr import (DEVICES, GENERATOR_VERSION, KINDS, Finding, dataset_dir, generate_dataset,
+                                  generate_study, read_manifest, render_image)
 from sdrlib.vocabulary import merge_labels
 from sdrlib.clinical import label_report
 
@@ -236,7 +236,7 @@ def _statuses(text):
 def test_one_comparison_status_per_finding_in_both_sections(finding):
     # Findings and Impression state a finding's change since the prior with the same status (or none):
     # never "new" in one section and "stable" in the other.
-    from sdrlib.data import synthcxr as sc
+    from sdrlib.data.synthcxr import report as sc
 
     for status in sc._WHEN_ALLOWED[finding.kind] + (None,):
         for seed in range(25):
@@ -252,7 +252,7 @@ def test_one_comparison_status_per_finding_in_both_sections(finding):
 
 @pytest.mark.parametrize("status", ["new", "unchanged", "increased", "decreased"])
 def test_write_report_passes_the_drawn_status_to_both_sections(monkeypatch, status):
-    from sdrlib.data import synthcxr as sc
+    from sdrlib.data.synthcxr import report as sc
 
     monkeypatch.setattr(sc, "_draw_when", lambda rng, style, f: None if f.hedged else status)
     findings = [Finding("effusion", side="right", severity="moderate")]
@@ -267,7 +267,7 @@ def test_write_report_passes_the_drawn_status_to_both_sections(monkeypatch, stat
 def test_incidental_and_technique_sentences_carry_no_labels():
     # every remark outside the CheXpert-14 observations reads as nothing to the labeler
     # (degenerative spine, abdominal clips, granulomas, limited technique, comparison lines)
-    from sdrlib.data import synthcxr as sc
+    from sdrlib.data.synthcxr import report as sc
 
     rng = np.random.default_rng(0)
     texts = {sc._neutral(rng) for _ in range(4000)} | {sc._technique(rng) for _ in range(500)}
@@ -275,7 +275,7 @@ def test_incidental_and_technique_sentences_carry_no_labels():
     for prior in (None, "the prior radiograph"):
         st = sc.ReaderStyle(**{**style.__dict__, "prior": prior})
         texts |= {sc._comparison_sentence(rng, st) for _ in range(100)}
-    texts |= {sc._recommendation(rng, [Finding(k)]) for k in sc.KINDS for _ in range(30)}
+    texts |= {sc._recommendation(rng, [Finding(k)]) for k in KINDS for _ in range(30)}
     assert len(texts) > 400
     labelled = {t: label_report(t) for t in texts if label_report(t) != {"No Finding": 1}}
     assert not labelled, labelled
@@ -283,13 +283,13 @@ def test_incidental_and_technique_sentences_carry_no_labels():
 
 
 def test_device_sentences_state_support_devices_only():
-    from sdrlib.data import synthcxr as sc
+    from sdrlib.data.synthcxr import report as sc
 
     rng = np.random.default_rng(1)
     style = sc._reader_style(rng)
     for prior in (None, "the prior study"):
         st = sc.ReaderStyle(**{**style.__dict__, "prior": prior})
-        for d in sc.DEVICES:
+        for d in DEVICES:
             for _ in range(150):
                 t, lab = sc._device_sentence(d, "left", rng, st)
                 assert lab == {"Support Devices": 1} and label_report(t) == {"Support Devices": 1, "No Finding": 1}, t

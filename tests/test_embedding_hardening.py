@@ -23,7 +23,10 @@ import pytest
 
 from sdrlib import embedding
 from sdrlib.embedding import (BankNotFoundError, EmbeddingCacheWarning, EmbeddingError, EncoderTruncationWarning,
-                              ReportBank, SentenceEmbedder, _SQLiteCache, model_identity)
+                              ReportBank, SentenceEmbedder, model_identity)
+from sdrlib.embedding import bank as bank_module
+from sdrlib.embedding import cache as cache_module
+from sdrlib.embedding.cache import SentenceCache
 from sdrlib.errors import SDRError
 
 SENTS = ["No pneumothorax.", "Heart size is normal.", "Small left pleural effusion.", "Mild pulmonary edema."]
@@ -183,7 +186,7 @@ def test_corrupt_cache_is_moved_aside_and_rebuilt(small_encoder, tmp_path, damag
     if damage == "garbage":
         original = _garbage(path)
     else:  # a real cache with many rows, then damaged past its first page
-        c = _SQLiteCache(path, 384)
+        c = SentenceCache(path, 384)
         rng = np.random.default_rng(0)
         vecs = rng.standard_normal((600, 384)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -217,7 +220,7 @@ def test_corrupt_read_only_cache_is_refused_naming_the_file(tmp_path):
     path = tmp_path / "shared" / "enc.sqlite"
     _garbage(path)
     with pytest.raises(EmbeddingError, match="read-only") as info:
-        _SQLiteCache(path, 384, readonly=True)
+        SentenceCache(path, 384, readonly=True)
     assert str(path) in str(info.value) and isinstance(info.value, SDRError)
     assert path.read_bytes().startswith(b"this is not")  # left alone
 
@@ -226,12 +229,12 @@ def test_other_sqlite_failures_name_the_file(tmp_path):
     path = tmp_path / "embeddings" / "enc.sqlite"
     path.mkdir(parents=True)  # a folder where the cache file should be: SQLite cannot open it
     with pytest.raises(EmbeddingError, match="delete") as info:
-        _SQLiteCache(path, 384)
+        SentenceCache(path, 384)
     assert str(path) in str(info.value)
     other = tmp_path / "other.sqlite"
-    _SQLiteCache(other, 8).close()
+    SentenceCache(other, 8).close()
     with pytest.raises(EmbeddingError, match="8-d vectors") as info:
-        _SQLiteCache(other, 384)
+        SentenceCache(other, 384)
     assert str(other) in str(info.value)
 
 
@@ -272,7 +275,7 @@ def test_read_only_cache_serves_hits_and_never_writes(small_encoder, tmp_path):
 def test_unwritable_cache_is_detected(small_encoder, tmp_path, monkeypatch):
     path = _warm_cache(small_encoder, tmp_path)
     real_access = os.access
-    monkeypatch.setattr(embedding.os, "access",  # as seen by a user without write permission
+    monkeypatch.setattr(cache_module.os, "access",  # as seen by a user without write permission
                         lambda p, mode: False if mode == os.W_OK and str(tmp_path) in str(p) else real_access(p, mode))
     with pytest.warns(EmbeddingCacheWarning, match="not writable"):
         e = SentenceEmbedder(small_encoder, cache_dir=tmp_path)
@@ -370,7 +373,7 @@ def test_invalid_rows_in_a_read_only_cache_are_recomputed_not_written(small_enco
 
 
 def test_cache_row_validation_bounds(tmp_path):
-    c = _SQLiteCache(tmp_path / "c.sqlite", 4)
+    c = SentenceCache(tmp_path / "c.sqlite", 4)
     unit = np.array([1, 0, 0, 0], np.float32)
     c.put_many([("ok", unit), ("near", unit * (1 + 5e-4)), ("far", unit * (1 + 5e-3)), ("zero", 0 * unit),
                 ("inf", np.array([np.inf, 0, 0, 0], np.float32)), ("long", np.ones(5, np.float32) / np.sqrt(5))])
@@ -449,7 +452,7 @@ def test_bank_save_interrupted_after_the_arrays(banks, tmp_path, monkeypatch):
     def crash(*a, **k):
         raise KeyboardInterrupt("interrupted between the two files")
 
-    monkeypatch.setattr(embedding, "atomic_write_json", crash)
+    monkeypatch.setattr(bank_module, "atomic_write_json", crash)
     with pytest.raises(KeyboardInterrupt):
         new.save(tmp_path / "bank")
     assert json.loads(path.with_suffix(".json").read_text())["corpus_hash"] == old.corpus_hash  # stale copy
@@ -466,7 +469,7 @@ def test_bank_save_interrupted_inside_the_arrays(banks, tmp_path, monkeypatch):
         Path(p).write_bytes(b"PK\x03\x04 half a zip")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(embedding.np, "savez", half_write)
+    monkeypatch.setattr(bank_module.np, "savez", half_write)
     with pytest.raises(KeyboardInterrupt):
         new.save(tmp_path / "bank")
     monkeypatch.undo()

@@ -664,7 +664,8 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
                                     "manifest_drops_image"])
 def test_ensure_dataset_regenerates_damaged_folders(small_synth, damage):
     from sdrlib.data import load_split
-    from sdrlib.data.synthcxr import _config_key, _manifest_problem, ensure_dataset
+    from sdrlib.data.synthcxr import ensure_dataset
+    from sdrlib.data.synthcxr.dataset import _config_key, _manifest_problem
 
     cfg, folder = small_synth
     before = _snapshot(folder)

@@ -277,7 +277,7 @@ def test_official_chexbert_glue_keeps_its_labels_and_convention(monkeypatch, off
     """With f1chexbert present, its classification-mode labels (1/0/-1/'') feed the same F1 code."""
     import sys
 
-    from sdrlib.metrics import backends, clinical
+    from sdrlib.metrics import clinical
 
     class FakeF1CheXbert:  # the part of f1chexbert 0.0.2's API we use
         target_names = ["Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity", "Lung Lesion", "Edema",
@@ -295,7 +295,7 @@ def test_official_chexbert_glue_keeps_its_labels_and_convention(monkeypatch, off
             return v
 
     monkeypatch.setitem(sys.modules, "f1chexbert", _fake_module("f1chexbert", F1CheXbert=FakeF1CheXbert))
-    monkeypatch.setattr(backends, "chexbert_available", lambda: True)
+    monkeypatch.setattr(clinical, "chexbert_available", lambda: True)
     name, fn, detail = clinical.get_labeler("auto")
     assert name == "chexbert" and fn(["Possible edema.", "Clear."]) == [{"Edema": -1}, {}]
     s = score_reports([{"findings": "Edema.", "impression": "x"}],

@@ -1,4 +1,4 @@
-"""sdrlib.plots: the figure index against a run's folders, the figure helpers' numbers, bad input."""
+"""sdrlib.plots and sdrlib.results: the figure index against a run's folders, the figure helpers' numbers, bad input."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest  # noqa: E402
 from sdrlib.distances import set_distance  # noqa: E402
 from sdrlib.distances.errors import DistanceInputError  # noqa: E402
 from sdrlib.errors import SDRError  # noqa: E402
-from sdrlib.plots import (FIGURE_INDEX, PALETTE, FigureEntry, PlotError, figure_index, missing_summary,  # noqa: E402
-                          plot_column_heatmap, plot_gallery, plot_grpo_curves, plot_report_embedding,
-                          plot_set_distance, set_distance_links, style)
+from sdrlib.plots import (PALETTE, PlotError, plot_column_heatmap, plot_gallery, plot_grpo_curves,  # noqa: E402
+                          plot_report_embedding, plot_set_distance, set_distance_links, style)
+from sdrlib.results import FIGURE_INDEX, FigureEntry, figure_index, missing_summary  # noqa: E402
 
 
 def _unit(rng, n, d=16):

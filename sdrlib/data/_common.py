@@ -36,7 +36,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Sequence
 
-from . import DataError, LoadReport
+from sdrlib.data.records import DataError, LoadReport
+from sdrlib.reports import normalize_text
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 SECTIONS = ("findings", "impression")
@@ -350,8 +351,6 @@ def is_blank_row(values: Iterable[object]) -> bool:
 
 def clean_section(value: object) -> str:
     """A section value as normalised text; None / NaN / non-strings become ``""``."""
-    from ..reports import normalize_text
-
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if not isinstance(value, str):

@@ -51,9 +51,10 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from . import DataError, LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalise_id, read_table,
-                      resolve_data_path, row_line, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalise_id,
+                                 read_table, resolve_data_path, row_line, sections_ok)
+from sdrlib.data.records import DataError, LoadReport, Record, check_split
+from sdrlib.vocabulary import apply_no_finding, ordered_labels
 
 __all__ = ["load_iuxray", "iuxray_split_of", "mesh_labels", "MESH_TO_CHEXPERT", "MESH_NO_COUNTERPART"]
 
@@ -128,8 +129,6 @@ def mesh_labels(problems: object, mesh: object = None) -> "tuple[dict[str, int] 
     "Thickening" only when pleural. Example:
     ``mesh_labels("Cardiomegaly;Pulmonary Atelectasis") -> ({"Cardiomegaly": 1, "Atelectasis": 1}, [])``.
     """
-    from sdrlib.vocabulary import apply_no_finding, ordered_labels
-
     mesh_items = _items(mesh)
     items = _items(problems) or mesh_items
     if not items:
@@ -197,7 +196,7 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
         ``root`` or one of the two CSV files missing, unreadable (truncated, not CSV), or a
         CSV lacks a required column.
     """
-    _check_split(split)
+    check_split(split)
     require = check_require(require)
     root = check_root(root, "IU-Xray", _HINT)
     rep = LoadReport(source="iuxray", split=split)

@@ -38,9 +38,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Sequence
 
-from . import LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, decode_bytes, find_file, half_written, inside_root,
-                      is_blank_row, normalise_id, plain_name, read_table, row_line, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, decode_bytes, find_file, half_written,
+                                 inside_root, is_blank_row, normalise_id, plain_name, read_table, row_line, sections_ok)
+from sdrlib.data.records import DataError, LoadReport, Record, check_split
+from sdrlib.reports import split_report
+from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["load_mimic", "MIMIC_SPLIT_NAMES"]
 
@@ -55,8 +57,6 @@ def _study_dir(base: Path, subject_id: str, study_id: str) -> Path:
 
 
 def _read_chexpert(path: Path | None, rep: LoadReport) -> dict[str, dict[str, int]]:
-    from sdrlib.vocabulary import CHEXPERT_14
-
     if path is None:
         return {}
     df = read_table(path, rep, ["study_id"])
@@ -109,10 +109,7 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
         ``root`` or the split CSV is missing; a CSV is unreadable (truncated gzip, parse
         error) or lacks a required column.
     """
-    from ..reports import split_report
-    from . import DataError
-
-    _check_split(split)
+    check_split(split)
     require = check_require(require)
     root = check_root(root, "MIMIC-CXR", _HINT)
     rep = LoadReport(source="mimic", split=split)

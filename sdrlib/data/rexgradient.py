@@ -45,9 +45,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from . import DataError, LoadReport, Record, _check_split
-from ._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
-                      resolve_data_path, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
+                                 resolve_data_path, sections_ok)
+from sdrlib.data.records import DataError, LoadReport, Record, check_split
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -153,7 +153,7 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
     DataError
         ``root`` missing, no metadata file for the split, or an unreadable metadata file.
     """
-    _check_split(split)
+    check_split(split)
     require = check_require(require)
     root = check_root(root, "ReXGradient", _HINT)
     path = find_split_file(root, split)

@@ -1,7 +1,7 @@
 """Dataset statistics and the figures of notebook 00 (example images with reports, prevalence,
 sentence counts).
 
-Figures are returned, not saved: the notebook saves them with ``sdrlib.plots.save_fig``.
+Figures are returned, not saved: the notebook saves them with ``sdrlib.results.save_fig``.
 Left out: image statistics beyond what the example grid shows.
 
 Example::
@@ -19,7 +19,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import STRATA, Record, stratum
+from sdrlib.data.records import STRATA, Record, stratum
+from sdrlib.data.synthcxr import Finding, render_image
+from sdrlib.reports import split_sentences
+from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
            "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples",
@@ -46,8 +49,6 @@ def sentence_counts(records: Sequence[Record]):
     """
     import pandas as pd
 
-    from ..reports import split_sentences
-
     return pd.DataFrame({"study_id": [r.study_id for r in records],
                          "findings": [len(split_sentences(r.findings)) for r in records],
                          "impression": [len(split_sentences(r.impression)) for r in records]})
@@ -69,8 +70,6 @@ def language_stats(records: Sequence[Any]) -> dict[str, float]:
         ``top_findings_set_pct`` the percent of reports sharing the most common Findings section
         read as a set of sentences (order ignored). Empty input gives zeros.
     """
-    from ..reports import split_sentences
-
     recs = list(records)
     sents: list[str] = []
     n_f = n_i = 0
@@ -115,8 +114,6 @@ def summary_table(splits: Mapping[str, Sequence[Record]]):
     """
     import pandas as pd
 
-    from ..reports import split_sentences
-
     rows = []
     for name, recs in splits.items():
         row: dict[str, object] = {"split": name, "studies": len(recs),
@@ -139,8 +136,6 @@ def prevalence_table(splits: Mapping[str, Sequence[Record]]):
     ``<split> neg%``; splits without labels are left out.
     """
     import pandas as pd
-
-    from sdrlib.vocabulary import CHEXPERT_14
 
     cols = {}
     for name, recs in splits.items():
@@ -255,8 +250,6 @@ def plot_findings_gallery(image_size: int = 96, seed: int = 0):
     pixels carry. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .synthcxr import Finding, render_image
-
     panels = [
         ("normal", [], []),
         ("cardiomegaly (severe)", [Finding("cardiomegaly", severity="severe")], []),
@@ -301,8 +294,6 @@ def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: S
     from PIL import Image
     from sklearn.linear_model import RidgeClassifier
     from sklearn.metrics import roc_auc_score
-
-    from sdrlib.vocabulary import CHEXPERT_14
 
     def feats(recs):
         out = []

@@ -27,13 +27,14 @@ Example::
 
 from __future__ import annotations
 
-from sdrlib.errors import SDRError
-
 import importlib.util
 import json
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
+
+from sdrlib.embedding import resolve_encoder_path
+from sdrlib.errors import SDRError
+from sdrlib.results import library_versions
 
 __all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbert_available",
            "radgraph_model_dir", "radgraph_unavailable_reason", "package_version", "hf_cached_snapshot",
@@ -46,10 +47,7 @@ class BackendUnavailable(SDRError, RuntimeError):
 
 def package_version(name: str) -> str:
     """Installed version of a distribution, or ``"absent"``. Example: "sacrebleu" -> "2.6.0"."""
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "absent"
+    return library_versions((name,), missing="absent")[name]
 
 
 def hf_cached_snapshot(repo_id: str) -> Path | None:
@@ -98,8 +96,6 @@ def _roberta_large() -> Backbone | None:
 
 def _local_encoder(name: str) -> Backbone | None:
     try:
-        from sdrlib.embedding import resolve_encoder_path
-
         p = Path(resolve_encoder_path(name))
     except Exception:  # noqa: BLE001 - EncoderNotFoundError or a broken install: not available
         return None

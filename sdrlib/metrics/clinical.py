@@ -40,7 +40,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .base import EvaluationInputError, MetricResult, mean_result, stats_result
+from sdrlib.clinical import label_reports
+from sdrlib.metrics.backends import BackendUnavailable, chexbert_available, package_version, why_unavailable
+from sdrlib.metrics.base import EvaluationInputError, MetricResult, mean_result, stats_result
+from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FIVE", "label_matrix", "f1_counts", "per_sample_f1", "strata_from_labels",
            "clinical_results", "STRATA", "get_labeler", "normalise_labels"]
@@ -50,8 +53,6 @@ STRATA = ("no_finding", "single", "multi")
 
 
 def _chexpert_14() -> list[str]:
-    from sdrlib.vocabulary import CHEXPERT_14
-
     return list(CHEXPERT_14)
 
 
@@ -309,14 +310,10 @@ def get_labeler(backend: str = "auto") -> tuple[str, Callable[[Sequence[str]], l
     ``auto`` prefers the official CheXbert when it can run offline
     (:func:`sdrlib.metrics.backends.chexbert_available`), else the rule labeler.
     """
-    from .backends import BackendUnavailable, chexbert_available, package_version, why_unavailable
-
     if backend not in ("auto", "chexbert", "labeler"):
         raise EvaluationInputError(f"clinical backend must be auto, chexbert or labeler; got {backend!r}")
     if backend in ("auto", "chexbert") and chexbert_available():
         return "chexbert", _chexbert_labeler(), f"f1chexbert=={package_version('f1chexbert')}"
     if backend == "chexbert":
         raise BackendUnavailable(why_unavailable("chexbert"))
-    from sdrlib.clinical import label_reports
-
     return "labeler", label_reports, "sdrlib.clinical.labeler (rule-based, offline)"

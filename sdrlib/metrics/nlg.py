@@ -36,8 +36,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .backends import Backbone, package_version
-from .base import MetricResult, mean_result, stats_result
+from sdrlib.metrics.backends import Backbone, package_version
+from sdrlib.metrics.base import MetricResult, mean_result, stats_result
 
 __all__ = ["MODULES_DIR", "MODULE_NAMES", "load_module", "nlg_results", "NLG_GROUPS", "bertscore_f1",
            "bertscore_result"]

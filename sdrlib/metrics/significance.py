@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import MetricResult
+from sdrlib.metrics.base import MetricResult
 
 __all__ = ["bootstrap_weights", "paired_bootstrap"]
 

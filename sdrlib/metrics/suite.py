@@ -89,12 +89,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .backends import (BackendUnavailable, comet_checkpoint, package_version, radgraph_model_dir,
-                       radgraph_unavailable_reason, resolve_bertscore_backbone, why_unavailable)
-from .base import EvaluationInputError, MetricResult, mean_result
-from .clinical import STRATA, clinical_results, get_labeler, normalise_labels, strata_from_labels
-from .nlg import NLG_GROUPS, bertscore_f1, bertscore_result, nlg_results
-from .significance import bootstrap_weights, paired_bootstrap
+from sdrlib.metrics.backends import (BackendUnavailable, comet_checkpoint, package_version, radgraph_model_dir,
+                                     radgraph_unavailable_reason, resolve_bertscore_backbone, why_unavailable)
+from sdrlib.metrics.base import EvaluationInputError, MetricResult, mean_result
+from sdrlib.metrics.clinical import STRATA, clinical_results, get_labeler, normalise_labels, strata_from_labels
+from sdrlib.metrics.nlg import NLG_GROUPS, bertscore_f1, bertscore_result, nlg_results
+from sdrlib.metrics.significance import bootstrap_weights, paired_bootstrap
+from sdrlib.metrics.wordnet import load_wordnet
+from sdrlib.reports import is_blank, parse_template, split_report
+from sdrlib.results import library_versions, save_table
 
 __all__ = ["evaluate_reports", "score_reports", "ReportScores", "compare_systems", "compare_frames",
            "write_results", "EvaluationInputError", "METRIC_GROUPS", "SECTION_NAMES", "ISSUE_KINDS",
@@ -178,8 +181,6 @@ def _get_section(obj: Any, key: str) -> tuple[Any, bool]:
 
 def _sections_of(obj: Any, where: str, *, fmt: str, is_prediction: bool,
                  issues: list[tuple[int, str, str]], i: int) -> dict[str, str]:
-    from sdrlib.reports import parse_template, split_report
-
     obj = _decoded(obj, where)
     if _is_missing(obj):
         if not is_prediction:
@@ -218,8 +219,6 @@ def _warn_if_mostly_untemplated(preds_in: list[Any], issues: list[tuple[int, str
     Blank strings and ``None`` are failed generations, not a format mix-up, so only
     predictions with visible text count towards the share (over all predictions).
     """
-    from sdrlib.reports import is_blank
-
     rejected = {i for i, _, kind in issues if kind == "invalid_template"}
     texts = [i for i in rejected if not is_blank(_decoded(preds_in[i], f"predictions[{i}]"))]
     n = len(preds_in)
@@ -235,8 +234,6 @@ def _warn_if_mostly_untemplated(preds_in: list[Any], issues: list[tuple[int, str
 
 def _warn_if_mostly_templated(preds_in: list[Any]) -> None:
     """:class:`TemplateTagsInReportWarning` when most predictions, read as reports, are valid templates."""
-    from sdrlib.reports import parse_template
-
     n = len(preds_in)
     texts = [_decoded(p, f"predictions[{i}]") for i, p in enumerate(preds_in)]  # already checked: no error
     hits = [i for i, t in enumerate(texts) if isinstance(t, str) and parse_template(t) is not None]
@@ -533,7 +530,7 @@ def _radgraph(scorer: Any, preds: list[str], refs: list[str], ok: np.ndarray, mo
 
 
 def _versions(wordnet) -> dict[str, str]:
-    v = {p: package_version(p) for p in _VERSIONED}
+    v = library_versions(_VERSIONED, missing="absent")
     v["wordnet"] = wordnet.get_version() if wordnet is not None else "absent"
     return v
 
@@ -565,8 +562,6 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
         ``versions["strata_source"]`` records which.
     wordnet_dir : ``"auto"``, a folder, or ``None`` to force ``meteor_exact_stem``.
     """
-    from .wordnet import load_wordnet
-
     if uncertain not in ("positive", "negative"):
         raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
     inp = normalise_inputs(predictions, references, sections=sections, metrics=metrics,
@@ -778,11 +773,9 @@ def compare_frames(df_a: pd.DataFrame, df_b: pd.DataFrame, *, n_resamples: int =
 def write_results(scores: ReportScores, name: str, cfg: Any) -> list:
     """Write ``<name>`` (tidy), ``<name>_summary``, ``<name>_strata``, ``<name>_issues`` to results/.
 
-    Uses :func:`sdrlib.plots.save_table` (CSV + Markdown + provenance JSON);
+    Uses :func:`sdrlib.results.save_table` (CSV + Markdown + provenance JSON);
     backends are a column of each table, library versions go to the provenance.
     """
-    from sdrlib.plots import save_table
-
     extra = {f"v_{k}": v for k, v in scores.versions.items() if v != "absent"}
     extra["unavailable"] = ",".join(sorted(scores.unavailable)) or "none"
     paths = []

@@ -1,0 +1,233 @@
+"""SynthCXR studies and the on-disk dataset: :func:`generate_study`, :func:`generate_dataset`, :func:`ensure_dataset`.
+
+Every study has its own ``numpy`` generator seeded from ``(seed, split, index)``; a dataset folder
+holds Parquet tables, one PNG per study and a manifest with each file's size and sha256, checked
+(and the folder regenerated when damaged or out of date) by :func:`ensure_dataset`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sdrlib.data.synthcxr.findings import Labels, Study, sample_findings
+from sdrlib.data.synthcxr.image import render_image
+from sdrlib.data.synthcxr.report import write_report
+from sdrlib.vocabulary import CHEXPERT_14, merge_labels
+
+__all__ = ["GENERATOR_VERSION", "SPLITS", "generate_study", "generate_report", "generate_dataset", "dataset_dir",
+           "ensure_dataset", "read_manifest"]
+
+GENERATOR_VERSION = "2.1.0"  # 2.1: richer report vocabulary, one comparison status per finding; images unchanged
+SPLITS = ("train", "val", "test")
+_SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
+
+
+def _study_rng(seed: int, split: str, index: int) -> np.random.Generator:
+    if split not in _SPLIT_CODE:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    return np.random.default_rng([int(seed), _SPLIT_CODE[split], int(index), 0x5C4])
+
+
+def generate_study(seed: int, split: str, index: int, image_size: int = 96) -> Study:
+    """Generate study ``index`` of ``split`` (deterministic in ``seed, split, index, image_size``)."""
+    rng = _study_rng(seed, split, index)
+    findings, devices, _ = sample_findings(rng)
+    ftext, itext, lf, li = write_report(findings, devices, rng)
+    image = render_image(findings, devices, rng, size=image_size)
+    return Study(study_id=f"syn-{split}-{index:05d}", split=split, findings=ftext, impression=itext,
+                 labels=merge_labels(lf, li), labels_findings=lf, labels_impression=li,
+                 truth=findings, devices=devices, image=image)
+
+
+
+def generate_report(seed: int, split: str, index: int) -> Study:
+    """The texts and labels of ``generate_study(seed, split, index)`` without drawing its image.
+
+    For corpus statistics at speed; ``image`` is an empty (0, 0) uint8 array.
+    """
+    rng = _study_rng(seed, split, index)
+    findings, devices, _ = sample_findings(rng)
+    ftext, itext, lf, li = write_report(findings, devices, rng)
+    return Study(study_id=f"syn-{split}-{index:05d}", split=split, findings=ftext, impression=itext,
+                 labels=merge_labels(lf, li), labels_findings=lf, labels_impression=li,
+                 truth=findings, devices=devices, image=np.zeros((0, 0), dtype=np.uint8))
+
+
+def _png_bytes(image: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(image, mode="L").save(buf, format="PNG", optimize=False, compress_level=6)
+    return buf.getvalue()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _labels_json(labels: Labels) -> str:
+    return json.dumps({k: int(labels[k]) for k in CHEXPERT_14 if k in labels})
+
+
+def _config_key(seed: int, n: dict[str, int], image_size: int) -> dict[str, Any]:
+    return {"generator": "synthcxr", "generator_version": GENERATOR_VERSION, "seed": int(seed),
+            "sizes": {s: int(n[s]) for s in SPLITS}, "image_size": int(image_size)}
+
+
+def generate_dataset(out_dir: str | os.PathLike, *, seed: int, n_train: int, n_val: int, n_test: int,
+                     image_size: int = 96) -> dict[str, Any]:
+    """Write the dataset to ``out_dir`` and return its manifest.
+
+    Layout: ``<split>.parquet`` (one row per study: study_id, split, image_path relative to
+    ``out_dir``, findings, impression, labels / labels_findings / labels_impression as JSON,
+    truth as JSON, devices), ``images/<split>/<study_id>.png`` and
+    ``manifest.json`` (generator version, seed, sizes, image size, sha256 (``files``) and
+    byte size (``file_sizes``) of every other file, images included; no timestamps, so the
+    same arguments give byte-identical folders). The folder is built in a
+    temporary sibling and moved into place, replacing any previous content.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = {"train": n_train, "val": n_val, "test": n_test}
+    for k, v in n.items():
+        if not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"n_{k} must be a non-negative int, got {v!r}")
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    files: dict[str, str] = {}
+    file_sizes: dict[str, int] = {}
+    try:
+        for split in SPLITS:
+            (tmp / "images" / split).mkdir(parents=True, exist_ok=True)
+            rows: dict[str, list[Any]] = {k: [] for k in (
+                "study_id", "split", "image_path", "findings", "impression", "labels", "labels_findings",
+                "labels_impression", "truth", "devices")}
+            for i in range(int(n[split])):
+                st = generate_study(seed, split, i, image_size)
+                rel = f"images/{split}/{st.study_id}.png"
+                (tmp / rel).write_bytes(_png_bytes(st.image))
+                rows["study_id"].append(st.study_id)
+                rows["split"].append(split)
+                rows["image_path"].append(rel)
+                rows["findings"].append(st.findings)
+                rows["impression"].append(st.impression)
+                rows["labels"].append(_labels_json(st.labels))
+                rows["labels_findings"].append(_labels_json(st.labels_findings))
+                rows["labels_impression"].append(_labels_json(st.labels_impression))
+                rows["truth"].append(json.dumps([{k: v for k, v in asdict(f).items() if v not in (None, False)}
+                                                 for f in st.truth], sort_keys=True))
+                rows["devices"].append(list(st.devices))
+            schema = pa.schema([(k, pa.list_(pa.string()) if k == "devices" else pa.string()) for k in rows])
+            table = pa.table(rows, schema=schema)
+            pq.write_table(table, tmp / f"{split}.parquet", compression="zstd", write_statistics=False)
+        for p in sorted(tmp.rglob("*")):
+            if p.is_file():
+                files[p.relative_to(tmp).as_posix()] = _sha256(p)
+                file_sizes[p.relative_to(tmp).as_posix()] = p.stat().st_size
+        manifest = {**_config_key(seed, n, image_size), "files": files, "file_sizes": file_sizes,
+                    "counts": {s: int(n[s]) for s in SPLITS}}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest of a generated folder, or None when missing or unreadable."""
+    p = Path(out_dir) / "manifest.json"
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def dataset_dir(cfg: Any) -> Path:
+    """``<paths.data>/synthcxr/<profile name>`` for a profile."""
+    return Path(cfg.data_dir) / "synthcxr" / str(cfg.name)
+
+
+def _manifest_problem(out_dir: Path, want: dict[str, Any]) -> str | None:
+    """Why ``out_dir`` is not the dataset ``want`` describes, or None when it is intact.
+
+    Checks the manifest's settings, that it lists the three Parquet files and one image
+    per study, and then every listed file: present, a regular file, its byte size (when
+    recorded) and its sha256. Checking the cpu profile's folder (2,400 PNGs of 96 x 96,
+    about 6 kB each) took 0.07-0.16 s on one core with a warm file cache, against about
+    24 s to generate it.
+    """
+    man = read_manifest(out_dir)
+    if man is None:
+        return "no readable manifest.json"
+    changed = [k for k in want if man.get(k) != want[k]]
+    if changed:
+        return f"manifest settings {changed} differ from the profile"
+    files, sizes = man.get("files"), man.get("file_sizes") or {}
+    if not isinstance(files, dict) or not isinstance(sizes, dict):
+        return "manifest has no file list"
+    for split in SPLITS:
+        if f"{split}.parquet" not in files:
+            return f"manifest does not list {split}.parquet"
+        n_img = sum(1 for rel in files if rel.startswith(f"images/{split}/"))
+        if n_img != want["sizes"][split]:
+            return f"manifest lists {n_img} {split} images for {want['sizes'][split]} studies"
+    for rel, digest in sorted(files.items()):
+        p = out_dir / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute() or not p.is_file():
+            return f"{rel} is missing"
+        if rel in sizes and p.stat().st_size != sizes[rel]:
+            return f"{rel} has {p.stat().st_size} bytes, the manifest says {sizes[rel]}"
+        if _sha256(p) != digest:
+            return f"{rel} differs from its sha256 in the manifest"
+    return None
+
+
+def _manifest_ok(out_dir: Path, want: dict[str, Any]) -> bool:
+    """True when :func:`_manifest_problem` finds nothing wrong."""
+    return _manifest_problem(out_dir, want) is None
+
+
+def ensure_dataset(cfg: Any) -> Path:
+    """Return the profile's SynthCXR folder, generating it when missing or out of date.
+
+    The folder is regenerated when its manifest does not match the profile (generator
+    version, ``seed``, ``data.n_train/n_val/n_test``, ``data.image_size``) or any file it
+    lists (Parquet tables and every image) is missing or differs in size or sha256. A
+    damaged folder (settings match, files do not) is regenerated with a UserWarning that
+    names the first bad file; the output is deterministic, so the new folder is the same
+    dataset.
+    """
+    d = cfg.data
+    n = {"train": d.n_train, "val": d.n_val, "test": d.n_test}
+    out = dataset_dir(cfg)
+    want = _config_key(cfg.seed, n, d.image_size)
+    problem = _manifest_problem(out, want)
+    if problem is not None:
+        man = read_manifest(out)
+        if man is not None and all(man.get(k) == want[k] for k in want):
+            warnings.warn(f"SynthCXR folder {out} is damaged ({problem}); regenerating it", stacklevel=2)
+        generate_dataset(out, seed=cfg.seed, n_train=d.n_train, n_val=d.n_val, n_test=d.n_test,
+                         image_size=d.image_size)
+    return out

@@ -1,0 +1,293 @@
+"""The cached sentence embedder: unit-norm float32 vectors from a frozen encoder.
+
+:class:`SentenceEmbedder` encodes sentences and caches each one in SQLite
+(:class:`~sdrlib.embedding.cache.SentenceCache`) keyed by encoder identity and normalised text,
+so every sentence is encoded once per encoder; a warm re-run makes zero forward passes. Each
+forward batch must come back as exactly one finite, non-zero row of the declared dimension per
+sentence; sentences longer than the encoder window are counted and warned about once per call.
+
+Example::
+
+    emb = SentenceEmbedder("all-MiniLM-L6-v2", cache_dir=".cache/sdr")
+    E = emb.encode(["No pneumothorax.", "Heart size is normal."])   # (2, 384) float32
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from sdrlib.embedding.cache import SentenceCache
+from sdrlib.embedding.encoders import load_encoder, model_identity
+from sdrlib.embedding.errors import EmbeddingError, EncoderTruncationWarning
+from sdrlib.reports import normalize_text, split_sentences
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sentence_transformers import SentenceTransformer
+
+__all__ = ["SentenceEmbedder"]
+
+
+@dataclass
+class _Stats:
+    hits: int = 0
+    misses: int = 0
+    forward_calls: int = 0
+    encoded: int = 0
+    encode_seconds: float = 0.0
+    invalid_cached: int = 0  # cache rows refused on read (wrong length, non-finite, not unit norm)
+    truncated: int = 0  # unique sentences per call longer than the encoder window, summed over calls
+    longest_tokens: int = 0  # most tokens seen in one truncated sentence
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)
+
+
+class SentenceEmbedder:
+    """Cached, unit-norm sentence embeddings from a frozen encoder.
+
+    Parameters
+    ----------
+    encoder : str, path or SentenceTransformer, optional
+        Name (``all-mpnet-base-v2`` default, ``all-MiniLM-L6-v2``), local folder,
+        or an already loaded model (from :func:`load_encoder`).
+    cache_dir : path, optional
+        Folder for ``embeddings/<identity>.sqlite``; ``None`` keeps the cache in memory only.
+    cache_readonly : bool, optional
+        ``None`` (default): open the cache read-only (SQLite ``mode=ro``) when the file or its
+        folder is not writable, with one :class:`EmbeddingCacheWarning`; ``True``: never write
+        to it (hits are served, misses encoded in memory only); ``False``: require writing.
+    batch_size : int
+        Sentences per forward pass, a positive integer (0, negatives, floats and bools are
+        refused here with :class:`EmbeddingError`, not at the first forward pass).
+    threads : int, optional
+        torch CPU threads for the encoder's forward passes only (the previous setting is
+        restored afterwards). Lets a GRPO step whose policy runs on one thread give the
+        reward's encoder every core; ``None`` leaves torch's setting alone.
+
+    Attributes
+    ----------
+    encoder_id : str
+        Identity of the encoder (part of every cache key and bank record; see :func:`model_identity`).
+    dim : int
+        Embedding dimension d.
+    max_tokens : int or None
+        The encoder window (``max_seq_length``); longer sentences are truncated by the encoder.
+    stats : dict
+        ``hits``, ``misses`` (unique sentences looked up; a refused cache row counts as a
+        miss), ``forward_calls`` (encoder batches run), ``encoded`` (sentences encoded),
+        ``encode_seconds``, ``invalid_cached`` (cache rows refused and recomputed),
+        ``truncated`` (unique sentences per call over the window, summed over calls) and
+        ``longest_tokens`` (token count of the longest truncated sentence).
+    last_truncated : int
+        Unique sentences of the last :meth:`encode` call that were over the window.
+    cache_readonly : bool
+        Whether the disk cache is used read-only (``False`` without a disk cache).
+    """
+
+    def __init__(self, encoder: "str | os.PathLike | SentenceTransformer | None" = None,
+                 cache_dir: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu",
+                 threads: int | None = None, cache_readonly: bool | None = None):
+        if threads is not None and threads < 1:
+            raise EmbeddingError(f"threads must be >= 1 or None, got {threads}")
+        if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, (bool, np.bool_)) or batch_size < 1:
+            raise EmbeddingError(f"batch_size = {batch_size!r}: sentences per forward pass must be a positive "
+                                 "integer (e.g. 64)")
+        self.threads = threads
+        if isinstance(encoder, (str, os.PathLike)) or encoder is None:
+            self.model = load_encoder(None if encoder is None else str(encoder), device=device)
+        else:
+            self.model = encoder
+        self.encoder_id: str = model_identity(self.model)
+        dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = dim_fn()
+        if not isinstance(dim, numbers.Integral) or isinstance(dim, (bool, np.bool_)) or dim < 1:
+            raise EmbeddingError(f"encoder {self.encoder_id} declares {dim!r} dimensions; a sentence encoder must "
+                                 "declare a positive integer (its pooling / output layer sets it)")
+        self.dim = int(dim)
+        limit = getattr(self.model, "max_seq_length", None)
+        self.max_tokens: int | None = int(limit) if limit else None
+        self.batch_size = int(batch_size)
+        self._mem: dict[str, np.ndarray] = {}
+        self._ntok: dict[str, int] = {}  # token count per normalised sentence (for the window check)
+        self._stats = _Stats()
+        self.last_truncated = 0
+        self._disk = None
+        if cache_dir is not None:
+            safe = self.encoder_id.replace("/", "_")
+            self._disk = SentenceCache(Path(cache_dir) / "embeddings" / f"{safe}.sqlite", self.dim,
+                                     readonly=cache_readonly)
+
+    @property
+    def cache_readonly(self) -> bool:
+        return self._disk is not None and self._disk.readonly
+
+    @classmethod
+    def from_config(cls, cfg) -> "SentenceEmbedder":
+        """The embedder a profile asks for: ``cfg.embedding`` (encoder, batch size, threads) + ``cfg.cache_dir``."""
+        e = cfg.embedding
+        device = e.device
+        if device == "auto":
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        return cls(e.encoder, cache_dir=cfg.cache_dir, batch_size=e.batch_size, threads=e.threads or None,
+                   device=device)
+
+    @property
+    def stats(self) -> dict[str, float]:
+        return self._stats.as_dict()
+
+    def reset_stats(self) -> None:
+        self._stats = _Stats()
+
+    def _forward(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        t0 = time.perf_counter()
+        out = []
+        before = torch.get_num_threads()
+        if self.threads is not None:
+            torch.set_num_threads(self.threads)
+        try:
+            for i in range(0, len(texts), self.batch_size):
+                batch = texts[i:i + self.batch_size]
+                v = self.model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
+                                      normalize_embeddings=False, show_progress_bar=False)
+                self._stats.forward_calls += 1
+                out.append(self._checked_batch(v, batch, i // self.batch_size))
+        finally:
+            torch.set_num_threads(before)
+        vecs = np.concatenate(out, axis=0)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        self._stats.encoded += len(texts)
+        self._stats.encode_seconds += time.perf_counter() - t0
+        return (vecs / norms).astype(np.float32)
+
+    def _checked_batch(self, value: object, batch: list[str], index: int) -> np.ndarray:
+        """The encoder's output for one batch as float32 ``(len(batch), dim)``, or :class:`EmbeddingError`.
+
+        Refused, naming the encoder, the batch and what came back: output that is not
+        numeric, a shape other than ``(len(batch), self.dim)`` (e.g. 9 columns from an
+        encoder that declares 8, or a row missing), NaN / inf entries, a row whose float32
+        norm is 0 or overflows (no direction to normalise). Called before anything of the call is cached.
+        """
+        where = f"encoder {self.encoder_id} (declares {self.dim} dimensions), batch {index} of {len(batch)} sentences"
+        try:
+            arr = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            raise EmbeddingError(f"{where}: returned {type(value).__name__}, not a numeric array ({e})") from None
+        if arr.shape != (len(batch), self.dim):
+            raise EmbeddingError(f"{where}: returned shape {arr.shape}, expected ({len(batch)}, {self.dim}); "
+                                 "nothing of this call was cached")
+        finite = np.isfinite(arr).all(axis=1)
+        if not finite.all():
+            bad = [batch[j] for j in np.where(~finite)[0][:3]]
+            raise EmbeddingError(f"{where}: returned non-finite vectors for {bad!r}; nothing of this call "
+                                 "was cached")
+        with np.errstate(over="ignore"):
+            norm = np.linalg.norm(arr, axis=1)  # float32, as the normalisation in _forward
+        flat = (norm == 0) | ~np.isfinite(norm)
+        if flat.any():
+            bad = [batch[j] for j in np.where(flat)[0][:3]]
+            raise EmbeddingError(f"{where}: returned a zero vector (or one whose norm overflows float32) for "
+                                 f"{bad!r}; nothing of this call was cached")
+        return arr
+
+    def _count_truncated(self, unique: list[str]) -> None:
+        """Count (and warn once about) this call's unique sentences longer than the encoder window.
+
+        Token counts come from the encoder's own tokenizer with its special tokens and without
+        truncation, memoised per sentence; encoders without a tokenizer or window are skipped.
+        """
+        self.last_truncated = 0
+        tok = getattr(self.model, "tokenizer", None)
+        if not self.max_tokens or tok is None or not callable(tok):
+            return
+        new = [k for k in unique if k not in self._ntok]
+        if new:
+            ids = tok(new, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+            self._ntok.update(zip(new, (len(x) for x in ids)))
+        over = [self._ntok[k] for k in unique if self._ntok[k] > self.max_tokens]
+        if not over:
+            return
+        self.last_truncated = len(over)
+        self._stats.truncated += len(over)
+        self._stats.longest_tokens = max(self._stats.longest_tokens, max(over))
+        warnings.warn(f"{len(over)} of {len(unique)} sentences exceed encoder {self.encoder_id}'s window of "
+                      f"{self.max_tokens} tokens (longest: {max(over)} tokens); the encoder embeds only their "
+                      "first tokens (counted in stats['truncated'])", EncoderTruncationWarning, stacklevel=3)
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        """Encode sentences (cached).
+
+        Parameters
+        ----------
+        sentences : sequence of str
+            Non-empty sentences; each is whitespace/Unicode-normalised before lookup.
+
+        Returns
+        -------
+        ndarray, shape (len(sentences), dim), float32
+            Unit-norm rows in input order; ``(0, dim)`` for an empty input.
+
+        Warns
+        -----
+        EncoderTruncationWarning
+            Once per call when some sentences are longer than the encoder window
+            (counted in ``stats["truncated"]`` and :attr:`last_truncated`).
+        """
+        if isinstance(sentences, str):
+            raise EmbeddingError("encode() takes a list of sentences, not one string")
+        keys = [normalize_text(s) if isinstance(s, str) else None for s in sentences]
+        for s, k in zip(sentences, keys):
+            if not k:
+                raise EmbeddingError(f"cannot embed {s!r}: sentences must be non-empty strings")
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique = list(dict.fromkeys(keys))
+        self._count_truncated(unique)
+        missing = [k for k in unique if k not in self._mem]
+        invalid: list[str] = []
+        if missing and self._disk is not None:
+            found, invalid = self._disk.get_many(missing)  # invalid rows are recomputed, then overwritten
+            self._stats.invalid_cached += len(invalid)
+            self._mem.update(found)
+            missing = [k for k in missing if k not in self._mem]
+        self._stats.hits += len(unique) - len(missing)
+        self._stats.misses += len(missing)
+        if missing:
+            vecs = self._forward(missing)
+            fresh = dict(zip(missing, vecs))
+            if self._disk is not None:
+                self._disk.put_many(fresh.items(), replace=invalid)
+            self._mem.update(fresh)
+        return np.stack([self._mem[k] for k in keys]).astype(np.float32, copy=False)
+
+    def encode_sets(self, sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """Encode several sentence lists in one pass; returns one ``(n_i, dim)`` array per list."""
+        flat = [s for group in sets for s in group]
+        mat = self.encode(flat)
+        out, start = [], 0
+        for group in sets:
+            out.append(mat[start:start + len(group)])
+            start += len(group)
+        return out
+
+    def encode_sections(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Split each section text into sentences (:func:`split_sentences`) and encode the sets.
+
+        An empty section gives a ``(0, dim)`` array; callers decide what an empty set means.
+        """
+        return self.encode_sets([split_sentences(t) for t in texts])
+
+    def close(self) -> None:
+        if self._disk is not None:
+            self._disk.close()

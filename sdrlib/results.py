@@ -1,0 +1,320 @@
+"""Where results are written, and what produced them: tables, figures, provenance, the figure index.
+
+- :func:`save_table` writes ``<results>/<name>.csv`` and ``<results>/<name>.md`` plus
+  ``<name>.meta.json`` recording what produced them (profile, seed, encoder, package versions,
+  extra provenance such as metric backends). CSV and Markdown hold no timestamps, so the same
+  profile and seed give byte-identical tables; the time lives in the meta file only.
+- :func:`save_fig` writes ``<figures>/<name>.png`` at a fixed resolution (:data:`DPI`).
+- :func:`provenance`, :func:`git_commit` and :func:`library_versions`: the one implementation of
+  "which code and which libraries produced this" (tables, run keys, run summaries).
+- :data:`FIGURE_INDEX`: the paper-item map of every file the notebooks write;
+  :func:`figure_index` checks a run's folders against it and :func:`missing_summary` says what
+  is missing.
+
+A low layer (``sdrlib.metrics``, ``sdrlib.training``, the notebooks all write through it): it
+imports only :mod:`sdrlib.errors`, :mod:`sdrlib.io` and :mod:`sdrlib.paths`. ``cfg`` arguments are
+profiles (:class:`sdrlib.config.Profile`); only their ``name``, ``seed``, ``embedding.encoder``,
+``data.source``, ``results_dir`` and ``figures_dir`` are read.
+
+Example::
+
+    save_table(df, "01_embedding_cache", cfg, encoder_id=emb.encoder_id)   # results/01_embedding_cache.{csv,md,meta.json}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from sdrlib.errors import SDRError
+from sdrlib.io import atomic_save, atomic_write_json, atomic_write_text
+from sdrlib.paths import repo_root
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
+           "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary"]
+
+DPI = 150
+_VERSIONED = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
+              "evaluate", "sacrebleu", "rouge-score", "nltk", "bert-score")
+
+
+class PlotError(SDRError, ValueError):
+    """A figure helper got inputs it cannot draw (mismatched lengths, missing columns, a file for a folder).
+
+    Raised by :func:`figure_index` here and by the figure helpers of :mod:`sdrlib.plots` (which re-exports it).
+    """
+
+
+def git_commit(*, mark_dirty: bool = False, timeout: float = 5) -> str:
+    """Short commit of the checkout (``git rev-parse --short HEAD``); ``unknown`` without git.
+
+    ``mark_dirty``: append ``+dirty`` when tracked files changed (``git status --porcelain
+    --untracked-files=no``), as the run summary records it.
+    """
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root(),
+                              capture_output=True, text=True, timeout=timeout).stdout.strip()
+        dirty = ""
+        if mark_dirty:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
+                                   capture_output=True, text=True, timeout=timeout).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + ("+dirty" if dirty else "")) if head else "unknown"
+
+
+def library_versions(packages: Iterable[str], *, missing: str | None = None) -> dict[str, str]:
+    """Installed version of each distribution in ``packages``, in order.
+
+    A package that is not installed is left out (``missing=None``) or given the value ``missing``
+    (e.g. ``"absent"``). Example: ``library_versions(["numpy", "nope"], missing="absent")`` ->
+    ``{"numpy": "2.3.1", "nope": "absent"}``.
+    """
+    versions: dict[str, str] = {}
+    for pkg in packages:
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            if missing is not None:
+                versions[pkg] = missing
+    return versions
+
+
+def provenance(cfg: Any = None, **extra: Any) -> dict[str, Any]:
+    """What produced a result: profile, seed, encoder, git commit, package versions, ``extra``."""
+    versions = library_versions(_VERSIONED)
+    rec: dict[str, Any] = {"python": platform.python_version(), "versions": versions,
+                           "git_commit": git_commit()}
+    if cfg is not None:
+        rec.update(profile=cfg.name, seed=cfg.seed, encoder=cfg.embedding.encoder,
+                   data_source=cfg.data.source)
+    rec.update(extra)
+    return rec
+
+
+def save_fig(fig: "Figure", name: str, cfg: Any) -> Path:
+    """Save ``fig`` as ``<figures>/<name>.png`` (fixed dpi, tight box) and return the path."""
+    path = cfg.figures_dir / f"{name}.png"
+    atomic_save(path, lambda p: fig.savefig(p, dpi=DPI, bbox_inches="tight", format="png",
+                                            metadata={"Software": None}))
+    return path
+
+
+def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,
+               floatfmt: str = ".4f", **extra: Any) -> tuple[Path, Path]:
+    """Write ``df`` to ``<results>/<name>.csv`` and ``.md`` plus a provenance ``.meta.json``.
+
+    ``extra`` keyword arguments (e.g. ``backend="offline-labeler"``) are recorded
+    in the meta file and in the Markdown header line.
+    """
+    results = cfg.results_dir
+    csv_path, md_path = results / f"{name}.csv", results / f"{name}.md"
+    atomic_write_text(csv_path, df.to_csv(index=index, float_format="%.6g", lineterminator="\n"))
+    fields = {"profile": cfg.name, "seed": cfg.seed, "encoder": cfg.embedding.encoder, **extra}
+    header = "<!-- " + " ".join(f"{k}={v}" for k, v in fields.items()) + " -->\n\n"
+    # object dtype keeps integer columns integer in the Markdown (tabulate sees a float matrix otherwise)
+    body = df.astype(object).to_markdown(index=index, floatfmt=floatfmt)
+    atomic_write_text(md_path, header + body + "\n")
+    meta = provenance(cfg, **extra)
+    meta["written_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    meta["rows"], meta["columns"] = int(len(df)), [str(c) for c in df.columns]
+    atomic_write_json(results / f"{name}.meta.json", meta)
+    return csv_path, md_path
+
+
+# --------------------------------------------------------------------------------------------------
+# The figure index: which notebook writes which file, and what in the paper it reproduces.
+
+
+@dataclass(frozen=True)
+class FigureEntry:
+    """One file (or a glob of files) a notebook writes.
+
+    ``name``: the file name without extension, ``*`` allowed, ``|`` between alternatives (the entry is
+    present when any of them is: a metric that replaces another when its backend is missing); a ``figure`` lives at
+    ``<figures>/<name>.png``, a ``table`` at ``<results>/<name>.md`` (with ``.csv`` and ``.meta.json``
+    beside it). ``notebook``: the notebook that writes it; ``paper``: the paper figure / table it
+    reproduces ("" for our own additions); ``what``: one line for a reader; ``headline``: shown by
+    notebook 07.
+    """
+
+    name: str
+    kind: str
+    notebook: str
+    paper: str
+    what: str
+    headline: bool = False
+
+
+_F, _T = "figure", "table"
+#: Every file the notebooks write, in the paper's order first (notebook 07 and ``results/figure_index.md``)
+FIGURE_INDEX: tuple[FigureEntry, ...] = (
+    FigureEntry("01_report_embedding", _F, "01_embedding", "Fig. 1",
+                "one report of the profile: its sentences and their embedding set", True),
+    FigureEntry("02_set_distance_example", _F, "02_distances", "Fig. 2a",
+                "two reports' sentence sets in 2-D with the links Chamfer / Hausdorff / OT read", True),
+    FigureEntry("02_set_distance_example", _T, "02_distances", "Fig. 2a",
+                "the values of Fig. 2a: every link's cosine cost and the three distances"),
+    FigureEntry("05_selection_space", _F, "05_selection", "Fig. 2b",
+                "best-of-K selection: candidates, bank reports and the chosen one in 2-D", True),
+    FigureEntry("05_method_metric_heatmap", _F, "05_selection", "Fig. 3",
+                "% improvement over random per (distance, aggregation) x metric, mean over policies", True),
+    FigureEntry("05_policy_heatmap_BS_F1", _F, "05_selection", "Fig. 4",
+                "% improvement over random, BERTScore F1, avg aggregation, distance x policy", True),
+    FigureEntry("05_policy_heatmap_RG_E|05_policy_heatmap_CXB_14|05_policy_heatmap_clin_F1", _F, "05_selection",
+                "Fig. 5", "% improvement over random, RadGraph entity F1 (RG-E: the per-sample RG-F1 of Tab. 25, "
+                "which Fig. 5 accompanies; without RadGraph: CheXpert-14 F1, else the labeler's sample F1), "
+                "avg aggregation, distance x policy", True),
+    FigureEntry("05_headline_findings", _T, "05_selection", "Table 3",
+                "best selection per policy and metric vs random, oracle, first, MBR (Findings)", True),
+    FigureEntry("05_headline_impression", _T, "05_selection", "Table 23",
+                "the same for Impression", True),
+    FigureEntry("05_improvement_all", _T, "05_selection", "Table 25",
+                "% improvement over random per method, mean ± std over policies, all studies"),
+    FigureEntry("05_improvement_no_finding", _T, "05_selection", "Table 26", "the same, no-finding stratum"),
+    FigureEntry("05_improvement_single", _T, "05_selection", "Table 27", "the same, single-finding stratum"),
+    FigureEntry("05_improvement_multi", _T, "05_selection", "Table 28", "the same, multi-finding stratum"),
+    FigureEntry("05_selection_methods", _T, "05_selection", "Tables 3, 23-28 (source)",
+                "every policy x method x metric x stratum value the selection tables are cut from"),
+    FigureEntry("05_significance", _T, "05_selection", "",
+                "paired bootstrap: best method vs random and vs MBR"),
+    FigureEntry("grpo_headline_findings", _T, "04_grpo", "Tables 1-2 (Findings)",
+                "GRPO post-training: SFT, R_fmt, R_exact, R_Cham, R_Haus, mean ± std over seeds", True),
+    FigureEntry("grpo_headline_impression", _T, "04_grpo", "Tables 5-6 (Impression)",
+                "the same for Impression", True),
+    FigureEntry("grpo_*_findings", _T, "04_grpo", "Tables 7-10, 15-18 (Findings, per metric group)",
+                "GRPO results per metric group (BLEU, ROUGE, lexical, clinical)"),
+    FigureEntry("grpo_*_impression", _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
+                "GRPO results per metric group"),
+    FigureEntry("grpo_curves", _F, "04_grpo", "GRPO training curves",
+                "format reward, content reward, KL and completion length per GRPO step", True),
+    FigureEntry("grpo_semantic_reward", _F, "04_grpo", "GRPO training curves", "R_sem per step"),
+    FigureEntry("grpo_reward_sparsity", _F, "04_grpo", "", "exact-match sparsity and within-group spread per step"),
+    FigureEntry("grpo_reward_sparsity", _T, "04_grpo", "", "the same, mean over steps"),
+    FigureEntry("grpo_policy_movement", _T, "04_grpo", "", "KL to SFT and reward, first vs last steps", True),
+    FigureEntry("grpo_positive_findings", _T, "04_grpo", "",
+                "positive findings per Findings section and share with none, per configuration vs references"),
+    FigureEntry("grpo_significance", _T, "04_grpo", "", "paired bootstrap per seed: R_Cham / R_Haus vs SFT / R_exact"),
+    FigureEntry("grpo_reward_cost", _T, "04_grpo", "", "reward time vs step time, bad completions"),
+    FigureEntry("grpo_reward_time", _F, "04_grpo", "", "reward time per step for every configuration"),
+    FigureEntry("grpo_edit_counts", _F, "04_grpo", "", "EditGRPO edits per step (replace / delete / add)"),
+    FigureEntry("grpo_edit_counts", _T, "04_grpo", "", "EditGRPO edit totals per configuration"),
+    FigureEntry("grpo_scores_*", _T, "04_grpo", "", "every metric per policy, seed and section (long form)"),
+    FigureEntry("headline", _T, "04_grpo", "Tables 1-2, 5-6 (summary)",
+                "the run's headline numbers in one file"),
+    FigureEntry("06_pruning_findings", _T, "06_pruning", "Tables 4 / 29",
+                "distance-guided pruning while decoding: random vs standard best-of-K vs pruning (Findings)", True),
+    FigureEntry("06_pruning_impression", _T, "06_pruning", "Tables 4 / 29 (Impression)", "the same for Impression", True),
+    FigureEntry("06_tokens", _T, "06_pruning", "Tables 4 / 29 (token columns)", "tokens generated per study"),
+    FigureEntry("06_quality_vs_tokens", _F, "06_pruning", "",
+                "pruning: quality vs tokens across p and warm-up (replay)", True),
+    FigureEntry("06_methods", _T, "06_pruning", "Tables 4 / 29 (source)", "every pruning method x metric value"),
+    FigureEntry("06_pruning_vs_standard", _T, "06_pruning", "", "paired bootstrap: pruning vs standard best-of-K"),
+    FigureEntry("06_sweep", _T, "06_pruning", "", "the p x warm-up sweep behind the figure"),
+    FigureEntry("06_live_vs_replay", _T, "06_pruning", "", "live pruning vs its replay on standard candidates"),
+    FigureEntry("06_wallclock", _T, "06_pruning", "", "wall-clock per study"),
+    FigureEntry("sft_vs_baselines", _T, "03_sft", "", "SFT vs image-blind baselines", True),
+    FigureEntry("sft_vs_baselines_significance", _T, "03_sft", "", "paired bootstrap of the same"),
+    FigureEntry("sft_image_nll", _T, "03_sft", "", "reference NLL per token, own vs another study's image"),
+    FigureEntry("sft_loss", _F, "03_sft", "", "SFT training loss"),
+    FigureEntry("sft_samples", _F, "03_sft", "", "SFT sample generations"),
+    FigureEntry("00_examples", _F, "00_data", "", "example studies: image, report, labels"),
+    FigureEntry("00_findings_gallery", _F, "00_data", "", "one synthetic patient drawn with each finding"),
+    FigureEntry("00_label_prevalence", _F, "00_data", "", "CheXpert-14 label prevalence"),
+    FigureEntry("00_sentence_counts", _F, "00_data", "", "sentences per section and split"),
+    FigureEntry("00_dataset_summary", _T, "00_data", "", "studies, sentences and strata per split"),
+    FigureEntry("00_report_language", _T, "00_data", "", "report language vs IU-Xray"),
+    FigureEntry("00_label_prevalence", _T, "00_data", "", "label prevalence per split"),
+    FigureEntry("00_pixel_probe", _T, "00_data", "", "linear pixel probe AUROC per observation"),
+    FigureEntry("00_labeler_*", _T, "00_data", "", "offline labeler precision / recall"),
+    FigureEntry("01_sentence_geometry", _F, "01_embedding", "", "cosine similarities and nearest-neighbour similarity"),
+    FigureEntry("01_embedding_cache", _T, "01_embedding", "", "sentences, unique sentences, encoder calls"),
+    FigureEntry("02_edit_reactions", _F, "02_distances", "", "each setting's reaction to report edits", True),
+    FigureEntry("02_edit_reactions", _T, "02_distances", "", "the same as a table"),
+    FigureEntry("02_edit_reactions_extensions", _T, "02_distances", "", "the edits under our _raw / _neg settings"),
+    FigureEntry("02_edit_facts", _T, "02_distances", "", "per setting: farthest edit, contradiction vs paraphrase"),
+    FigureEntry("02_registry", _T, "02_distances", "App. A", "the registered distance settings"),
+    FigureEntry("02_engine_speed", _F, "02_distances", "", "batched engine vs per-pair reference"),
+    FigureEntry("02_engine_speed", _T, "02_distances", "", "the same as a table"),
+    FigureEntry("02_convergence", _T, "02_distances", "", "share of pairs stopped at max_iter"),
+    FigureEntry("02_fidelity", _F, "02_distances", "", "rank correlation with label disagreement (our extension)", True),
+    FigureEntry("02_fidelity", _T, "02_distances", "", "the same as a table"),
+    FigureEntry("02_identical_floor", _T, "02_distances", "", "D(A, A) per setting and set size"),
+    FigureEntry("07_overview", _F, "07_figures", "", "thumbnails of the paper figures this run produced"),
+)
+
+_INDEX_SKIP = {"README", "figure_index", "run_summary"}
+
+
+def _entry_paths(e: FigureEntry, results_dir: Path, figures_dir: Path) -> list[Path]:
+    folder, ext = (figures_dir, ".png") if e.kind == _F else (results_dir, ".md")
+    if not folder.is_dir():
+        return []
+    found = {p for alt in e.name.split("|") for p in folder.glob(alt + ext)}
+    return sorted(p for p in found if p.is_file() and p.stem not in _INDEX_SKIP)
+
+
+def figure_index(results_dir: str | Path, figures_dir: str | Path,
+                 entries: Sequence[FigureEntry] = FIGURE_INDEX) -> "pd.DataFrame":
+    """Check a run's folders against ``entries``: one row per file found or per entry with no file.
+
+    Columns: ``paper`` (the paper item, "" for ours), ``file`` (``figures/<name>.png`` or
+    ``results/<name>.md``; the entry's pattern when missing), ``notebook``, ``what``, ``kind``,
+    ``headline`` and ``status``: ``present``, ``missing`` (nothing matches; run the notebook) or
+    ``not in index`` (a file in the folders that no entry names: add it to :data:`FIGURE_INDEX`).
+    Folders that do not exist yet count as empty (nothing has run); a path that is a file raises
+    :class:`PlotError`. Rows keep the order of ``entries``; unindexed files come last.
+    """
+    import pandas as pd
+
+    results_dir, figures_dir = Path(results_dir), Path(figures_dir)
+    for p in (results_dir, figures_dir):
+        if p.exists() and not p.is_dir():
+            raise PlotError(f"figure_index: {p} is a file, not a folder; pass the run's results/ and figures/")
+    rows, seen = [], set()
+    for e in entries:
+        paths = _entry_paths(e, results_dir, figures_dir)
+        base = {"paper": e.paper, "notebook": e.notebook, "what": e.what, "kind": e.kind, "headline": e.headline}
+        top = "figures" if e.kind == _F else "results"
+        if not paths:
+            ext = ".png" if e.kind == _F else ".md"
+            rows.append({**base, "file": " or ".join(f"{top}/{alt}{ext}" for alt in e.name.split("|")),
+                         "status": "missing"})
+        for p in paths:
+            if p in seen:
+                continue
+            seen.add(p)
+            rows.append({**base, "file": f"{top}/{p.name}", "status": "present"})
+    for folder, top, ext, kind in ((figures_dir, "figures", ".png", _F), (results_dir, "results", ".md", _T)):
+        if folder.is_dir():
+            for p in sorted(folder.glob("*" + ext)):
+                if p.is_file() and p not in seen and p.stem not in _INDEX_SKIP:
+                    rows.append({"paper": "", "notebook": "", "what": "", "kind": kind, "headline": False,
+                                 "file": f"{top}/{p.name}", "status": "not in index"})
+    cols = ["paper", "file", "notebook", "what", "kind", "headline", "status"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def missing_summary(index: "pd.DataFrame") -> str:
+    """One readable paragraph: what is missing, per notebook to run, and what is not in the index."""
+    miss = index[index.status == "missing"]
+    lines = []
+    if len(miss):
+        for nb, d in miss.groupby("notebook", sort=False):
+            items = ", ".join(f"{f}" + (f" ({p})" if p else "") for f, p in zip(d.file, d.paper))
+            lines.append(f"missing from {nb} (run it: ./run_all.sh --only {nb[:2]}): {items}")
+    else:
+        lines.append("every indexed file is present")
+    extra = index[index.status == "not in index"]
+    if len(extra):
+        lines.append("not in sdrlib.results.FIGURE_INDEX: " + ", ".join(extra.file))
+    return "\n".join(lines)

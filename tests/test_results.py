@@ -1,0 +1,76 @@
+"""sdrlib.results: tables, figures and provenance written one way (the figure index is tested in test_plots.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sdrlib import results  # noqa: E402
+from sdrlib.results import git_commit, library_versions, provenance, save_fig, save_table  # noqa: E402
+
+
+def _cfg(tmp_path):
+    return SimpleNamespace(name="smoke", seed=3, embedding=SimpleNamespace(encoder="all-MiniLM-L6-v2"),
+                           data=SimpleNamespace(source="synthetic"), results_dir=tmp_path / "results",
+                           figures_dir=tmp_path / "figures")
+
+
+def test_save_table_writes_csv_markdown_and_meta(tmp_path):
+    cfg = _cfg(tmp_path)
+    df = pd.DataFrame({"a": [1, 2], "b": [0.5, 0.123456789]})
+    csv, md = save_table(df, "t", cfg, backend="x")
+    assert csv.read_text() == "a,b\n1,0.5\n2,0.123457\n"
+    text = md.read_text()
+    assert text.startswith("<!-- profile=smoke seed=3 encoder=all-MiniLM-L6-v2 backend=x -->\n\n")
+    assert "0.1235" in text and "| 1 |" in text.replace("|   1 |", "| 1 |")
+    meta = json.loads((cfg.results_dir / "t.meta.json").read_text())
+    assert meta["profile"] == "smoke" and meta["backend"] == "x" and meta["rows"] == 2 and meta["columns"] == ["a", "b"]
+    assert meta["data_source"] == "synthetic" and "written_at" in meta and "numpy" in meta["versions"]
+    again = save_table(df, "t", cfg, backend="x")
+    assert again[0].read_bytes() == csv.read_bytes()  # no timestamp in the tables
+
+
+def test_save_fig_writes_a_png(tmp_path):
+    cfg = _cfg(tmp_path)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    p = save_fig(fig, "f", cfg)
+    plt.close(fig)
+    assert p == cfg.figures_dir / "f.png" and p.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_library_versions_leaves_out_or_names_missing_packages():
+    v = library_versions(["numpy", "no-such-package-sdr"])
+    assert list(v) == ["numpy"]
+    v = library_versions(["no-such-package-sdr", "numpy"], missing="absent")
+    assert list(v) == ["no-such-package-sdr", "numpy"] and v["no-such-package-sdr"] == "absent"
+
+
+def test_git_commit_is_short_or_unknown(monkeypatch):
+    c = git_commit()
+    assert c == "unknown" or (4 <= len(c) <= 12 and c.isalnum())
+    d = git_commit(mark_dirty=True)
+    assert d == "unknown" or d.split("+")[0] == c
+
+    def broken(*a, **k):
+        raise OSError("no git")
+
+    monkeypatch.setattr(results.subprocess, "run", broken)
+    assert git_commit() == "unknown" and git_commit(mark_dirty=True) == "unknown"
+    monkeypatch.setattr(results.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
+    assert git_commit() == "unknown"
+
+
+def test_provenance_records_profile_and_extra(tmp_path):
+    rec = provenance(_cfg(tmp_path), foo=1)
+    assert rec["profile"] == "smoke" and rec["seed"] == 3 and rec["foo"] == 1 and "git_commit" in rec
+    assert set(provenance()) == {"python", "versions", "git_commit"}
