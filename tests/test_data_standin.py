@@ -92,6 +92,24 @@ def test_mimic_standin_is_read_back_by_the_loader(tmp_path):
     assert ("FINDINGS:" in report) != ("IMPRESSION:" in report)
 
 
+
+def test_mimic_without_its_report_archive_stops_naming_it(tmp_path):
+    """A MIMIC-CXR-JPG download without the MIMIC-CXR reports: one line saying what to unzip where."""
+    st = write_standin("mimic", tmp_path / "mimic", n=5, seed=0, image_size=SIZE, p_missing_section=0.0)
+    moved = tmp_path / "mimic" / "mimic-cxr-reports"
+    for txt in sorted(st.root.glob("files/p*/p*/s*.txt")):  # the archive unpacked in a folder of its own
+        dest = moved / txt.relative_to(st.root)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        txt.rename(dest)
+    records, rep = load_mimic(st.root, "train")  # found in <root>/mimic-cxr-reports/files/...
+    assert [r.study_id for r in records] == st.expected("train")[0] and not rep.skipped
+    shutil.rmtree(moved)
+    with pytest.raises(DataError) as e:
+        load_mimic(st.root, "train")
+    msg = str(e.value)
+    assert "\n" not in msg and "none of the 3 train studies has its report" in msg
+    assert "mimic-cxr-reports.zip" in msg and str(st.root) in msg
+
 def test_rexgradient_standin_ships_packed_images_and_reads_back_once_unpacked(tmp_path):
     st = write_standin("rexgradient", tmp_path / "rex", n=10, seed=1, image_size=SIZE, p_missing_section=0.2)
     root = st.root
