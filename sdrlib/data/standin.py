@@ -19,8 +19,8 @@ keep or skip; no loader reads it)::
                                                    / NOTIFICATION:), lines wrapped as in MIMIC-CXR
                  files/p1X/p1XXXXXXX/sSTUDY/<dicom_id>.jpg   1-3 views per study
     rexgradient  metadata/{train,valid,test}_metadata.csv                 one row per study, no image columns
-                 metadata/{train,valid,test}_metadata.json                dict keyed by id: study fields + ImagePath,
-                 metadata/{train,valid,test}_metadata_view_position.json  ImageViewPosition lists (same content)
+                 metadata/{train,valid,test}_metadata.json                per study, keyed by id: the CSV's fields,
+                 metadata/{train,valid,test}_metadata_view_position.json  PatientID, ImagePath and ImageViewPosition
                  deid_png.part00 ... deid_png.part09   a zstd-compressed tar of deid_png/<PatientID>/<AccessionNumber>/
                                                    studies/<StudyInstanceUid>/series/<SeriesInstanceUid>/instances/<SOP>.png,
                                                    cut in ten parts; ImagePath = ``../deid_png/...`` (relative to metadata/)
@@ -53,17 +53,17 @@ Labels, per layout as in the real data: MIMIC's CheXpert file gives the labels o
 maps back (:func:`sdrlib.data.iuxray.mesh_labels`); ReXGradient has none. ``StandInStudy.labels`` holds
 what the loader returns.
 
-Defects (``--defect``, for tests of bad input; one study, the first complete one in the loader's order,
-named in ``StandIn.defect_study``), each met by the loaders' documented skip-and-count behaviour:
+Defects (``--defect``, for tests of bad input) damage one study, the first complete one in the
+loader's order (``StandIn.defect_study``); each meets the loaders' documented skip-and-count behaviour:
 
-============== ===================================== ===================================== =====================================
-defect          mimic                                  rexgradient                           iuxray
-============== ===================================== ===================================== =====================================
-missing-report  ``sSTUDY.txt`` absent: ``missing_report``  Findings and Impression null:         its reports row absent: not loaded,
-                                                       ``missing_findings``                  note ``orphan_projection``
-missing-image   no image file: ``no_image``            not in the archive: ``no_image``      no PNG: ``no_image``
-missing-section no IMPRESSION: ``missing_impression``  Impression null: ``missing_impression`` impression empty: ``missing_impression``
-============== ===================================== ===================================== =====================================
+- ``missing-report``: MIMIC ``sSTUDY.txt`` absent, counted ``missing_report``; ReXGradient (no report
+  file) Findings and Impression null, ``missing_findings``; IU-Xray its ``indiana_reports.csv`` row absent,
+  so it is no study: not loaded, its images noted ``orphan_projection``.
+- ``missing-image``: no image file (ReXGradient: left out of the archive), ``no_image``.
+- ``missing-section``: no IMPRESSION (MIMIC: no header; others: an empty field), ``missing_impression``.
+
+A whole download without its reports (MIMIC-CXR-JPG alone) or with its images still packed
+(ReXGradient as released) makes the loader stop before any work, naming what to unpack where.
 
 Deterministic: the same arguments give byte-identical folders (no timestamps in gzip, tar or PNG).
 
@@ -332,7 +332,7 @@ def _pick_defect_target(studies: list[StandInStudy], drafts: list[_Draft], order
 # --------------------------------------------------------------------------- MIMIC-CXR
 _MIMIC_CHEXPERT_COLS = sorted(CHEXPERT_14)  # the published file lists them alphabetically
 _INDICATIONS = ("cough", "shortness of breath", "chest pain", "fever", "hypoxia", "dyspnea on exertion",
-                "evaluate for pneumonia", "pre-operative evaluation", "status post fall", "weakness")
+                "suspected pneumonia", "a preoperative evaluation", "a recent fall", "weakness")
 _VIEW_CODE = {"PA": "postero-anterior", "AP": "antero-posterior", "LATERAL": "lateral"}
 
 
