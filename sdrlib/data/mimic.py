@@ -107,7 +107,8 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
     ------
     DataError
         ``root`` or the split CSV is missing; a CSV is unreadable (truncated gzip, parse
-        error) or lacks a required column.
+        error) or lacks a required column; no study of the split has its report (the
+        report archive is not unpacked: one missing report is skipped, ``missing_report``).
     """
     check_split(split)
     require = check_require(require)
@@ -164,6 +165,12 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
         seen_dicoms.add(row["dicom_id"])
         st["dicoms"].append(row["dicom_id"])
 
+    wanted = [(sid, st) for sid, st in studies.items() if st["split"] == split]
+    if wanted and not any(_study_dir(rbase, st["subject_id"], sid).with_suffix(".txt").is_file() for sid, st in wanted):
+        first = _study_dir(rbase, wanted[0][1]["subject_id"], wanted[0][0]).with_suffix(".txt")
+        raise DataError(f"MIMIC-CXR: none of the {len(wanted)} {split} studies has its report (e.g. {first}); the "
+                        "reports are not part of MIMIC-CXR-JPG: download mimic-cxr-reports.zip from the MIMIC-CXR "
+                        f"project on PhysioNet and unzip it into {root} (or pass reports_root)")
     records: list[Record] = []
     for study_id, st in studies.items():
         if st["split"] != split:

@@ -151,12 +151,18 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
     Raises
     ------
     DataError
-        ``root`` missing, no metadata file for the split, or an unreadable metadata file.
+        ``root`` missing, no metadata file for the split, an unreadable metadata file, or the
+        images still packed (``deid_png.part*`` / ``deid_png.tar`` without ``deid_png/``).
     """
     check_split(split)
     require = check_require(require)
     root = check_root(root, "ReXGradient", _HINT)
     path = find_split_file(root, split)
+    packed = sorted(root.glob("deid_png.part*")) or sorted(root.glob("deid_png.tar"))
+    if packed and not (root / "deid_png").exists():  # as downloaded: every study would be no_image
+        raise DataError(f"ReXGradient: the images are still packed ({', '.join(p.name for p in packed[:2])}"
+                        f"{', ...' if len(packed) > 2 else ''}) and {root / 'deid_png'} does not exist; unpack them "
+                        f"first: cd {root} && cat deid_png.part* > deid_png.tar && tar -xf deid_png.tar")
     rep = LoadReport(source="rexgradient", split=split)
     rep.note("metadata_file", path.name)
     studies: OrderedDict[str, dict[str, Any]] = OrderedDict()
