@@ -101,13 +101,20 @@ class PolicyError(SDRError, RuntimeError):
 def set_cpu_threads(n: int = 1) -> int:
     """Set torch's intra-op threads (tiny models run fastest single-threaded on a busy CPU).
 
+    Starts numba's thread pool first: numba starts it lazily, at its first parallel kernel or
+    thread query (a distance reward's), and its OpenMP layer then calls ``omp_set_num_threads``
+    (numba's thread count, the core count by default) in the starting thread, which is the setting
+    ``torch.get_num_threads()`` reads. Started after this call, it would move the policy to numba's
+    thread count mid-run, in a process's first distance-reward run only (README: Reproducibility).
     Returns the previous value. Example: ``set_cpu_threads(1)``.
     """
+    import numba
     import torch
 
     if n < 1:
         raise ValueError(f"threads must be >= 1, got {n}")
     prev = torch.get_num_threads()
+    numba.get_num_threads()  # starts numba's pool (once per process); its own thread count is unchanged
     torch.set_num_threads(n)
     return prev
 
