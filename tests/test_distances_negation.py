@@ -153,7 +153,7 @@ def test_negation_settings_need_presence_and_plain_settings_ignore_it():
                lambda: pairwise_distances_many(A, A, ["chamfer", "hung_nn_neg"])):
         with pytest.raises(DistanceSpecError, match="negation-aware: pass presence=.*section_presence"):
             fn()
-    with pytest.raises(DistanceSpecError, match="pair"):
+    with pytest.raises(DistanceSpecError, match="tuple"):
         paired_distances(A, A, "chamfer_neg", presence=[np.zeros((2, 14))])
     P = [np.zeros((2, 14), np.int8)]
     P[0][0, EFF] = 1

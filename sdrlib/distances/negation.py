@@ -91,9 +91,10 @@ def presence_pair(presence: object, setting: str) -> tuple:
         raise DistanceSpecError(f"{setting} is negation-aware: pass presence=(P_A, P_B), the per-sentence presence "
                                 "arrays of both sides (from sdrlib.clinical.section_presence or "
                                 "sdrlib.clinical.sentence_presence)")
-    if not isinstance(presence, (tuple, list)) or len(presence) != 2:
-        raise DistanceSpecError(f"{setting}: presence must be a pair (P_A, P_B), one entry per side, got "
-                                f"{type(presence).__name__}")
+    if not isinstance(presence, tuple) or len(presence) != 2:
+        raise DistanceSpecError(f"{setting}: presence must be a tuple (P_A, P_B), one entry per side, got "
+                                f"{type(presence).__name__}" + (f" of length {len(presence)}" if
+                                                                 isinstance(presence, (tuple, list)) else ""))
     return presence[0], presence[1]
 
 
