@@ -41,8 +41,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from sdrlib.distances import EXTENSIONS, REGISTRY, ConvergenceWarning  # noqa: E402
-from sdrlib.distances.engine import pack_sets, pairwise_distances  # noqa: E402
+from sdrlib.config import load_profile  # noqa: E402
+from sdrlib.data import load_split  # noqa: E402
+from sdrlib.distances import EXTENSIONS, REGISTRY, ConvergenceWarning, DistanceSpecError  # noqa: E402
+from sdrlib.distances.engine import CUDA_FAMILIES, pack_sets, paired_distances, pairwise_distances  # noqa: E402
+from sdrlib.distances.registry import get  # noqa: E402
+from sdrlib.reports import split_sentences  # noqa: E402
 from sdrlib.distances.synthetic import make_space, random_sets, structured_bank, structured_candidates  # noqa: E402
 from sdrlib.distances.timing import SWEEP_PAIRS, compare, matmul_gflops  # noqa: E402
 
@@ -58,10 +62,6 @@ def workload(kind: str, K: int, N: int, d: int, seed: int, sizes=None):
 
 def corpus_sizes(profile: str) -> dict[str, np.ndarray]:
     """Sentences per non-empty Findings / Impression section in a profile's training split."""
-    from sdrlib.config import load_profile
-    from sdrlib.data import load_split
-    from sdrlib.reports import split_sentences
-
     recs = load_split(load_profile(profile), "train")
     return {sec: np.array([len(split_sentences(getattr(r, sec))) for r in recs]) for sec in ("findings", "impression")}
 
@@ -69,9 +69,6 @@ def corpus_sizes(profile: str) -> dict[str, np.ndarray]:
 def neg_overhead(P: int, d: int, seed: int) -> None:
     """Rows: us/pair of the plain setting against its negation-aware one (our extension) on P zipped pairs
     (the reward case), presence arrays given (the labeler's per-sentence cache is warm in training)."""
-    from sdrlib.distances.engine import paired_distances
-    from sdrlib.distances.negation import paired_distances_neg
-
     rng = np.random.default_rng(seed + 7)
     pool = rng.standard_normal((400, d))
     ppool = (rng.integers(-1, 2, size=(400, 14)) * (rng.random((400, 14)) < 0.1)).astype(np.int8)
@@ -83,9 +80,9 @@ def neg_overhead(P: int, d: int, seed: int) -> None:
     print("|---|---:|---:|---:|")
     for name in ("chamfer", "hung_nn", "ot_raw"):
         paired_distances(A[:10], B[:10], name)
-        paired_distances_neg(A[:10], PA[:10], B[:10], PB[:10], name + "_neg")
+        paired_distances(A[:10], B[:10], name + "_neg", presence=(PA[:10], PB[:10]))
         tp = min(_timed(lambda: paired_distances(A, B, name)) for _ in range(3)) / P * 1e6
-        tn = min(_timed(lambda: paired_distances_neg(A, PA, B, PB, name + "_neg")) for _ in range(3)) / P * 1e6
+        tn = min(_timed(lambda: paired_distances(A, B, name + "_neg", presence=(PA, PB))) for _ in range(3)) / P * 1e6
         print(f"| {name} / {name}_neg | {tp:.2f} | {tn:.2f} | {tn / tp:.2f}x |", flush=True)
 
 
@@ -97,10 +94,6 @@ def _timed(fn) -> float:
 
 def device_table(loads, names, args, N: int) -> int:
     """GPU rows: per setting, the CPU engine and the engine on ``args.device`` on the same K x N pairs."""
-    from sdrlib.distances import DistanceSpecError
-    from sdrlib.distances.engine import CUDA_FAMILIES
-    from sdrlib.distances.registry import get
-
     wc, wb = workload("random", 2, 3, 16, 1)
     try:  # warm-up on the device: torch's context, numba's kernel compilation
         for name in names:

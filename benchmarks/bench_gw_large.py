@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from sdrlib.distances import ConvergenceWarning, DistanceTimeoutError, get, set_distance  # noqa: E402
+from sdrlib.distances import ConvergenceWarning, DistanceTimeoutError, get, make_spec, set_distance  # noqa: E402
 from sdrlib.distances import _kernels as K  # noqa: E402
 from sdrlib.distances._blas import GW_BLAS_MIN_NM, gw_loss_blas  # noqa: E402
 from sdrlib.distances.engine import _Budget, _watched, pack_sets, pairwise_distances  # noqa: E402
@@ -148,8 +148,6 @@ def interrupt_table(after_s: float, d: int, seed: int) -> None:
     ``time_budget_s`` take to stop long solves, from the interrupt / the budget's end to the exception."""
     import _thread
     import threading
-
-    from sdrlib.distances import make_spec
 
     rng = np.random.default_rng(seed)
     loads = []

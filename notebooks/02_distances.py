@@ -175,7 +175,7 @@ plt.show()
 # identical and reordered reports stay at 0.
 
 # %%
-from sdrlib.distances.negation import text_distances
+from sdrlib.experiments.text_distances import text_distances
 
 ext_raw = ["ot_raw", "sinkhorn_0.1_raw", "partial_0.8_raw"]
 ext_neg = ["chamfer_neg", "hung_nn_neg"]
@@ -305,7 +305,7 @@ conv_table[conv_table["stopped at max_iter"] > 0].round(4) if (conv_table["stopp
 # embeddings barely see negation).
 
 # %%
-from sdrlib.fidelity import fidelity_analysis, identical_floor, plot_fidelity
+from sdrlib.experiments.fidelity import fidelity_analysis, identical_floor, plot_fidelity
 
 t0 = time.perf_counter()
 fid = fidelity_analysis(train, emb, n_pairs=fid_pairs, n_boot=fid_boot, seed=cfg.seed)

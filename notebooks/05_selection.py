@@ -34,6 +34,7 @@ from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.distances import get as get_distance
 from sdrlib.embedding import ReportBank, SentenceEmbedder
+from sdrlib.experiments.candidates import local_candidates, policy_dirs
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import save_fig, save_table, style
@@ -60,9 +61,9 @@ print(cfg.name, f"K={sc.k}", f"N={len(bank)} bank reports", f"{len(test)} test s
 
 # %%
 cands, formats = {}, {}
-for name, path in sel.policy_dirs(cfg).items():
+for name, path in policy_dirs(cfg).items():
     label = posttrain.config_label(name)
-    cands[label] = sel.local_candidates(cfg, path, test, sc.k, out_dir / f"candidates_{name}.jsonl")
+    cands[label] = local_candidates(cfg, path, test, sc.k, out_dir / f"candidates_{name}.jsonl")
     formats[label] = "template"
 if sc.api_models:
     from sdrlib.apigen import generate_api_candidates  # only needed when the profile lists API models

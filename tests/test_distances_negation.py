@@ -1,4 +1,6 @@
-"""Negation-aware set distances (our extension): presence, contradiction, reference = engine, rewards."""
+"""Negation-aware set distances (our extension): presence, contradiction, reference = engine, rewards.
+
+One API: every entry point takes ``presence=(P_A, P_B)``; ``set_distance`` is the per-pair reference."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from sdrlib.distances import DistanceInputError, DistanceSpecError, get, make_spec, set_distance
 from sdrlib import clinical as C
 from sdrlib.distances import negation as N
-from sdrlib.distances.engine import paired_distances, pairwise_distances
+from sdrlib.distances.engine import paired_distances, pairwise_distances, pairwise_distances_many
 from sdrlib.distances.synthetic import random_sets
 
 EFF = C.OBSERVATIONS.index("Pleural Effusion")
@@ -47,8 +49,8 @@ def test_contradicted_finding_is_farther_than_a_paraphrase(small_encoder):
     for name in ("chamfer", "hung_nn", "ot_raw", "hausdorff"):  # not "ot": M~ of two singletons is 1
         plain_con = set_distance(E[:1], E[1:2], name)
         plain_par = set_distance(E[:1], E[2:3], name)
-        neg_con = N.set_distance_neg(E[:1], E[1:2], P[:1], P[1:2], name + "_neg")
-        neg_par = N.set_distance_neg(E[:1], E[2:3], P[:1], P[2:3], name + "_neg")
+        neg_con = set_distance(E[:1], E[1:2], name + "_neg", presence=(P[:1], P[1:2]))
+        neg_par = set_distance(E[:1], E[2:3], name + "_neg", presence=(P[:1], P[2:3]))
         assert neg_con > neg_par, name
         assert neg_par == pytest.approx(plain_par, abs=1e-12)  # no contradiction: the plain distance
         assert neg_con >= plain_con
@@ -81,13 +83,13 @@ def test_one_contradicted_sentence_of_five_is_farther_than_a_paraphrased_report(
     E = {k: small_encoder.encode(v, normalize_embeddings=True) for k, v in (("ref", ref), ("con", con), ("par", par))}
     P = {k: C.sentence_presence(v) for k, v in (("ref", ref), ("con", con), ("par", par))}
     for name in ("chamfer_neg", "hung_nn_neg", "hausdorff_neg", "ot_raw_neg", "partial_adaptive_raw_neg"):
-        d_con = N.set_distance_neg(E["ref"], E["con"], P["ref"], P["con"], name)
-        d_par = N.set_distance_neg(E["ref"], E["par"], P["ref"], P["par"], name)
+        d_con = set_distance(E["ref"], E["con"], name, presence=(P["ref"], P["con"]))
+        d_par = set_distance(E["ref"], E["par"], name, presence=(P["ref"], P["par"]))
         assert d_con > d_par, (name, d_con, d_par)
-        assert N.set_distance_neg(E["ref"], E["ref"][::-1], P["ref"], P["ref"][::-1], name) == \
+        assert set_distance(E["ref"], E["ref"][::-1], name, presence=(P["ref"], P["ref"][::-1])) == \
             pytest.approx(0, abs=1e-12)
     # chamfer_neg: the floor charges the contradicted sentence on both sides, c (1/5 + 1/5) / 2 = 0.2 at least
-    assert N.set_distance_neg(E["ref"], E["con"], P["ref"], P["con"], "chamfer_neg") >= 0.2 - 1e-12
+    assert set_distance(E["ref"], E["con"], "chamfer_neg", presence=(P["ref"], P["con"])) >= 0.2 - 1e-12
 
 
 def _workload(seed=0, d=16):
@@ -111,9 +113,9 @@ def test_engine_agrees_with_reference_and_identical_sets_stay_at_zero(name):
     spec = get(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = N.paired_distances_neg(A, PA, B, PB, name)
-        r = np.array([N.set_distance_neg(a, b, pa, pb, name) for a, b, pa, pb in zip(A, B, PA, PB)])
-        D = N.pairwise_distances_neg(A, PA, B, PB, name)
+        d = paired_distances(A, B, name, presence=(PA, PB))
+        r = np.array([set_distance(a, b, name, presence=(pa, pb)) for a, b, pa, pb in zip(A, B, PA, PB)])
+        D = pairwise_distances(A, B, name, presence=(PA, PB))
         plain = paired_distances(A, B, make_spec(spec.family, **spec.params), on_nonconvergence="ignore")
     np.testing.assert_allclose(d, r, atol=1e-5, rtol=0)
     np.testing.assert_allclose(np.diag(D), d, atol=1e-12, rtol=0)
@@ -132,27 +134,50 @@ def test_a_contradiction_found_by_presence_only_moves_the_distance():
     P0 = np.zeros((2, 14), np.int8)
     P1 = P0.copy(); P1[0, EFF] = 1
     P2 = P0.copy(); P2[0, EFF] = -1
-    assert N.paired_distances_neg(A, [P1], A, [P1], "chamfer_neg")[0] == 0
+    assert paired_distances(A, A, "chamfer_neg", presence=([P1], [P1]))[0] == 0
     # M = [[0, .5], [.5, 0]] (orthogonal rows); sentence 0 of each set is contradicted by the other set, so its
     # row and column cost at least c: M' = [[1, 1], [1, 0]]
     # chamfer: row minima (1, 0), column minima (1, 0) -> 0.5 (the NN cannot escape to the other sentence)
-    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg")[0] == pytest.approx(0.5)
-    assert N.paired_distances_neg(A, [P1], A, [P2], "chamfer_neg_0.5")[0] == pytest.approx(0.25)
+    assert paired_distances(A, A, "chamfer_neg", presence=([P1], [P2]))[0] == pytest.approx(0.5)
+    assert paired_distances(A, A, "chamfer_neg_0.5", presence=([P1], [P2]))[0] == pytest.approx(0.25)
     # hung_nn: both assignments cost 1 -> 1 / 2; with c = 0.5 the diagonal costs .5 -> 0.25
-    assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg")[0] == pytest.approx(0.5)
-    assert N.paired_distances_neg(A, [P1], A, [P2], "hung_nn_neg_0.5")[0] == pytest.approx(0.25)
-    assert N.paired_distances_neg(A, [P1], A, [P1], "hung_nn_neg")[0] == 0
+    assert paired_distances(A, A, "hung_nn_neg", presence=([P1], [P2]))[0] == pytest.approx(0.5)
+    assert paired_distances(A, A, "hung_nn_neg_0.5", presence=([P1], [P2]))[0] == pytest.approx(0.25)
+    assert paired_distances(A, A, "hung_nn_neg", presence=([P1], [P1]))[0] == 0
 
 
-def test_plain_entry_points_refuse_negation_settings_and_vice_versa():
+def test_negation_settings_need_presence_and_plain_settings_ignore_it():
     A = [np.eye(3)[:2]]
     for fn in (lambda: set_distance(A[0], A[0], "chamfer_neg"), lambda: paired_distances(A, A, "chamfer_neg"),
-               lambda: pairwise_distances(A, A, "hung_nn_neg")):
-        with pytest.raises(DistanceSpecError, match="negation"):
+               lambda: pairwise_distances(A, A, "hung_nn_neg"),
+               lambda: pairwise_distances_many(A, A, ["chamfer", "hung_nn_neg"])):
+        with pytest.raises(DistanceSpecError, match="negation-aware: pass presence=.*section_presence"):
             fn()
+    with pytest.raises(DistanceSpecError, match="tuple"):
+        paired_distances(A, A, "chamfer_neg", presence=[np.zeros((2, 14))])
     P = [np.zeros((2, 14), np.int8)]
-    with pytest.raises(DistanceSpecError, match="not negation-aware"):
-        N.paired_distances_neg(A, P, A, P, "chamfer")
+    P[0][0, EFF] = 1
+    Q = [P[0].copy()]
+    Q[0][0, EFF] = -1
+    # a plain setting ignores presence (one call may mix plain and negation-aware settings)
+    assert paired_distances(A, A, "chamfer", presence=(P, Q)).tolist() == paired_distances(A, A, "chamfer").tolist()
+    assert set_distance(A[0], A[0], "chamfer", presence=(P[0], Q[0])) == set_distance(A[0], A[0], "chamfer")
+    both = pairwise_distances_many(A, A, ["chamfer", "chamfer_neg"], presence=(P, Q))
+    assert list(both) == ["chamfer", "chamfer_neg"]
+    assert both["chamfer"][0, 0] == 0 and both["chamfer_neg"][0, 0] == pytest.approx(0.5)
+    np.testing.assert_array_equal(both["chamfer_neg"], pairwise_distances(A, A, "chamfer_neg", presence=(P, Q)))
+
+
+def test_packed_sets_keep_the_sentence_order_their_presence_refers_to():
+    from sdrlib.distances.engine import pack_sets
+
+    A, PA, B, PB = _workload()
+    for name in ("chamfer_neg", "ot_neg", "sinkhorn_0.1_neg"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = paired_distances(A, B, name, presence=(PA, PB))
+            got = paired_distances(pack_sets(A), pack_sets(B), name, presence=(PA, PB))
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("name", ["gw_neg", "gw_0.05_neg", "chamfer_neg_0", "chamfer_neg_1.5", "chamfer_neg_nan"])
@@ -168,15 +193,15 @@ def test_bad_negation_settings_are_refused(name):
 def test_bad_presence_arrays_are_refused(bad):
     A = [np.eye(3)[:2]]
     with pytest.raises(DistanceInputError):
-        N.paired_distances_neg(A, [bad] if not isinstance(bad, list) else bad, A, [np.zeros((2, 14))], "chamfer_neg")
+        paired_distances(A, A, "chamfer_neg", presence=([bad] if not isinstance(bad, list) else bad, [np.zeros((2, 14))]))
 
 
 def test_empty_sets_follow_empty_value():
     A = [np.eye(3)[:2], np.zeros((0, 3))]
     P = [np.zeros((2, 14)), np.zeros((0, 14))]
     with pytest.raises(DistanceInputError, match="empty"):
-        N.paired_distances_neg(A, P, A, P, "chamfer_neg")
-    assert N.paired_distances_neg(A, P, A, P, "chamfer_neg", empty_value=1.0).tolist() == [0.0, 1.0]
+        paired_distances(A, A, "chamfer_neg", presence=(P, P))
+    assert paired_distances(A, A, "chamfer_neg", presence=(P, P), empty_value=1.0).tolist() == [0.0, 1.0]
 
 
 class _FakeEmbedder:
@@ -198,12 +223,13 @@ class _FakeEmbedder:
 
 
 def test_text_distances_and_reward_use_the_negation_cost():
+    from sdrlib.experiments.text_distances import text_distances
     from sdrlib.rewards import RewardScorer
 
     emb = _FakeEmbedder()
     gen = ["No pleural effusion. Heart normal.", "Small pleural effusion. Heart normal.", ""]
     ref = ["Small pleural effusion. Heart normal."] * 3
-    d = N.text_distances(gen, ref, "hung_nn_neg", emb)
+    d = text_distances(gen, ref, "hung_nn_neg", emb)
     assert d[1] == 0 and d[2] == 1.0 and d[0] == pytest.approx(0.5)  # one of two sentences contradicted (cost 1)
     sc = RewardScorer("hung_nn_neg", embedder=emb)
     comp = [f"<think> {g} </think> <answer> Normal. </answer>" for g in gen[:2]]

@@ -1,4 +1,4 @@
-"""sdrlib.fidelity: label disagreement, pair sampling, the batched fidelity analysis, identical-set floors."""
+"""sdrlib.experiments.fidelity: label disagreement, pair sampling, the batched fidelity analysis, identical-set floors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdrlib.fidelity import (FidelityError, identical_floor, label_disagreement, pair_distances, plot_fidelity,
+from sdrlib.experiments.fidelity import (FidelityError, identical_floor, label_disagreement, pair_distances, plot_fidelity,
                              sample_pairs, fidelity_analysis)
 
 OBS = ["Edema", "Pleural Effusion", "Pneumothorax", "Cardiomegaly", "Atelectasis"]

@@ -193,13 +193,13 @@ def test_progress_lines_are_plain():
                        progress=lines.append, progress_every=25)
     assert lines and lines[-1].startswith("findings: 100.0%") and all("\r" not in x for x in lines)
     lines.clear()  # a sweep big enough to be split: several lines, increasing
-    monkey = sel._MIN_CHUNK_PAIRS
+    monkey = sel.scoring._MIN_CHUNK_PAIRS
     try:
-        sel._MIN_CHUNK_PAIRS = 1
+        sel.scoring._MIN_CHUNK_PAIRS = 1
         sel.bank_distances({"findings": _sets(rng, 40)}, {"findings": _sets(rng, 7)}, ["chamfer"], k=4,
                            progress=lines.append, progress_every=25)
     finally:
-        sel._MIN_CHUNK_PAIRS = monkey
+        sel.scoring._MIN_CHUNK_PAIRS = monkey
     pct = [float(x.split("%")[0].split()[-1]) for x in lines]
     assert len(pct) >= 4 and pct == sorted(pct) and pct[-1] == 100.0
 
@@ -312,17 +312,6 @@ def test_tables_best_vs_random_and_summary():
     assert summ.loc[1, "m"] == pytest.approx(want.mean()) and summ.loc[1, "m_std"] == pytest.approx(want.std(ddof=1))
 
 
-def test_candidates_cache_roundtrip(tmp_path):
-    p = tmp_path / "c.jsonl"
-    key = {"policy": "x", "k": 2}
-    sel.write_candidates(p, key, ["s1", "s2"], [["a", "b"], ["c", "d"]])
-    assert sel.read_candidates(p, key, ["s1", "s2"]) == [["a", "b"], ["c", "d"]]
-    assert sel.read_candidates(p, {"policy": "x", "k": 3}, ["s1", "s2"]) is None
-    assert sel.read_candidates(p, key, ["s1"]) is None
-    p.write_text("not json\n")
-    assert sel.read_candidates(p, key, ["s1", "s2"]) is None
-
-
 def test_pca_and_mean_vectors():
     rng = np.random.default_rng(14)
     sets = _sets(rng, 5) + [np.zeros((0, D))]
@@ -346,11 +335,9 @@ def _presence(rng, sets):
 
 
 def _brute_neg(cands, pc, bank, pb, name, how, k):
-    from sdrlib.distances.negation import set_distance_neg
-
     out = []
     for c, p in zip(cands, pc):
-        d = np.array([set_distance_neg(c, b, p, q, name) for b, q in zip(bank, pb) if len(b)])
+        d = np.array([set_distance(c, b, name, presence=(p, q)) for b, q in zip(bank, pb) if len(b)])
         out.append(d.min() if how == "min" else d.mean() if how == "avg" else np.sort(d)[:min(k, len(d))].mean())
     return np.array(out)
 
@@ -410,8 +397,6 @@ def test_negation_aware_selection_needs_presence():
 
 
 def test_mbr_negation_aware_matches_reference():
-    from sdrlib.distances.negation import set_distance_neg
-
     rng = np.random.default_rng(5)
     S, K = 2, 3
     cf = _sets(rng, S * K)
@@ -420,7 +405,7 @@ def test_mbr_negation_aware_matches_reference():
     for s in range(S):
         for i in range(K):
             a = s * K + i
-            want = np.mean([set_distance_neg(cf[a], cf[s * K + j], pf[a], pf[s * K + j], "chamfer_neg")
+            want = np.mean([set_distance(cf[a], cf[s * K + j], "chamfer_neg", presence=(pf[a], pf[s * K + j]))
                             for j in range(K) if j != i])
             assert got[s, i] == pytest.approx(want, abs=1e-8)
 
@@ -444,21 +429,6 @@ def test_score_candidates_labels_texts_for_negation_aware_settings(small_encoder
     assert res.chosen()[0, 0, 0] == 1  # the report agreeing with a bank report wins under the negation-aware cost
     with pytest.raises(sel.SelectionError, match="ReportBank"):
         sel.bank_presence_of({"findings": []})
-
-
-def test_policy_dirs_follow_selection_policies(tmp_path, monkeypatch):
-    from sdrlib.config import ConfigError, load_profile
-
-    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
-    cfg = load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer"], "pruning.policies": ["sft"],
-                                 "selection.policies": ["chamfer", "sft"]})
-    for part in (("sft", "seed0"), ("grpo", "chamfer", "seed0"), ("grpo", "fmt", "seed0")):
-        (tmp_path / "runs" / "smoke").joinpath(*part, "final").mkdir(parents=True)
-    assert list(sel.policy_dirs(cfg)) == ["chamfer", "sft"]  # the profile's subset, in its order
-    everything = load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer"], "pruning.policies": ["sft"]})
-    assert list(sel.policy_dirs(everything)) == ["sft", "fmt", "chamfer"]  # empty = all trained policies
-    with pytest.raises(ConfigError, match="selection.policies"):
-        load_profile("smoke", {"grpo.rewards": ["fmt"], "pruning.policies": ["sft"], "selection.policies": ["hausdorff"]})
 
 
 # --------------------------------------------------------------------------- eq. 20 unclipped, the random bank

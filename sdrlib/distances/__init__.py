@@ -4,12 +4,17 @@ Ours (``origin="sdr extension"`` in :func:`registry_table`, :data:`EXTENSIONS`):
 settings (``ot_raw``, ``sinkhorn_0.1_raw``, ...) and negation-aware ones (``chamfer_neg``, ...;
 :mod:`~sdrlib.distances.negation`). See :mod:`~sdrlib.distances.registry`.
 
+One API: a set may carry per-sentence presence arrays (from :func:`sdrlib.clinical.section_presence`;
+the distances never see text). Every entry point takes ``presence=(P_A, P_B)``: a negation-aware setting
+requires it (:class:`DistanceSpecError` without), a plain setting ignores it.
+
 - :mod:`~sdrlib.distances.registry`  :class:`DistanceSpec`, :data:`REGISTRY`, :func:`get`,
   :func:`make_spec`, :func:`set_distance` (per-pair reference), :func:`reward`
 - :mod:`~sdrlib.distances.reference` the reference on POT / SciPy, eqs. (12)-(21)
 - :mod:`~sdrlib.distances.engine`    the batched engine: :func:`pairwise_distances` (K x N),
   :func:`pairwise_distances_many` (several settings, one cosine product), :func:`paired_distances`
   (zip), :class:`PackedSets`
+- :mod:`~sdrlib.distances.negation`  the negation-aware cost ``max(M, c X, c r, c s)`` and presence checks
 - :mod:`~sdrlib.distances.costs`     input checks and the cosine base cost (eq. 11)
 - :mod:`~sdrlib.distances.synthetic` random and clustered embedding sets for tests and benchmarks
 
@@ -25,6 +30,7 @@ Example::
     >>> from sdrlib.distances import set_distance, pairwise_distances
     >>> set_distance(A, B, "ot")                      # one pair, reference
     >>> pairwise_distances(cands, bank, "ot")         # (K, N), batched, same values
+    >>> paired_distances(A_sets, B_sets, "chamfer_neg", presence=(section_presence(gen), section_presence(ref)))
 """
 
 from sdrlib.distances.errors import (

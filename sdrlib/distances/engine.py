@@ -17,6 +17,13 @@ same iterative updates and stopping rules); the tests check agreement to 1e-5
 (observed: ~1e-14). :func:`pairwise_distances_many` shares steps 1-2 between settings;
 :func:`paired_distances` scores zipped pairs (the GRPO reward).
 
+**Presence.** Every entry point takes ``presence=(P_A, P_B)`` (per-sentence presence arrays,
+:func:`sdrlib.clinical.section_presence`). Negation-aware settings (``chamfer_neg``; the cost of
+:mod:`sdrlib.distances.negation`) require it and run on the CPU: sets are deduplicated on (vector,
+presence), the cosine block is capped at contradicting pairs and one driver (``_kernels.neg_pairs``)
+adds the sentence floors and runs the family's own solver. Plain settings ignore ``presence``, so one
+:func:`pairwise_distances_many` call may mix both kinds.
+
 Every value is range-checked as in the reference (:func:`sdrlib.distances.costs.check_range`):
 round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
 :class:`~sdrlib.distances.errors.DistanceRangeError` for the whole call.
@@ -65,6 +72,7 @@ from sdrlib.distances import _kernels as K
 from sdrlib.distances._blas import GW_BLAS_MIN_NM, gw_loss_blas
 from sdrlib.distances.costs import ZERO_COST_ATOL, _as_float_array, check_range, cosine_cost, rescale, unit_rows
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError, DistanceTimeoutError
+from sdrlib.distances.negation import PRESENCE_WIDTH, check_presence, contradiction_matrix, presence_pair
 from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
 
 #: upper bound on the cosine block held at once (float64 entries): 64 MiB
@@ -531,13 +539,118 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
     return check_range(out, spec.name), conv
 
 
-def _refuse_negation(specs: Sequence[DistanceSpec]) -> None:
-    """Negation-aware settings need presence vectors, which these entry points do not take."""
+# --------------------------------------------------------------------------- negation-aware settings
+def _pack_presence(sets: SetsLike, presence: object, name: str, dim: int | None = None):
+    """Pack sets, then split unique rows by presence: returns (PackedSets, (U, 14) int8 presence).
+
+    ``presence``: a list of (n_t, 14) arrays (one per set, rows as in the set) or one stacked (S, 14) array
+    (rows as the packed sentences). Sets are deduplicated on (vector, presence): the contradiction is a
+    property of the sentence, not of its vector. A :class:`PackedSets` keeps each set's sentence order
+    (``index``), so its presence rows line up as for a list.
+    """
+    ps = pack_sets(sets, name, dim=dim)
+    sizes = ps.sizes
+    if isinstance(presence, np.ndarray) and presence.ndim == 2:
+        P = check_presence(presence, int(sizes.sum()), f"{name} presence")  # stacked like the matrix
+    else:
+        try:
+            plist = list(presence)
+        except TypeError:
+            raise DistanceInputError(f"{name}: presence must be a list of (n_t, 14) arrays or one stacked "
+                                     "(S, 14) array") from None
+        if len(plist) != ps.n_sets:
+            raise DistanceInputError(f"{name}: {ps.n_sets} sets but {len(plist)} presence arrays")
+        P = np.concatenate([check_presence(p, int(n), f"{name} presence[{t}]") for t, (p, n)
+                            in enumerate(zip(plist, sizes))] or [np.zeros((0, PRESENCE_WIDTH), np.int8)])
+    key = np.concatenate([ps.index[:, None], P.astype(np.int64)], axis=1)
+    if len(key):
+        ukey, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    else:
+        ukey, inv = np.zeros((0, 1 + PRESENCE_WIDTH), np.int64), np.zeros(0, np.int64)
+    unique = np.ascontiguousarray(ps.unique[ukey[:, 0]]) if len(ukey) else ps.unique[:0]
+    return PackedSets(unique, inv.astype(np.int64), ps.offsets, _checked=True), \
+        np.ascontiguousarray(ukey[:, 1:].astype(np.int8))
+
+
+def _capped_cosines(bank: PackedSets, pb: np.ndarray, cand: PackedSets, pc: np.ndarray, c: float) -> np.ndarray:
+    """(U_bank, U_cand) cosines with contradicted pairs capped: ``cost(g') = max(M, c X)``."""
+    G = _cosines(bank.unique, cand.unique, "cpu")
+    X = contradiction_matrix(pb, pc)
+    return np.ascontiguousarray(np.minimum(G, 1.0 - 2.0 * c * X))
+
+
+def _masks(ps: PackedSets, presence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positive, negative) observation bit masks: per unique row (U, 2) and per set (S, 2), int64."""
+    bits = np.int64(1) << np.arange(PRESENCE_WIDTH, dtype=np.int64)
+    row = np.stack([((presence > 0) * bits).sum(axis=1), ((presence < 0) * bits).sum(axis=1)], axis=1)
+    row = np.ascontiguousarray(row.astype(np.int64))
+    per_sentence = row[ps.index] if len(ps.index) else np.zeros((0, 2), np.int64)
+    sets = np.zeros((ps.n_sets, 2), np.int64)
+    nonempty = np.flatnonzero(ps.sizes > 0)
+    if len(nonempty):
+        sets[nonempty] = np.bitwise_or.reduceat(per_sentence, ps.offsets[:-1][nonempty], axis=0)
+    return row, sets
+
+
+def _run_negation(spec: DistanceSpec, cand: PackedSets, pc: np.ndarray, bank: PackedSets, pb: np.ndarray,
+                  pk: np.ndarray, pj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A negation-aware setting for the pairs (pk[p], pj[p]): the capped cosine block, then the negation
+    driver (``_kernels.neg_pairs``) with the sentence floors, single-threaded below :data:`_SERIAL_BELOW`
+    pairs (as :func:`_run`); CPU only. Returns (values, converged)."""
+    import numba
+
+    out = np.empty(len(pk))
+    conv = np.ones(len(pk), dtype=np.bool_)
+    if not len(pk):
+        return out, conv
+    G = _capped_cosines(bank, pb, cand, pc, spec.contradiction)
+    crow, cset = _masks(cand, pc)
+    brow, bset = _masks(bank, pb)
+    fam, prm = spec.family, spec.params
+    rho = prm.get("rho", -1.0)
+    rho = 0.0 if rho == "adaptive" else float(rho)
+    eps = float(prm.get("eps", 1.0))
+    nmax = int(max(cand.sizes.max(), bank.sizes.max()))
+    threads = numba.get_num_threads()
+    if len(pk) < _SERIAL_BELOW:
+        numba.set_num_threads(1)
+    try:
+        K.neg_pairs(G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj, nmax, crow, brow, cset, bset,
+                    float(spec.contradiction), K.NEG_FAMILY_CODES[fam], float(prm.get("alpha", 0.0)),
+                    bool(prm.get("clip", False)), rho, eps, float(prm.get("tau", -1.0)),
+                    float(prm.get("stop_thr", 1e-9)), int(prm.get("max_iter", 1000)),
+                    fam == "sinkhorn" and eps < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, bool(prm.get("rescale", False)),
+                    out, conv)
+    finally:
+        numba.set_num_threads(threads)
+    return check_range(out, spec.name, spec.upper), conv
+
+
+def _pairwise_negation(cands: SetsLike, bank: SetsLike, specs: Sequence[DistanceSpec], presence: object,
+                       empty_value: float | None, budget: "_Budget") -> dict:
+    """``{name: ((K, N) values, (K, N) converged)}`` of negation-aware settings, all candidate sets at once
+    (one presence-aware packing shared by the settings; identical (vector, presence) multisets computed once)."""
+    c_pres, b_pres = presence_pair(presence, specs[0].name)
+    cp, pc = _pack_presence(cands, c_pres, "cands")
+    bp, pb = _pack_presence(bank, b_pres, "bank", dim=cp.dim)
+    e_c, e_b = _check_empty(cp, "cands", empty_value), _check_empty(bp, "bank", empty_value)
+    kk_all, jj_all = np.flatnonzero(~e_c), np.flatnonzero(~e_b)
+    kk, kinv = _representatives(cp.classes()[kk_all], kk_all)
+    jj, jinv = _representatives(bp.classes()[jj_all], jj_all)
+    outs = {}
     for spec in specs:
-        if spec.negation_aware:
-            raise DistanceSpecError(f"{spec.name} is negation-aware and needs per-sentence presence vectors: use "
-                                    "sdrlib.distances.negation (paired_distances_neg, pairwise_distances_neg, "
-                                    "text_distances)")
+        budget.check(spec.name)
+        out = np.full((cp.n_sets, bp.n_sets), np.nan if empty_value is None else float(empty_value))
+        conv = np.ones_like(out, dtype=bool)
+        if len(kk) and len(jj):
+            pj = np.repeat(jj.astype(np.int64), len(kk))
+            pk = np.tile(kk.astype(np.int64), len(jj))
+            vals, ok = _run_negation(spec, cp, pc, bp, pb, pk, pj)
+            out[np.ix_(kk_all, jj_all)] = vals.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
+            conv[np.ix_(kk_all, jj_all)] = ok.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
+        outs[spec.name] = (out, conv)
+    return outs
 
 
 def _representatives(classes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -564,8 +677,8 @@ def _check_empty(ps: PackedSets, name: str, empty_value: float | None) -> np.nda
     return empty
 
 
-def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpec", *, device: str = "cpu",
-                       on_nonconvergence: str = "warn", empty_value: float | None = None,
+def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpec", *, presence: "tuple | None" = None,
+                       device: str = "cpu", on_nonconvergence: str = "warn", empty_value: float | None = None,
                        return_converged: bool = False, time_budget_s: float | None = None):
     """All distances between K candidate sets and N bank sets: a (K, N) float64 matrix.
 
@@ -575,6 +688,11 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
         Pack the bank once with :func:`pack_sets` to reuse its deduplication across calls.
     name : str or DistanceSpec
         Setting (see :func:`sdrlib.distances.get`).
+    presence : pair (cand_presence, bank_presence), optional
+        Per-sentence presence of both sides (:func:`sdrlib.clinical.section_presence`): per side a list of
+        (n_t, 14) arrays, one per set in the set's row order, or one stacked (S, 14) array. Required by a
+        negation-aware setting (``chamfer_neg``; :mod:`sdrlib.distances.negation`), which then runs on the
+        CPU whatever ``device`` says; ignored by plain settings. Missing: :class:`DistanceSpecError`.
     device : {"cpu", "cuda", "cuda:i", "auto"}
         Where the cosine matrix product and the Sinkhorn / UOT / GW solvers run (the other
         solvers run on the CPU); see the module docstring for what happens without a usable GPU.
@@ -593,30 +711,54 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
     Example: ``pairwise_distances([A1, A2], [B1, B2, B3], "chamfer").shape -> (2, 3)``.
     """
     spec = get(name)
-    res = pairwise_distances_many(cands, bank, [spec], device=device, on_nonconvergence=on_nonconvergence,
+    res = pairwise_distances_many(cands, bank, [spec], presence=presence, device=device,
+                                  on_nonconvergence=on_nonconvergence,
                                   empty_value=empty_value, return_converged=True,
                                   time_budget_s=time_budget_s)[spec.name]
     return res if return_converged else res[0]
 
 
 def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[str | DistanceSpec]", *,
-                            device: str = "cpu", on_nonconvergence: str = "warn", empty_value: float | None = None,
-                            return_converged: bool = False, time_budget_s: float | None = None) -> dict:
+                            presence: "tuple | None" = None, device: str = "cpu", on_nonconvergence: str = "warn",
+                            empty_value: float | None = None, return_converged: bool = False,
+                            time_budget_s: float | None = None) -> dict:
     """:func:`pairwise_distances` for several settings, sharing packing and the cosine product.
 
-    Returns ``{spec.name: (K, N) array}`` (or ``(array, converged)`` pairs with ``return_converged``).
-    ``time_budget_s`` covers the whole call (every setting).
+    Returns ``{spec.name: (K, N) array}`` (or ``(array, converged)`` pairs with ``return_converged``),
+    in the order of ``names``. ``time_budget_s`` covers the whole call (every setting). ``presence`` as in
+    :func:`pairwise_distances`: plain and negation-aware settings may be mixed in one call; the plain ones
+    share one packing and cosine product (in memory-bounded candidate chunks), the negation-aware ones one
+    presence-aware packing of all candidate sets.
     Example: ``pairwise_distances_many(cands, bank, ["chamfer", "ot"])["ot"].shape -> (K, N)``.
     """
     if isinstance(names, (str, DistanceSpec)):
         raise DistanceSpecError("names must be a sequence of settings; for one setting use pairwise_distances")
     specs = [get(n) for n in names]
-    _refuse_negation(specs)
+    neg = [s for s in specs if s.negation_aware]
+    plain = [s for s in specs if not s.negation_aware]
+    if neg:
+        presence_pair(presence, neg[0].name)
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     budget = _Budget(_check_budget(time_budget_s))
-    dev = _resolve_device(device)
-    solver = _pick_solver(device, dev, specs)
+    outs = {}
+    if plain or not neg:
+        dev = _resolve_device(device)
+        solver = _pick_solver(device, dev, plain)
+        outs.update(_pairwise_plain(cands, bank, plain, dev, solver, empty_value, budget))
+    if neg:
+        outs.update(_pairwise_negation(cands, bank, neg, presence, empty_value, budget))
+    outs = {s.name: outs[s.name] for s in specs}
+    for spec in specs:
+        conv = outs[spec.name][1]
+        handle_nonconvergence(spec, int((~conv).sum()), conv.size, on_nonconvergence)
+    return outs if return_converged else {k: v[0] for k, v in outs.items()}
+
+
+def _pairwise_plain(cands: SetsLike, bank: SetsLike, specs: Sequence[DistanceSpec], dev: str, solver: str,
+                    empty_value: float | None, budget: "_Budget") -> dict:
+    """``{name: ((K, N) values, (K, N) converged)}`` of plain settings: one packing, candidates in chunks whose
+    cosine block stays below :data:`_MAX_BLOCK` entries, one cosine product per chunk for all settings."""
     cp = pack_sets(cands, "cands")
     bp = pack_sets(bank, "bank", dim=cp.dim)
     Kc, N = cp.n_sets, bp.n_sets
@@ -629,7 +771,7 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     kk_all, jj_all = np.flatnonzero(~e_c), np.flatnonzero(~e_b)
     kk, kinv = _representatives(cp.classes()[kk_all], kk_all)
     jj, jinv = _representatives(bp.classes()[jj_all], jj_all)
-    if len(kk) and len(jj):
+    if len(kk) and len(jj) and specs:
         res = {s.name: (np.empty((len(kk), len(jj))), np.ones((len(kk), len(jj)), dtype=bool)) for s in specs}
         # chunk the candidates so that one cosine block stays below _MAX_BLOCK entries
         per_set = max(1.0, cp.sizes[kk].mean())
@@ -650,27 +792,31 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
             out, conv = outs[spec.name]
             out[np.ix_(kk_all, jj_all)] = res[spec.name][0][np.ix_(kinv, jinv)]
             conv[np.ix_(kk_all, jj_all)] = res[spec.name][1][np.ix_(kinv, jinv)]
-    for spec in specs:
-        conv = outs[spec.name][1]
-        handle_nonconvergence(spec, int((~conv).sum()), conv.size, on_nonconvergence)
-    return outs if return_converged else {k: v[0] for k, v in outs.items()}
+    return outs
 
 
-def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSpec", *, device: str = "cpu",
-                     on_nonconvergence: str = "warn", empty_value: float | None = None,
-                     time_budget_s: float | None = None) -> np.ndarray:
+def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSpec", *,
+                     presence: "tuple | None" = None, device: str = "cpu", on_nonconvergence: str = "warn",
+                     empty_value: float | None = None, time_budget_s: float | None = None) -> np.ndarray:
     """``D(A_sets[k], B_sets[k])`` for each k (the GRPO reward case): shape (K,).
 
-    ``time_budget_s`` as in :func:`pairwise_distances`.
-    Example: ``paired_distances([A1, A2], [B1, B2], "ot").shape -> (2,)``.
+    ``presence=(A_presence, B_presence)``, ``time_budget_s`` as in :func:`pairwise_distances` (a
+    negation-aware setting needs presence and runs on the CPU; a plain one ignores it).
+    Example: ``paired_distances([A1, A2], [B1, B2], "ot").shape -> (2,)``;
+    ``paired_distances(A, B, "chamfer_neg", presence=(section_presence(gen), section_presence(ref)))``.
     """
     spec = get(name)
-    _refuse_negation([spec])
+    if spec.negation_aware:
+        a_pres, b_pres = presence_pair(presence, spec.name)
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     budget = _Budget(_check_budget(time_budget_s))
-    ap = pack_sets(A_sets, "A_sets")
-    bp = pack_sets(B_sets, "B_sets", dim=ap.dim)
+    if spec.negation_aware:
+        ap, pa = _pack_presence(A_sets, a_pres, "A_sets")
+        bp, pb = _pack_presence(B_sets, b_pres, "B_sets", dim=ap.dim)
+    else:
+        ap = pack_sets(A_sets, "A_sets")
+        bp = pack_sets(B_sets, "B_sets", dim=ap.dim)
     if ap.n_sets != bp.n_sets:
         raise DistanceInputError(f"A_sets has {ap.n_sets} sets, B_sets {bp.n_sets}: paired distances need equal counts")
     e = _check_empty(ap, "A_sets", empty_value) | _check_empty(bp, "B_sets", empty_value)
@@ -680,8 +826,12 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     keys = np.stack([ap.classes()[idx], bp.classes()[idx]], axis=1)
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rep = idx[first]
-    dev = _resolve_device(device)
-    vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]), budget=budget)[0]
+    if spec.negation_aware:
+        budget.check(spec.name)
+        vals, ok = _run_negation(spec, ap, pa, bp, pb, rep, rep)
+    else:
+        dev = _resolve_device(device)
+        vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]), budget=budget)[0]
     inv = inv.reshape(-1)
     out[idx] = vals[inv]
     handle_nonconvergence(spec, int((~ok[inv]).sum()), len(idx), on_nonconvergence)

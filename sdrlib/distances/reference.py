@@ -20,8 +20,8 @@ They follow the paper literally; the choices the paper leaves open are:
   paper's ``M~``); ``rescale=False`` transports ``M`` itself (the ``_raw`` settings of the registry).
   The ``M = 0`` shortcut applies to both.
 - **Negation-aware variants (ours)**: every function except GW takes an optional precomputed cost
-  ``M`` (default: the cosine cost of eq. 11 between A and B); :mod:`sdrlib.distances.negation`
-  passes ``max(M, c X)`` there. The rescaling, when on, is applied to the cost given.
+  ``M`` (default: the cosine cost of eq. 11 between A and B); :func:`sdrlib.distances.set_distance`
+  passes the negation-aware cost ``M'`` (``negation.negation_cost``) there. The rescaling, when on, is applied to the cost given.
 - **GW** with ``min(n, m) < 2`` returns 1.0 (the paper's zero-similarity fallback).
 - **Partial OT**: the transported mass is ``min(rho, sum p, sum q)``; for n = m and
   rho = 1, ``sum p`` is ``1 - 1e-16`` for some n and POT would call rho = 1 infeasible.

@@ -49,9 +49,10 @@ follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest norma
   ``M'_ij = max(M_ij, c X_ij, c r_i, c s_j)`` with ``X_ij = 1`` when the offline labeler reads one
   observation positive in sentence i and negative in sentence j, and ``r_i`` (``s_j``) = 1 when the other
   set states a finding of sentence i (j) only with the opposite polarity (:mod:`sdrlib.distances.negation`,
-  which defines X, r and s precisely). They need per-sentence presence vectors next to the embeddings, so the plain entry
-  points (:func:`set_distance`, ``pairwise_distances``, ``paired_distances``) refuse them with a
-  :class:`DistanceSpecError` naming the functions of :mod:`sdrlib.distances.negation` to use.
+  which defines X, r and s precisely). They need per-sentence presence arrays next to the embeddings: every
+  entry point (:func:`set_distance`, ``pairwise_distances``, ``pairwise_distances_many``, ``paired_distances``)
+  takes ``presence=(P_A, P_B)`` and raises a :class:`DistanceSpecError` for a negation-aware setting without it;
+  plain settings ignore ``presence``.
 
 **GW's identical-set floor.** ``D(A, A)`` is not 0 for GW, and for 2-sentence sets it is 0.5 at *every*
 eps: a 2-sentence set's rescaled intra cost is ``[[0, 1], [1, 0]]`` (two distinct sentences; the one
@@ -60,7 +61,7 @@ the same problem; at the product coupling ``p q^T`` the GW gradient of that symm
 constant, Sinkhorn returns ``p q^T`` again, and POT's iteration stays at this fixed point (a
 stationary point, not the minimum 0 of the identity matching) with loss 0.5. GW therefore cannot
 tell two 2-sentence reports apart; the value is POT's (pinned in ``tests/test_distances_interrupt.py``),
-so the engine and the reference both return it. :func:`sdrlib.fidelity.identical_floor` tabulates
+so the engine and the reference both return it. :func:`sdrlib.experiments.fidelity.identical_floor` tabulates
 ``D(A, A)`` by set size for every setting.
 
 Large parameters are valid (eps -> inf is the product plan; alpha -> inf makes any size
@@ -92,6 +93,7 @@ from sdrlib.distances.errors import (
     DistanceSpecError,
     UnknownDistanceError,
 )
+from sdrlib.distances.negation import check_presence, negation_cost, presence_pair
 
 #: on_nonconvergence values
 NONCONVERGENCE_MODES = ("warn", "raise", "ignore")
@@ -213,18 +215,22 @@ class DistanceSpec:
         """Upper end of the value range: 1.0, or None for ``hung_pen`` with ``clip=False`` (eq. 20 raw)."""
         return 1.0 if self.params.get("clip", True) else None
 
-    def reference(self, A: np.ndarray, B: np.ndarray) -> tuple[float, bool]:
+    def reference(self, A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tuple[float, bool]:
         """Run the reference on validated sets; returns ``(value in [0, 1], converged)``.
 
+        ``M``: the cost to use instead of the cosine cost of eq. 11; a negation-aware setting needs it
+        (``negation_cost``, :mod:`sdrlib.distances.negation`; :func:`set_distance` builds it from presence).
         Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
         :class:`~sdrlib.distances.errors.DistanceRangeError` (:func:`~sdrlib.distances.costs.check_range`).
         """
-        if self.negation_aware:
-            raise DistanceSpecError(f"{self.name} is negation-aware and needs per-sentence presence vectors: use "
-                                    "sdrlib.distances.negation (set_distance_neg, paired_distances_neg, "
-                                    "pairwise_distances_neg, text_distances)")
+        # the reference imports POT and SciPy: loaded on first use
         fn = getattr(importlib.import_module("sdrlib.distances.reference"), FAMILIES[self.family].fn_name)
-        val, ok = fn(A, B, **self.params)
+        if M is None:
+            if self.negation_aware:
+                presence_pair(None, self.name)  # raises: the negation-aware cost needs presence
+            val, ok = fn(A, B, **self.params)
+        else:
+            val, ok = fn(A, B, **self.params, M=M)
         return check_range(float(val), self.name, self.upper), ok
 
 
@@ -475,7 +481,8 @@ def handle_nonconvergence(spec: DistanceSpec, count: int, total: int, mode: str)
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-def set_distance(A: object, B: object, name: "str | DistanceSpec", *, on_nonconvergence: str = "warn") -> float:
+def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: "tuple | None" = None,
+                 on_nonconvergence: str = "warn") -> float:
     """The reference distance ``D(A, B)`` of one pair (POT / SciPy, eqs. 12-21).
 
     Parameters
@@ -484,6 +491,9 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, on_nonconv
         Non-empty sets of sentence embeddings; rows are normalised (eq. 11).
     name : str or DistanceSpec
         A registered name, ``family_value`` or a spec from :func:`make_spec`.
+    presence : pair (P_A, P_B) of array-like (n, 14), (m, 14), optional
+        Per-sentence presence (:func:`sdrlib.clinical.sentence_presence`); required by a negation-aware
+        setting (``chamfer_neg``: the cost ``M'`` of :mod:`sdrlib.distances.negation`), ignored by a plain one.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction when an iterative solver stops at its cap.
 
@@ -494,18 +504,27 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, on_nonconv
     Raises
     ------
     DistanceInputError
-        unusable sets (empty, NaN / inf, zero rows, wrong shape or dimension, non-numeric).
+        unusable sets (empty, NaN / inf, zero rows, wrong shape or dimension, non-numeric), presence of
+        the wrong shape or values.
     DistanceSpecError
-        unknown name, unusable parameters (see the module doc), bad ``on_nonconvergence``.
+        unknown name, unusable parameters (see the module doc), bad ``on_nonconvergence``, a
+        negation-aware setting without ``presence``.
     DistanceRangeError
         the solver's value is NaN / inf or leaves [0, 1] by more than round-off.
 
-    Example: ``set_distance(np.eye(3)[:2], np.eye(3)[:2], "ot") -> 0.0``.
+    Example: ``set_distance(np.eye(3)[:2], np.eye(3)[:2], "ot") -> 0.0``;
+    ``set_distance(E1, E2, "chamfer_neg", presence=(P1, P2))``.
     """
     spec = get(name)
     check_mode(on_nonconvergence)
-    a, b = as_pair(A, B)
-    val, ok = spec.reference(a, b)
+    if spec.negation_aware:
+        PA, PB = presence_pair(presence, spec.name)
+        a, b = as_pair(A, B)
+        pa, pb = check_presence(PA, len(a), "PA"), check_presence(PB, len(b), "PB")
+        val, ok = spec.reference(a, b, M=negation_cost(a, b, pa, pb, spec.contradiction))
+    else:
+        a, b = as_pair(A, B)
+        val, ok = spec.reference(a, b)
     handle_nonconvergence(spec, int(not ok), 1, on_nonconvergence)
     return val
 

@@ -5,9 +5,9 @@ ground-truth CheXpert label disagreement does? For each setting, :func:`fidelity
 the Spearman and Kendall correlation between
 
 - the report distance ``D(x, y) = D_F(x, y) + D_I(x, y)`` (Findings + Impression, the sum the
-  rewards use; range [0, 2]), computed with the batched engine (``paired_distances``, or
-  :func:`sdrlib.distances.negation.paired_distances_neg` for ``_neg`` settings) on the packed
-  sentence-embedding sets of all pairs at once; **empty sections**: a section empty in one report
+  rewards use; range [0, 2]), computed with the batched engine
+  (:func:`sdrlib.distances.engine.paired_distances`; ``_neg`` settings get the sentences' presence through
+  ``presence=``) on the packed sentence-embedding sets of all pairs at once; **empty sections**: a section empty in one report
   and not the other is maximally far (1, as in the rewards), empty in both is 0 (the reports agree
   that there is nothing to say);
 - the label disagreement over the 14 CheXpert observations, as two targets: **Jaccard distance**
@@ -46,7 +46,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from sdrlib.clinical import label_report
+from sdrlib.clinical.presence import OBSERVATIONS, section_presence
+from sdrlib.distances.engine import paired_distances
+from sdrlib.distances.registry import available_distances, get
 from sdrlib.errors import SDRError
+from sdrlib.metrics.clinical import label_matrix, normalise_labels, strata_from_labels
+from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FidelityError", "FidelityResult", "label_disagreement", "pair_distances", "sample_pairs",
            "fidelity_analysis", "identical_floor", "plot_fidelity", "TARGETS", "MIN_PAIRS"]
@@ -82,9 +88,6 @@ class FidelityResult:
 
 
 def _positive_matrix(labels: Sequence[Mapping[str, int]]) -> np.ndarray:
-    from sdrlib.metrics.clinical import label_matrix, normalise_labels
-    from sdrlib.vocabulary import CHEXPERT_14
-
     return label_matrix(normalise_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
 
 
@@ -137,10 +140,6 @@ def pair_distances(sets_f: Sequence[np.ndarray], sets_i: Sequence[np.ndarray], p
     ``sets_f`` / ``sets_i``: per-report (n, d) embedding sets; ``presence_*`` per-report (n, 14) presence
     arrays, needed only for negation-aware settings. Returns ``{name: (P,) array in [0, 2]}``.
     """
-    from sdrlib.distances import get
-    from sdrlib.distances.engine import paired_distances
-    from sdrlib.distances.negation import paired_distances_neg
-
     a, b = pairs[:, 0], pairs[:, 1]
     out: dict[str, np.ndarray] = {}
     for name in names:
@@ -150,13 +149,10 @@ def pair_distances(sets_f: Sequence[np.ndarray], sets_i: Sequence[np.ndarray], p
             A, B = [sets[k] for k in a], [sets[k] for k in b]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # capped entropic solves: counted in notebook 02, not here
-                if spec.negation_aware:
-                    if pres is None:
-                        raise FidelityError(f"{spec.name} is negation-aware: pass presence_f / presence_i")
-                    d = paired_distances_neg(A, [pres[k] for k in a], B, [pres[k] for k in b], spec,
-                                             empty_value=1.0, on_nonconvergence="ignore")
-                else:
-                    d = paired_distances(A, B, spec, empty_value=1.0, on_nonconvergence="ignore")
+                if spec.negation_aware and pres is None:
+                    raise FidelityError(f"{spec.name} is negation-aware: pass presence_f / presence_i")
+                presence = None if pres is None else ([pres[k] for k in a], [pres[k] for k in b])
+                d = paired_distances(A, B, spec, presence=presence, empty_value=1.0, on_nonconvergence="ignore")
             both_empty = np.array([len(sets[x]) == 0 and len(sets[y]) == 0 for x, y in zip(a, b)], bool)
             total += np.where(both_empty, 0.0, d)
         out[spec.name] = total
@@ -232,11 +228,6 @@ def fidelity_analysis(records: Sequence[Any], embedder: Any, names: Sequence[str
     -------
     FidelityResult
     """
-    from sdrlib.distances import available_distances, get
-    from sdrlib.clinical.presence import section_presence
-    from sdrlib.metrics.clinical import strata_from_labels
-    from sdrlib.clinical import label_report
-
     if not (isinstance(ci, float) and 0 < ci < 1):
         raise FidelityError(f"ci must be a float in (0, 1), got {ci!r}")
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 0:
@@ -298,11 +289,6 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
     Returns a DataFrame: ``setting, origin, size, mean, max``. Example:
     ``identical_floor(["ot", "gw"], sizes=(2, 6)).pivot(index="setting", columns="size", values="mean")``.
     """
-    from sdrlib.distances import available_distances, get
-    from sdrlib.distances.engine import paired_distances
-    from sdrlib.clinical.presence import OBSERVATIONS
-    from sdrlib.distances.negation import paired_distances_neg
-
     names = list(available_distances(include_extensions=True) if names is None else names)
     sizes = list(sizes)
     if not sizes or any(not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1 for n in sizes):
@@ -317,10 +303,7 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
             spec = get(name)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if spec.negation_aware:
-                    d = paired_distances_neg(sets, pres, sets, pres, spec, on_nonconvergence="ignore")
-                else:
-                    d = paired_distances(sets, sets, spec, on_nonconvergence="ignore")
+                d = paired_distances(sets, sets, spec, presence=(pres, pres), on_nonconvergence="ignore")
             rows.append({"setting": spec.name, "origin": spec.origin, "size": int(n), "mean": float(d.mean()),
                          "max": float(d.max())})
     return pd.DataFrame(rows)

@@ -1,0 +1,91 @@
+"""Candidates on disk: the local policies notebook 05 samples, K reports per study, cached as JSONL.
+
+:func:`policy_dirs` finds the trained policies (notebooks 03 and 04), :func:`local_candidates` samples K
+reports per test study from one of them (:func:`sdrlib.generation.generate_candidates`) and caches them
+(:func:`write_candidates` / :func:`read_candidates`, reused when the policy, K, decoding settings, seed and
+study ids match). Scoring the candidates is :mod:`sdrlib.selection`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sdrlib.generation import generate_candidates, load_images
+from sdrlib.io import atomic_write_text
+from sdrlib.selection.errors import SelectionError
+from sdrlib.training import load_policy, run_dir
+
+__all__ = ["policy_dirs", "write_candidates", "read_candidates", "local_candidates"]
+
+
+def policy_dirs(cfg) -> dict[str, Path]:
+    """The local policies notebook 05 samples: SFT (notebook 03) and every GRPO configuration (notebook 04), or
+    the subset ``selection.policies``, seed ``cfg.seed`` each: ``{configuration: final policy folder}``. A missing one raises naming the notebook."""
+    out = {"sft": run_dir(cfg, "sft", seed=cfg.seed) / "final"}
+    for r in cfg.grpo.rewards:
+        if r != "sft":
+            out[r] = run_dir(cfg, "grpo", r, cfg.seed) / "final"
+    if cfg.selection.policies:  # the profile's subset, in its order
+        out = {r: out[r] for r in cfg.selection.policies}
+    missing = {k: str(p) for k, p in out.items() if not p.is_dir()}
+    if missing:
+        raise SelectionError(f"trained policies not found: {missing}; run notebooks 03 (SFT) and 04 (GRPO) "
+                             f"on profile {cfg.name!r} first")
+    return out
+
+
+def write_candidates(path: str | Path, key: Mapping[str, Any], study_ids: Sequence[str],
+                     candidates: Sequence[Sequence[str]]) -> Path:
+    """JSONL: a first line ``{"key": ...}`` (what produced them), then one ``{"study_id", "candidates"}`` per study."""
+    lines = [json.dumps({"key": dict(key)})]
+    lines += [json.dumps({"study_id": s, "candidates": list(c)}) for s, c in zip(study_ids, candidates)]
+    return atomic_write_text(Path(path), "\n".join(lines) + "\n")
+
+
+def read_candidates(path: str | Path, key: Mapping[str, Any], study_ids: Sequence[str]) -> list[list[str]] | None:
+    """Candidates of :func:`write_candidates` when the file's key and study ids match, else ``None``."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        lines = [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, ValueError):
+        return None
+    if not lines or lines[0].get("key") != json.loads(json.dumps(dict(key))):
+        return None
+    rows = lines[1:]
+    if [r.get("study_id") for r in rows] != list(study_ids):
+        return None
+    return [list(r["candidates"]) for r in rows]
+
+
+def local_candidates(cfg, policy_dir: str | Path, records: Sequence[Any], k: int, path: str | Path, *,
+                     seed: int | None = None, log: Callable[[str], None] | None = print) -> list[list[str]]:
+    """K sampled reports per study from a local policy (:func:`sdrlib.generation.generate_candidates`),
+    batched, at the profile's evaluation temperature (``sft.eval_temperature``), cached in ``path`` (JSONL).
+
+    The cache is reused when the policy folder, K, decoding settings, seed and study ids match.
+    """
+    s = cfg.sft
+    seed = cfg.seed if seed is None else seed
+    ids = [r.study_id for r in records]
+    key = {"policy": str(Path(policy_dir).resolve()), "k": int(k), "temperature": s.eval_temperature,
+           "max_new_tokens": s.max_new_tokens, "seed": int(seed)}
+    cached = read_candidates(path, key, ids)
+    if cached is not None:
+        if log:
+            log(f"{Path(path).name}: reused ({len(cached)} studies x {k})")
+        return cached
+    t0 = time.perf_counter()
+    model, processor = load_policy(cfg, policy_dir)
+    images = [load_images(r.image_paths, s.max_images) for r in records]
+    cands = generate_candidates(model, processor, images, k, temperature=s.eval_temperature, seed=seed,
+                                max_new_tokens=s.max_new_tokens, batch_size=s.eval_batch_size)
+    write_candidates(path, key, ids, cands)
+    if log:
+        log(f"{Path(path).name}: {len(cands)} studies x {k} sampled in {time.perf_counter() - t0:.0f} s")
+    return cands

@@ -1,0 +1,40 @@
+"""Best-of-K selection by set distance to the training distribution (paper sec. 3.3, 5; app. C.4, E, F).
+
+For each test study a policy writes K candidate reports; a candidate is scored by its set distance to a
+bank of N training reports, per section, aggregated over the bank and summed over the sections (eqs. 7-9),
+and the smallest total wins (eq. 10).
+
+- :mod:`.scoring`    bank scoring, eqs. 7-10 (kNN / min / avg): :func:`bank_distances`, :func:`score_candidates`,
+  :class:`SelectionScores`, :func:`selection_spec` (Hung-Pen unclipped), candidate parsing, sets and presence
+- :mod:`.mbr`        MBR consensus among a study's K candidates: :func:`mbr_scores`
+- :mod:`.evaluation` metric values of every method, random / oracle / first baselines, Tables 3 / 23 and 25-28
+  (:func:`evaluate_methods`, :func:`best_vs_random`, :func:`improvement_summary`, :func:`pick_metrics`) and the
+  numbers of Fig. 2b (:func:`mean_vectors`, :func:`pca_2d`)
+- :mod:`.bank`       the seeded random bank draw (paper C.4): :func:`draw_indices`, :func:`draw_bank_records`,
+  :func:`sample_bank`, :func:`head_bank`
+- :mod:`.errors`     :class:`SelectionError`
+
+Distances come from the one API of :mod:`sdrlib.distances` (negation-aware settings get per-sentence presence
+through ``presence=``). Sampling candidates from the trained policies and caching them on disk is the
+experiments layer's (:mod:`sdrlib.experiments.candidates`). Left out: distance-guided pruning during decoding
+(paper sec. 5.1, :mod:`sdrlib.pruning`), GPU solvers.
+"""
+
+from sdrlib.selection.bank import draw_bank_records, draw_indices, head_bank, sample_bank
+from sdrlib.selection.errors import SelectionError
+from sdrlib.selection.evaluation import (HEADLINE_METRICS, best_vs_random, evaluate_methods, improvement_summary,
+                                         mean_vectors, method_choices, not_computed, pca_2d, pick_metrics,
+                                         score_candidate_metrics, selected_result, study_values)
+from sdrlib.selection.mbr import mbr_scores
+from sdrlib.selection.scoring import (AGGREGATIONS, DEFAULT_KNN_K, SelectionScores, aggregate, argmin_first,
+                                      bank_distances, bank_presence_of, candidate_presence, candidate_sets,
+                                      check_encoder, parse_candidate, score_candidates, selection_spec)
+
+__all__ = [
+    "AGGREGATIONS", "DEFAULT_KNN_K", "SelectionError", "SelectionScores", "check_encoder", "head_bank", "draw_indices",
+    "draw_bank_records", "sample_bank", "selection_spec", "aggregate", "parse_candidate",
+    "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores",
+    "argmin_first", "method_choices", "selected_result", "evaluate_methods", "study_values", "best_vs_random",
+    "improvement_summary", "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed",
+    "mean_vectors", "pca_2d",
+]
