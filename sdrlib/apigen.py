@@ -77,7 +77,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sdrlib.errors import SDRError
-from sdrlib.reports import Sections, as_text, build_template, is_blank, normalize_text, parse_template, split_report
+from sdrlib.reports import ParsedAnswer, build_template, is_blank, parse_api_answer, parse_template  # ParsedAnswer, parse_api_answer: re-exported (they live in reports)
 
 __all__ = [
     "APIGenError",
@@ -236,72 +236,6 @@ def build_messages(text: str, image_url: str) -> list[dict[str, Any]]:
         {"type": "image_url", "image_url": {"url": image_url}},
         {"type": "text", "text": text},
     ]}]
-
-
-# --------------------------------------------------------------------------- parsing
-@dataclass(frozen=True)
-class ParsedAnswer(Sections):
-    """:class:`~sdrlib.reports.Sections` plus how they were found.
-
-    ``form`` is ``"template"`` (the paper's strict rule), ``"template_loose"`` (the tags,
-    with text around them), ``"headers"`` (``FINDINGS:`` / ``IMPRESSION:``),
-    ``"markdown"`` (``**Findings**``, ``### Impression``), ``"raw"`` (no section found:
-    the whole text is Findings) or ``"empty"``. The last two are malformed.
-    """
-
-    form: str = "template"
-
-    @property
-    def malformed(self) -> bool:
-        return self.form in ("raw", "empty")
-
-
-_FENCE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
-_SECTION = r"(findings?|impressions?|conclusions?)"
-_MD = r"(?:\*\*|__|\*|_)?"
-# A Markdown header line: "### Findings", "**Findings:**", "__Impression__:", "*Findings*".
-_MD_HEADER = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]*{_MD}[ \t]*{_SECTION}[ \t]*{_MD}[ \t]*:?[ \t]*{_MD}"
-                        rf"|(?:\*\*|__|\*|_)[ \t]*{_SECTION}[ \t]*:?[ \t]*(?:\*\*|__|\*|_)[ \t]*:?)",
-                        re.IGNORECASE | re.MULTILINE)
-_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022+])[ \t]+", re.MULTILINE)
-# A section header in split_report's sense (start of text / line / after a sentence end).
-_HAS_HEADER = re.compile(rf"(?:\A|(?<=[\n.!?;]))\s*{_SECTION}\s*:", re.IGNORECASE)
-
-
-def parse_api_answer(text: str | bytes) -> ParsedAnswer:
-    """Findings and Impression of one API answer, however it is laid out.
-
-    Tried in order: code fences removed; the strict template (:func:`parse_template`);
-    the template with other text around it (``parse_template(mode="loose")``: first
-    ``<think>...</think>`` followed by an ``<answer>...</answer>``); ``FINDINGS:`` / ``IMPRESSION:`` headers
-    (:func:`split_report`); Markdown headers (``**Findings:**``, ``### Impression``)
-    rewritten as such headers; list bullets are dropped. Nothing found: ``form="raw"``
-    with the whole normalised text as Findings (malformed, kept). ``None`` / non-text
-    raises :class:`~sdrlib.reports.ReportTextError`.
-
-    Example: ``parse_api_answer("**Findings:** Clear.\\n**Impression:** Normal.")
-    -> ParsedAnswer(findings='Clear.', impression='Normal.', form='markdown')``
-    """
-    text = as_text(text, "answer")
-    body = _FENCE.sub("", text)
-    if is_blank(body):
-        return ParsedAnswer("", "", "empty")
-    strict = parse_template(body)
-    if strict is not None:
-        return ParsedAnswer(strict.findings, strict.impression, "template")
-    loose = parse_template(body, mode="loose")
-    if loose is not None:
-        return ParsedAnswer(loose.findings, loose.impression, "template_loose")
-    form = "headers"
-    if _MD_HEADER.search(body):
-        form = "markdown"
-        body = _MD_HEADER.sub(lambda mm: f"\n{(mm.group(1) or mm.group(2)).upper()}: ", body)
-    body = _BULLET.sub("", body).replace("**", "").replace("__", "")
-    if _HAS_HEADER.search(body):
-        sec = split_report(body)
-        if sec.findings or sec.impression:
-            return ParsedAnswer(sec.findings, sec.impression, form)
-    return ParsedAnswer(normalize_text(text), "", "raw")
 
 
 # --------------------------------------------------------------------------- cache

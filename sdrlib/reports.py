@@ -47,6 +47,7 @@ from typing import NamedTuple
 from sdrlib.errors import SDRError
 
 __all__ = [
+    "ParsedAnswer", "parse_api_answer",
     "Sections",
     "ReportTextError",
     "as_text",
@@ -413,7 +414,7 @@ def parse_template(text: str | bytes, *, mode: str = "strict") -> Sections | Non
     """Extract (Findings, Impression) from a templated generation, or ``None`` if invalid.
 
     ``mode="strict"`` (the default; R_fmt, the metrics, the strict step of
-    :func:`sdrlib.apigen.parse_api_answer`): valid means the paper's rule (SDR sec. 3.1:
+    :func:`sdrlib.reports.parse_api_answer`): valid means the paper's rule (SDR sec. 3.1:
     ``<think>``, ``</think>``, ``<answer>``, ``</answer>`` each occur exactly once, in this order,
     each pair encloses non-empty content) and, stricter than the paper, nothing visible lies
     outside the pairs (so the sections are unambiguous). "Visible" is :func:`is_blank`'s rule, so a section
@@ -482,3 +483,69 @@ def parse_template_partial(text: str) -> PartialTemplate:
 def format_reward(text: str | bytes) -> float:
     """R_fmt of the paper: ``1.0`` when :func:`parse_template` accepts ``text``, else ``0.0``."""
     return 1.0 if parse_template(text) is not None else 0.0
+
+
+# --------------------------------------------------------------------------- answers laid out any way (API candidates)
+@dataclass(frozen=True)
+class ParsedAnswer(Sections):
+    """:class:`~sdrlib.reports.Sections` plus how they were found.
+
+    ``form`` is ``"template"`` (the paper's strict rule), ``"template_loose"`` (the tags,
+    with text around them), ``"headers"`` (``FINDINGS:`` / ``IMPRESSION:``),
+    ``"markdown"`` (``**Findings**``, ``### Impression``), ``"raw"`` (no section found:
+    the whole text is Findings) or ``"empty"``. The last two are malformed.
+    """
+
+    form: str = "template"
+
+    @property
+    def malformed(self) -> bool:
+        return self.form in ("raw", "empty")
+
+
+_FENCE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
+_SECTION = r"(findings?|impressions?|conclusions?)"
+_MD = r"(?:\*\*|__|\*|_)?"
+# A Markdown header line: "### Findings", "**Findings:**", "__Impression__:", "*Findings*".
+_MD_HEADER = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]*{_MD}[ \t]*{_SECTION}[ \t]*{_MD}[ \t]*:?[ \t]*{_MD}"
+                        rf"|(?:\*\*|__|\*|_)[ \t]*{_SECTION}[ \t]*:?[ \t]*(?:\*\*|__|\*|_)[ \t]*:?)",
+                        re.IGNORECASE | re.MULTILINE)
+_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022+])[ \t]+", re.MULTILINE)
+# A section header in split_report's sense (start of text / line / after a sentence end).
+_HAS_HEADER = re.compile(rf"(?:\A|(?<=[\n.!?;]))\s*{_SECTION}\s*:", re.IGNORECASE)
+
+
+def parse_api_answer(text: str | bytes) -> ParsedAnswer:
+    """Findings and Impression of one API answer, however it is laid out.
+
+    Tried in order: code fences removed; the strict template (:func:`parse_template`);
+    the template with other text around it (``parse_template(mode="loose")``: first
+    ``<think>...</think>`` followed by an ``<answer>...</answer>``); ``FINDINGS:`` / ``IMPRESSION:`` headers
+    (:func:`split_report`); Markdown headers (``**Findings:**``, ``### Impression``)
+    rewritten as such headers; list bullets are dropped. Nothing found: ``form="raw"``
+    with the whole normalised text as Findings (malformed, kept). ``None`` / non-text
+    raises :class:`~sdrlib.reports.ReportTextError`.
+
+    Example: ``parse_api_answer("**Findings:** Clear.\\n**Impression:** Normal.")
+    -> ParsedAnswer(findings='Clear.', impression='Normal.', form='markdown')``
+    """
+    text = as_text(text, "answer")
+    body = _FENCE.sub("", text)
+    if is_blank(body):
+        return ParsedAnswer("", "", "empty")
+    strict = parse_template(body)
+    if strict is not None:
+        return ParsedAnswer(strict.findings, strict.impression, "template")
+    loose = parse_template(body, mode="loose")
+    if loose is not None:
+        return ParsedAnswer(loose.findings, loose.impression, "template_loose")
+    form = "headers"
+    if _MD_HEADER.search(body):
+        form = "markdown"
+        body = _MD_HEADER.sub(lambda mm: f"\n{(mm.group(1) or mm.group(2)).upper()}: ", body)
+    body = _BULLET.sub("", body).replace("**", "").replace("__", "")
+    if _HAS_HEADER.search(body):
+        sec = split_report(body)
+        if sec.findings or sec.impression:
+            return ParsedAnswer(sec.findings, sec.impression, form)
+    return ParsedAnswer(normalize_text(text), "", "raw")

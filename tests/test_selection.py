@@ -124,7 +124,7 @@ def test_unparseable_texts_through_score_candidates(small_encoder):
     assert (res.chosen()[0, :, :4] == 1).all() and (res.chosen()[0, :, 4] == 0).all()
     assert res.total[0, 0, 4, 0] == pytest.approx(0.0, abs=1e-9)  # a copy of bank report 0
     # API-style free-text candidates
-    # API-style answers (sdrlib.apigen.parse_api_answer): headers and markdown parse; a failed sample ("")
+    # API-style answers (sdrlib.reports.parse_api_answer): headers and markdown parse; a failed sample ("")
     # and an answer without sections are malformed and rank last
     rep = [["", "nothing useful here", "**Findings**\nSmall left effusion.\n**Impression**\nEffusion."],
            ["FINDINGS: Small left effusion. IMPRESSION: Effusion.", "", "nothing useful here"]]

@@ -60,15 +60,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# parse_api_answer (API answers: headers, markdown, fences) is above this layer; it is to move down to
-# sdrlib.reports next to parse_template (integration note in the refactor report)
-from sdrlib.apigen import parse_api_answer
 from sdrlib.clinical.presence import section_presence, sentence_presence
 from sdrlib.distances.engine import PackedSets, pack_sets, pairwise_distances_many
 from sdrlib.distances.errors import ConvergenceWarning
 from sdrlib.distances.registry import check_mode, get, make_spec
 from sdrlib.embedding import ReportBank
-from sdrlib.reports import ReportTextError, Sections, parse_template
+from sdrlib.reports import ReportTextError, Sections, parse_api_answer, parse_template
 from sdrlib.selection.errors import SelectionError
 
 __all__ = [
@@ -192,7 +189,7 @@ def parse_candidate(text: Any, candidate_format: str = "template"):
 
     ``candidate_format="template"``: the policy's ``<think>/<answer>`` template
     (:func:`sdrlib.reports.parse_template`); ``"report"``: an API model's free-form answer,
-    parsed by :func:`sdrlib.apigen.parse_api_answer` (template, ``Findings:`` / ``Impression:``
+    parsed by :func:`sdrlib.reports.parse_api_answer` (template, ``Findings:`` / ``Impression:``
     headers, markdown headings, code fences); an answer it flags as malformed, or the ``""`` of a
     failed API sample, gives ``None`` (ranked last). A :class:`~sdrlib.reports.Sections` is
     returned as is; ``None`` and non-text give ``None``.
