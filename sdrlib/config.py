@@ -5,7 +5,9 @@ below. Loading rejects unknown keys, wrong types and values outside their allowe
 range (field constraints in the dataclass metadata, plus a few rules between fields;
 distance and reward names are asked of their registries), so a bad profile fails
 before any notebook starts, not notebooks later (papermill only *warns* about
-unknown parameters). Every refusal is a :class:`ConfigError` naming the key path,
+unknown parameters). The reward methods' settings are nested sections of ``grpo``
+(``grpo.gcarl.*``, ``grpo.editgrpo.*``) built from the method registry (:mod:`sdrlib.rewards.spec`),
+with the defaults and constraints each method writes once. Every refusal is a :class:`ConfigError` naming the key path,
 the value and what is allowed; YAML syntax errors name the file and line, and a key
 given twice in one mapping is an error.
 
@@ -236,6 +238,10 @@ class SFTConfig:
 
 @dataclass(frozen=True)
 class GRPOConfig:
+    """The ``grpo`` section. Each reward method with settings adds its own nested section ``grpo.<method>``
+    (``grpo.gcarl.*``, ``grpo.editgrpo.*``: the method's settings dataclass, registered in
+    :mod:`sdrlib.rewards.methods`); profiles are built with :func:`_grpo_class`, this class plus those."""
+
     rewards: list[str] = field(default_factory=lambda: ["fmt", "exact", "chamfer", "hausdorff"],
                                metadata={"nonempty": True, "unique": True, "each": _reward_name,
                                          "help": "reward configurations run after SFT"})

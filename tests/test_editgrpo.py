@@ -1,4 +1,4 @@
-"""Tests for sdrlib.editgrpo: the sentence-level edit rules, group layout, names, and the trainer hook
+"""Tests for sdrlib.rewards.methods.editgrpo and sdrlib.training.editgrpo_trainer: the sentence-level edit rules, group layout, names, and the trainer hook
 (edited completions re-tokenised, scored and entering the loss) on a tiny Qwen3-VL."""
 
 from __future__ import annotations

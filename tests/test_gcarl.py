@@ -1,4 +1,4 @@
-"""Tests for sdrlib.gcarl (R_fact, R_check) and their TRL reward functions."""
+"""Tests for sdrlib.rewards.methods.gcarl (R_fact, R_check) and their TRL reward functions."""
 
 from __future__ import annotations
 

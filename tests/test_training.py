@@ -127,7 +127,7 @@ def test_paper_policy_without_gpu_fails_before_any_work(setup, monkeypatch, tmp_
         training.grpo(paper, "chamfer", sft.final, train_records=None)
 
 
-# --------------------------------------------------------------------------- tables (sdrlib.posttrain)
+# --------------------------------------------------------------------------- tables (sdrlib.experiments.posttrain)
 
 
 def _long(models=("m1", "m2")):

@@ -23,6 +23,7 @@ __all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "quiet", "quiet_t
            "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback"]
 
 
+@dataclass
 class SFTResult:
     """Where an SFT run lives and what it cost."""
 
@@ -246,7 +247,7 @@ def train_and_save(trainer, processor, out: Path, timer, progress) -> tuple[str 
 def last_checkpoint(out: Path) -> str | None:
     from transformers.trainer_utils import get_last_checkpoint
 
-    return getlast_checkpoint(str(out)) if out.is_dir() else None
+    return get_last_checkpoint(str(out)) if out.is_dir() else None
 
 
 def write_json(path: Path, obj: dict) -> None:

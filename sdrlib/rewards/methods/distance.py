@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sdrlib import distances
 from sdrlib.errors import SDRError
 from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
 
@@ -26,16 +27,10 @@ class DistanceMethod(RewardMethod):
 
     @property
     def grammar(self) -> str:  # type: ignore[override]
-        # Imported here, not at module level: the registry pulls in POT (and torch through it), which
-        # ``import sdrlib.rewards`` (and so profile loading) must not.
-        from sdrlib import distances
-
         return (f"a distance in {distances.available_distances()} or a family_value setting (sinkhorn_<eps>, "
                 "uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>)")
 
     def parse(self, name: str) -> RewardSpec | None:
-        from sdrlib import distances
-
         try:
             d = distances.get(name)
         except KeyError:  # not a distance name at all
