@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib import models
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.rewards import (RewardScorer, check_completion, completion_text, exact_match_section, get_method,
@@ -156,7 +157,6 @@ def grpo(
     from trl import GRPOConfig as TRLGRPOConfig
     from trl import GRPOTrainer
 
-    from sdrlib import models  # imports transformers
 
     spec = parse_reward(reward)
     if not spec.trains:

@@ -2,14 +2,15 @@
 
 CPU / default profile: the tiny Qwen3-VL of :mod:`sdrlib.models`, trained from scratch. GPU / paper profile:
 Unsloth ``FastVisionModel`` + LoRA (imported only there; a missing GPU or model path fails before any work).
-:mod:`sdrlib.models` (which imports transformers) and torch are imported inside the functions: importing
-:mod:`sdrlib.training` stays cheap.
+torch is imported inside the functions.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from sdrlib import models
 
 __all__ = ["is_tiny", "tiny_spec", "device_kwargs", "preflight", "load_policy", "has_tiny_config", "has_policy"]
 
@@ -21,10 +22,8 @@ def is_tiny(cfg) -> bool:
 
 def tiny_spec(cfg):
     """The profile's :class:`sdrlib.models.TinyVLSpec` (the ``sft.tiny_*`` keys)."""
-    from sdrlib.models import TinyVLSpec
-
     s = cfg.sft
-    return TinyVLSpec(
+    return models.TinyVLSpec(
         hidden_size=s.tiny_hidden_size,
         layers=s.tiny_layers,
         heads=s.tiny_heads,
@@ -65,9 +64,7 @@ def preflight(cfg) -> None:
     (:func:`sdrlib.models.check_gpu_model` raises :class:`sdrlib.models.PolicyError`).
     """
     if not is_tiny(cfg):
-        from sdrlib.models import check_gpu_model
-
-        check_gpu_model(cfg.sft.policy)
+        models.check_gpu_model(cfg.sft.policy)
 
 
 def load_policy(cfg, path: str | Path | None = None):
@@ -76,8 +73,6 @@ def load_policy(cfg, path: str | Path | None = None):
     ``path=None`` with the tiny policy raises (a fresh tiny policy needs training texts:
     :func:`sft` builds it). On GPU profiles ``path=None`` loads the paper model with LoRA.
     """
-    from sdrlib import models
-
     if is_tiny(cfg):
         if path is None:
             raise ValueError("the tiny policy is built by sft(); pass the folder of a trained policy")

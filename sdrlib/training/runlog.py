@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdrlib import models
 from sdrlib.io import atomic_write_text
 from sdrlib.training.policy import has_tiny_config
 
@@ -221,11 +222,9 @@ def write_curves(log_history: list[dict], path: Path) -> Path:
 
 
 def finish(trainer, processor, out: Path, curves_extra: list[dict] | None = None) -> tuple[Path, Path]:
-    from sdrlib.models import save_policy
-
     final = out / "final"
     if has_tiny_config(trainer.model) and not hasattr(trainer.model, "peft_config"):
-        save_policy(trainer.model, processor, final)
+        models.save_policy(trainer.model, processor, final)
     else:  # GPU / LoRA: the trainer saves adapters + processor
         trainer.save_model(str(final))
         processor.save_pretrained(str(final))

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sdrlib import models
 from sdrlib.data import load_split
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
@@ -49,7 +50,6 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
     from trl import SFTConfig as TRLSFTConfig
     from trl import SFTTrainer
 
-    from sdrlib import models  # imports transformers
 
     preflight(cfg)
     seed = cfg.seed if seed is None else seed
