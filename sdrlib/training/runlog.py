@@ -211,6 +211,7 @@ def read_curves(path: str | Path):
 
 
 def write_curves(log_history: list[dict], path: Path) -> Path:
+    """``curves.csv`` from the trainer's log history: one row per step (entries of one step merged)."""
     import pandas as pd
 
     rows = [h for h in log_history if "step" in h and "train_runtime" not in h]
@@ -222,6 +223,7 @@ def write_curves(log_history: list[dict], path: Path) -> Path:
 
 
 def finish(trainer, processor, out: Path, curves_extra: list[dict] | None = None) -> tuple[Path, Path]:
+    """Save the final policy (``out/final``) and the curves; returns ``(final, curves)``."""
     final = out / "final"
     if has_tiny_config(trainer.model) and not hasattr(trainer.model, "peft_config"):
         models.save_policy(trainer.model, processor, final)
@@ -244,10 +246,12 @@ def train_and_save(trainer, processor, out: Path, timer, progress) -> tuple[str 
 
 
 def last_checkpoint(out: Path) -> str | None:
+    """The newest ``checkpoint-*`` folder in ``out`` (``None``: none, or no folder)."""
     from transformers.trainer_utils import get_last_checkpoint
 
     return get_last_checkpoint(str(out)) if out.is_dir() else None
 
 
 def write_json(path: Path, obj: dict) -> None:
+    """``obj`` as indented JSON at ``path``, written atomically."""
     atomic_write_text(path, json.dumps(obj, indent=2, default=str))
