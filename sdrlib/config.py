@@ -42,8 +42,10 @@ from typing import Any
 
 import yaml
 
+from sdrlib.distances import registry
 from sdrlib.errors import SDRError
 from sdrlib.paths import output_root, repo_root
+from sdrlib.rewards import parse_reward, reward_names_help, settings_sections
 
 __all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root", "profile_names"]
 
@@ -87,10 +89,6 @@ _DEVICE = {"pattern": r"cpu|auto|cuda(:[0-9]+)?", "pattern_help": "cpu, auto, cu
 
 def _distance_setting(name: str, where: str) -> None:
     """Refuse a distance name the registry's own parser refuses (names and ``family_value`` settings)."""
-    # Imported here, not at module level: the registry pulls in POT (and torch through it), which
-    # ``import sdrlib.config`` must not; the batched engine (numba) is not imported.
-    from sdrlib.distances import registry
-
     try:
         registry.get(name)
     except KeyError:
@@ -106,21 +104,12 @@ def _distance_setting(name: str, where: str) -> None:
 
 def _reward_name(name: str, where: str) -> None:
     """Refuse a reward configuration :func:`sdrlib.rewards.parse_reward` refuses (its message names the valid ones)."""
-    rewards = _rewards()
     try:
-        rewards.parse_reward(name)
+        parse_reward(name)
     except (KeyError, ValueError, TypeError) as exc:
-        valid = rewards.reward_names_help()
+        valid = reward_names_help()
         allowed = "" if valid in str(exc) else f"; allowed: {valid}"
         raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
-
-
-def _rewards():
-    """:mod:`sdrlib.rewards`, imported on first use: it pulls in numpy, which ``import sdrlib.config`` must not
-    (tests/test_config_hardening.py); the distance registry is imported only for distance names."""
-    import sdrlib.rewards
-
-    return sdrlib.rewards
 
 
 # --------------------------------------------------------------------------- sections
@@ -280,7 +269,7 @@ def _grpo_class() -> type:
     """The ``grpo`` section's class: :class:`GRPOConfig` plus one nested section per registered reward method
     with settings (``grpo.gcarl``, ``grpo.editgrpo``, ...: the method's settings dataclass, its defaults and
     field constraints), rebuilt when the registry changes. No method is named here."""
-    sections = _rewards().settings_sections()
+    sections = settings_sections()
     key = tuple((name, cls) for name, cls in sorted(sections.items()))
     if _GRPO_CLASSES.get("key") != key:
         fields = [(name, cls, field(default_factory=cls, metadata={"help": f"{name} settings ({cls.__name__})"}))
