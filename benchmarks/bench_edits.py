@@ -2,14 +2,15 @@
 
 Samples ``--k`` completions for each of ``--n`` training studies from a profile's SFT policy (notebook 03), as
 GRPO's rollouts are sampled (``grpo.temperature``, ``grpo.max_completion_length``), and edits every one of them
-against its reference with :func:`sdrlib.editgrpo.edit_report` at the profile's tau, once per ``ops`` value
+against its reference with :func:`sdrlib.rewards.methods.editgrpo.edit_report` at the profile's tau, once per ``ops`` value
 (``1``: EditGRPO's released configuration; ``all``: rules repeated until none applies). ``--old <commit>`` also
-runs ``sdrlib/editgrpo.py`` as it was at that commit (read with ``git show``) on the same rollouts.
+runs the EditGRPO module as it was at that commit (``sdrlib/rewards/methods/editgrpo.py``, or
+``sdrlib/editgrpo.py`` before issue 25; read with ``git show``) on the same rollouts.
 
 Per variant: edit operations per edited completion (mean, median, max), the share left unchanged, the share
 whose sections equal the reference's sentence for sentence, the share of edited sentences taken from the
 reference, the share of the sample's sentences the edit keeps, and the labeler's F1_14 / F1_ent of the edits
-(:func:`sdrlib.editgrpo.clinical_components`) next to the samples', with the share whose labeler findings
+(:func:`sdrlib.rewards.methods.editgrpo.clinical_components`) next to the samples', with the share whose labeler findings
 (with presence) are exactly the reference's (F1_ent = 1).
 
 Usage (after notebooks 00, 01 and 03 of the profile)::
@@ -34,8 +35,13 @@ OPS = ("replace_conflict", "replace_fp", "delete", "add", "replace_section")
 
 
 def _old_module(commit: str):
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:sdrlib/editgrpo.py"], check=True,
-                         capture_output=True, text=True).stdout
+    for rel in ("sdrlib/rewards/methods/editgrpo.py", "sdrlib/editgrpo.py"):  # the module's path after / before issue 25
+        run = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{rel}"], capture_output=True, text=True)
+        if run.returncode == 0:
+            src = run.stdout
+            break
+    else:
+        raise SystemExit(f"no EditGRPO module at commit {commit}")
     path = Path(tempfile.mkdtemp()) / f"editgrpo_{commit}.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location(f"editgrpo_{commit}", path)
@@ -50,9 +56,9 @@ def _mean(v) -> float:
 
 
 def _summary(samples, edits, counts, refs) -> dict:
-    from sdrlib.editgrpo import clinical_components
     from sdrlib.reports import parse_template, split_sentences
     from sdrlib.rewards import check_completion
+    from sdrlib.rewards.methods.editgrpo import clinical_components
 
     ops = np.array([sum(c.get(k, 0) for k in OPS) for c in counts])
     same = np.array([e == s for e, s in zip(edits, samples)])
@@ -89,18 +95,19 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=50, help="training studies")
     ap.add_argument("--k", type=int, default=4, help="rollouts per study")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--old", default="", help="also run sdrlib/editgrpo.py of this commit")
+    ap.add_argument("--old", default="", help="also run the EditGRPO module of this commit")
     ap.add_argument("--out", default="", help="write the rollouts, edits and summary as JSON here")
     args = ap.parse_args(argv)
 
-    from sdrlib import editgrpo, training
+    from sdrlib import training
     from sdrlib.config import load_profile
     from sdrlib.data import load_split
-    from sdrlib.editgrpo import clinical_components
     from sdrlib.embedding import SentenceEmbedder
     from sdrlib.generation import generate_candidates, load_images
     from sdrlib.models import set_cpu_threads
     from sdrlib.rewards import check_completion
+    from sdrlib.rewards.methods import editgrpo
+    from sdrlib.rewards.methods.editgrpo import clinical_components
 
     cfg = load_profile(args.profile)
     set_cpu_threads(cfg.sft.threads)
@@ -118,7 +125,7 @@ def main(argv=None) -> int:
     table, edits_out = {}, {}
     for name, (mod, kw) in variants.items():
         rng = np.random.default_rng(args.seed)
-        out = [mod.edit_report(s, rf, ri, emb, tau=cfg.grpo.edit_tau, level="sentence", rng=rng,
+        out = [mod.edit_report(s, rf, ri, emb, tau=cfg.grpo.editgrpo.tau, level="sentence", rng=rng,
                                max_chars=cfg.grpo.max_chars, **kw) for s, (rf, ri) in zip(samples, refs)]
         edits_out[name] = [e for e, _ in out]
         table[name] = _summary(samples, [e for e, _ in out], [c for _, c in out], refs)

@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             policy = models.check_gpu_model(args.model)
         else:  # save a fresh tiny policy so Unsloth loads it from a folder, like a paper model
             texts, _ = training.report_texts(train)
-            model, proc = models.build_tiny_policy(texts, training._tiny_spec(cfg), vocab_size=cfg.sft.vocab_size)
+            model, proc = models.build_tiny_policy(texts, training.tiny_spec(cfg), vocab_size=cfg.sft.vocab_size)
             policy = str(models.save_policy(model, proc, root / "tiny_policy"))
         cfg = _profile(root, args.steps, policy)
         report["policy"] = args.model or "tiny-Qwen3-VL"

@@ -28,9 +28,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sdrlib import models, posttrain, training
+from sdrlib import models, training
 from sdrlib.config import load_profile
 from sdrlib.data import load_split, stratum
+from sdrlib.experiments import posttrain
 from sdrlib.metrics import paper_names
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.reports import parse_template

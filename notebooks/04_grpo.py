@@ -18,8 +18,8 @@
 # or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
 # Beside them, two related methods on the same data, SFT policy, seeds and metrics: **EditGRPO**
 # (half of each group edited sentence by sentence against the reference, Dr. GRPO, a composite clinical reward;
-# `sdrlib.editgrpo`) and **G-CARL**-style rewards (claim reward R_fact + reference-derived checklist R_check;
-# `sdrlib.gcarl`), plus the profile's EditGRPO ablations (`grpo.ablations`, at `grpo.ablation_seeds` seeds).
+# `sdrlib.rewards.methods.editgrpo`) and **G-CARL**-style rewards (claim reward R_fact + reference-derived checklist
+# R_check; `sdrlib.rewards.methods.gcarl`), plus the profile's EditGRPO ablations (`grpo.ablations`, at `grpo.ablation_seeds` seeds).
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -32,14 +32,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sdrlib import posttrain, training
+from sdrlib import training
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
+from sdrlib.experiments import posttrain
 from sdrlib.metrics import paper_names
 from sdrlib.plots import save_fig, save_table, style
 from sdrlib.reports import build_template, parse_template
-from sdrlib.rewards import RewardScorer
+from sdrlib.rewards import RewardScorer, parse_reward
+from sdrlib.rewards.methods.editgrpo import edit_report
 from sdrlib.utils import set_seed
 
 cfg = load_profile(profile)
@@ -78,10 +80,9 @@ cases = {
 rows = {}
 g = cfg.grpo
 for name in ["fmt", "exact", "chamfer", "hausdorff", "editgrpo", "gcarl"]:
-    extra = ({"lambda_fmt": g.gcarl_lambda_fmt, "weights": {"fact": g.gcarl_lambda_fact, "check": g.gcarl_lambda_check},
-              "threshold": g.gcarl_threshold, "pitfalls": g.gcarl_pitfalls} if name == "gcarl" else {})
-    b = RewardScorer(name, emb, **extra).score(list(cases.values()), [ref.findings] * len(cases),
-                                               [ref.impression] * len(cases))
+    # the profile's weights and method settings (grpo.gcarl.*, grpo.editgrpo.*), as a GRPO run scores
+    b = RewardScorer.from_profile(name, emb, g).score(list(cases.values()), [ref.findings] * len(cases),
+                                                      [ref.impression] * len(cases))
     rows[posttrain.config_label(name)] = b.total
 pd.DataFrame(rows, index=list(cases)).round(3)
 
@@ -91,15 +92,13 @@ pd.DataFrame(rows, index=list(cases)).round(3)
 # the offline labeler's positive-label F1 (for CheXbert micro-F1-14), its (finding, presence) F1 (for RadGraph F1)
 # and the negation-aware Chamfer similarity (for RaTEScore). G-CARL's is `0.3 R_fmt + 0.4 R_fact + 0.3 R_check`
 # (in [0, 1]; G-CARL claims here get no bank, so only reference sentences support them). Below: what EditGRPO's
-# sentence-level edit (tau = `grpo.edit_tau`, `grpo.edit_ops` operations per section: 1, as its released
+# sentence-level edit (tau = `grpo.editgrpo.tau`, `grpo.editgrpo.ops` operations per section: 1, as its released
 # configuration) makes of each hand-made completion, and the counts of each rule.
 
 # %%
-from sdrlib.editgrpo import edit_report
-
 edit_rows = []
 for name, text in cases.items():
-    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.edit_tau, ops=g.edit_ops)
+    edited, counts = edit_report(text, ref.findings, ref.impression, emb, tau=g.editgrpo.tau, ops=g.editgrpo.ops)
     edit_rows.append({"case": name, **{k: counts.get(k, 0) for k in ("replace_conflict", "replace_fp", "delete", "add",
                                                                       "unchanged", "no_template")},
                       "edited": edited[:160]})
@@ -249,7 +248,7 @@ cost_per_config.round(3)
 # (a false positive replaced by the most similar reference sentence, cosine >= tau), (c) `delete` (below tau),
 # (d) `add` (a missing reference finding appended); `replace_section` for paragraph-level edits, `unchanged` for
 # edits no rule touched (the slot keeps its own sample) and `no_template` for samples without a valid template,
-# rebuilt from reference sentences (one operation per section, `grpo.edit_ops`).
+# rebuilt from reference sentences (one operation per section, `grpo.editgrpo.ops`).
 
 # %%
 edit_cols = [c for c in curves.columns if c.startswith("edits/") and c != "edits/seconds"]
@@ -335,7 +334,7 @@ tables[("findings", "clinical")]
 
 # %%
 pairs = [(a, b) for a in ("chamfer", "hausdorff") for b in ("sft", "exact") if a in configs and b in configs]
-methods = [r for r in grpo_configs if r == "gcarl" or r.startswith("editgrpo") or r.endswith("_neg")]
+methods = [r for r in grpo_configs if parse_reward(r).tags & {"related", "negation_aware"}]
 pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")

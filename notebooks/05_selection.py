@@ -29,11 +29,12 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from sdrlib import posttrain, selection as sel
+from sdrlib import selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.distances import get as get_distance
 from sdrlib.embedding import ReportBank, SentenceEmbedder
+from sdrlib.experiments import posttrain
 from sdrlib.experiments.candidates import local_candidates, policy_dirs
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs

@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from sdrlib import posttrain, pruning as pr, selection as sel
+from sdrlib import pruning as pr, selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
+from sdrlib.experiments import posttrain
 from sdrlib.generation import load_images
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs

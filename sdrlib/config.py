@@ -5,7 +5,9 @@ below. Loading rejects unknown keys, wrong types and values outside their allowe
 range (field constraints in the dataclass metadata, plus a few rules between fields;
 distance and reward names are asked of their registries), so a bad profile fails
 before any notebook starts, not notebooks later (papermill only *warns* about
-unknown parameters). Every refusal is a :class:`ConfigError` naming the key path,
+unknown parameters). The reward methods' settings are nested sections of ``grpo``
+(``grpo.gcarl.*``, ``grpo.editgrpo.*``) built from the method registry (:mod:`sdrlib.rewards.spec`),
+with the defaults and constraints each method writes once. Every refusal is a :class:`ConfigError` naming the key path,
 the value and what is allowed; YAML syntax errors name the file and line, and a key
 given twice in one mapping is an error.
 
@@ -40,8 +42,10 @@ from typing import Any
 
 import yaml
 
+from sdrlib.distances import registry
 from sdrlib.errors import SDRError
 from sdrlib.paths import output_root, repo_root
+from sdrlib.rewards import parse_reward, reward_names_help, settings_sections
 
 __all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root", "profile_names"]
 
@@ -85,10 +89,6 @@ _DEVICE = {"pattern": r"cpu|auto|cuda(:[0-9]+)?", "pattern_help": "cpu, auto, cu
 
 def _distance_setting(name: str, where: str) -> None:
     """Refuse a distance name the registry's own parser refuses (names and ``family_value`` settings)."""
-    # Imported here, not at module level: the registry pulls in POT (and torch through it), which
-    # ``import sdrlib.config`` must not; the batched engine (numba) is not imported.
-    from sdrlib.distances import registry
-
     try:
         registry.get(name)
     except KeyError:
@@ -103,25 +103,13 @@ def _distance_setting(name: str, where: str) -> None:
 
 
 def _reward_name(name: str, where: str) -> None:
-    """Refuse a reward configuration :func:`sdrlib.rewards.validate_reward_name` refuses."""
-    from sdrlib.rewards import validate_reward_name  # numpy; distances only for distance rewards
-
+    """Refuse a reward configuration :func:`sdrlib.rewards.parse_reward` refuses (its message names the valid ones)."""
     try:
-        validate_reward_name(name)
+        parse_reward(name)
     except (KeyError, ValueError, TypeError) as exc:
-        from sdrlib.rewards import REWARD_CONFIGS
-
-        allowed = "" if REWARD_CONFIGS[0] in str(exc) else (f"; allowed: one of {list(REWARD_CONFIGS)} or a "
-                                                             "distance setting (as in distances.names)")
+        valid = reward_names_help()
+        allowed = "" if valid in str(exc) else f"; allowed: {valid}"
         raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
-
-
-def _pitfall_name(name: str, where: str) -> None:
-    """Refuse a G-CARL pitfall that is not one of the 12 CheXpert pathologies."""
-    from sdrlib.vocabulary import PATHOLOGIES
-
-    if name not in PATHOLOGIES:
-        raise ConfigError(f"{where} = {_r(name)}: not a CheXpert-14 pathology; allowed: one of {PATHOLOGIES}")
 
 
 # --------------------------------------------------------------------------- sections
@@ -239,6 +227,10 @@ class SFTConfig:
 
 @dataclass(frozen=True)
 class GRPOConfig:
+    """The ``grpo`` section. Each reward method with settings adds its own nested section ``grpo.<method>``
+    (``grpo.gcarl.*``, ``grpo.editgrpo.*``: the method's settings dataclass, registered in
+    :mod:`sdrlib.rewards.methods`); profiles are built with :func:`_grpo_class`, this class plus those."""
+
     rewards: list[str] = field(default_factory=lambda: ["fmt", "exact", "chamfer", "hausdorff"],
                                metadata={"nonempty": True, "unique": True, "each": _reward_name,
                                          "help": "reward configurations run after SFT"})
@@ -271,24 +263,23 @@ class GRPOConfig:
     ablations: list[str] = field(default_factory=list, metadata={"unique": True, "each": _reward_name,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
-    edit_tau: float = field(default=0.6, metadata={"min": 0, "max": 1,
-        "help": "EditGRPO: cosine from which a false-positive sentence is replaced (below: deleted)"})
-    edit_level: str = field(default="sentence", metadata={"choices": ("sentence", "paragraph"),
-        "help": "EditGRPO 'editgrpo' edits: sentence | paragraph"})
-    edit_ops: int = field(default=1, metadata={"min": 0,
-        "help": "EditGRPO: edit operations per section and edited completion (EditGRPO's released configuration: "
-                "1, extractor_num_ops_per_para=1); 0 = until no rule applies (our ablation, as editgrpo_opsall)"})
-    edit_learning_rate: float = field(default=0.0, metadata={"min": 0,
-        "help": "EditGRPO configurations' AdamW learning rate (EditGRPO's paper: 1e-6); 0 = grpo.learning_rate"})
-    edit_weight_decay: float = field(default=0.0, metadata={"min": 0,
-        "help": "EditGRPO configurations' AdamW weight decay (EditGRPO's paper: 1e-2); every other GRPO run: 0"})
-    gcarl_lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_fmt (paper 0.3)"})
-    gcarl_lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "G-CARL: weight of R_fact (0.4)"})
-    gcarl_lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "G-CARL: weight of R_check (0.3)"})
-    gcarl_threshold: float = field(default=0.7, metadata={"min": -1, "max": 1,
-        "help": "G-CARL: cosine a claim needs with a reference or bank sentence to be supported"})
-    gcarl_pitfalls: list[str] = field(default_factory=lambda: ["Pneumothorax", "Fracture"], metadata={
-        "unique": True, "each": _pitfall_name, "help": "G-CARL: critical findings whose hallucination is a pitfall"})
+
+
+def _grpo_class() -> type:
+    """The ``grpo`` section's class: :class:`GRPOConfig` plus one nested section per registered reward method
+    with settings (``grpo.gcarl``, ``grpo.editgrpo``, ...: the method's settings dataclass, its defaults and
+    field constraints), rebuilt when the registry changes. No method is named here."""
+    sections = settings_sections()
+    key = tuple((name, cls) for name, cls in sorted(sections.items()))
+    if _GRPO_CLASSES.get("key") != key:
+        fields = [(name, cls, field(default_factory=cls, metadata={"help": f"{name} settings ({cls.__name__})"}))
+                  for name, cls in key]
+        _GRPO_CLASSES.update(key=key, cls=dataclasses.make_dataclass(
+            "GRPOConfig", fields, bases=(GRPOConfig,), frozen=True, namespace={"__module__": __name__}))
+    return _GRPO_CLASSES["cls"]
+
+
+_GRPO_CLASSES: dict[str, Any] = {}
 
 
 #: ``selection.aggregations``: how eq. (8) aggregates a candidate's distances to the N bank reports
@@ -377,7 +368,7 @@ class Profile:
     distances: DistancesConfig = field(default_factory=DistancesConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
-    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    grpo: GRPOConfig = field(default_factory=lambda: _grpo_class()())
     selection: SelectionConfig = field(default_factory=SelectionConfig)
     pruning: PruningConfig = field(default_factory=PruningConfig)
 
@@ -508,7 +499,12 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
             raise ConfigError(f"{where} = {_r(value)}: repeats {dupes}; allowed: each item once")
     if "each" in meta:
         for i, v in enumerate(value):
-            meta["each"](v, f"{where}[{i}]")
+            try:
+                meta["each"](v, f"{where}[{i}]")
+            except ConfigError:
+                raise
+            except ValueError as exc:  # a reward method's own check (its settings live below this layer)
+                raise ConfigError(f"{where}[{i}] = {_r(v)}: {exc}") from None
 
 
 def _build(cls: type, values: Any, where: str) -> Any:
@@ -525,7 +521,7 @@ def _build(cls: type, values: Any, where: str) -> Any:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ConfigError(f"{_join(where, f.name)}: missing")
             continue
-        tp = hints[f.name]
+        tp = _grpo_class() if hints[f.name] is GRPOConfig else hints[f.name]
         v = values[f.name]
         key = _join(where, f.name)
         if dataclasses.is_dataclass(tp):

@@ -110,9 +110,9 @@ def test_every_name_the_paper_map_cites_exists():
 
 def test_the_citation_check_fails_on_a_missing_name():
     """A renamed function, a dropped profile key or a moved notebook is reported (the check above is not vacuous)."""
-    good = ("`sdrlib.rewards.trl_reward_functions` `configs/paper.yaml: grpo.edit_tau` "
+    good = ("`sdrlib.rewards.trl_reward_functions` `configs/paper.yaml: grpo.editgrpo.tau` "
             "`configs/cpu.yaml: selection.api_temperature` `notebooks/05_selection.py`")
-    assert missing_citations(good) == []  # edit_tau via extends, api_temperature a schema default
+    assert missing_citations(good) == []  # editgrpo.tau via extends, api_temperature a schema default
     bad = ("`sdrlib.rewards.trl_reward_function` `sdrlib.no_such_module.x` `configs/paper.yaml: grpo.no_such_key` "
            "`configs/nope.yaml: grpo.beta` `notebooks/99_missing.py`")
     assert missing_citations(bad) == [

@@ -1,4 +1,4 @@
-"""Tests for sdrlib.editgrpo: the sentence-level edit rules, group layout, names, and the trainer hook
+"""Tests for sdrlib.rewards.methods.editgrpo and sdrlib.training.editgrpo_trainer: the sentence-level edit rules, group layout, names, and the trainer hook
 (edited completions re-tokenised, scored and entering the loss) on a tiny Qwen3-VL."""
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from sdrlib import editgrpo, training
+from sdrlib import training
+from sdrlib.rewards.methods import editgrpo
+from sdrlib.training import editgrpo_trainer
 from sdrlib.config import ConfigError, load_profile
-from sdrlib.editgrpo import EditError, edit_report, edit_section, group_slots, parse_name
+from sdrlib.rewards.methods.editgrpo import EditError, edit_report, edit_section, parse_name
+from sdrlib.training.editgrpo_trainer import group_slots
 from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardError, trl_reward_functions, validate_reward_name
 from training_helpers import FakeEmbedder, make_records
@@ -138,7 +141,7 @@ def test_group_slots_and_names():
     assert parse_name("editgrpo_noedit") == ("none", None, None)
     assert parse_name("editgrpo_tau0") == (None, 0.0, None) and parse_name("chamfer") is None
     assert parse_name("editgrpo_opsall") == (None, None, 0) and parse_name("editgrpo_ops3_tau0.9") == (None, 0.9, 3)
-    from sdrlib.posttrain import config_label
+    from sdrlib.experiments.posttrain import config_label
 
     assert config_label("editgrpo_opsall") == "EditGRPO-opsall" and config_label("editgrpo_ops2") == "EditGRPO-ops2"
 
@@ -174,22 +177,22 @@ def test_reward_names_accept_edit_configurations_and_refuse_bad_ones():
         load_profile("smoke", {"grpo.rewards": ["fmt", "editgrpo_tau7"]})
     with pytest.raises(ConfigError, match="grpo.ablations"):
         load_profile("smoke", {"grpo.ablations": ["fmt"]})  # already in grpo.rewards
-    with pytest.raises(ConfigError, match="grpo.edit_tau"):
-        load_profile("smoke", {"grpo.edit_tau": 1.5})
-    with pytest.raises(ConfigError, match="grpo.edit_ops"):
-        load_profile("smoke", {"grpo.edit_ops": -1})
-    with pytest.raises(ConfigError, match="grpo.edit_learning_rate"):
-        load_profile("smoke", {"grpo.edit_learning_rate": -1.0e-6})
-    with pytest.raises(ConfigError, match="grpo.edit_weight_decay"):
-        load_profile("smoke", {"grpo.edit_weight_decay": -0.01})
+    with pytest.raises(ConfigError, match="grpo.editgrpo.tau"):
+        load_profile("smoke", {"grpo.editgrpo.tau": 1.5})
+    with pytest.raises(ConfigError, match="grpo.editgrpo.ops"):
+        load_profile("smoke", {"grpo.editgrpo.ops": -1})
+    with pytest.raises(ConfigError, match="grpo.editgrpo.learning_rate"):
+        load_profile("smoke", {"grpo.editgrpo.learning_rate": -1.0e-6})
+    with pytest.raises(ConfigError, match="grpo.editgrpo.weight_decay"):
+        load_profile("smoke", {"grpo.editgrpo.weight_decay": -0.01})
 
 
 def test_profiles_give_editgrpo_its_own_settings():
-    assert load_profile("cpu").grpo.edit_ops == 1  # the released configuration
-    assert load_profile("paper").grpo.edit_learning_rate == 1.0e-6  # EditGRPO's appendix, not SDR's 2e-5
-    assert load_profile("cpu").grpo.edit_learning_rate == 0.0  # 0 = grpo.learning_rate
-    assert load_profile("paper").grpo.edit_weight_decay == 1.0e-2  # EditGRPO's appendix
-    assert load_profile("cpu").grpo.edit_weight_decay == 0.0
+    assert load_profile("cpu").grpo.editgrpo.ops == 1  # the released configuration
+    assert load_profile("paper").grpo.editgrpo.learning_rate == 1.0e-6  # EditGRPO's appendix, not SDR's 2e-5
+    assert load_profile("cpu").grpo.editgrpo.learning_rate == 0.0  # 0 = grpo.learning_rate
+    assert load_profile("paper").grpo.editgrpo.weight_decay == 1.0e-2  # EditGRPO's appendix
+    assert load_profile("cpu").grpo.editgrpo.weight_decay == 0.0
 
 
 def test_composite_clinical_reward_components():
@@ -242,7 +245,7 @@ def _trainer(cfg, recs, sft, level, out):
                          max_completion_length=12, beta=0.04, loss_type="dr_grpo", scale_rewards="none",
                          reward_weights=weights, report_to="none", use_cpu=True, disable_tqdm=True, seed=0,
                          gradient_checkpointing=False, logging_steps=1)
-    return editgrpo.EditGRPOTrainer(model=model, reward_funcs=funcs, args=args,
+    return editgrpo_trainer.EditGRPOTrainer(model=model, reward_funcs=funcs, args=args,
                                     train_dataset=training.grpo_dataset(recs), processing_class=processor,
                                     edit_embedder=emb, edit_level=level, edit_tau=0.6)
 
@@ -365,14 +368,14 @@ def test_exclude_edited_from_correction_token_and_sequence_modes():
     for shape in ((3, 2), (3, 1)):
         batch = {"old_per_token_logps": old.clone(), "sampling_per_token_logps": torch.full((3, 2), float("nan")),
                  "importance_sampling_ratio": torch.full(shape, 0.5)}
-        editgrpo.exclude_edited_from_correction(batch, [0, 2])
+        editgrpo_trainer.exclude_edited_from_correction(batch, [0, 2])
         assert torch.equal(batch["sampling_per_token_logps"][[0, 2]], old[[0, 2]])
         assert torch.isnan(batch["sampling_per_token_logps"][1]).all()  # other rows untouched
         assert (batch["importance_sampling_ratio"][[0, 2]] == 1).all() and (batch["importance_sampling_ratio"][1] == 0.5).all()
     plain = {"completion_ids": torch.zeros(2, 2)}
-    assert editgrpo.exclude_edited_from_correction(plain, [1]) == plain  # no vLLM: nothing to do
+    assert editgrpo_trainer.exclude_edited_from_correction(plain, [1]) == plain  # no vLLM: nothing to do
     with pytest.raises(EditError, match="old_per_token_logps"):
-        editgrpo.exclude_edited_from_correction({"sampling_per_token_logps": torch.zeros(2, 2)}, [0])
+        editgrpo_trainer.exclude_edited_from_correction({"sampling_per_token_logps": torch.zeros(2, 2)}, [0])
 
 
 def test_edited_rows_get_their_own_advantages(setup, tmp_path):
@@ -389,8 +392,8 @@ def test_grpo_editgrpo_run_logs_edit_counts_and_dr_grpo(setup, monkeypatch):
     import sdrlib.embedding as embedding
 
     monkeypatch.setattr(embedding.SentenceEmbedder, "from_config", classmethod(lambda cls, c: FakeEmbedder()))
-    lr_cfg = load_profile("smoke", {**TINY, "grpo.edit_learning_rate": 1.0e-6,  # EditGRPO's own lr (paper profile)
-                                    "grpo.edit_weight_decay": 1.0e-2})  # and its weight decay
+    lr_cfg = load_profile("smoke", {**TINY, "grpo.editgrpo.learning_rate": 1.0e-6,  # EditGRPO's own lr (paper profile)
+                                    "grpo.editgrpo.weight_decay": 1.0e-2})  # and its weight decay
     res = training.grpo(lr_cfg, "editgrpo_para", sft.final, recs, embedder=FakeEmbedder(), progress=False)
     info = json.loads((res.path / "run.json").read_text())
     assert info["loss_type"] == "dr_grpo" and info["scale_rewards"] == "none" and info["edit_level"] == "paragraph"

@@ -1,11 +1,12 @@
-"""Tests for sdrlib.gcarl (R_fact, R_check) and their TRL reward functions."""
+"""Tests for sdrlib.rewards.methods.gcarl (R_fact, R_check) and their TRL reward functions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sdrlib import gcarl
+from sdrlib.rewards.methods import gcarl
+from sdrlib.rewards.methods.gcarl import GCARLSettings
 from sdrlib.config import ConfigError, load_profile
 from sdrlib.clinical import label_report
 from sdrlib.reports import build_template
@@ -57,7 +58,7 @@ def test_claims_supported_by_reference_or_bank_and_not_contradicting():
 
 
 def test_gcarl_trl_functions_sum_to_the_scorer_total():
-    funcs, weights = trl_reward_functions("gcarl", FakeEmbedder(), bank=["The lungs are clear."])
+    funcs, weights = trl_reward_functions("gcarl", FakeEmbedder(), data={"bank": ["The lungs are clear."]})
     assert [f.__name__ for f in funcs] == ["r_fmt", "r_fact", "r_check"] and weights == [0.3, 0.4, 0.3]
     cs = [build_template(REF_F, REF_I), build_template("The lungs are clear. Large pneumothorax.", "No acute process."),
           "no template"]
@@ -68,24 +69,25 @@ def test_gcarl_trl_functions_sum_to_the_scorer_total():
     assert np.isclose(total[0], 1.0) and total[2] == 0.0 and 0.3 <= total[1] < 0.6
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"threshold": 1.5}, "threshold"), ({"threshold": float("nan")}, "threshold"),
-    ({"pitfalls": ["Pneumothorax", "Gout"]}, "pitfall"), ({"pitfalls": "Pneumothorax"}, "pitfall"),
-    ({"weights": {"fact": -1.0, "check": 0.3}}, "weights"), ({"weights": {"fact": 0.4}, "bank": None}, None),
-    ({"weights": {"facts": 0.4, "check": 0.3}}, "keys"), ({"bank": ["ok.", ""]}, "bank"), ({"bank": "one str"}, "bank"),
+@pytest.mark.parametrize("settings, data, match", [
+    ({"threshold": 1.5}, None, "threshold"), ({"threshold": float("nan")}, None, "threshold"),
+    ({"pitfalls": ["Pneumothorax", "Gout"]}, None, "pitfall"), ({"pitfalls": "Pneumothorax"}, None, "pitfall"),
+    ({"lambda_fact": -1.0}, None, "lambda_fact"), ({"lambda_fact": 0.5}, {"bank": None}, None),
+    ({}, {"banks": ["a."]}, "bank"), ({}, {"bank": ["ok.", ""]}, "bank"), ({}, {"bank": "one str"}, "bank"),
 ])
-def test_gcarl_scorer_refuses_bad_parameters(kwargs, match):
-    if match is None:  # a partial weights dict keeps the other default
-        assert RewardScorer("gcarl", FakeEmbedder(), **kwargs).weights == {"fact": 0.4, "check": 0.3}
+def test_gcarl_scorer_refuses_bad_parameters(settings, data, match):
+    if match is None:  # a partly given settings object keeps the other defaults
+        s = RewardScorer("gcarl", FakeEmbedder(), settings=GCARLSettings(**settings), data=data).settings
+        assert (s.lambda_fact, s.lambda_check) == (0.5, 0.3)
         return
     with pytest.raises(RewardError, match=match):
-        RewardScorer("gcarl", FakeEmbedder(), **kwargs)
+        RewardScorer("gcarl", FakeEmbedder(), settings=GCARLSettings(**settings), data=data)
 
 
 def test_gcarl_profile_keys_are_validated():
-    cfg = load_profile("smoke", {"grpo.gcarl_pitfalls": ["Pneumothorax", "Pleural Effusion"]})
-    assert cfg.grpo.gcarl_lambda_fact == 0.4
-    with pytest.raises(ConfigError, match="gcarl_pitfalls"):
-        load_profile("smoke", {"grpo.gcarl_pitfalls": ["Gout"]})
-    with pytest.raises(ConfigError, match="gcarl_threshold"):
-        load_profile("smoke", {"grpo.gcarl_threshold": 2.0})
+    cfg = load_profile("smoke", {"grpo.gcarl.pitfalls": ["Pneumothorax", "Pleural Effusion"]})
+    assert cfg.grpo.gcarl.lambda_fact == 0.4 and isinstance(cfg.grpo.gcarl, GCARLSettings)
+    with pytest.raises(ConfigError, match="grpo.gcarl.pitfalls"):
+        load_profile("smoke", {"grpo.gcarl.pitfalls": ["Gout"]})
+    with pytest.raises(ConfigError, match="grpo.gcarl.threshold"):
+        load_profile("smoke", {"grpo.gcarl.threshold": 2.0})

@@ -125,7 +125,7 @@ def smoke():
 
 def _grpo_generations(cfg, train, n):
     """Stand-in test generations for SFT and every GRPO configuration of the profile: other studies' reports."""
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
     from sdrlib.reports import build_template
 
     configs = ["sft", *[r for r in cfg.grpo.rewards if r != "sft"]]
@@ -135,7 +135,7 @@ def _grpo_generations(cfg, train, n):
 
 
 def _grpo_tables(cfg, test, train, **kw):
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     configs, gens = _grpo_generations(cfg, train, len(test))
     scores = posttrain.score_all(cfg, gens, test, **kw)
@@ -145,7 +145,7 @@ def _grpo_tables(cfg, test, train, **kw):
 
 
 def test_smoke_grpo_headline_and_clinical_tables_carry_radgraph(standin, smoke):
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     cfg, test, train = smoke
     configs, scores, tables = _grpo_tables(cfg, test, train, metrics=["clinical", "radgraph", "comet"])
@@ -284,7 +284,7 @@ def test_one_configuration_failing_is_named_in_its_cells(standin, monkeypatch, s
     """A scorer failing on one system's generations: its cells say so, the other columns keep their values."""
     import radgraph.radgraph as rg_module
 
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     class FailOnMarker(StandInAnnotator):
         def __call__(self, hyps):
@@ -329,7 +329,7 @@ def test_wrong_output_layout_is_refused_not_reshaped(standin, monkeypatch):
 def test_paper_name_map_resolves_every_table_name_to_a_name_the_suite_writes(standin):
     """Every name a table asks for is in the map, and every suite name the map gives is one the suite writes
     (the bug this guards against: tables looking up 'radgraph' while the suite writes 'radgraph_complete@...')."""
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
     from sdrlib import selection as sel
     from sdrlib.metrics import paper_names as pn
     from sdrlib.metrics import score_reports

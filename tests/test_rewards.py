@@ -430,7 +430,7 @@ def test_degenerate_reference_embedding_raises(mode):
 
 @pytest.mark.parametrize("failure", ["nan", "inf", "raise", "raise_one"])
 def test_distance_layer_failures_never_reach_the_reward(failure, monkeypatch):
-    import sdrlib.rewards as rewards
+    import sdrlib.rewards.scorer as rewards
     from sdrlib.distances import DistanceInputError
 
     real = rewards._paired_distances

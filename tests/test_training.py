@@ -127,7 +127,7 @@ def test_paper_policy_without_gpu_fails_before_any_work(setup, monkeypatch, tmp_
         training.grpo(paper, "chamfer", sft.final, train_records=None)
 
 
-# --------------------------------------------------------------------------- tables (sdrlib.posttrain)
+# --------------------------------------------------------------------------- tables (sdrlib.experiments.posttrain)
 
 
 def _long(models=("m1", "m2")):
@@ -144,7 +144,7 @@ def _long(models=("m1", "m2")):
 
 
 def test_reward_table_mean_std_mean_block_and_bold():
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     t = posttrain.reward_table(_long(), "findings", "headline", ["sft", "fmt", "chamfer"])
     assert list(t.columns) == ["Model", "Metric", "SFT", "R_fmt", "R_Cham"]
@@ -167,7 +167,7 @@ def test_reward_table_mean_std_mean_block_and_bold():
 def test_positive_findings_table_counts_labeler_positives_per_configuration():
     from types import SimpleNamespace
 
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
     from sdrlib.reports import build_template
 
     recs = [SimpleNamespace(findings="Small left pleural effusion. Mild cardiomegaly.", impression="x"),
@@ -188,7 +188,7 @@ def test_positive_findings_table_counts_labeler_positives_per_configuration():
 
 
 def test_significance_table_pairs_seeds_against_single_sft():
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
     from sdrlib.metrics.suite import score_reports
 
     refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
@@ -203,7 +203,7 @@ def test_significance_table_pairs_seeds_against_single_sft():
 
 
 def test_baseline_reports_are_image_blind_training_reports(setup):
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     _, recs, _ = setup
     b = posttrain.baseline_reports(recs, 5, seed=0)
@@ -213,7 +213,7 @@ def test_baseline_reports_are_image_blind_training_reports(setup):
 
 
 def test_generate_test_is_cached_per_seed_and_shuffle_control(setup):
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     cfg, recs, sft = setup
     few = recs[:4]
@@ -345,7 +345,7 @@ def test_grpo_reuse_is_keyed_by_the_sft_policy_and_reward_settings(tmp_path, mon
 
 
 def test_test_generations_are_regenerated_for_a_retrained_policy(tmp_path, monkeypatch):
-    from sdrlib import posttrain
+    from sdrlib.experiments import posttrain
 
     cfg, recs = _sft_in(tmp_path, monkeypatch, "t")
     sft = training.sft(cfg, recs)
@@ -410,4 +410,6 @@ def test_exact_scores_match_the_exact_reward_on_any_configuration():
              "no template at all"]
     want = RewardScorer("exact").score(comps, refs_f, refs_i).exact.tolist()
     assert want == [2.0, 1.0, 0.0]
-    assert training._exact_scores(comps, refs_f, refs_i, 4000) == want
+    import importlib
+
+    assert importlib.import_module("sdrlib.training.grpo")._exact_scores(comps, refs_f, refs_i, 4000) == want

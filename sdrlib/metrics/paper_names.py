@@ -1,7 +1,7 @@
 """The one map from the paper's metric names to the metric suite's names, and the tables that use them.
 
 Every table that reproduces a paper table looks its metrics up here (GRPO tables in
-:mod:`sdrlib.posttrain`, selection / pruning tables in :mod:`sdrlib.selection` and notebooks 03-06),
+:mod:`sdrlib.experiments.posttrain`, selection / pruning tables in :mod:`sdrlib.selection` and notebooks 03-06),
 never by a hand-typed suite name or a prefix match. A name the suite did not compute is not skipped:
 :func:`not_computed` says why, and the tables show it as a row (or column) ``not computed: <why>``.
 
@@ -114,7 +114,7 @@ _BY_NAME: dict[str, PaperMetric] = {n: m for m in PAPER_METRICS for n in m.names
 
 #: the metrics each of our reproductions of a paper table shows, by the name that table prints
 TABLES: dict[str, tuple[str, ...]] = {
-    # notebook 04 (sdrlib.posttrain.TABLE_GROUPS)
+    # notebook 04 (sdrlib.experiments.posttrain.TABLE_GROUPS)
     "grpo_headline": ("BERTScore F1", "COMET", "RadGraph F1", "CheXbert F1"),          # Tabs. 1-2, 5-6
     "grpo_bleu": tuple(f"S-BLEU-{n}" for n in range(1, 5)) + tuple(f"C-BLEU-{n}" for n in range(1, 5)),
     "grpo_rouge": ("ROUGE-1", "ROUGE-2", "ROUGE-L"),                                   # Tabs. 8, 12, 16, 20

@@ -1,4 +1,7 @@
-"""EditGRPO: post-rollout sentence-level edits against the reference, on TRL's GRPOTrainer.
+"""EditGRPO: post-rollout sentence-level edits against the reference and its composite clinical reward.
+
+This module is the method's name grammar, settings (``grpo.editgrpo.*``), edits and reward; the trainer that
+puts the edits into TRL's rollouts is :class:`sdrlib.training.editgrpo_trainer.EditGRPOTrainer`.
 
 After EditGRPO (its sec. 3 and appendix F) and its released code (``vllm_rollout_spmd.py``,
 ``extractor_num_para=-1``, ``extractor_num_ops_per_para=1``). All ``G`` completions of a prompt are
@@ -12,7 +15,7 @@ with the reward functions and forms group-relative advantages, so the edited hal
 its log-probabilities under the current policy. With vLLM (``use_vllm``) an edited completion has no
 sampling log-probabilities: the edited rows are **excluded from TRL's importance-sampling correction**
 (their sampling log-probabilities are set to the policy's own, ``old_per_token_logps``, so their ratio is
-exactly 1; :func:`exclude_edited_from_correction`), as the released code, which recomputes every
+exactly 1; :func:`sdrlib.training.editgrpo_trainer.exclude_edited_from_correction`), as the released code, which recomputes every
 rollout's old log-probabilities with the actor, has no such correction.
 Dr. GRPO as in the paper: ``loss_type="dr_grpo"`` and ``scale_rewards="none"`` (no std quotient),
 whatever the profile's ``grpo.loss_type`` (:data:`LOSS`).
@@ -56,20 +59,20 @@ charges a negated finding). R_fmt keeps the policy's ``<think>/<answer>`` templa
 group): ``G - 1`` samples stay, the last slot gets an edited copy of the first, in which every section
 that any rule would touch is replaced by the whole reference section (one operation per section).
 
-Configuration names (:func:`parse_name`): ``editgrpo`` (profile's ``grpo.edit_level``,
-``grpo.edit_tau`` and ``grpo.edit_ops``), ``editgrpo_para`` (paragraph level), ``editgrpo_tau<t>``
+Configuration names (:func:`parse_name`): ``editgrpo`` (profile's ``grpo.editgrpo.level``,
+``grpo.editgrpo.tau`` and ``grpo.editgrpo.ops``), ``editgrpo_para`` (paragraph level), ``editgrpo_tau<t>``
 (``tau`` = t, e.g. ``editgrpo_tau0.3``), ``editgrpo_ops<k>`` (k operations per section, e.g.
 ``editgrpo_ops3``) and ``editgrpo_opsall`` (rules repeated until none applies: our ablation, the
 behaviour of this module before it followed the released configuration), ``editgrpo_noedit`` (the same
 composite reward and Dr. GRPO without edits: the paper's "SFT + Dr. GRPO" row). The learning rate of
-every EditGRPO configuration is ``grpo.edit_learning_rate`` when the profile sets it (the paper
+every EditGRPO configuration is ``grpo.editgrpo.learning_rate`` when the profile sets it (the paper
 profile: EditGRPO's own 1e-6, its appendix's hyperparameters), else ``grpo.learning_rate``.
 
 Where the released code draws the ``G / 2`` sources and targets of a group at random, the first half of
 each group is the source and the second half the target here: the samples are exchangeable, so the draw
 changes nothing in distribution.
 
-EditGRPO's AdamW weight decay (1e-2 in its appendix) is ``grpo.edit_weight_decay`` (the paper profile sets it;
+EditGRPO's AdamW weight decay (1e-2 in its appendix) is ``grpo.editgrpo.weight_decay`` (the paper profile sets it;
 0 elsewhere, TRL's default and every other GRPO run's).
 
 Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
@@ -78,18 +81,23 @@ Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("n
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from sdrlib.clinical import label_report
+from sdrlib.clinical.presence import sentence_presence
 from sdrlib.errors import SDRError
+from sdrlib.reports import build_template, split_sentences
+from sdrlib.rewards.completion import DEFAULT_MAX_CHARS, check_completion
+from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, TrainOptions, register_method
 
-__all__ = ["EditError", "EDIT_LEVELS", "EDIT_COUNTS", "LOSS", "DEFAULT_OPS", "EditName", "parse_name", "is_edit_name",
-           "edit_section", "edit_report", "clinical_components", "positive_f1", "entity_f1", "EditGRPOTrainer",
-           "group_slots", "exclude_edited_from_correction"]
+__all__ = ["EditError", "EDIT_LEVELS", "EDIT_COUNTS", "LOSS", "DEFAULT_TAU", "DEFAULT_OPS", "EditName", "parse_name",
+           "is_edit_name", "edit_section", "edit_report", "clinical_components", "positive_f1", "entity_f1",
+           "EditGRPOSettings", "EditGRPOMethod", "check_tau", "check_ops", "check_level"]
 
 #: edit granularity: ``sentence`` (the paper's default) or ``paragraph`` (its ablation "para")
 EDIT_LEVELS: tuple[str, ...] = ("sentence", "paragraph", "none")
@@ -98,9 +106,29 @@ EDIT_COUNTS: tuple[str, ...] = ("replace_conflict", "replace_fp", "delete", "add
                                 "unchanged", "no_template")
 #: the paper's loss: Dr. GRPO (TRL ``loss_type``, ``scale_rewards``)
 LOSS: tuple[str, str] = ("dr_grpo", "none")
-DEFAULT_TAU = 0.6
+
+
+@dataclass(frozen=True)
+class EditGRPOSettings:
+    """EditGRPO's profile settings (``grpo.editgrpo.*``); a configuration name may override level, tau, ops."""
+
+    tau: float = field(default=0.6, metadata={"min": 0, "max": 1,
+        "help": "cosine from which a false-positive sentence is replaced (below: deleted); EditGRPO Tab. 7 (0.6)"})
+    level: str = field(default="sentence", metadata={"choices": ("sentence", "paragraph"),
+        "help": "edit level of the name 'editgrpo': sentence | paragraph; EditGRPO sec. 3 (sentence)"})
+    ops: int = field(default=1, metadata={"min": 0,
+        "help": "edit operations per section and edited completion (EditGRPO's released configuration: 1, "
+                "extractor_num_ops_per_para=1); 0 = until no rule applies (our ablation, as editgrpo_opsall)"})
+    learning_rate: float = field(default=0.0, metadata={"min": 0,
+        "help": "AdamW learning rate of EditGRPO runs (EditGRPO app. D: 1e-6); 0 = grpo.learning_rate (ours)"})
+    weight_decay: float = field(default=0.0, metadata={"min": 0,
+        "help": "AdamW weight decay of EditGRPO runs (EditGRPO app. D: 1e-2); 0 = TRL's default, as every other run"})
+
+
+#: similarity threshold of rule (b) (:class:`EditGRPOSettings`)
+DEFAULT_TAU: float = EditGRPOSettings.tau
 #: edit operations per section: the released configuration's ``extractor_num_ops_per_para=1``
-DEFAULT_OPS = 1
+DEFAULT_OPS: int = EditGRPOSettings.ops
 
 _NAME_RE = re.compile(r"editgrpo(?:_(para|noedit|ops(?:[1-9][0-9]*|all)))?(?:_tau(0|1|0\.[0-9]+|1\.0+))?")
 
@@ -192,8 +220,6 @@ def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: n
     ``["Small right pneumothorax.", "No pleural effusion."]`` -> one of the two sentences replaced (a)
     (both with ``ops=2``).
     """
-    from sdrlib.clinical.presence import sentence_presence
-
     tau = check_tau(tau)
     ops = check_ops(ops)
     rng = rng or np.random.default_rng(0)
@@ -252,8 +278,6 @@ def edit_section(generated: Sequence[str], reference: Sequence[str], gen_vecs: n
 
 def _needs_edit(generated: Sequence[str], reference: Sequence[str]) -> bool:
     """Whether any of rules (a), (b)/(c), (d) applies to a section (the paragraph-level trigger)."""
-    from sdrlib.clinical.presence import sentence_presence
-
     if not reference:
         return False
     ref_ent = [_entities(r) for r in sentence_presence(list(reference))]
@@ -266,21 +290,18 @@ def _needs_edit(generated: Sequence[str], reference: Sequence[str]) -> bool:
 
 def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any, *, tau: float = DEFAULT_TAU,
                 level: str = "sentence", rng: np.random.Generator | None = None,
-                max_chars: int = 4000, ops: int | None = DEFAULT_OPS) -> tuple[str, Counter]:
+                max_chars: int = DEFAULT_MAX_CHARS, ops: int | None = DEFAULT_OPS) -> tuple[str, Counter]:
     """Edit one templated completion against its reference; returns ``(edited text, counts)``.
 
     ``ops`` operations per section (:func:`edit_section`; sentence level only).
 
-    A completion without a valid template (:func:`sdrlib.rewards.check_completion`) is read as a
+    A completion without a valid template (:func:`sdrlib.rewards.completion.check_completion`) is read as a
     report with two empty sections (``counts["no_template"] = 1``), so rules (d) and (e) rebuild it from
     reference sentences: our policy's template is the one thing the paper's untemplated reports lack.
     One that no rule changes gets ``counts["unchanged"] = 1`` and is returned as it is.
     ``level="paragraph"`` replaces each section that needs an edit by the whole reference section
     (``counts["replace_section"]``). The result is a valid template (:func:`sdrlib.reports.build_template`).
     """
-    from sdrlib.reports import build_template, split_sentences
-    from sdrlib.rewards import check_completion
-
     level = check_level(level)
     ops = check_ops(ops)
     if level == "none":
@@ -341,8 +362,6 @@ def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[st
     ``sem_neg`` (the negation-aware Chamfer similarity) needs the encoder and is computed by
     :class:`sdrlib.rewards.RewardScorer`.
     """
-    from sdrlib.clinical import label_report
-
     f1, ent = [], []
     for gf, gi, rf, ri in zip(gen_findings, gen_impression, ref_findings, ref_impression):
         g, r = label_report(f"{gf} {gi}"), label_report(f"{rf} {ri}")
@@ -351,172 +370,79 @@ def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[st
     return {"f1_14": np.asarray(f1, float), "f1_entity": np.asarray(ent, float)}
 
 
-# --------------------------------------------------------------------------- trainer
+# --------------------------------------------------------------------------- the method
 
 
-def group_slots(n: int, num_generations: int, level: str) -> tuple[list[int], dict[int, int]]:
-    """Which of ``n`` batch slots keep their sample and, for each slot that gets an edit, its source slot.
+class EditGRPOMethod(RewardMethod):
+    """``editgrpo*``: the composite clinical reward, Dr. GRPO, half of each group edited (module doc)."""
 
-    Groups are consecutive runs of ``num_generations`` (TRL's ``RepeatSampler`` layout); every slot is
-    sampled, an edited slot's sample is replaced by the edit of its source's only when the edit changes
-    something. Sentence level: the first ``ceil(G / 2)`` of each group keep their samples, slot
-    ``s + ceil(G / 2)`` gets an edited copy of slot ``s`` (``G / 2`` sampled, ``G / 2`` edited, as the
-    paper); paragraph level: ``G - 1`` kept, the last slot an edited copy of the first; ``none``: all kept.
-    Example: ``group_slots(4, 4, "sentence") -> ([0, 1], {2: 0, 3: 1})``.
-    """
-    g = int(num_generations)
-    if g < 2 or n % g:
-        raise EditError(f"a batch of {n} completions is not whole groups of num_generations = {g}")
-    level = check_level(level)
-    k = g if level == "none" else (g + 1) // 2 if level == "sentence" else g - 1
-    sampled, edited = [], {}
-    for start in range(0, n, g):
-        sampled += list(range(start, start + k))
-        for e in range(k, g):
-            edited[start + e] = start + (e - k) % k
-    return sampled, edited
+    name = "editgrpo"
+    settings = EditGRPOSettings
+    order = 20
+    prefix = "editgrpo"
+    grammar = ("EditGRPO: editgrpo, editgrpo_para, editgrpo_noedit, editgrpo_ops<k> with k >= 1, editgrpo_opsall "
+               "or editgrpo[_para|_ops<k>]_tau<t> with t in [0, 1] (e.g. editgrpo_tau0.3)")
+    logs_failures = True
 
+    def parse(self, name: str) -> RewardSpec | None:
+        parsed = parse_name(name)
+        if parsed is None:
+            return None
+        return RewardSpec(name, self.name, options=tuple(sorted(parsed._asdict().items())),
+                          tags=frozenset({"related", "edits"}))
 
-def exclude_edited_from_correction(batch: dict, rows: Sequence[int]) -> dict:
-    """Take the edited ``rows`` out of TRL's vLLM importance-sampling correction, in place; returns ``batch``.
+    def label(self, spec: RewardSpec) -> str:
+        o = spec.opts
+        base = {"paragraph": "EditGRPO-para", "none": "DrGRPO-clin"}.get(o["level"], "EditGRPO")
+        if o["ops"] is not None:
+            base += "-opsall" if o["ops"] == 0 else f"-ops{o['ops']}"
+        return base + (f"-t{o['tau']:g}" if o["tau"] is not None else "")
 
-    An edited completion was not sampled, so it has no sampling log-probabilities. Its rows of
-    ``sampling_per_token_logps`` (B, T) become the policy's own log-probabilities ``old_per_token_logps``
-    (B, T), which TRL computes from the completion ids whenever the correction is on, and its rows of
-    ``importance_sampling_ratio`` ((B, T) token modes, (B, 1) sequence modes) become exactly 1: no
-    correction, in every ``vllm_importance_sampling_mode``, and a KL of 0 for ``off_policy_mask_threshold``.
-    A batch without those keys (no vLLM, correction off) is returned unchanged. Raises :class:`EditError`
-    when ``sampling_per_token_logps`` is there without ``old_per_token_logps`` (nothing to take them from).
-    """
-    rows = sorted({int(r) for r in rows})
-    if not rows:
-        return batch
-    sampling = batch.get("sampling_per_token_logps")
-    if sampling is not None:
-        old = batch.get("old_per_token_logps")
-        if old is None:
-            raise EditError("the batch has sampling log-probabilities but no old_per_token_logps: the edited "
-                            "completions' log-probabilities under the policy are missing")
-        sampling[rows] = old[rows].to(sampling.dtype)
-    ratio = batch.get("importance_sampling_ratio")
-    if ratio is not None:
-        ratio[rows] = 1.0
-    return batch
+    def check_settings(self, settings: Any) -> Any:
+        settings = super().check_settings(settings)
+        try:
+            check_tau(settings.tau)
+            check_level(settings.level)
+            check_ops(settings.ops)
+        except EditError as exc:
+            raise RewardError(str(exc)) from None
+        return settings
 
+    def score(self, scorer, valid, findings, impression, n) -> MethodScores:
+        """EditGRPO's composite components (:func:`clinical_components` + ``sem_neg``)."""
+        out = {k: np.zeros(n) for k in ("f1_14", "f1_entity", "sem_neg")}
+        if valid:
+            idx = [i for i, _ in valid]
+            gf, gi = [s.findings for _, s in valid], [s.impression for _, s in valid]
+            rf, ri = [findings[i] for i in idx], [impression[i] for i in idx]
+            for k, v in clinical_components(gf, gi, rf, ri).items():
+                out[k][idx] = v
+            d = scorer.section_distances(gf, rf, "chamfer_neg") + scorer.section_distances(gi, ri, "chamfer_neg")
+            out["sem_neg"][idx] = 1.0 - d / 2.0
+        return MethodScores(content=out["f1_14"] + out["f1_entity"] + out["sem_neg"], components=out)
 
-def _trainer_class():
-    from trl import GRPOTrainer
+    def trl_parts(self, spec, scorer):
+        return [(fname, (lambda b, _k=key: b.components[_k]), 1.0)
+                for fname, key in (("r_f1_14", "f1_14"), ("r_f1_entity", "f1_entity"), ("r_sem_neg", "sem_neg"))]
 
-    class EditGRPOTrainer(GRPOTrainer):
-        """``GRPOTrainer`` whose rollouts are half sampled, half edited copies (module doc).
+    def train_options(self, spec, settings, grpo_cfg, embedder) -> TrainOptions:
+        """Dr. GRPO whatever the profile's loss, half of each group edited, EditGRPO's own learning rate."""
+        o = spec.opts
+        return TrainOptions(
+            trainer="sdrlib.training.editgrpo_trainer:EditGRPOTrainer",
+            trainer_kwargs={"edit_embedder": embedder, "edit_level": o["level"] or settings.level,
+                            "edit_tau": settings.tau if o["tau"] is None else o["tau"],
+                            "edit_ops": settings.ops if o["ops"] is None else o["ops"],
+                            "edit_max_chars": grpo_cfg.max_chars},
+            loss_type=LOSS[0], scale_rewards=LOSS[1],
+            learning_rate=settings.learning_rate or grpo_cfg.learning_rate,
+            weight_decay=settings.weight_decay)
 
-        Extra arguments: ``edit_embedder`` (sentence encoder), ``edit_tau``, ``edit_level``,
-        ``edit_ops`` (operations per section, ``None`` = until no rule applies), ``edit_max_chars``.
-        Overrides two methods and nothing else: ``_generate_and_score_completions`` keeps the batch's
-        reference columns and takes the edited rows out of the vLLM importance-sampling correction
-        (:func:`exclude_edited_from_correction`), ``_generate`` samples every slot through TRL's own
-        ``_generate`` and puts the re-tokenised edit into each edited slot (:func:`group_slots`) whose
-        edit changed its source, so everything after (reference / old log-probs from the completion ids,
-        rewards, advantages, loss) is TRL's. Per step it logs ``edits/<count>`` (:data:`EDIT_COUNTS`)
-        and ``edits/seconds``; ``edit_log`` keeps one dict per generation batch.
-        """
-
-        def __init__(self, *args, edit_embedder=None, edit_tau: float = DEFAULT_TAU, edit_level: str = "sentence",
-                     edit_max_chars: int = 4000, edit_ops: int | None = DEFAULT_OPS, **kwargs):
-            self.edit_embedder = edit_embedder
-            self.edit_tau = check_tau(edit_tau)
-            self.edit_level = check_level(edit_level)
-            self.edit_ops = check_ops(edit_ops)
-            self.edit_max_chars = edit_max_chars
-            self.edit_log: list[dict] = []
-            self._edit_inputs = None
-            self._edited_rows: list[int] = []
-            super().__init__(*args, **kwargs)
-            if self.use_vllm and getattr(self.args, "vllm_mode", "colocate") == "server":
-                raise EditError("EditGRPO needs vllm_mode='colocate' (server mode samples whole groups per prompt)")
-
-        def _generate_and_score_completions(self, inputs):
-            self._edit_inputs = inputs
-            self._edited_rows = []
-            try:
-                batch = super()._generate_and_score_completions(inputs)
-            finally:
-                self._edit_inputs = None
-            return exclude_edited_from_correction(batch, self._edited_rows)
-
-        def _generate(self, prompts):
-            inputs = self._edit_inputs
-            if not self.model.training or inputs is None or self.edit_level == "none":
-                return super()._generate(prompts)
-            n = len(prompts)
-            sampled, edited = group_slots(n, self.num_generations, self.edit_level)
-            ids = [str(x.get("study_id", i // self.num_generations)) for i, x in enumerate(inputs)]
-            for start in range(0, n, self.num_generations):
-                if len(set(ids[start:start + self.num_generations])) != 1:
-                    raise EditError(f"batch slots {start}..{start + self.num_generations - 1} hold several studies: "
-                                    "EditGRPO needs whole groups of one prompt (TRL's RepeatSampler)")
-            out = super()._generate(prompts)  # every slot sampled; an unchanged edit keeps the slot's own
-            prompt_ids, completion_ids, tool_mask, completions, logprobs, extra, images, tool_images = out
-            if tool_mask is not None or any(extra.values()):
-                raise EditError("EditGRPO does not support tool calls or rollout_func extras")
-            from sdrlib.rewards import completion_text
-
-            t0 = time.perf_counter()
-            counts: Counter = Counter()
-            rng = np.random.default_rng([int(self.args.seed), int(self.state.global_step)])
-            new_ids, new_comp = list(completion_ids), list(completions)
-            new_logprobs = list(logprobs) if logprobs is not None else None
-            tok = self._tokenizer
-            eos = self.eos_token_ids[0] if self.eos_token_ids else tok.eos_token_id
-            self._prewarm([completions[edited[i]] for i in edited], [inputs[i] for i in edited])
-            for i, k in edited.items():
-                text = completion_text(completions[k])
-                x = inputs[i]
-                edited_text, c = edit_report(text, x["findings"], x["impression"], self.edit_embedder,
-                                             tau=self.edit_tau, level=self.edit_level, rng=rng,
-                                             max_chars=self.edit_max_chars, ops=self.edit_ops)
-                counts.update(c)
-                if edited_text == text:  # nothing changed: slot i keeps its own sample
-                    continue
-                ids_k = list(tok(edited_text, add_special_tokens=False)["input_ids"]) + [eos]
-                new_ids[i] = ids_k
-                decoded = self.processing_class.batch_decode([ids_k], skip_special_tokens=True)[0]
-                new_comp[i] = ([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
-                               else decoded)
-                if new_logprobs is not None:  # vLLM: not sampled, no sampling log-prob (TRL maps None to NaN);
-                    new_logprobs[i] = [None] * len(ids_k)  # the rows leave the correction afterwards
-                self._edited_rows.append(i)
-            seconds = time.perf_counter() - t0
-            mode = "train"
-            for name in EDIT_COUNTS:
-                self._metrics[mode][f"edits/{name}"].append(float(counts.get(name, 0)))
-            self._metrics[mode]["edits/seconds"].append(seconds)
-            self.edit_log.append({"step": int(self.state.global_step) + 1, **{k: int(counts.get(k, 0))
-                                                                               for k in EDIT_COUNTS},
-                                  "seconds": seconds})
-            return prompt_ids, new_ids, None, new_comp, new_logprobs, extra, images, tool_images
-
-    def _prewarm(self, completions, rows) -> None:
-        """Embed the sections of all completions to edit and their references in one encoder call (the
-        per-completion calls of :func:`edit_report` then hit the cache)."""
-        from sdrlib.rewards import check_completion, completion_text
-
-        texts = []
-        for c, x in zip(completions, rows):
-            sections, _ = check_completion(completion_text(c), self.edit_max_chars)
-            if sections is not None:
-                texts += [sections.findings, sections.impression]
-            texts += [x["findings"], x["impression"]]
-        if texts and self.edit_embedder is not None:
-            self.edit_embedder.encode_sections(texts)
-
-    EditGRPOTrainer._prewarm = _prewarm
-    return EditGRPOTrainer
+    def run_info(self, trainer) -> dict:
+        log = trainer.edit_log
+        return {"edit_level": trainer.edit_level, "edit_tau": trainer.edit_tau, "edit_ops": trainer.edit_ops,
+                "edits": {k: sum(d[k] for d in log) for k in EDIT_COUNTS},
+                "edit_seconds": sum(d["seconds"] for d in log)}
 
 
-def __getattr__(name: str):  # EditGRPOTrainer is built on first use: importing TRL costs seconds
-    if name == "EditGRPOTrainer":
-        cls = _trainer_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(name)
+register_method(EditGRPOMethod())

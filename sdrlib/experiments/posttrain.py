@@ -38,10 +38,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdrlib import training
+from sdrlib.clinical import label_report
+from sdrlib.embedding import SentenceEmbedder
+from sdrlib.generation import generate_reports, load_images
+from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names as _paper_names
+from sdrlib.metrics.suite import compare_systems, metric_kwargs, score_reports
+from sdrlib.reports import parse_template
+from sdrlib.rewards import RewardError, parse_reward, prewarm
 
 __all__ = [
-    "CONFIG_LABELS",
     "TABLE_GROUPS",
     "config_label",
     "train_all",
@@ -57,10 +64,6 @@ __all__ = [
     "seeds_of",
 ]
 
-CONFIG_LABELS = {"sft": "SFT", "fmt": "R_fmt", "exact": "R_exact", "chamfer": "R_Cham", "hausdorff": "R_Haus",
-                 "gcarl": "G-CARL", "editgrpo": "EditGRPO", "editgrpo_para": "EditGRPO-para",
-                 "editgrpo_noedit": "DrGRPO-clin", "chamfer_neg": "R_Cham_neg"}
-
 #: Table groups of appendix D: table name -> the paper's metric names, one row each, looked up in
 #: :mod:`sdrlib.metrics.paper_names` (the one map from paper names to suite names). A metric the scores
 #: lack is a row ``not computed: <why>``, never left out.
@@ -69,21 +72,14 @@ TABLE_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def config_label(reward: str) -> str:
-    """Column label of a reward configuration. Example: ``config_label("chamfer") -> "R_Cham"``,
-    ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``, ``config_label("editgrpo_opsall") -> "EditGRPO-opsall"``
-    (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
-    from sdrlib.editgrpo import parse_name
-
-    if reward in CONFIG_LABELS:
-        return CONFIG_LABELS[reward]
-    parsed = parse_name(reward)
-    if parsed is not None:
-        level, tau, ops = parsed
-        base = {"paragraph": "EditGRPO-para", "none": "DrGRPO-clin"}.get(level, "EditGRPO")
-        if ops is not None:
-            base += "-opsall" if ops == 0 else f"-ops{ops}"
-        return base + (f"-t{tau:g}" if tau is not None else "")
-    return f"R_{reward}"
+    """Column label of a reward configuration, from its reward method (:attr:`sdrlib.rewards.RewardSpec.label`);
+    a name that is no reward configuration (a baseline) is ``R_<name>``. Example: ``config_label("chamfer") ->
+    "R_Cham"``, ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``, ``config_label("editgrpo_opsall") ->
+    "EditGRPO-opsall"`` (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
+    try:
+        return parse_reward(reward).label
+    except RewardError:
+        return f"R_{reward}"
 
 
 def model_name(cfg) -> str:
@@ -110,8 +106,6 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
     are reused; interrupted ones resume from their last checkpoint. Each run shows one progress
     line ending in its summary (:func:`sdrlib.training.grpo`); ``log`` gets one line per run.
     """
-    from sdrlib import training
-
     rewards = [r for r in (cfg.grpo.rewards if rewards is None else rewards) if r != "sft"]
     ablations = [r for r in (cfg.grpo.ablations if ablations is None else ablations) if r not in rewards and r != "sft"]
     runs = [(r, s) for r in rewards for s in seeds_of(cfg)]
@@ -119,14 +113,10 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
     base = training.sft(cfg, train_records)
     log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
     out: dict[tuple[str, int], Path] = {("sft", cfg.seed): base.final}
-    needs_embedder = any(r not in ("fmt", "exact") for r, _ in runs)
+    needs_embedder = any(parse_reward(r).needs_embedder for r, _ in runs)
     if needs_embedder and embedder is None:
-        from sdrlib.embedding import SentenceEmbedder
-
         embedder = SentenceEmbedder.from_config(cfg)
     if needs_embedder:
-        from sdrlib.rewards import prewarm
-
         stats = prewarm(embedder, [r.findings for r in train_records], [r.impression for r in train_records])
         log(f"reference sentences cached: {stats}")
     for reward, seed in runs:
@@ -153,10 +143,6 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     ``shuffle_images=True`` is the image-dependence control: study i gets the image of a
     random other study (a fixed permutation), so its report can only match by chance.
     """
-    from sdrlib.generation import generate_reports, load_images
-    from sdrlib.io import atomic_write_text
-    from sdrlib.training import load_policy, policy_digest
-
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
     policy_dir = Path(policy_dir)
@@ -164,15 +150,13 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     cache = policy_dir.parent / f"test_generations{tag}_s{seed}.json"
     key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
            "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed,
-           "threads": s.threads, "policy": policy_digest(policy_dir)}
+           "threads": s.threads, "policy": training.policy_digest(policy_dir)}
     if cache.is_file() and not force:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if all(data.get(k) == v for k, v in key.items()):
             return list(data["generations"])
-    from sdrlib.training import quiet
-
-    with quiet(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
-        model, processor = load_policy(cfg, policy_dir)
+    with training.quiet(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
+        model, processor = training.load_policy(cfg, policy_dir)
     images = [load_images(r.image_paths, s.max_images) for r in test_records]
     if shuffle_images:
         perm = np.random.default_rng(seed).permutation(len(images))
@@ -196,9 +180,7 @@ def eval_runs(cfg, policies: dict[tuple[str, int], Path]) -> dict[tuple[str, int
 
 def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dict[str, list[str]]:
     """Image-blind baselines as templated reports: ``majority`` and ``random_train`` (see module doc)."""
-    from sdrlib.training import report_texts
-
-    texts, _ = report_texts(train_records)
+    texts, _ = training.report_texts(train_records)
     if not texts:
         raise ValueError("no training report has both sections")
     majority = Counter(texts).most_common(1)[0][0]
@@ -211,8 +193,6 @@ def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dic
 
 def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any], **kwargs) -> dict[Any, Any]:
     """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records)."""
-    from sdrlib.metrics.suite import metric_kwargs, score_reports
-
     refs = [{"findings": r.findings, "impression": r.impression} for r in test_records]
     ids = [r.study_id for r in test_records]
     labels = [r.labels for r in test_records] if all(r.labels for r in test_records) else None
@@ -345,9 +325,6 @@ def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_
     first): ``seeds``, ``positives per report`` and ``share with no positive finding``, means over seeds.
     Example: ``positive_findings_table({("sft", 0): [r]}, [rec])`` -> 2 rows (reference, sft).
     """
-    from sdrlib.clinical import label_report
-    from sdrlib.reports import parse_template
-
     def npos(text: str) -> int:
         return sum(1 for obs, v in label_report(text).items() if obs != "No Finding" and v == 1)
 
@@ -376,8 +353,6 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
     seeds, each seed's p-value, and ``n_sig``: seeds with p < 0.05 in the direction of the
     mean difference. ``metrics`` are metric-name prefixes (the part before ``@``).
     """
-    from sdrlib.metrics.suite import compare_systems
-
     rows = []
     for a, b in pairs:
         a_runs = sorted((k for k in scores if k[0] == a), key=lambda k: k[1])

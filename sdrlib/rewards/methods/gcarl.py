@@ -25,7 +25,7 @@ patient-facing report interpretation to report generation, with offline componen
   ``R_check = clip(V_pos - V_neg, 0, 1)`` (eq. 13).
 
 The trainer's reward is ``lambda_fmt R_fmt + lambda_fact R_fact + lambda_check R_check`` (its eq. 14;
-paper weights 0.3 / 0.4 / 0.3, the profile's ``grpo.gcarl_lambda_*``), with R_fact and R_check 0 when
+paper weights 0.3 / 0.4 / 0.3, the profile's ``grpo.gcarl.lambda_*``), with R_fact and R_check 0 when
 R_fmt is 0 (as every content reward in :mod:`sdrlib.rewards`).
 
 **Not reproduced**, and why: the *patient-facing task* (PMRI: explaining a report to a patient from a
@@ -41,34 +41,57 @@ fluent sentence with a wrong laterality or severity still counts as supported).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from sdrlib.clinical import label_report
+from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
 from sdrlib.errors import SDRError
+from sdrlib.reports import split_sentences
+from sdrlib.rewards.completion import check_weight
+from sdrlib.rewards.scorer import as_list, encode_sentences, usable_set
+from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
+from sdrlib.vocabulary import PATHOLOGIES
 
 __all__ = ["GCARLError", "CRITICAL_FINDINGS", "WEIGHTS", "ChecklistItem", "build_checklist", "check_reward",
-           "claim_validity", "fact_reward", "report_presence", "DEFAULT_LAMBDAS", "DEFAULT_THRESHOLD"]
+           "claim_validity", "fact_reward", "report_presence", "GCARLSettings", "GCARLMethod", "check_pitfalls",
+           "check_threshold"]
 
 #: critical findings whose hallucination is a pitfall item (the issue's example: pneumothorax)
 CRITICAL_FINDINGS: tuple[str, ...] = ("Pneumothorax", "Fracture")
 #: checklist weights per importance level (G-CARL: essential 4-5, important 2-3, optional 1-2, pitfall -2..-1)
 WEIGHTS: dict[str, float] = {"essential": 4.0, "important": 2.0, "optional": 1.0, "pitfall": -2.0}
-#: G-CARL's eq. 14 weights (format, fact, check) = (0.3, 0.4, 0.3)
-DEFAULT_LAMBDAS: tuple[float, float, float] = (0.3, 0.4, 0.3)
-#: cosine a claim needs with a reference or bank sentence to count as supported
-DEFAULT_THRESHOLD = 0.7
 
 
 class GCARLError(SDRError, ValueError):
     """A G-CARL reward input is unusable (unknown pitfall finding, threshold out of range, misaligned arrays)."""
 
 
+def pitfall_name(name: str, where: str = "pitfall") -> None:
+    """Refuse a pitfall that is not one of the 12 CheXpert pathologies (the profile's ``each`` check)."""
+    if name not in PATHOLOGIES:
+        raise GCARLError(f"not a CheXpert-14 pathology; allowed: one of {PATHOLOGIES}")
+
+
+@dataclass(frozen=True)
+class GCARLSettings:
+    """G-CARL's profile settings (``grpo.gcarl.*``): eq. 14 weights, claim threshold, pitfall findings."""
+
+    lambda_fmt: float = field(default=0.3, metadata={"min": 0, "help": "weight of R_fmt (G-CARL eq. 14, sec. 4.1: 0.3)"})
+    lambda_fact: float = field(default=0.4, metadata={"min": 0, "help": "weight of R_fact (G-CARL sec. 4.1: 0.4)"})
+    lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "weight of R_check (G-CARL sec. 4.1: 0.3)"})
+    threshold: float = field(default=0.7, metadata={"min": -1, "max": 1,
+        "help": "cosine a claim needs with a reference or bank sentence to be supported (ours)"})
+    pitfalls: list[str] = field(default_factory=lambda: list(CRITICAL_FINDINGS), metadata={
+        "unique": True, "each": pitfall_name,
+        "help": "critical findings whose hallucination is a pitfall item (ours; the issue's example: pneumothorax)"})
+
+
 def check_pitfalls(pitfalls: Sequence[str]) -> tuple[str, ...]:
     """``pitfalls`` as a tuple of CheXpert-14 pathology names; anything else raises :class:`GCARLError`."""
-    from sdrlib.vocabulary import PATHOLOGIES
-
     if isinstance(pitfalls, str):
         raise GCARLError(f"pitfalls must be a list of CheXpert-14 findings, got one string {pitfalls!r}")
     out = tuple(pitfalls)
@@ -149,8 +172,6 @@ def check_reward(generated_labels: dict[str, int], checklist: Sequence[Checklist
 def report_presence(sentences: Sequence[str]) -> np.ndarray:
     """Report-level presence vector (14,) int8 over :data:`sdrlib.clinical.OBSERVATIONS`:
     +1 when some sentence reads the observation positive, else -1 when some sentence negates it, else 0."""
-    from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
-
     P = sentence_presence(list(sentences))
     if not len(P):
         return np.zeros(len(OBSERVATIONS), np.int8)
@@ -158,15 +179,13 @@ def report_presence(sentences: Sequence[str]) -> np.ndarray:
 
 
 def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Sequence[str], ref_vecs: np.ndarray,
-                   bank_vecs: np.ndarray | None = None, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+                   bank_vecs: np.ndarray | None = None, threshold: float = GCARLSettings.threshold) -> np.ndarray:
     """``z`` (bool, shape (n_claims,)): supported (cosine >= ``threshold`` with a reference or bank sentence)
     and not contradicting the reference's presence labels (module doc).
 
     ``claim_vecs`` (n, d), ``ref_vecs`` (m, d) and ``bank_vecs`` (b, d) are sentence embeddings
     (normalised here); rows of ``claim_vecs`` must match ``claims``.
     """
-    from sdrlib.clinical.presence import sentence_presence
-
     threshold = check_threshold(threshold)
     n = len(claims)
     if n == 0:
@@ -202,3 +221,97 @@ def _unit(a) -> np.ndarray:
         raise GCARLError(f"sentence embeddings must be 2-D (n, d), got shape {a.shape}")
     norm = np.linalg.norm(a, axis=1, keepdims=True)
     return a / np.where(norm > 0, norm, 1.0)
+
+
+# --------------------------------------------------------------------------- the method
+
+
+class GCARLMethod(RewardMethod):
+    """``"gcarl"``: ``lambda_fmt R_fmt + lambda_sem (lambda_fact R_fact + lambda_check R_check)`` (module doc).
+
+    TRL functions ``r_fmt, r_fact, r_check`` with weights ``lambda_fmt, lambda_sem * lambda_fact,
+    lambda_sem * lambda_check``; ``lambda_fmt`` is G-CARL's (0.3) and ``lambda_sem`` 1 unless given.
+    Method data: ``{"bank": sentences}``, sentences a claim may match besides the reference's
+    (training: every training-report sentence).
+    """
+
+    name = "gcarl"
+    settings = GCARLSettings
+    order = 20
+    prefix = "gcarl"
+    grammar = "gcarl (G-CARL: R_fact + R_check)"
+    logs_failures = True
+
+    def parse(self, name: str) -> RewardSpec | None:
+        return RewardSpec(name, self.name, tags=frozenset({"related"})) if name == self.name else None
+
+    def label(self, spec: RewardSpec) -> str:
+        return "G-CARL"
+
+    def check_settings(self, settings: Any) -> Any:
+        settings = super().check_settings(settings)
+        check_weight(settings.lambda_fmt, "lambda_fmt")
+        check_weight(settings.lambda_fact, "lambda_fact")
+        check_weight(settings.lambda_check, "lambda_check")
+        try:
+            check_threshold(settings.threshold)
+            check_pitfalls(settings.pitfalls)
+        except GCARLError as exc:
+            raise RewardError(str(exc)) from None
+        return settings
+
+    def default_lambdas(self, settings: Any) -> tuple[float, float]:
+        return settings.lambda_fmt, 1.0  # eq. 14: the content weights are lambda_fact / lambda_check
+
+    def prepare(self, scorer, data: Mapping[str, Any] | None) -> dict:
+        data = dict(data or {})
+        unknown = sorted(set(data) - {"bank"})
+        if unknown:
+            raise RewardError(f"G-CARL data takes the key 'bank' only, got {unknown}")
+        bank = data.get("bank")
+        if bank is not None:
+            bank = as_list(bank, "bank")
+            if not all(isinstance(b, str) and b.strip() for b in bank):
+                raise RewardError("bank must be a sequence of non-blank sentences")
+            bank = list(dict.fromkeys(bank))
+        return {"bank": bank, "bank_vecs": None}
+
+    def score(self, scorer, valid, findings, impression, n) -> MethodScores:
+        """G-CARL's R_fact and R_check with their parts, for the parsed completions."""
+        st, settings = scorer.state, scorer.settings
+        out = {k: np.zeros(n) for k in ("fact", "check", "precision", "coverage", "v_pos", "v_neg")}
+        if valid:
+            emb = scorer.get_embedder()
+            if st["bank"] and st["bank_vecs"] is None:
+                st["bank_vecs"] = encode_sentences(emb, st["bank"])
+            split = [(split_sentences(s.findings) + split_sentences(s.impression),
+                      split_sentences(findings[i]) + split_sentences(impression[i])) for i, s in valid]
+            flat = [x for claims, ref in split for x in claims + ref]
+            vecs = encode_sentences(emb, flat)  # one encoder call for the batch
+            start = 0
+            for (i, s), (claims, ref) in zip(valid, split):
+                cv = vecs[start:start + len(claims)]
+                rv = vecs[start + len(claims):start + len(claims) + len(ref)]
+                start += len(claims) + len(ref)
+                if not usable_set(cv) or not usable_set(rv):
+                    scorer.counts["sem_failed"] += 1
+                    continue
+                z = claim_validity(claims, cv, ref, rv, st["bank_vecs"], settings.threshold)
+                out["fact"][i], out["precision"][i], out["coverage"][i] = fact_reward(z, len(ref))
+                checklist = build_checklist(label_report(f"{findings[i]} {impression[i]}"), settings.pitfalls)
+                out["check"][i], out["v_pos"][i], out["v_neg"][i] = check_reward(
+                    label_report(f"{s.findings} {s.impression}"), checklist)
+        content = settings.lambda_fact * out["fact"] + settings.lambda_check * out["check"]
+        return MethodScores(content=content, components=out)
+
+    def trl_parts(self, spec, scorer):
+        s = scorer.settings
+        return [("r_fact", lambda b: b.components["fact"], s.lambda_fact),
+                ("r_check", lambda b: b.components["check"], s.lambda_check)]
+
+    def grpo_data(self, spec, settings, train_records) -> dict:
+        """Claims may match the training sentences (the bank)."""
+        return {"bank": [x for r in train_records for t in (r.findings, r.impression) for x in split_sentences(t)]}
+
+
+register_method(GCARLMethod())

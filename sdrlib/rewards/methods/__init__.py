@@ -1,0 +1,14 @@
+"""Reward methods, one module each; every module registers its :class:`sdrlib.rewards.spec.RewardMethod`.
+
+The registry imports every module here on first use (:func:`sdrlib.rewards.spec.registered_methods`), so a
+new method is one new module (its name grammar, settings, reward, TRL functions, label, run-key settings and,
+when it needs one, its trainer), with nothing to edit elsewhere: the profile section ``grpo.<name>``, the
+reward-name validation, training and the notebooks' labels all come from the registry.
+
+- :mod:`~sdrlib.rewards.methods.sft`       ``"sft"``: no GRPO (the SFT policy evaluated as is)
+- :mod:`~sdrlib.rewards.methods.fmt`       ``"fmt"``: R_fmt alone
+- :mod:`~sdrlib.rewards.methods.exact`     ``"exact"``: R_fmt + R_exact
+- :mod:`~sdrlib.rewards.methods.distance`  any :mod:`sdrlib.distances` setting: R_fmt + R_sem
+- :mod:`~sdrlib.rewards.methods.gcarl`     ``"gcarl"``: G-CARL's R_fact + R_check
+- :mod:`~sdrlib.rewards.methods.editgrpo`  ``"editgrpo*"``: EditGRPO's composite clinical reward and its edits
+"""

@@ -1,0 +1,64 @@
+"""Set-distance rewards: ``R_fmt + R_sem`` for any setting :mod:`sdrlib.distances` knows (paper sec. 3.2).
+
+``R_sem(y_hat, y) = (1 - D(E^F(y_hat), E^F(y))) + (1 - D(E^I(y_hat), E^I(y)))`` in [0, 2], ``E^S`` the set of
+sentence embeddings of section ``S``; ``R_sem := 0`` when ``R_fmt = 0``. Names: a registered distance
+(``"chamfer"``, ``"hausdorff"``, ...) or a parsable setting (``"sinkhorn_0.05"``); a negation-aware setting
+(``"chamfer_neg"``) also labels the sentences (:mod:`sdrlib.distances.negation`). The distance's spec is
+built when the name is parsed, so a setting :mod:`sdrlib.distances` refuses fails then, not at the first
+score. The distances themselves are computed by :meth:`sdrlib.rewards.RewardScorer.section_distances`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdrlib import distances
+from sdrlib.errors import SDRError
+from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
+
+#: table labels of the paper's distance rewards (and our negation-aware Chamfer); any other is ``R_<name>``
+LABELS = {"chamfer": "R_Cham", "hausdorff": "R_Haus", "chamfer_neg": "R_Cham_neg"}
+
+
+class DistanceMethod(RewardMethod):
+    name = "distance"
+    order = 100  # the fallback: a name no other method claims is asked of the distance registry
+    logs_failures = True
+
+    @property
+    def grammar(self) -> str:  # type: ignore[override]
+        return (f"a distance in {distances.available_distances()} or a family_value setting (sinkhorn_<eps>, "
+                "uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>)")
+
+    def parse(self, name: str) -> RewardSpec | None:
+        try:
+            d = distances.get(name)
+        except KeyError:  # not a distance name at all
+            return None
+        except (SDRError, ValueError, TypeError) as exc:  # a distance whose parameters are refused
+            raise RewardError(f"reward {name!r}: sdrlib.distances refuses this setting: {exc}") from exc
+        return RewardSpec(name, self.name, distance=name,
+                          tags=frozenset({"negation_aware"}) if d.negation_aware else frozenset())
+
+    def label(self, spec: RewardSpec) -> str:
+        return LABELS.get(spec.name, f"R_{spec.name}")
+
+    def score(self, scorer, valid, findings, impression, n) -> MethodScores:
+        sem_f, sem_i = np.zeros(n), np.zeros(n)
+        if valid:
+            idx = [i for i, _ in valid]
+            gen_f = [s.findings for _, s in valid]
+            gen_i = [s.impression for _, s in valid]
+            sem_f[idx] = 1.0 - scorer.section_distances(gen_f, [findings[i] for i in idx])
+            sem_i[idx] = 1.0 - scorer.section_distances(gen_i, [impression[i] for i in idx])
+        return MethodScores(content=sem_f + sem_i, sem_findings=sem_f, sem_impression=sem_i)
+
+    def trl_parts(self, spec, scorer):
+        return [(f"r_sem_{spec.name}", lambda b: b.sem, 1.0)]
+
+    def breakdown_logs(self, b):
+        return [("reward_components/sem_findings", float(b.sem_findings.mean())),
+                ("reward_components/sem_impression", float(b.sem_impression.mean()))]
+
+
+register_method(DistanceMethod())

@@ -1,0 +1,69 @@
+"""``"exact"``: R_fmt + R_exact, the paper's "discrete exact-match accuracy reward" (sec. 4).
+
+``R_exact(y_hat, y)`` in {0, 1, 2}: the number of sections (Findings, Impression) whose *set of normalised
+sentences* equals the reference's. A sentence is normalised by lower-casing, collapsing white space and
+dropping trailing punctuation; sentence order and duplicates are ignored, matching the paper's view of a
+section as an unordered set of findings. ``R_exact := 0`` when ``R_fmt = 0``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from sdrlib.reports import split_sentences
+from sdrlib.rewards.spec import MethodScores, RewardMethod, RewardSpec, register_method
+
+__all__ = ["normalise_sentence", "exact_match_section", "ExactMethod"]
+
+_WS_RE = re.compile(r"\s+")
+_TRAILING_PUNCT_RE = re.compile(r"[\s.;:,!?]+$")
+
+
+def normalise_sentence(sentence: str) -> str:
+    """Lower-case, collapse white space, drop trailing punctuation.
+
+    Example: ``normalise_sentence("  No  effusion. ") -> "no effusion"``.
+    """
+    return _TRAILING_PUNCT_RE.sub("", _WS_RE.sub(" ", sentence.lower()).strip())
+
+
+def exact_match_section(generated: str, reference: str) -> float:
+    """1.0 when both sections have the same set of normalised sentences, else 0.0.
+
+    Empty sets never match (an empty reference section scores 0; :class:`RewardScorer`
+    refuses blank references before they get here). Non-text input raises
+    :class:`~sdrlib.reports.ReportTextError`. Returns 0.0 or 1.0.
+    Example: ``exact_match_section("B. A.", "a. b.") -> 1.0``.
+    """
+    gen = {normalise_sentence(s) for s in split_sentences(generated)} - {""}
+    ref = {normalise_sentence(s) for s in split_sentences(reference)} - {""}
+    return float(bool(gen) and gen == ref)
+
+
+class ExactMethod(RewardMethod):
+    name = "exact"
+    order = 10
+    grammar = "exact (R_fmt + R_exact)"
+    needs_embedder = False
+
+    def label(self, spec: RewardSpec) -> str:
+        return "R_exact"
+
+    def score(self, scorer, valid, findings, impression, n) -> MethodScores:
+        ex_f, ex_i = np.zeros(n), np.zeros(n)
+        for i, s in valid:
+            ex_f[i] = exact_match_section(s.findings, findings[i])
+            ex_i[i] = exact_match_section(s.impression, impression[i])
+        return MethodScores(content=ex_f + ex_i, exact_findings=ex_f, exact_impression=ex_i)
+
+    def trl_parts(self, spec, scorer):
+        return [("r_exact", lambda b: b.exact, 1.0)]
+
+    def breakdown_logs(self, b):
+        return [("reward_components/exact_findings", float(b.exact_findings.mean())),
+                ("reward_components/exact_impression", float(b.exact_impression.mean()))]
+
+
+register_method(ExactMethod())

@@ -1,0 +1,299 @@
+"""Reward names, parsed once into a typed spec, and the registry of reward methods.
+
+A reward configuration is named by a string (``"chamfer"``, ``"editgrpo_tau0.3"``, ``"gcarl"``, ...).
+:func:`parse_reward` reads such a name **once** into a frozen :class:`RewardSpec`
+(``name``, ``method``, ``distance``, ``options``, ``label``, ``tags``); everything downstream (the scorer,
+the TRL adapters, the profile validation, training, run keys, table labels) asks the spec and its
+:class:`RewardMethod`, never the string.
+
+Methods register themselves: every module of :mod:`sdrlib.rewards.methods` is imported on first use
+of the registry (``pkgutil.iter_modules``) and calls :func:`register_method` with one
+:class:`RewardMethod` instance. A method declares
+
+- its **name grammar** (:meth:`RewardMethod.parse`: a name -> options, or ``None`` when the name is not
+  one of its own; ``prefix`` and ``grammar`` make a half-specified name fail with the method's grammar),
+- its **settings** (``settings``: a frozen dataclass with defaults written once, each field's
+  ``metadata["help"]`` saying where the value comes from; the profile's ``grpo.<method name>`` section
+  is built from it by :mod:`sdrlib.config`, which reads the same field constraints as its own:
+  ``min`` / ``max`` / ``gt`` / ``choices`` / ``each`` / ``help``),
+- its **reward** (:meth:`RewardMethod.score`, the TRL functions :meth:`RewardMethod.trl_parts`),
+- its **display label** (:meth:`RewardMethod.label`),
+- its **run-key settings** (:meth:`RewardMethod.run_key`),
+- and what training needs beyond TRL's ``GRPOTrainer`` (:meth:`RewardMethod.train_options`: trainer,
+  loss, learning rate; named by dotted path, so this layer never imports training).
+
+Adding a reward method is one new module under ``sdrlib/rewards/methods/`` (plus its tests and docs).
+
+Example::
+
+    spec = parse_reward("editgrpo_tau0.3")
+    spec.method, spec.opts["tau"], spec.label   # -> ("editgrpo", 0.3, "EditGRPO-t0.3")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sdrlib.errors import SDRError
+from sdrlib.reports import ReportTextError
+
+__all__ = ["RewardError", "ReferenceTextError", "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions",
+           "register_method", "unregister_method", "get_method", "registered_methods", "parse_reward",
+           "validate_reward_name", "method_of", "reward_names_help", "settings_sections"]
+
+
+class RewardError(SDRError, ValueError):
+    """A reward configuration or call is unusable (unknown reward, bad weight, misaligned batch)."""
+
+
+class ReferenceTextError(ReportTextError, RewardError):
+    """A reference section is missing (``None``, NaN, ``pd.NA``, blank) or not text; names column and row."""
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    """A reward name read once (:func:`parse_reward`).
+
+    ``name`` the configuration name as written (run folders, table keys); ``method`` the registered
+    method (``"sft"``, ``"fmt"``, ``"exact"``, ``"distance"``, ``"gcarl"``, ``"editgrpo"``, ...);
+    ``distance`` the :mod:`sdrlib.distances` setting for distance rewards, else ``None``; ``options``
+    what the name itself sets, as sorted ``(key, value)`` pairs (``opts`` as a dict; e.g. EditGRPO's
+    ``level`` / ``tau`` / ``ops``, ``None`` = the profile's value); ``tags`` free-form facts the notebooks
+    group by (``"related"``: another paper's method; ``"negation_aware"``).
+    """
+
+    name: str
+    method: str
+    distance: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def opts(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    @property
+    def impl(self) -> RewardMethod:
+        """The registered :class:`RewardMethod` of this spec."""
+        return get_method(self.method)
+
+    @property
+    def label(self) -> str:
+        """Column label in tables and figures (``"R_Cham"``, ``"EditGRPO-t0.3"``, ``"G-CARL"``)."""
+        return self.impl.label(self)
+
+    @property
+    def trains(self) -> bool:
+        """Whether this configuration is a GRPO run (``"sft"`` is not)."""
+        return self.impl.trains
+
+    @property
+    def needs_embedder(self) -> bool:
+        """Whether scoring needs the sentence encoder (``fmt`` / ``exact`` do not)."""
+        return self.impl.needs_embedder
+
+
+@dataclass
+class MethodScores:
+    """What :meth:`RewardMethod.score` returns for one batch of ``n`` completions, arrays of shape ``(n,)``.
+
+    ``content`` is the method's content reward (``total = lambda_fmt * fmt + lambda_sem * content``);
+    the section arrays and ``components`` are left ``None`` / empty when the method has none
+    (the scorer fills zeros).
+    """
+
+    content: Any
+    sem_findings: Any = None
+    sem_impression: Any = None
+    exact_findings: Any = None
+    exact_impression: Any = None
+    components: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """What a method changes in a GRPO run (``None`` = the profile's value / TRL's ``GRPOTrainer``).
+
+    ``trainer`` is a dotted path ``"package.module:Class"`` resolved by :mod:`sdrlib.training`, so the
+    rewards layer never imports the training layer.
+    """
+
+    trainer: str | None = None
+    trainer_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    loss_type: str | None = None
+    scale_rewards: str | None = None
+    learning_rate: float | None = None
+    weight_decay: float | None = None
+
+
+class RewardMethod:
+    """Base class of a reward method; subclasses override what differs (module doc).
+
+    Class attributes: ``name`` (registry key and profile section ``grpo.<name>``), ``settings`` (frozen
+    dataclass or ``None``), ``order`` (parse order; the distance fallback goes last), ``prefix`` (names
+    starting with it are this method's, so a bad one fails with ``grammar``), ``grammar`` (the valid
+    names in words), ``trains`` (False only for ``"sft"``), ``needs_embedder``, ``logs_failures`` (log
+    ``sem_failed`` / ``truncated`` through TRL).
+    """
+
+    name: str = ""
+    settings: type | None = None
+    order: int = 50
+    prefix: str | None = None
+    grammar: str = ""
+    trains: bool = True
+    needs_embedder: bool = True
+    logs_failures: bool = False
+
+    # -- names ------------------------------------------------------------------------
+    def parse(self, name: str) -> RewardSpec | None:
+        """The spec of ``name`` when it is one of this method's names, else ``None``; a name of the
+        method's that is unusable raises :class:`RewardError`."""
+        return RewardSpec(name, self.name) if name == self.name else None
+
+    def label(self, spec: RewardSpec) -> str:
+        return f"R_{spec.name}"
+
+    # -- settings ---------------------------------------------------------------------
+    def default_settings(self) -> Any:
+        return self.settings() if self.settings is not None else None
+
+    def check_settings(self, settings: Any) -> Any:
+        """``settings`` (``None`` = the defaults) checked; raise :class:`RewardError` for a bad value."""
+        if self.settings is None:
+            if settings is not None:
+                raise RewardError(f"reward method {self.name!r} takes no settings, got {settings!r}")
+            return None
+        if settings is None:
+            return self.default_settings()
+        if not isinstance(settings, self.settings):
+            raise RewardError(f"{self.name} settings must be a {self.settings.__name__}, got {type(settings).__name__}")
+        return settings
+
+    def default_lambdas(self, settings: Any) -> tuple[float, float] | None:
+        """``(lambda_fmt, lambda_sem)`` this method fixes (G-CARL's eq. 14), else ``None`` (the profile's)."""
+        return None
+
+    def run_key(self, spec: RewardSpec, settings: Any) -> dict:
+        """The settings that decide what a run of ``spec`` produces (in its run key)."""
+        return {self.name: dataclasses.asdict(settings)} if settings is not None else {}
+
+    # -- scoring ----------------------------------------------------------------------
+    def prepare(self, scorer: Any, data: Mapping[str, Any] | None) -> dict:
+        """Check the method data given to the scorer; returns the scorer's per-method ``state``."""
+        if data:
+            raise RewardError(f"reward {scorer.reward!r} takes no data, got keys {sorted(data)}")
+        return {}
+
+    def score(self, scorer: Any, valid: list, findings: list[str], impression: list[str], n: int) -> MethodScores:
+        """Content reward of the parsed completions ``valid`` (``[(row, Sections)]``) of a batch of ``n``."""
+        raise NotImplementedError
+
+    def trl_parts(self, spec: RewardSpec, scorer: Any) -> list[tuple[str, Any, float]]:
+        """TRL functions after ``r_fmt``: ``(function name, breakdown -> array, weight factor)``; each
+        function's weight is ``lambda_sem * factor``."""
+        return []
+
+    def breakdown_logs(self, b: Any) -> list[tuple[str, float]]:
+        """Extra ``reward_components/*`` values logged before the bad-completion shares."""
+        return []
+
+    # -- training ---------------------------------------------------------------------
+    def grpo_data(self, spec: RewardSpec, settings: Any, train_records: Any) -> dict | None:
+        """Method data built from the training records for a GRPO run (G-CARL: the sentence bank)."""
+        return None
+
+    def train_options(self, spec: RewardSpec, settings: Any, grpo_cfg: Any, embedder: Any) -> TrainOptions:
+        return TrainOptions()
+
+    def run_info(self, trainer: Any) -> dict:
+        """Extra ``run.json`` entries after training (EditGRPO: edit totals)."""
+        return {}
+
+
+_METHODS: dict[str, RewardMethod] = {}
+_DISCOVERED = False
+
+
+def register_method(method: RewardMethod) -> RewardMethod:
+    """Add ``method`` to the registry (a method module calls this once at import); returns it."""
+    if not isinstance(method, RewardMethod) or not method.name:
+        raise RewardError(f"register_method needs a named RewardMethod, got {method!r}")
+    _METHODS[method.name] = method
+    return method
+
+
+def unregister_method(name: str) -> None:
+    """Remove a method (tests that register a toy method clean up with this)."""
+    _METHODS.pop(name, None)
+
+
+def _discover() -> None:
+    """Import every module of :mod:`sdrlib.rewards.methods` once; each registers its method."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    pkg = importlib.import_module("sdrlib.rewards.methods")
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+
+def registered_methods() -> list[RewardMethod]:
+    """The registered methods in parse order."""
+    _discover()
+    return sorted(_METHODS.values(), key=lambda m: (m.order, m.name))
+
+
+def get_method(name: str) -> RewardMethod:
+    _discover()
+    try:
+        return _METHODS[name]
+    except KeyError:
+        raise RewardError(f"no reward method {name!r}; registered: {sorted(_METHODS)}") from None
+
+
+def settings_sections() -> dict[str, type]:
+    """``{method name: settings dataclass}`` of the methods with settings (the profile's ``grpo.<name>``)."""
+    return {m.name: m.settings for m in registered_methods() if m.settings is not None}
+
+
+def reward_names_help() -> str:
+    """The valid reward names in words (every method's grammar)."""
+    return "; ".join(m.grammar for m in registered_methods() if m.grammar)
+
+
+def parse_reward(name: Any) -> RewardSpec:
+    """Read a reward name into its :class:`RewardSpec`; raise :class:`RewardError` naming the valid names.
+
+    Example: ``parse_reward("chamfer").distance -> "chamfer"``; ``parse_reward("cosine")``,
+    ``parse_reward("editgrpo_tau")`` and ``parse_reward("gcarl_x")`` raise.
+    """
+    if isinstance(name, RewardSpec):
+        return name
+    if not isinstance(name, str) or not name:
+        raise RewardError(f"reward must be a non-empty string, got {name!r}")
+    methods = registered_methods()
+    for m in methods:
+        spec = m.parse(name)
+        if spec is not None:
+            return spec
+        if m.prefix and name.startswith(m.prefix):
+            raise RewardError(f"unknown {m.name} configuration {name!r}: use {m.grammar}")
+    raise RewardError(f"unknown reward {name!r}: use {reward_names_help()}")
+
+
+def validate_reward_name(name: Any) -> str:
+    """``name`` when :func:`parse_reward` accepts it, else :class:`RewardError` (a ``ValueError``)."""
+    return parse_reward(name).name
+
+
+def method_of(name: Any) -> str:
+    """The method of a reward name (``"distance"``, ``"editgrpo"``, ...). Example: ``method_of("editgrpo_tau0.3")``."""
+    return parse_reward(name).method

@@ -1,0 +1,46 @@
+"""SFT then GRPO through TRL (paper sec. 4, appendix C.2-C.3).
+
+- :func:`sft` (:mod:`sdrlib.training.sft`) trains a policy with TRL's ``SFTTrainer`` on prompt-completion
+  pairs (the image + instruction as prompt, the templated report as completion), so the loss covers the
+  assistant report only.
+- :func:`grpo` (:mod:`sdrlib.training.grpo`) post-trains an SFT policy with TRL's ``GRPOTrainer`` for one
+  reward configuration: ``"fmt"``, ``"exact"``, any registered distance (``"chamfer"``, ``"hausdorff"``,
+  ...), or a related method (``"gcarl"``, the EditGRPO names, whose trainer is
+  :class:`sdrlib.training.editgrpo_trainer.EditGRPOTrainer`); ``"sft"`` means no GRPO. What a method
+  changes comes from its registry entry (:mod:`sdrlib.rewards.methods`), never from a branch here.
+
+Modules: :mod:`~sdrlib.training.datasets` (HF datasets), :mod:`~sdrlib.training.policy` (preflight, the tiny
+policy's shape, loading), :mod:`~sdrlib.training.runlog` (progress line, quiet log, step timer, curves,
+saving), :mod:`~sdrlib.training.runkeys` (run folders and the keys that decide reuse: every file of the
+sdrlib package is in them), :mod:`~sdrlib.training.sft`, :mod:`~sdrlib.training.grpo`,
+:mod:`~sdrlib.training.editgrpo_trainer`, :mod:`~sdrlib.training.cli`. The names below are re-exported
+here; note that ``sdrlib.training.sft`` and ``sdrlib.training.grpo`` are the *functions* (import the
+modules with ``importlib.import_module("sdrlib.training.grpo")`` when a test needs them).
+
+Every run lives in its own folder (:func:`run_dir`): Trainer checkpoints (``checkpoint-*``), the final
+policy (``final/``), training curves (``curves.csv``) and ``run.json`` (what produced it, timings,
+bad-completion counts); a finished run is reused and an interrupted one resumes when its ``run_key.json``
+(:func:`run_key`) equals the current one.
+
+Command line (and the multi-GPU entry point, e.g. the paper's 2 x H100 GRPO)::
+
+    accelerate launch --config_file configs/accelerate/2gpu.yaml -m sdrlib.training \
+        --profile paper --stage grpo --reward chamfer --seed 0
+
+Left out: multi-node launch scripts, vLLM server mode (colocated vLLM only, GPU only), evaluation (see
+:mod:`sdrlib.experiments.posttrain`, :mod:`sdrlib.generation` and :mod:`sdrlib.metrics`).
+"""
+
+from __future__ import annotations
+
+from sdrlib.training.cli import main
+from sdrlib.training.datasets import grpo_dataset, report_texts, sft_dataset
+from sdrlib.training.grpo import grpo, group_stats
+from sdrlib.training.policy import load_policy, preflight, tiny_spec
+from sdrlib.training.runkeys import policy_digest, run_dir, run_key, source_digest
+from sdrlib.training.runlog import GRPOResult, SFTResult, StepTimer, quiet, read_curves
+from sdrlib.training.sft import sft
+
+__all__ = ["SFTResult", "GRPOResult", "run_dir", "report_texts", "sft_dataset", "grpo_dataset", "sft", "grpo",
+           "load_policy", "read_curves", "StepTimer", "preflight", "run_key", "policy_digest", "source_digest",
+           "group_stats", "quiet", "tiny_spec", "main"]

@@ -1,0 +1,98 @@
+"""The policy of a profile: preflight, the tiny CPU policy's shape, loading a saved or fresh policy.
+
+CPU / default profile: the tiny Qwen3-VL of :mod:`sdrlib.models`, trained from scratch. GPU / paper profile:
+Unsloth ``FastVisionModel`` + LoRA (imported only there; a missing GPU or model path fails before any work).
+torch is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sdrlib import models
+
+__all__ = ["is_tiny", "tiny_spec", "device_kwargs", "preflight", "load_policy", "has_tiny_config", "has_policy"]
+
+
+def is_tiny(cfg) -> bool:
+    """Whether the profile trains the tiny CPU policy (``sft.policy: tiny``)."""
+    return cfg.sft.policy == "tiny"
+
+
+def tiny_spec(cfg):
+    """The profile's :class:`sdrlib.models.TinyVLSpec` (the ``sft.tiny_*`` keys)."""
+    s = cfg.sft
+    return models.TinyVLSpec(
+        hidden_size=s.tiny_hidden_size,
+        layers=s.tiny_layers,
+        heads=s.tiny_heads,
+        kv_heads=s.tiny_kv_heads,
+        head_dim=s.tiny_head_dim,
+        intermediate_size=s.tiny_intermediate_size,
+        vision_hidden_size=s.tiny_vision_hidden_size,
+        vision_layers=s.tiny_vision_layers,
+        vision_heads=s.tiny_vision_heads,
+        vision_intermediate_size=s.tiny_vision_intermediate_size,
+        patch_size=s.tiny_patch_size,
+        merge_size=s.tiny_merge_size,
+        image_size=s.tiny_image_size,
+        mrope_section=_mrope(s.tiny_head_dim),
+    )
+
+
+def _mrope(head_dim: int) -> tuple[int, int, int]:
+    half = head_dim // 2
+    hw = (half * 5) // 16  # Qwen3-VL's [24, 20, 20] proportions for head_dim 128
+    return (half - 2 * hw, hw, hw)
+
+
+def device_kwargs() -> dict[str, Any]:
+    """TRL config arguments for the device here: CPU, or CUDA with bf16 when supported (else fp16)."""
+    import torch
+
+    if torch.cuda.is_available():
+        bf16 = torch.cuda.is_bf16_supported()
+        return {"use_cpu": False, "bf16": bf16, "fp16": not bf16}
+    return {"use_cpu": True, "bf16": False, "fp16": False}
+
+
+def preflight(cfg) -> None:
+    """Fail fast, before any data or model work, when the profile's policy cannot run here.
+
+    The tiny policy always can; a paper policy needs a CUDA GPU and local weights
+    (:func:`sdrlib.models.check_gpu_model` raises :class:`sdrlib.models.PolicyError`).
+    """
+    if not is_tiny(cfg):
+        models.check_gpu_model(cfg.sft.policy)
+
+
+def load_policy(cfg, path: str | Path | None = None):
+    """``(model, processor)`` for the profile: a saved policy at ``path``, else a fresh one.
+
+    ``path=None`` with the tiny policy raises (a fresh tiny policy needs training texts:
+    :func:`sft` builds it). On GPU profiles ``path=None`` loads the paper model with LoRA.
+    """
+    if is_tiny(cfg):
+        if path is None:
+            raise ValueError("the tiny policy is built by sft(); pass the folder of a trained policy")
+        # The profile's thread count, as in sft(): generating with torch's default (the machine's
+        # core count) instead gives other sums, hence other samples, than the training process.
+        models.set_cpu_threads(cfg.sft.threads)
+        return models.load_tiny_policy(path)
+    return models.load_unsloth_policy(
+        cfg.sft.policy if path is None else str(path),
+        lora_r=cfg.sft.lora_r,
+        lora_alpha=cfg.sft.lora_alpha,
+        seed=cfg.seed,
+    )
+
+
+def has_tiny_config(model) -> bool:
+    """Whether ``model`` is a tiny policy built by :func:`sdrlib.models.build_tiny_policy`."""
+    return getattr(model.config, "sdr_tiny_spec", None) is not None
+
+
+def has_policy(folder: Path) -> bool:
+    """A saved full model (``config.json``) or LoRA adapters (``adapter_config.json``)."""
+    return (folder / "config.json").is_file() or (folder / "adapter_config.json").is_file()

@@ -1,0 +1,125 @@
+"""Supervised fine-tuning (paper sec. 3, app. C.2) through TRL's ``SFTTrainer``.
+
+Prompt-completion pairs (the image + instruction as prompt, the templated report as completion,
+:func:`sdrlib.training.datasets.sft_dataset`), so the loss covers the assistant report only. Gradient
+checkpointing (``sft.gradient_checkpointing``) is passed to TRL, whose configs default it to True; the tiny
+CPU policy gains no memory worth having from it and pays for it in recomputed activations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sdrlib import models
+from sdrlib.data import load_split
+from sdrlib.training.datasets import report_texts, sft_dataset
+from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
+from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
+from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, quiet, read_curves, train_and_save,
+                                    write_json)
+from sdrlib.utils import set_seed
+
+__all__ = ["sft"]
+
+
+def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = None, force: bool = False,
+        progress: bool = True) -> SFTResult:
+    """Supervised fine-tuning of the profile's policy on the training split.
+
+    Parameters
+    ----------
+    cfg : Profile
+        Uses ``cfg.sft`` (steps, batch, learning rate, tiny-model shape or paper model).
+    train_records : list of Record, optional
+        Defaults to ``sdrlib.data.load_split(cfg, "train")``.
+    seed : int, optional
+        Defaults to ``cfg.seed``; seeds model init, data order and dropout.
+    force : bool
+        Retrain even when ``final/`` exists (checkpoints are then ignored too).
+    progress : bool
+        Show one progress line ending in a summary (module doc); the details go to ``train.log``.
+
+    Returns
+    -------
+    SFTResult
+        ``final`` holds the policy; ``curves`` the loss curve.
+    """
+    import torch
+    from trl import SFTConfig as TRLSFTConfig
+    from trl import SFTTrainer
+
+
+    preflight(cfg)
+    seed = cfg.seed if seed is None else seed
+    out = run_dir(cfg, "sft", seed=seed)
+    if train_records is None:
+        train_records = load_split(cfg, "train")
+    key = run_key(cfg, "sft", train_records, seed=seed)
+    if not force and reusable(out, key):
+        info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
+        return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
+    claim(out, key, force)
+    progress = Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress else None
+    with quiet(out / "train.log"):
+        s = cfg.sft
+        set_seed(seed)
+        if is_tiny(cfg):
+            models.set_cpu_threads(s.threads)
+            texts, _ = report_texts(train_records)
+            model, processor = models.build_tiny_policy(texts, tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
+            if s.tiny_freeze_vision:
+                models.freeze_vision_tower(model)
+        else:
+            model, processor = load_policy(cfg)
+        ds = sft_dataset(train_records, s.max_images)
+        args = TRLSFTConfig(
+            output_dir=str(out),
+            max_steps=s.max_steps,
+            per_device_train_batch_size=s.batch_size,
+            gradient_accumulation_steps=s.grad_accum,
+            learning_rate=s.learning_rate,
+            lr_scheduler_type=s.lr_scheduler,
+            warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),
+            weight_decay=s.weight_decay,
+            logging_steps=max(1, min(10, s.max_steps // 20 or 1)),
+            save_steps=s.save_steps,
+            save_total_limit=2,
+            seed=seed,
+            data_seed=seed,
+            report_to="none",
+            max_length=None,
+            completion_only_loss=True,
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+            remove_unused_columns=False,
+            gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+            **device_kwargs(),
+        )
+        timer = StepTimer()
+        trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
+        resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
+        info = {
+            "stage": "sft",
+            "profile": cfg.name,
+            "seed": seed,
+            "policy": s.policy,
+            "steps": trainer.state.global_step,
+            "seconds": seconds,
+            "mean_step_seconds": sum(timer.times) / max(len(timer.times), 1),
+            "resumed_from": resume,
+            "n_train": len(ds),
+            "params": sum(p.numel() for p in model.parameters()),
+            "torch_threads": torch.get_num_threads(),
+            "gradient_checkpointing": s.gradient_checkpointing,
+            "policy_digest": policy_digest(final),
+        }
+        write_json(out / "run.json", info)
+    if progress is not None:
+        curves_df = read_curves(curves)
+        loss = curves_df["loss"].dropna() if "loss" in curves_df else []
+        progress.close(f"SFT seed {seed}: {info['steps']} steps in {seconds:.0f} s"
+                       + (f", loss {loss.iloc[0]:.3f} -> {loss.iloc[-1]:.3f}" if len(loss) else "")
+                       + f" (details: {out / 'train.log'})")
+    return SFTResult(out, final, curves, seconds, False, info)
