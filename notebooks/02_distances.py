@@ -42,7 +42,8 @@ from sdrlib.distances.engine import pack_sets, paired_distances, pairwise_distan
 from sdrlib.distances.timing import compare, matmul_gflops
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.data import stratum
-from sdrlib.plots import plot_column_heatmap, plot_set_distance, save_fig, save_table, set_distance_links, style
+from sdrlib.plots import plot_column_heatmap, plot_set_distance, set_distance_links, style
+from sdrlib.results import save_fig, save_table
 from sdrlib.reports import split_sentences
 from sdrlib.utils import set_seed
 

@@ -32,8 +32,10 @@ from sdrlib import models, training
 from sdrlib.config import load_profile
 from sdrlib.data import load_split, stratum
 from sdrlib.experiments import posttrain
+from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import style
+from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
 from sdrlib.utils import set_seed
 
@@ -150,11 +152,9 @@ save_table(table.reset_index(), "sft_vs_baselines", cfg)
 table
 
 # %%
-from sdrlib.metrics.suite import compare_systems
-
-sig = pd.concat([compare_systems(scores["SFT"], scores[b], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-                 .assign(B=b) for b in ("random_train", "SFT shuffled images")], ignore_index=True)
-sig = sig[sig.metric.str.split("@").str[0].isin(paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"))]
+sig = compare.system_comparisons(scores["SFT"], {b: scores[b] for b in ("random_train", "SFT shuffled images")},
+                                metrics=paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"),
+                                n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "sft_vs_baselines_significance", cfg)
 sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value"]].round(4)
 
@@ -168,7 +168,6 @@ sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high"
 # %%
 from sdrlib.generation import load_images, reference_nll
 from sdrlib.metrics.base import stats_result
-from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.reports import build_template
 
 model, processor = training.load_policy(cfg, res.final)
@@ -180,9 +179,11 @@ nll = {name: stats_result("nll_per_token", "teacher forcing",
                           reference_nll(model, processor, im, refs, batch_size=cfg.sft.eval_batch_size), per_token)
        for name, im in (("own image", imgs), ("another study's image", [imgs[j] for j in perm]))}
 del model
-gap = paired_bootstrap(nll["another study's image"], nll["own image"], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-image_gap = pd.DataFrame([{"own image": gap["value_b"], "another study's image": gap["value_a"], "gap": gap["diff"],
-                           "ci_low": gap["ci_low"], "ci_high": gap["ci_high"], "p_value": gap["p_value"]}])
+image_gap = compare.paired_table([({}, nll["another study's image"], nll["own image"], {})],
+                                n_resamples=cfg.metrics.bootstrap, seed=cfg.seed,
+                                value_names=("another study's image", "own image"))
+image_gap = image_gap.rename(columns={"diff": "gap"})[["own image", "another study's image", "gap", "ci_low", "ci_high",
+                                                       "p_value"]]
 save_table(image_gap.round(4), "sft_image_nll", cfg)
 image_gap.round(4)
 

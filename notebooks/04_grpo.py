@@ -37,8 +37,10 @@ from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.experiments import posttrain
+from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import style
+from sdrlib.results import save_fig, save_table
 from sdrlib.reports import build_template, parse_template
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.rewards.methods.editgrpo import edit_report
@@ -338,7 +340,7 @@ methods = [r for r in grpo_configs if parse_reward(r).tags & {"related", "negati
 pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")
-sig = posttrain.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
+sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "grpo_significance", cfg)
 sig.round(4)
 

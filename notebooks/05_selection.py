@@ -35,10 +35,11 @@ from sdrlib.data import load_split
 from sdrlib.distances import get as get_distance
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.experiments import posttrain
+from sdrlib.experiments import tables as compare
 from sdrlib.experiments.candidates import local_candidates, policy_dirs
-from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs
-from sdrlib.plots import save_fig, save_table, style
+from sdrlib.plots import style
+from sdrlib.results import save_fig, save_table
 from sdrlib.utils import set_seed
 
 cfg = load_profile(profile)
@@ -228,21 +229,20 @@ for m in [x for x in ("BS-F1", clin) if x in metrics]:
 key = "BS-F1" if "BS-F1" in metrics else metrics[0]
 best = summ["all"].sort_values(key, ascending=False).iloc[0]
 best_method, best_dist = f"{best.distance}+{best.aggregation}", best.distance
-rows = []
-for p in cands:
-    ch = sel.method_choices(scores[p], mbr[p])
-    for section in ("findings", "impression"):
-        for m, r in sel.pick_metrics(mscores[p], section).items():
-            if m not in ("BS-F1", "RG-F1", "CXB-14", "clin-F1 (sample)"):
-                continue
-            a = sel.selected_result(r, ch[best_method], sc.k)
-            for other, b in (("random", sel.selected_result(r, "random", sc.k)),
-                             (f"mbr:{best_dist}", sel.selected_result(r, ch[f"mbr:{best_dist}"], sc.k))):
-                bs = paired_bootstrap(a, b, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-                rows.append({"policy": p, "section": section, "metric": m, "A": best_method, "B": other,
-                             "value_A": bs["value_a"], "value_B": bs["value_b"], "diff": bs["diff"],
-                             "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "p_value": bs["p_value"]})
-sig = pd.DataFrame(rows)
+def comparisons():
+    for p in cands:
+        ch = sel.method_choices(scores[p], mbr[p])
+        for section in ("findings", "impression"):
+            for m, r in sel.pick_metrics(mscores[p], section).items():
+                if m not in ("BS-F1", "RG-F1", "CXB-14", "clin-F1 (sample)"):
+                    continue
+                a = sel.selected_result(r, ch[best_method], sc.k)
+                for other, b in (("random", sel.selected_result(r, "random", sc.k)),
+                                 (f"mbr:{best_dist}", sel.selected_result(r, ch[f"mbr:{best_dist}"], sc.k))):
+                    yield {"policy": p, "section": section, "metric": m, "A": best_method, "B": other}, a, b, {}
+
+
+sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "05_significance", cfg)
 print("best method:", best_method)
 sig[sig.section == "findings"].round(4)

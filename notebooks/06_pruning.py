@@ -36,8 +36,8 @@ from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.experiments import posttrain
+from sdrlib.experiments import tables as compare
 from sdrlib.generation import load_images
-from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
@@ -213,22 +213,22 @@ tables["impression"].round(3)
 # %% [markdown]
 # ## 5. Pruning vs standard: paired bootstrap
 # Per policy, setting and metric (Findings and Impression): the difference pruning - standard over the same
-# test studies, with a 95 % paired bootstrap interval (`sdrlib.metrics.significance.paired_bootstrap`).
+# test studies, with a 95 % paired bootstrap interval (`sdrlib.experiments.tables.paired_table`).
 
 # %%
-rows = []
-for label in std:
-    for section in ("findings", "impression"):
-        for m, r in sel.pick_metrics(mscores[label], section).items():
-            for n in pc.names:
-                a = sel.selected_result(r, choices[label][f"pruning:{n}"], pc.k)
-                b = sel.selected_result(r, choices[label][f"standard:{n}"], pc.k)
-                bs = paired_bootstrap(a, b, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-                rows.append({"policy": label, "section": section, "metric": m, "distance": n,
-                             "pruning": bs["value_a"], "standard": bs["value_b"], "diff": bs["diff"],
-                             "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "p_value": bs["p_value"],
-                             "same pick %": 100 * np.mean(choices[label][f"pruning:{n}"] == choices[label][f"standard:{n}"])})
-sig = pd.DataFrame(rows)
+def comparisons():
+    for label in std:
+        for section in ("findings", "impression"):
+            for m, r in sel.pick_metrics(mscores[label], section).items():
+                for n in pc.names:
+                    pruned, standard = choices[label][f"pruning:{n}"], choices[label][f"standard:{n}"]
+                    yield ({"policy": label, "section": section, "metric": m, "distance": n},
+                           sel.selected_result(r, pruned, pc.k), sel.selected_result(r, standard, pc.k),
+                           {"same pick %": 100 * np.mean(pruned == standard)})
+
+
+sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed,
+                          value_names=("pruning", "standard"))
 save_table(sig, "06_pruning_vs_standard", cfg)
 sig[(sig.section == "findings") & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (sample)", "RG-F1"])].round(4)
 

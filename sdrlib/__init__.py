@@ -1,15 +1,23 @@
 """sdrlib: set-distance rewards (SDR) for chest X-ray report generation.
 
-The package holds every piece of logic the numbered notebooks call:
+The package holds every piece of logic the numbered notebooks call, in layers (lowest first; each
+imports only the ones before it; README "Architecture", checked by import-linter):
 
-- :mod:`sdrlib.reports`    section split, sentence segmentation, the think/answer template
-- :mod:`sdrlib.embedding`  the frozen sentence encoder, the on-disk sentence cache, the report bank
-- :mod:`sdrlib.distances`  the set-to-set distances of the paper's appendix A
-- :mod:`sdrlib.data`       the synthetic CXR dataset and loaders for the real ones
-- :mod:`sdrlib.metrics`    NLG and clinical metrics, strata, paired significance
-- :mod:`sdrlib.rewards`, :mod:`sdrlib.models`, :mod:`sdrlib.training`  GRPO after SFT
-- :mod:`sdrlib.config`     typed profiles (smoke, cpu, paper)
-- :mod:`sdrlib.plots`      one ``save_fig`` / ``save_table`` pair
+- :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.utils`, :mod:`sdrlib.paths`  leaf utilities
+- :mod:`sdrlib.vocabulary`  CheXpert-14 names and label algebra
+- :mod:`sdrlib.reports`     section split, sentence segmentation, the one think/answer template parser
+- :mod:`sdrlib.results`     save_table / save_fig, provenance, the figure index
+- :mod:`sdrlib.clinical`, :mod:`sdrlib.data`  the offline labeler and per-sentence presence; datasets
+- :mod:`sdrlib.embedding`   encoders, the on-disk sentence cache, the embedder, the report bank
+- :mod:`sdrlib.distances`   the set-to-set distances of the paper's appendix A (a set may carry presence)
+- :mod:`sdrlib.metrics`     NLG and clinical metrics, strata, paired significance
+- :mod:`sdrlib.rewards`     reward names parsed once into specs; one module per method; TRL adapters
+- :mod:`sdrlib.config`      typed profiles (smoke, cpu, paper), method settings nested per method
+- :mod:`sdrlib.models`, :mod:`sdrlib.generation`, :mod:`sdrlib.training`  policies, sampling, SFT and GRPO
+- :mod:`sdrlib.selection`, :mod:`sdrlib.pruning`  best-of-K against the bank; Algorithm 1
+- :mod:`sdrlib.experiments` what notebooks share: candidates on disk, post-training runs, tables
+- :mod:`sdrlib.plots`       figures only
+- :mod:`sdrlib.runner`, :mod:`sdrlib.serve`, :mod:`sdrlib.apigen`  papermill runner, policy server, API candidates
 
 Submodules are imported lazily: ``import sdrlib`` is cheap and pulls in neither
 torch nor POT.

@@ -9,7 +9,7 @@ the torch seed fixes the samples.
 
 Left out: OpenAI-compatible API candidates (:mod:`sdrlib.apigen`, with a resumable
 JSONL cache; :mod:`sdrlib.serve` serves a local policy behind the same API), the
-on-disk candidate cache of the selection notebook (:mod:`sdrlib.selection`), vLLM,
+on-disk candidate cache of the selection notebook (:mod:`sdrlib.experiments.candidates`), vLLM,
 beam search.
 """
 

@@ -33,9 +33,6 @@ import numpy as np
 from sdrlib.distances import set_distance
 from sdrlib.distances.costs import as_pair, cosine_cost, rescale
 from sdrlib.results import DPI, PlotError
-# Transitional, not part of this module's API: notebooks 02-05 still import save_fig / save_table from
-# here; the integrator switches them to sdrlib.results and then removes this line.
-from sdrlib.results import save_fig, save_table  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -31,7 +31,6 @@ import csv
 import datetime as _dt
 import io
 import os
-import subprocess
 import re
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from pathlib import Path
 from .config import ConfigError, load_profile, output_root, repo_root
 from .errors import SDRError
 from .io import atomic_write_text
+from .results import git_commit
 
 __all__ = ["UsageError", "NotebookRun", "discover", "run", "main", "write_summary"]
 
@@ -129,18 +129,6 @@ _SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
                    "profile", "seed", "git_commit", "started_at", "total_seconds")
 
 
-def _git_commit() -> str:
-    """Short commit of the checkout, ``+dirty`` when tracked files changed; ``unknown`` without git."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root(),
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (head + ("+dirty" if dirty else "")) if head else "unknown"
-
-
 def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: int, started_at: str,
                   total_seconds: float, commit: str | None = None) -> tuple[Path, Path, str]:
     """Write ``run_summary.md`` and ``run_summary.csv`` into ``folder``; returns both paths and the Markdown.
@@ -148,7 +136,7 @@ def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: 
     The CSV has one row per notebook with the run-level fields (profile, seed, git commit,
     start time, total seconds) repeated on each row, so it reads on its own.
     """
-    commit = _git_commit() if commit is None else commit
+    commit = git_commit(mark_dirty=True, timeout=10) if commit is None else commit
     md = [f"# Run summary: profile {profile}", "",
           f"- profile: `{profile}`, seed: {seed}, git commit: `{commit}`",
           f"- started: {started_at}, total: {total_seconds:.1f} s",

@@ -67,6 +67,17 @@ def test_private_names_contract_catches_from_import_and_attribute_use(tmp_path, 
     assert private_name_imports("toypkg.low.user", "toypkg", modules) == []
 
 
+def _module_names() -> set[str]:
+    names = set()
+    for path in (ROOT / "sdrlib").rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+_MODULES = _module_names()
+
+
 def _modules() -> dict[str, tuple[Path, list[str]]]:
     """sdrlib module name -> (file, its name parts as a package base for relative imports)."""
     out = {}
@@ -79,6 +90,22 @@ def _modules() -> dict[str, tuple[Path, list[str]]]:
     return out
 
 
+def _calls_heavy_at_import(tree: ast.Module, base: list[str]) -> bool:
+    """Whether module-level code (a class base, a constant) calls a function of this module that imports a
+    HEAVY library: ``class P(_processor_base()):`` imports transformers when the module is imported."""
+    heavy_fns = {fn.name for fn in tree.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and any(t.split(".")[0] in HEAVY for node in ast.walk(fn) for t in _targets(node, base))}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        parts = stmt.bases + stmt.decorator_list if isinstance(stmt, ast.ClassDef) else [stmt]
+        for part in parts:
+            for node in ast.walk(part):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in heavy_fns:
+                    return True
+    return False
+
+
 def _targets(node: ast.AST, base: list[str]) -> list[str]:
     if isinstance(node, ast.ImportFrom):
         if node.level:
@@ -86,7 +113,8 @@ def _targets(node: ast.AST, base: list[str]) -> list[str]:
             mod = ".".join(b + ([node.module] if node.module else []))
         else:
             mod = node.module or ""
-        return [mod] + [f"{mod}.{a.name}" for a in node.names]
+        subs = [f"{mod}.{a.name}" for a in node.names]
+        return subs if all(m in _MODULES for m in subs) else [mod] + subs  # "from pkg import mod": mod only
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     return []
@@ -111,9 +139,10 @@ def heavy_modules() -> set[str]:
     mods = _modules()
     graph, heavy = {}, set()
     for name, (path, base) in mods.items():
-        top, _ = _imports(ast.parse(path.read_text(encoding="utf-8")), base)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top, _ = _imports(tree, base)
         graph[name] = {t for t in top if t in mods}
-        if any(t.split(".")[0] in HEAVY for t in top):
+        if any(t.split(".")[0] in HEAVY for t in top) or _calls_heavy_at_import(tree, base):
             heavy.add(name)
     changed = True
     while changed:

@@ -151,7 +151,7 @@ def test_runner_writes_the_run_summary(tmp_path, monkeypatch, capsys, behaviour,
         _write_nb(nb_dir / name, [("md", "# t"), ("params", 'profile = "cpu"')])
     _fake_papermill(monkeypatch, behaviour)
     monkeypatch.setattr(runner, "discover", lambda folder=None: runner.__dict__["_discover_in"](nb_dir))
-    monkeypatch.setattr(runner, "_git_commit", lambda: "abc1234")
+    monkeypatch.setattr(runner, "git_commit", lambda **kw: "abc1234")
     out_root = tmp_path / "out"
     assert runner.main(["--profile", "smoke", "--out", str(out_root)]) == rc
     rows = _summary_rows(out_root)

@@ -187,20 +187,6 @@ def test_positive_findings_table_counts_labeler_positives_per_configuration():
         posttrain.positive_findings_table({("sft", 0): [normal]}, recs)
 
 
-def test_significance_table_pairs_seeds_against_single_sft():
-    from sdrlib.experiments import posttrain
-    from sdrlib.metrics.suite import score_reports
-
-    refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
-    good = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
-    bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
-    sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
-    scores = {("sft", 0): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 1): sc(good)}
-    t = posttrain.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
-    assert set(t.section) == {"findings", "impression"}
-    row = t[t.section == "findings"].iloc[0]
-    assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row.mean_diff > 0.5
-
 
 def test_baseline_reports_are_image_blind_training_reports(setup):
     from sdrlib.experiments import posttrain

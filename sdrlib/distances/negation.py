@@ -132,12 +132,3 @@ def negation_cost(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray, 
     r, s = contradicted_sentences(PA, PB)
     floor = np.maximum(contradiction_matrix(PA, PB), np.maximum(r[:, None], s[None, :]))
     return np.maximum(cosine_cost(A, B), c * floor)
-
-
-def paired_distances_neg(A_sets, A_presence, B_sets, B_presence, name, **kwargs):
-    """TEMPORARY shim for :mod:`sdrlib.rewards` (owned by another refactor branch) until the integrator ports
-    ``rewards._paired_distances`` to the one API; then delete it. Same as
-    ``paired_distances(A_sets, B_sets, name, presence=(A_presence, B_presence), **kwargs)``."""
-    from sdrlib.distances.engine import paired_distances  # the engine imports this module
-
-    return paired_distances(A_sets, B_sets, name, presence=(A_presence, B_presence), **kwargs)

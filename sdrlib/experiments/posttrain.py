@@ -8,7 +8,7 @@ with :func:`sdrlib.metrics.suite.score_reports`; :func:`reward_table` builds
 the paper's table layout (rows model x metric, columns SFT / R_fmt / R_exact /
 R_Cham / R_Haus, cells ``mean ± sample std`` over seeds, a ``Mean`` block
 averaging each cell across models, the best column of each row in bold) and
-:func:`significance_table` the paired bootstrap of chosen pairs of
+:func:`sdrlib.experiments.tables.significance_table` the paired bootstrap of chosen pairs of
 configurations, seed by seed.
 
 Seeds: SFT is trained once (``cfg.seed``); every GRPO configuration is run once
@@ -44,7 +44,7 @@ from sdrlib.embedding import SentenceEmbedder
 from sdrlib.generation import generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names as _paper_names
-from sdrlib.metrics.suite import compare_systems, metric_kwargs, score_reports
+from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
 from sdrlib.rewards import RewardError, parse_reward, prewarm
 
@@ -59,7 +59,6 @@ __all__ = [
     "scores_long",
     "reward_table",
     "positive_findings_table",
-    "significance_table",
     "model_name",
     "seeds_of",
 ]
@@ -341,41 +340,4 @@ def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_
         rows.append({"config": config_label(config), "seeds": len(vals),
                      "positives per report": float(np.mean([v[0] for v in vals])),
                      "share with no positive finding": float(np.mean([v[1] for v in vals]))})
-    return pd.DataFrame(rows)
-
-
-def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
-                       metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Paired bootstrap of configuration A vs B on the same test studies, per seed and pooled.
-
-    For each pair, each seed ``s`` of A is compared with seed ``s`` of B (or B's only run,
-    e.g. SFT). Returns one row per (pair, section, metric) with the mean difference over
-    seeds, each seed's p-value, and ``n_sig``: seeds with p < 0.05 in the direction of the
-    mean difference. ``metrics`` are metric-name prefixes (the part before ``@``).
-    """
-    rows = []
-    for a, b in pairs:
-        a_runs = sorted((k for k in scores if k[0] == a), key=lambda k: k[1])
-        b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
-        if not a_runs or not b_runs:
-            continue
-        per: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for key in a_runs:
-            sb = b_runs.get(key[1], next(iter(b_runs.values())) if len(b_runs) == 1 else None)
-            if sb is None:
-                continue
-            cmp = compare_systems(scores[key], sb, n_resamples=n_resamples, seed=seed)
-            cmp = cmp[cmp.metric.str.split("@").str[0].isin(metrics)]
-            for r in cmp.itertuples():
-                per.setdefault((r.section, r.metric), []).append((r.diff, r.p_value))
-        for (sec, metric), vals in per.items():
-            diffs = np.array([v[0] for v in vals])
-            ps = np.array([v[1] for v in vals])
-            direction = np.sign(diffs.mean())
-            rows.append({
-                "A": config_label(a), "B": config_label(b), "section": sec, "metric": metric,
-                "mean_diff": float(diffs.mean()), "p_values": " ".join(f"{p:.3f}" for p in ps),
-                "n_seeds": len(vals),
-                "n_sig": int(np.sum((ps < 0.05) & (np.sign(diffs) == direction) & (direction != 0))),
-            })
     return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sdrlib.reports import is_blank, parse_template
+from sdrlib.reports import is_blank, parse_template, split_template
 from sdrlib.rewards.spec import RewardError
 
 __all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "check_completion", "completion_text", "check_weight",
@@ -28,7 +28,6 @@ BAD_REASONS: tuple[str, ...] = ("not_text", "non_text_tokens", "too_long", "no_t
 #: Default cap on completion length in characters (a report is a few hundred).
 DEFAULT_MAX_CHARS = 4000
 
-_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
 # Chat / vision special tokens of Qwen-VL and Gemma-3 that must never appear in a report.
 _SPECIAL_TOKEN_RE = re.compile(r"<\|[a-z_]+\|>|<(?:start|end)_of_(?:turn|image)>|<image_soft_token>|<bos>|<eos>|<pad>")
 
@@ -125,18 +124,9 @@ def check_completion(text: Any, max_chars: int = DEFAULT_MAX_CHARS):
         return None, "too_long"
     sections = parse_template(text)
     if sections is None:
-        return None, ("empty_section" if _tags_ok_but_empty(text) else "no_template")
+        parts = split_template(text)  # tags once each and in order, but a section holds nothing visible
+        return None, ("empty_section" if parts is not None and (is_blank(parts.findings) or is_blank(parts.impression))
+                      else "no_template")
     if is_blank(sections.findings) or is_blank(sections.impression):
         return None, "empty_section"
     return sections, None
-
-
-def _tags_ok_but_empty(text: str) -> bool:
-    """Tags once each and in order, but a section holds nothing visible (:func:`is_blank`)."""
-    if any(text.count(t) != 1 for t in _TAGS):
-        return False
-    i0, i1, i2, i3 = (text.index(t) for t in _TAGS)
-    if not i0 < i1 < i2 < i3:
-        return False
-    return is_blank(text[i0 + len(_TAGS[0]) : i1]) or is_blank(text[i2 + len(_TAGS[2]) : i3])
-

@@ -22,7 +22,6 @@ import numpy as np
 
 from sdrlib import distances
 from sdrlib.clinical import section_presence
-from sdrlib.distances import negation
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.errors import SDRError
 from sdrlib.reports import is_blank
@@ -397,21 +396,24 @@ def _safe_paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: s
 
 def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str,
                       texts: tuple[list[str], list[str]] | None = None) -> np.ndarray:
-    """Distances between ``gen[k]`` and ``ref[k]`` through :mod:`sdrlib.distances`.
+    """Distances between ``gen[k]`` and ``ref[k]`` through :mod:`sdrlib.distances` (one API).
 
     Uses the batched engine (``paired_distances``) when it is importable, else the
     per-pair reference ``set_distance``; both agree to tolerance (tested there).
     A negation-aware setting (``chamfer_neg``) also needs the section ``texts`` (generated,
-    reference), labelled per sentence by :mod:`sdrlib.distances.negation`.
+    reference): their per-sentence presence (:func:`sdrlib.clinical.section_presence`) goes to the
+    distance layer as ``presence=`` (without it the layer raises ``DistanceSpecError``).
     """
+    presence = None
     if texts is not None and distances.get(name).negation_aware:
-        return negation.paired_distances_neg(gen, section_presence(texts[0]), ref,
-                                             section_presence(texts[1]), name)
-
+        presence = (section_presence(texts[0]), section_presence(texts[1]))
     try:
         batched = distances.paired_distances
     except (AttributeError, ImportError):
         batched = None
     if batched is not None:
-        return np.asarray(batched(gen, ref, name), dtype=np.float64)
-    return np.array([distances.set_distance(a, b, name) for a, b in zip(gen, ref)], dtype=np.float64)
+        return np.asarray(batched(gen, ref, name, presence=presence), dtype=np.float64)
+    if presence is None:
+        return np.array([distances.set_distance(a, b, name) for a, b in zip(gen, ref)], dtype=np.float64)
+    return np.array([distances.set_distance(a, b, name, presence=(pa, pb))
+                     for a, b, pa, pb in zip(gen, ref, *presence)], dtype=np.float64)

@@ -16,11 +16,11 @@ import json
 import shutil
 import warnings
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from sdrlib.io import atomic_write_text
+from sdrlib.results import library_versions
 from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
 
@@ -78,16 +78,6 @@ def policy_digest(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("torch", "transformers", "trl", "tokenizers"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:  # pragma: no cover - all are dependencies
-            out[pkg] = "missing"
-    return out
-
-
 def source_digest(root: str | Path | None = None) -> str:
     """sha256 over every file of the sdrlib package under ``root`` (default: this installation's
     ``sdrlib/``): relative paths and bytes, sorted, ``__pycache__`` folders and ``*.pyc`` left out.
@@ -125,7 +115,7 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
         raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
     key: dict[str, Any] = {"stage": stage, "seed": seed,
                            "device": "cuda" if torch.cuda.is_available() else "cpu",
-                           "data": _records_digest(records), "code": source_digest(), "versions": _versions()}
+                           "data": _records_digest(records), "code": source_digest(), "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
     if stage == "sft":
         key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}
     else:

@@ -1,0 +1,64 @@
+"""sdrlib.experiments.tables: the one way notebooks 03-06 build paired comparison tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdrlib.experiments import tables
+from sdrlib.metrics.significance import paired_bootstrap
+from sdrlib.metrics.suite import compare_systems, score_reports
+
+
+def _refs(n=12):
+    return [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(n)]
+
+
+def _scores(preds, refs):
+    return score_reports(preds, refs, metrics=["rouge"])
+
+
+GOOD = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
+HALF = [GOOD[i] if i % 2 else "<think> Something else. </think> <answer> Normal. </answer>" for i in range(12)]
+BAD = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
+
+
+def test_paired_table_rows_are_paired_bootstraps_with_the_callers_names():
+    refs = _refs()
+    a, b = _scores(GOOD, refs), _scores(HALF, refs)
+    ra = {r.name: r for r in a.results["findings"]}
+    rb = {r.name: r for r in b.results["findings"]}
+    comps = [({"metric": m, "section": "findings"}, ra[m], rb[m], {"note": m.upper()}) for m in ra]
+    t = tables.paired_table(comps, n_resamples=300, seed=3, value_names=("pruning", "standard"))
+    assert list(t.columns) == ["metric", "section", "pruning", "standard", "diff", "ci_low", "ci_high", "p_value",
+                               "note"]
+    for row, (keys, x, y, _) in zip(t.itertuples(index=False), comps):
+        bs = paired_bootstrap(x, y, n_resamples=300, seed=3)
+        assert (row.pruning, row.standard, row.diff, row.ci_low, row.ci_high, row.p_value) == (
+            bs["value_a"], bs["value_b"], bs["diff"], bs["ci_low"], bs["ci_high"], bs["p_value"])
+    assert (t["diff"] > 0).all()
+    assert tables.paired_table([], n_resamples=10).empty
+
+
+def test_system_comparisons_is_compare_systems_per_other_with_a_B_column():
+    refs = _refs()
+    a, b, c = _scores(GOOD, refs), _scores(HALF, refs), _scores(BAD, refs)
+    t = tables.system_comparisons(a, {"half": b, "bad": c}, n_resamples=200, seed=1)
+    expect = pd.concat([compare_systems(a, x, n_resamples=200, seed=1).assign(B=n) for n, x in (("half", b), ("bad", c))],
+                       ignore_index=True)
+    pd.testing.assert_frame_equal(t, expect)
+    only = tables.system_comparisons(a, {"half": b}, metrics=["rouge1"], n_resamples=200, seed=1)
+    assert set(only.metric.str.split("@").str[0]) == {"rouge1"}
+
+
+def test_significance_table_pairs_seeds_against_single_sft():
+    refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
+    good = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
+    bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
+    sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
+    scores = {("sft", 0): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 1): sc(good)}
+    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
+    assert set(t.section) == {"findings", "impression"}
+    row = t[t.section == "findings"].iloc[0]
+    assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row.mean_diff > 0.5
