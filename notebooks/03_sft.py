@@ -205,6 +205,7 @@ for r in sig[sig.section == "findings"].itertuples():
 reads_image = bool(((sig.section == "findings") & (sig.B == "SFT shuffled images") & (sig.ci_low > 0)).any())
 print("=> sampled Findings: the policy's labels depend on the image" if reads_image else
       "=> sampled Findings: no evidence that the policy's labels depend on the image")
-print(f"=> teacher forcing: the own image lowers the reference's NLL by {gap['diff']:.4f} nats/token "
+gap = image_gap.iloc[0]
+print(f"=> teacher forcing: the own image lowers the reference's NLL by {gap['gap']:.4f} nats/token "
       f"[{gap['ci_low']:.4f}, {gap['ci_high']:.4f}]" + (" (the policy uses the image)" if gap["ci_low"] > 0 else
                                                          " (not distinguishable from 0: image-blind)"))

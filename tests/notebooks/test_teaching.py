@@ -13,7 +13,7 @@ library (or the obvious first attempt) does today. Three tests per exercise, all
 - ``test_check_fails_on_stock[<exercise>]``: the check fails on the stock behaviour (it tests
   something new).
 
-Example: ``.venv/bin/python -m pytest tests/test_teaching.py -k hausdorff_forgiving -v``.
+Example: ``.venv/bin/python -m pytest tests/notebooks/test_teaching.py -k hausdorff_forgiving -v``.
 Everything here runs in seconds on a CPU: no encoder, no model, no data download.
 """
 
@@ -32,7 +32,7 @@ import pytest
 
 from sdrlib.reports import Sections, build_template, parse_template, split_report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = Path(os.environ.get("SDR_TEACHING_SOLUTIONS", ROOT / "teaching_solutions.py"))
 
 

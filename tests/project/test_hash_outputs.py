@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("hash_outputs", Path(__file__).parents[1] / "scripts" / "hash_outputs.py")
+_spec = importlib.util.spec_from_file_location("hash_outputs", Path(__file__).parents[2] / "scripts" / "hash_outputs.py")
 hash_outputs = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(hash_outputs)
 

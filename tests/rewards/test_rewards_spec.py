@@ -18,7 +18,7 @@ from sdrlib.reports import build_template
 from sdrlib.rewards import (RewardError, RewardScorer, RewardSpec, parse_reward, registered_methods,
                             trl_reward_functions, unregister_method)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_names_are_parsed_once_into_frozen_specs():

@@ -96,7 +96,7 @@ def _child(root: Path, sft_final: Path, cache_from: str, rewards: list[str]) -> 
 
 def _run(root: Path, sft_final: Path, cache_from: Path | None, rewards: list[str]) -> dict:
     env = {**os.environ, "NUMBA_NUM_THREADS": "2", "PYTHONPATH": os.pathsep.join(
-        [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+        [str(HERE.parent), str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")])}  # tests/ (helpers), the repository
     proc = subprocess.run([sys.executable, __file__, str(root), str(sft_final), str(cache_from or "-"), *rewards],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -56,4 +56,4 @@ def test_output_root(monkeypatch, tmp_path):
     cfg = load_profile("smoke")
     assert cfg.results_dir == tmp_path / "results" and cfg.figures_dir == tmp_path / "figures"
     monkeypatch.delenv("SDR_ROOT")
-    assert load_profile("smoke").results_dir == Path(__file__).resolve().parent.parent / "results"
+    assert load_profile("smoke").results_dir == Path(__file__).resolve().parents[2] / "results"

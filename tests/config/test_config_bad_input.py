@@ -26,7 +26,7 @@ from sdrlib import config
 from sdrlib.config import ConfigError, Profile, load_profile
 from sdrlib.errors import SDRError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _refuse(overrides, *fragments):

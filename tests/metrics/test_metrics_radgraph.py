@@ -347,7 +347,7 @@ def test_paper_name_map_resolves_every_table_name_to_a_name_the_suite_writes(sta
     written = {r.name.split("@")[0] for r in s.results["findings"]}
     for m in pn.PAPER_METRICS:
         if m.group in ("bertscore", "comet"):  # need a backbone / checkpoint: their names are checked in
-            continue                           # tests/test_metrics_suite.py (bertscore_f1@..., comet@...)
+            continue                           # tests/metrics/test_metrics_suite.py (bertscore_f1@..., comet@...)
         assert set(m.suite) & written, (m.names, m.suite)
         assert pn.find(m.names[0], [r.name for r in s.results["findings"]]) is not None, m.names
     assert pn.find("METEOR", ["meteor_exact_stem@nltk"]) == "meteor_exact_stem@nltk"   # the stand-in without WordNet

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-NB_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NB_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAPER_MAP = ROOT / "docs" / "paper_map.md"
 VERDICTS = ("as written", "interpretation", "substitution", "ours")
 NOT_REPRODUCED = "—"
@@ -19,7 +19,7 @@ NOT_REPRODUCED = "—"
 
 def _test_names() -> set[str]:
     names = set()
-    for p in (ROOT / "tests").glob("test_*.py"):
+    for p in (ROOT / "tests").rglob("test_*.py"):
         names.update(re.findall(r"^\s*def (test_\w+)", p.read_text(encoding="utf-8"), flags=re.M))
     return names
 

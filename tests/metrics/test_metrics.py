@@ -58,7 +58,7 @@ def test_import_is_light():
     code = ("import sys, sdrlib.metrics as m; from sdrlib.metrics import evaluate_reports, paired_bootstrap;"
             "print(sorted(x for x in ('torch', 'bert_score', 'evaluate', 'transformers') if x in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1], check=True)
+                         cwd=Path(__file__).resolve().parents[2], check=True)
     assert out.stdout.strip() == "[]"
 
 

@@ -316,7 +316,7 @@ def test_chexbert_requested_but_absent_is_a_clear_error():
 
 def test_comet_glue(monkeypatch, tmp_path, offline):
     """COMET through a fake scorer (no checkpoint here). RadGraph is tested against the real package in
-    tests/test_metrics_radgraph.py (the fake that stood here had the shape the old code expected)."""
+    tests/metrics/test_metrics_radgraph.py (the fake that stood here had the shape the old code expected)."""
     import sys
 
     class FakeComet:

@@ -19,7 +19,7 @@ import jupytext  # a dev dependency (and part of the cpu stack, for JupyterLab):
 import nbformat
 import pytest
 
-NB_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NB_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("[0-9][0-9]_*.ipynb"))
 SCRIPTS = sorted(NB_DIR.glob("[0-9][0-9]_*.py"))
 

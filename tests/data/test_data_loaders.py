@@ -275,7 +275,7 @@ def test_load_split_dispatches_on_data_source(tmp_path, sdr_root):
     cfg = load_profile("smoke", {"data.source": "rexgradient", "data.root": str(rex)})
     with pytest.warns(UserWarning):
         assert len(load_split(cfg, "train")) == 2
-    # load_profile refuses both profiles now (tests/test_config_hardening.py); load_split still
+    # load_profile refuses both profiles now (tests/config/test_config_bad_input.py); load_split still
     # defends itself against a hand-built one
     from dataclasses import replace
 

@@ -34,7 +34,7 @@ from sdrlib.reports import build_template, parse_template
 from training_helpers import Rec  # the record shape sdrlib.data loaders return
 from sdrlib.serve import ChatServer, Faults, PolicyBackend, ServeError, images_from_messages
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _png(path: Path, seed: int, size: int = 32) -> str:

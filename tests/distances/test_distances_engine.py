@@ -46,7 +46,7 @@ def workload():
 
 
 #: our unscaled transport settings (origin "sdr extension"); the negation-aware ones are checked in
-#: tests/test_distances_negation.py (they need presence vectors)
+#: tests/distances/test_distances_negation.py (they need presence vectors)
 RAW = [s for s in EXTENSIONS.values() if not s.negation_aware] + [make_spec("sinkhorn", eps=1e-3, max_iter=300,
                                                                             rescale=False)]
 

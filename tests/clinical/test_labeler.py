@@ -34,7 +34,7 @@ from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES, apply_no_finding, format
 
 from sdrlib.clinical import evaluate_labeler, label_report, label_reports
 
-FIXTURE = Path(__file__).parent / "fixtures" / "labeler_sentences.csv"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "labeler_sentences.csv"
 
 
 def _sentences(which: str) -> tuple[list[str], list[dict[str, int]], list[str]]:
