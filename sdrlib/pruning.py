@@ -24,7 +24,7 @@ Two drivers share one round loop (:func:`_run_rounds`), so they make the same de
   for API models): each text is cut into tokens with the generating model's tokenizer when given (its
   ``encode``), else with :func:`proxy_pieces` (one piece per word, punctuation mark or template tag), and fed
   token by token through the same sentence tracker. On the same seeds, live and replay choose the same
-  survivor (tests/test_pruning.py).
+  survivor (tests/pruning/test_pruning.py).
 
 What a sentence is: :func:`complete_sentences`. The (partial) text is parsed leniently along the
 ``<think> F </think> <answer> I </answer>`` template (``candidate_format="template"``) or by

@@ -15,7 +15,7 @@ order. Launches are cut so that the scratch stays below :data:`SCRATCH_BYTES`. F
 
 Agreement: through numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, the kernels run as Python
 threads on the CPU) the values equal the CPU engine's to round-off and the flags and iteration
-counts are identical (``tests/test_distances_cuda.py``). On a real GPU, NVVM contracts
+counts are identical (``tests/distances/test_distances_cuda.py``). On a real GPU, NVVM contracts
 multiply-adds into FMAs and libdevice's ``exp`` / ``log`` / ``pow`` may differ from the CPU's libm in
 the last bit; values then differ at the 1e-15 level, and a pair whose stopping error lands within
 round-off of the threshold at a check could stop 10 iterations apart. ``benchmarks/gpu_check.py

@@ -60,7 +60,7 @@ off-diagonal cost is its own maximum), so any two 2-sentence sets, a set with it
 the same problem; at the product coupling ``p q^T`` the GW gradient of that symmetric problem is
 constant, Sinkhorn returns ``p q^T`` again, and POT's iteration stays at this fixed point (a
 stationary point, not the minimum 0 of the identity matching) with loss 0.5. GW therefore cannot
-tell two 2-sentence reports apart; the value is POT's (pinned in ``tests/test_distances_interrupt.py``),
+tell two 2-sentence reports apart; the value is POT's (pinned in ``tests/distances/test_distances_interrupt.py``),
 so the engine and the reference both return it. :func:`sdrlib.experiments.fidelity.identical_floor` tabulates
 ``D(A, A)`` by set size for every setting.
 

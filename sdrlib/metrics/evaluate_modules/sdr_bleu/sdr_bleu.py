@@ -8,7 +8,7 @@ are on the 0-1 scale (sacrebleu's 0-100 divided by 100).
 - corpus BLEU-n: the same BLEU over the whole corpus (summed n-gram counts);
 All values come from one pass of sacrebleu's n-gram counting and
 ``BLEU.compute_bleu`` (identical to ``sentence_score`` / ``corpus_score``,
-checked in tests/test_metrics.py).
+checked in tests/metrics/test_metrics.py).
 
 - ``stats``: sacrebleu's per-pair sufficient statistics for order 4
   ``[hyp_len, ref_len, correct_1..4, total_1..4]``, so that corpus BLEU of any
