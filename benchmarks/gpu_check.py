@@ -52,7 +52,8 @@ another's time. The parts, in order:
 backbone), except **unsloth**, which is reported as skipped: Unsloth refuses vision models without a GPU. The
 wheels are for CPython 3.12; on another Python the dry run uses the environment's own packages and says so.
 Exit status: 0 every part ok (or skipped in a dry run), 1 a part failed or ran out of time, 2 no CUDA GPU
-(without ``--dry-run``). The JSON and the Markdown go to ``--out`` (``gpu_check.json``, ``gpu_check.md``).
+(without ``--dry-run``). The JSON and the Markdown go to ``--out`` (``gpu_check.json``, ``gpu_check.md``),
+with the parts' own output (``gpu_check.log``, the last 300 kB of each), so a failure there can be read here.
 
 Versions: the GPU machine's transformers (5.17.0 when this was written) is Unsloth 2026.10.9's newest
 supported release, and Unsloth also requires trl <= 1.15.0 and datasets < 5, so the wheels carry trl 1.15.0
@@ -89,8 +90,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# nothing outside the GPU machine can be reached: no library may wait on the network (Unsloth's usage statistics
+# download included); the parts inherit these
+for _k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
+           "UNSLOTH_DISABLE_STATISTICS"):
+    os.environ.setdefault(_k, "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+LOG_TAIL_BYTES = 300_000  # per part, in gpu_check.log
 
 PARTS = ("env", "engine", "prepare", "plain", "unsloth", "bertscore")
 #: seconds per part on the GPU machine; their sum (560 s, with the install) fits one 10-minute command
@@ -254,6 +260,10 @@ def run_part(name: str, args, work: Path, site: Path | None, budget: float) -> d
     if status == "error":
         res.setdefault("error", f"exit status {rc}")
         res["log_tail"] = _tail(log)
+    with contextlib.suppress(OSError), open(log, "rb") as fh, open(Path(args.out) / "gpu_check.log", "ab") as out:
+        fh.seek(max(0, log.stat().st_size - LOG_TAIL_BYTES))
+        out.write(f"\n===== {name}: {status} in {seconds} s (budget {budget:.0f} s) =====\n".encode())
+        out.write(fh.read())
     return res
 
 
@@ -280,6 +290,7 @@ def orchestrate(args) -> int:
         raise SystemExit(f"gpu_check: unknown parts {sorted(unknown)}; parts: {', '.join(PARTS)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "gpu_check.log").write_text("", encoding="utf-8")  # the parts' output (the last 300 kB of each)
     report: dict = {"dry_run": args.dry_run, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                     "budgets_s": {k: budgets[k] for k in ["install", *parts]},
                     "budget_total_s": sum(budgets[k] for k in ["install", *parts]), "deadline_s": args.deadline,

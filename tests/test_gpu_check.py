@@ -62,6 +62,8 @@ def test_dry_run_runs_every_part_but_unsloth(tmp_path):
                  "## (c) BERTScore", "| unsloth | skipped |", "Projected paper sweep"):
         assert text in md
     assert sum(p.get("seconds", 0) for p in parts.values()) <= r["seconds"] + 1
+    log_text = (tmp_path / "out" / "gpu_check.log").read_text(encoding="utf-8")
+    assert "===== plain: ok" in log_text and "===== unsloth: skipped" in log_text
 
 
 def test_a_part_out_of_time_is_reported_and_the_next_part_runs_on_time(tmp_path):
