@@ -21,7 +21,7 @@ each part runs in its own subprocess with its own time budget (``--budget PART=S
 another's time. The parts, in order:
 
 - **env**: Python, torch, CUDA device, numba's CUDA target, and the versions of every package involved.
-- **engine** (a): ``benchmarks/bench_distances.py --device cuda`` (the former ``--engine`` path; K=5 x
+- **engine** (a): ``benchmarks/bench_distances.py --device cuda`` (``--engine`` runs it alone; K=5 x
   N=1000 by default, ``--engine-K`` / ``--engine-N``): per setting (the paper's 15 and our ``_raw`` ones,
   random and structured data, d = 768) the CPU engine and the engine on the GPU on the same K x N pairs
   (Sinkhorn / UOT / GW solved by numba CUDA kernels, the rest: cosines on the GPU, solvers on the CPU),
@@ -884,6 +884,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for gpu_check.json and gpu_check.md (default $OUT, else runs/gpu_check)")
     ap.add_argument("--wheels", default=str(REPO / ".whl"), help="wheel folder from scripts/gpu_wheels.sh")
     ap.add_argument("--parts", default="", help=f"comma-separated subset of {','.join(PARTS)}")
+    ap.add_argument("--engine", action="store_true", help="the distance engine alone (--parts env,engine)")
     ap.add_argument("--budget", action="append", default=[], metavar="PART=SECONDS",
                     help=f"override a part's time budget (GPU defaults: {BUDGETS})")
     ap.add_argument("--deadline", type=float, default=DEADLINE,
@@ -900,6 +901,8 @@ def main(argv: list[str] | None = None) -> int:
         args.steps_sft = 3 if args.dry_run else 8
     if args.steps_grpo is None:
         args.steps_grpo = 2 if args.dry_run else 4
+    if args.engine:
+        args.parts = "env,engine"
     if args.part:
         return child(args)
     return orchestrate(args)
