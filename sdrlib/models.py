@@ -220,6 +220,12 @@ class ImageOnlyQwen3VLProcessor(_processor_base()):  # type: ignore[misc]
         self.vision_end_token_id = tokenizer.convert_tokens_to_ids(self.vision_end_token)
         super().__init__(image_processor, tokenizer, chat_template=chat_template)
 
+    def __call__(self, *args, **kwargs):
+        # transformers 5.17 (the newest that Unsloth 2026.10.9, the GPU path, accepts) ignores the class attribute
+        # above and returns no mm_token_type_ids unless asked per call; Qwen3-VL then refuses every image batch.
+        kwargs.setdefault("return_mm_token_type_ids", True)
+        return super().__call__(*args, **kwargs)
+
     def replace_image_token(self, image_inputs: dict, image_idx: int, **kwargs) -> str:
         merge_length = self.image_processor.merge_size**2
         num_image_tokens = int(image_inputs["image_grid_thw"][image_idx].prod()) // merge_length

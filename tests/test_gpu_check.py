@@ -1,0 +1,142 @@
+"""benchmarks/gpu_check.py on the CPU: its dry run (every part but the CUDA calls, tiny sizes; Unsloth skipped, as it
+refuses vision models without a GPU), a part that runs out of time, the wheel install, the table parser, and the
+Qwen3-VL-2B dimensions. The dry run takes well under a minute on a quiet 2-core machine."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
+_spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+gpu_check = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("gpu_check", gpu_check)
+_spec.loader.exec_module(gpu_check)
+
+
+def _run(tmp_path: Path, *extra: str, timeout: float = 600) -> tuple[int, dict, str, str]:
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, str(SCRIPT), "--dry-run", "--out", str(out), "--wheels",
+                        str(tmp_path / "no-wheels"), *extra], capture_output=True, text=True, timeout=timeout,
+                       cwd=ROOT)
+    report = json.loads((out / "gpu_check.json").read_text(encoding="utf-8"))
+    md = (out / "gpu_check.md").read_text(encoding="utf-8")
+    return p.returncode, report, md, p.stdout + p.stderr
+
+
+@pytest.mark.slow
+def test_dry_run_runs_every_part_but_unsloth(tmp_path):
+    rc, r, md, log = _run(tmp_path)
+    parts = r["parts"]
+    assert rc == 0, log[-3000:]
+    assert {n: p["status"] for n, p in parts.items()} == {
+        "env": "ok", "engine": "ok", "prepare": "ok", "plain": "ok", "unsloth": "skipped", "bertscore": "ok"}
+    assert "Unsloth refuses vision models without a GPU" in parts["unsloth"]["reason"]
+    assert r["install"]["status"] == "skipped" and "no wheels" in r["install"]["reason"]
+    # (a) every setting of the engine table, CPU against itself: identical values and flags
+    from sdrlib.distances import EXTENSIONS, REGISTRY
+
+    e = parts["engine"]
+    n_settings = len(REGISTRY) + sum(not s.negation_aware for s in EXTENSIONS.values())  # the paper's 15 + _raw
+    assert len(e["rows"]) == 2 * n_settings and e["agreement"] == {"max_abs_diff": "0.0e+00", "flags_differ": 0}
+    assert set(e["paper_sweep"]) == {"random", "structured"} and e["paper_sweep"]["random"]["settings"] == 15
+    assert all(x["gpu_pairs_per_s"] > 0 for x in e["rows"])
+    # (b) the plain path trained both stages; the policy came from the tiny stand-in of the 2B dimensions
+    assert parts["prepare"]["policy"]["dims_name"].startswith("tiny")
+    for stage in ("sft", "grpo"):
+        s = parts["plain"][stage]
+        assert s["steps"] >= 2 and s["mean_step_s"] > 0 and s["peak_mem_mib"] is None  # no GPU memory on the CPU
+    assert parts["plain"]["sft"]["final_loss"] > 0
+    # (c) BERTScore on the "device" (the CPU) agrees with the CPU
+    b = parts["bertscore"]
+    assert b["pairs"] == 32 and b["pairs_per_s"] > 0 and b["max_abs_diff_vs_cpu"] == 0.0
+    # the Markdown summary says all of it
+    for text in ("# GPU check (dry run", "## (a) Distance engine", "## (b) Plain TRL vs Unsloth",
+                 "## (c) BERTScore", "| unsloth | skipped |", "Projected paper sweep"):
+        assert text in md
+    assert sum(p.get("seconds", 0) for p in parts.values()) <= r["seconds"] + 1
+    log_text = (tmp_path / "out" / "gpu_check.log").read_text(encoding="utf-8")
+    assert "===== plain: ok" in log_text and "===== unsloth: skipped" in log_text
+
+
+def test_a_part_out_of_time_is_reported_and_the_next_part_runs_on_time(tmp_path):
+    rc, r, md, log = _run(tmp_path, "--parts", "engine,env", "--budget", "engine=2", timeout=300)
+    e, env = r["parts"]["engine"], r["parts"]["env"]
+    assert rc == 1, log[-3000:]  # a part out of time is a failure of the check
+    assert e["status"] == "timeout" and e["budget_s"] == 2 and e["seconds"] < 15
+    assert "ran out of its 2 s budget" in e["reason"]
+    assert env["status"] == "ok" and env["versions"]["torch"] != "absent"
+    assert "| engine | timeout |" in md
+
+
+def test_the_engine_table_is_parsed():
+    text = """
+## random: 5 x 1000 pairs (7966 bank sentences, 7966 unique)
+| setting | solver on GPU | CPU us/pair | GPU us/pair | speed-up | sweep CPU h | sweep GPU min | max abs diff | flags differ | not converged CPU / GPU |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---|
+| chamfer | no (cosines only) | 2.10 | 0.150 | 14.0x | 0.029 | 0.13 | 2.2e-16 | 0 | 0 / 0 |
+| gw | yes | 300.00 | 1.500 | 200.0x | 4.167 | 1.25 | 1.1e-15 | 1 | 2 / 3 |
+
+# random: the paper's 15 settings, projected sweep (1000 studies x K=5 x N=5000 x 2 sections per setting, from these per-pair times): CPU engine 4.20 h, GPU engine 1.4 min (goal: < 10 min on one H200)
+# agreement GPU vs CPU engine: max |diff| = 1.1e-15, convergence flags that differ: 1
+"""
+    t = gpu_check.parse_device_table(text)
+    assert [x["setting"] for x in t["rows"]] == ["chamfer", "gw"]
+    assert t["rows"][1] == {"data": "random", "setting": "gw", "solver_on_gpu": "yes", "cpu_us": 300.0, "gpu_us": 1.5,
+                            "gpu_pairs_per_s": 1e6 / 1.5, "speedup": 200.0, "sweep_cpu_h": 4.167,
+                            "sweep_gpu_min": 1.25, "max_abs_diff": "1.1e-15", "flags_differ": 1,
+                            "not_converged": "2 / 3"}
+    assert t["paper_sweep"] == {"random": {"settings": 15, "cpu_h": 4.2, "gpu_min": 1.4}}
+    assert t["agreement"] == {"max_abs_diff": "1.1e-15", "flags_differ": 1}
+
+
+def _wheel(folder: Path, name: str, requires: list[str]) -> Path:
+    """A minimal pure-Python wheel holding module ``name`` (enough for pip)."""
+    dist = f"{name}-1.0.dist-info"
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    meta = "Metadata-Version: 2.1\nName: {}\nVersion: 1.0\n{}".format(
+        name, "".join(f"Requires-Dist: {r}\n" for r in requires))
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{name}.py", "VALUE = 42\n")
+        z.writestr(f"{dist}/METADATA", meta)
+        z.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{dist}/RECORD", f"{name}.py,,\n{dist}/METADATA,,\n{dist}/WHEEL,,\n{dist}/RECORD,,\n")
+    return path
+
+
+def test_wheels_install_into_a_temporary_folder_and_unmet_requirements_are_named(tmp_path):
+    wheels = tmp_path / "whl"
+    wheels.mkdir()
+    _wheel(wheels, "sdr_probe_pkg", ["numpy>=1", "sdr-no-such-package>=2", "numpy<1; python_version < '3'"])
+    site = tmp_path / "site"
+    info = gpu_check.install_wheels(wheels, site, 120, dry_run=False)
+    assert info["status"] == "ok", info
+    assert (site / "sdr_probe_pkg.py").is_file() and info["wheels"] == ["sdr_probe_pkg-1.0-py3-none-any.whl"]
+    assert info["requirements"] == ["sdr_probe_pkg 1.0 requires sdr-no-such-package>=2: not installed"]
+    empty = gpu_check.install_wheels(tmp_path / "none", tmp_path / "site2", 120, dry_run=False)
+    assert empty["status"] == "skipped" and "no wheels" in empty["reason"]
+
+
+def test_the_policy_has_qwen3_vl_2b_published_size():
+    """The published dimensions give Qwen3-VL-2B-Instruct's 2.13 B parameters (4.26 GB in bf16, the size of its
+    model.safetensors); counted on the meta device, nothing allocated."""
+    import torch
+    from transformers import Qwen3VLForConditionalGeneration
+
+    from sdrlib import models
+
+    tok = models.train_tokenizer(["No acute findings. The heart is normal."] * 20, vocab_size=300)
+    cfg = gpu_check.qwen3_vl_config(gpu_check.QWEN3_VL_2B, tok)
+    with torch.device("meta"):
+        model = Qwen3VLForConditionalGeneration(cfg)
+    n = sum(p.numel() for p in model.parameters())
+    assert 2.12e9 < n < 2.14e9
+    assert cfg.text_config.vocab_size == 151936 and cfg.vision_config.depth == 24
+    assert cfg.image_token_id == tok.convert_tokens_to_ids("<|image_pad|>")  # the local tokenizer's ids
