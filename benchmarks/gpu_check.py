@@ -67,7 +67,7 @@ hidden 1024, out_hidden 2048, patch 16, merge 2, deepstack layers 5/11/17) and a
 the same backbone "aligned with config.json" (vision depth 24, intermediate 4096, 16 heads, 2,304 position
 embeddings, interleaved M-RoPE sections 24/20/20, tied word embeddings); the vision tower matches
 ``unsloth/Qwen3-VL-4B-Instruct``'s published config. Together they give 2,127,532,032 parameters, 4.26 GB in
-bf16: the size of the published ``model.safetensors`` (tests/test_gpu_check.py counts them).
+bf16: the size of the published ``model.safetensors`` (tests/project/test_gpu_check.py counts them).
 """
 
 from __future__ import annotations
@@ -746,7 +746,7 @@ def part_plain(args, work: Path, res: dict) -> int:
     model = get_peft_model(model, lora)
     res["load_s"] = round(time.perf_counter() - t0, 1)
     res["trainable_params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    dev = training._device_kwargs()
+    dev = training.device_kwargs()
     common = {"logging_steps": 1, "save_strategy": "no", "report_to": "none", "disable_tqdm": True,
               "dataloader_num_workers": 0, **dev}
     with tempfile.TemporaryDirectory() as tmp:

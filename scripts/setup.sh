@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SUPPORTED="3.11 3.12 3.13"  # keep in step with requires-python (tests/test_python_versions.py checks)
+SUPPORTED="3.11 3.12 3.13"  # keep in step with requires-python (tests/project/test_python_versions.py checks)
 py_ok() {  # py_ok INTERPRETER: it runs and is a supported version
   "$1" -c "import sys; sys.exit(0 if '%d.%d' % sys.version_info[:2] in '$SUPPORTED'.split() else 1)" >/dev/null 2>&1
 }

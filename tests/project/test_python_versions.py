@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("check_python_versions", ROOT / "scripts" / "check_python_versions.py")
 cpv = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("check_python_versions", cpv)
