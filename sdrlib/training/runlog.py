@@ -251,7 +251,9 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
             if hasattr(tok, "get_vocab"):
                 vocab = sorted(tok.get_vocab().items())
                 self.vocab_digest = hashlib.sha256(json.dumps(vocab).encode()).hexdigest()
-            collate = getattr(train_dataloader, "collate_fn", None)
+            # accelerate's DataLoaderShard wraps the torch DataLoader that collates (``base_dataloader``)
+            loader = getattr(train_dataloader, "base_dataloader", train_dataloader)
+            collate = getattr(loader, "collate_fn", None)
             if collate is None or getattr(collate, "_sdr_recording", False):
                 return
             batches = self.batches
@@ -261,7 +263,7 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
                 return collate(features)
 
             recording._sdr_recording = True
-            train_dataloader.collate_fn = recording
+            loader.collate_fn = recording
 
         def on_step_end(self, args, state, control, **kw):
             self._args, self._state = args, state
