@@ -222,7 +222,7 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
 
     At the start of training it wraps the collate function of the Trainer's (accelerate-prepared) train
     dataloader, so every batch the dataloader gives this rank is recorded as the ``id_column`` values of
-    its rows, before collation. After every optimizer step (and at the end) it writes ``rank``,
+    its rows, before collation. With every checkpoint and at the end of training it writes ``rank``,
     ``world_size``, ``optimizer_steps``, ``gradient_accumulation_steps``, ``per_device_train_batch_size``,
     ``steps`` (for step ``k``: the ``grad_accum`` batches the Trainer drew for it, each a list of ids; the
     Trainer draws ``grad_accum`` batches per optimizer step, for GRPO too, whose generation batch is
@@ -266,6 +266,9 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
             loader.collate_fn = recording
 
         def on_step_end(self, args, state, control, **kw):
+            self._args, self._state = args, state
+
+        def on_save(self, args, state, control, **kw):  # with each checkpoint: not every step (the file grows)
             self._args, self._state = args, state
             self.write()
 
