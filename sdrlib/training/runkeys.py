@@ -104,8 +104,8 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     Keys: ``stage``, ``seed``, ``world_size`` (processes of an ``accelerate launch`` run, 1 without one: each
     process takes its own shard of every global batch, so N processes train on N times the batch of one and a
     2-process run never stands in for a 1-process run, nor the reverse), the profile section (``sft`` without
-    evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward methods'
-    sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
+    evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward
+    methods' sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
     the policy threads and images per study, and the sentence encoder when the reward needs one),
     ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`_records_digest`), ``init``
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of

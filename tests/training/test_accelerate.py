@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -177,3 +178,53 @@ def test_a_one_process_run_does_not_reuse_the_two_process_run(runs):
     assert saved["world_size"] == WORLD and here["world_size"] == 1
     assert {k: v for k, v in saved.items() if k != "world_size"} == {k: v for k, v in here.items() if k != "world_size"}
     assert not runkeys.reusable(folder, here)
+
+
+# --------------------------------------------------------------------------- without launching (fast)
+
+
+def test_processes_read_the_launcher_environment(monkeypatch):
+    from sdrlib.training import processes
+
+    for k in ("RANK", "WORLD_SIZE", "ACCELERATE_USE_CPU"):
+        monkeypatch.delenv(k, raising=False)
+    assert (processes.rank(), processes.world_size(), processes.is_main(), processes.init()) == (0, 1, True, None)
+    processes.barrier()  # no-op without a launcher
+    with processes.main_first():
+        pass
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert (processes.rank(), processes.world_size(), processes.is_main()) == (1, 2, False)
+    monkeypatch.setenv("ACCELERATE_USE_CPU", "True")  # an accelerate config with use_cpu: true
+    assert processes.on_cpu() and training.policy.device_kwargs()["use_cpu"]
+
+
+def test_world_size_is_part_of_the_run_key(monkeypatch):
+    cfg = load_profile("smoke")
+    recs = [SimpleNamespace(study_id="s1", findings="Heart size is normal.", impression="Normal.", image_paths=[])]
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    one = {s: training.run_key(cfg, s, recs, reward="fmt" if s == "grpo" else None) for s in ("sft", "grpo")}
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    two = {s: training.run_key(cfg, s, recs, reward="fmt" if s == "grpo" else None) for s in ("sft", "grpo")}
+    for s in one:
+        assert (one[s]["world_size"], two[s]["world_size"]) == (1, 2)
+        assert {k for k in one[s] if one[s][k] != two[s][k]} == {"world_size"}
+
+
+def test_cli_set_overrides_reach_the_profile(monkeypatch, capsys):
+    import importlib
+
+    cli = importlib.import_module("sdrlib.training.cli")
+    seen = {}
+
+    def fake_sft(cfg, seed=None, force=False):
+        seen["cfg"] = cfg
+        return SimpleNamespace(final=Path("final"), seconds=0.0, reused=True)
+
+    monkeypatch.setattr(cli, "sft", fake_sft)
+    assert cli.main(["--profile", "smoke", "--stage", "sft", "--set", "sft.max_steps=7",
+                     "--set", "sft.learning_rate=2.0e-4"]) == 0
+    assert seen["cfg"].sft.max_steps == 7 and seen["cfg"].sft.learning_rate == 2.0e-4
+    assert json.loads(capsys.readouterr().out)["reused"] is True
+    with pytest.raises(SystemExit):
+        cli.main(["--profile", "smoke", "--stage", "sft", "--set", "sft.max_steps"])
