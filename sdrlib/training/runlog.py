@@ -21,10 +21,11 @@ What each rank gets (accelerate 1.15 / TRL 1.16, with accelerate's default ``spl
   grad_accum``), repeats each prompt ``G`` times in a row and the whole block ``steps_per_generation``
   times; the dataloader's batches of ``batch_size x steps_per_generation`` rows go to rank ``i % N``, so
   rank ``r`` generates for rows ``[r B, (r + 1) B)`` of the block (``B = batch_size x
-  steps_per_generation``). A prompt's ``G`` completions stay on one rank when ``B`` is a multiple of
-  ``G`` and are split across ranks otherwise; either way TRL gathers every rank's rewards before the
-  group-relative advantages (``rewards_per_func = gather(rewards_per_func)`` in
-  ``GRPOTrainer._calculate_rewards``) and each rank keeps its own slice of them.
+  steps_per_generation``). TRL only needs the global block to hold whole groups and gathers every
+  rank's rewards before the group-relative advantages (``rewards_per_func = gather(rewards_per_func)`` in
+  ``GRPOTrainer._calculate_rewards``; each rank keeps its slice of them), so a group may straddle two
+  ranks there; :mod:`sdrlib.config` requires ``B`` itself to be a multiple of ``G``, so here a prompt's
+  ``G`` completions always stay on one rank (EditGRPO's edits and the group statistics need that).
 """
 
 from __future__ import annotations

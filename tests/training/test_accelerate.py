@@ -146,7 +146,7 @@ def test_grpo_ranks_take_the_same_steps_on_their_rows_of_each_repeat_sampler_blo
             assert step == {"step": k + 1, "batches": [rows] * g.grad_accum}, (r, k)  # the block, spg times
     for k in range(g.max_steps):
         a, b = (set(rec["steps"][k]["batches"][0]) for rec in recs)
-        assert not a & b  # per_rank is a multiple of G here: each prompt's group stays on one rank
+        assert not a & b  # per_rank is a multiple of G (sdrlib.config): each prompt's group stays on one rank
     print(f"GRPO, 2 processes: {seconds['grpo']:.1f} s")
 
 
