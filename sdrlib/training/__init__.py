@@ -13,7 +13,8 @@ Modules: :mod:`~sdrlib.training.datasets` (HF datasets), :mod:`~sdrlib.training.
 policy's shape, loading), :mod:`~sdrlib.training.runlog` (progress line, quiet log, step timer, curves,
 saving), :mod:`~sdrlib.training.runkeys` (run folders and the keys that decide reuse: every file of the
 sdrlib package is in them), :mod:`~sdrlib.training.sft`, :mod:`~sdrlib.training.grpo`,
-:mod:`~sdrlib.training.editgrpo_trainer`, :mod:`~sdrlib.training.cli`. The names below are re-exported
+:mod:`~sdrlib.training.editgrpo_trainer`, :mod:`~sdrlib.training.cli`, :mod:`~sdrlib.training.processes` (rank and
+world size under ``accelerate launch``). The names below are re-exported
 here; note that ``sdrlib.training.sft`` and ``sdrlib.training.grpo`` are the *functions* (import the
 modules with ``importlib.import_module("sdrlib.training.grpo")`` when a test needs them).
 
@@ -22,10 +23,14 @@ policy (``final/``), training curves (``curves.csv``) and ``run.json`` (what pro
 bad-completion counts); a finished run is reused and an interrupted one resumes when its ``run_key.json``
 (:func:`run_key`) equals the current one.
 
-Command line (and the multi-GPU entry point, e.g. the paper's 2 x H100 GRPO)::
+Command line (and the multi-process entry point, e.g. the paper's 2 x H100 GRPO)::
 
     accelerate launch --config_file configs/accelerate/2gpu.yaml -m sdrlib.training \
         --profile paper --stage grpo --reward chamfer --seed 0
+
+With N processes each trains on its own shard of every global batch (:mod:`~sdrlib.training.runlog` says which
+rows, for SFT and for TRL's GRPO sampler), rank 0 alone writes the shared files and the final policy, every rank
+writes ``rank<r>.json``, and N is part of the run key.
 
 Left out: multi-node launch scripts, vLLM server mode (colocated vLLM only, GPU only), evaluation (see
 :mod:`sdrlib.experiments.posttrain`, :mod:`sdrlib.generation` and :mod:`sdrlib.metrics`).

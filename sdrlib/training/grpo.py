@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,8 +42,10 @@ from sdrlib.rewards import (RewardScorer, check_completion, completion_text, exa
                             parse_reward, prewarm, trl_reward_functions)
 from sdrlib.training.datasets import grpo_dataset
 from sdrlib.training.policy import device_kwargs, has_policy, is_tiny, load_policy, preflight
+from sdrlib.training.processes import barrier, init, is_main, main_first, on_cpu, world_size
 from sdrlib.training.runkeys import claim, reusable, run_dir, run_key
-from sdrlib.training.runlog import GRPOResult, Progress, StepTimer, quiet, read_curves, train_and_save, write_json
+from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, quiet, read_curves, train_and_save,
+                                    write_json)
 from sdrlib.utils import set_seed
 
 __all__ = ["grpo", "group_stats"]
@@ -163,6 +166,7 @@ def grpo(
         raise ValueError(f"reward {reward!r} means no GRPO: evaluate the SFT policy directly")
     impl = get_method(spec.method)
     preflight(cfg)
+    init()  # several processes (accelerate launch): start the process group before any shared file is written
     if not has_policy(Path(init_from)):
         raise FileNotFoundError(f"no SFT policy in {init_from}: run sft() (notebook 03) first")
     seed = cfg.seed if seed is None else seed
@@ -170,17 +174,22 @@ def grpo(
     out = run_dir(cfg, "grpo", reward, seed)
     steps = g.max_steps if max_steps is None else max_steps
     if train_records is None:
-        train_records = load_split(cfg, "train")
+        with main_first():  # rank 0 makes the data (synthetic profiles) before the others read it
+            train_records = load_split(cfg, "train")
     key = run_key(cfg, "grpo", train_records, reward=reward, seed=seed, init_from=init_from)
     info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
-    if not force and reusable(out, key) and info.get("steps", -1) >= steps:
+    reuse = not force and reusable(out, key) and info.get("steps", -1) >= steps
+    barrier()  # every rank has decided before rank 0 touches the folder
+    if reuse:
         return GRPOResult(
             out, out / "final", out / "curves.csv", info.get("seconds", 0.0), info.get("step_seconds", 0.0),
             info.get("reward_seconds", 0.0), info.get("counts", {}), True, info,
         )
-    claim(out, key, force)
-    progress = Progress(steps, f"GRPO {reward} seed {seed}") if progress else None
-    with quiet(out / "train.log"):
+    if is_main():
+        claim(out, key, force)
+    barrier()
+    progress = Progress(steps, f"GRPO {reward} seed {seed}") if progress and is_main() else None
+    with quiet(out / log_name()):
         set_seed(seed)
         if is_tiny(cfg):
             models.set_cpu_threads(cfg.sft.threads)
@@ -189,8 +198,14 @@ def grpo(
         if spec.needs_embedder:
             scorer_embedder = embedder
             if scorer_embedder is None:
-                scorer_embedder = SentenceEmbedder.from_config(cfg)
-                prewarm(scorer_embedder, [r.findings for r in train_records], [r.impression for r in train_records])
+                with main_first():  # rank 0 fills the shared embedding cache, the others then read it
+                    scorer_embedder = SentenceEmbedder.from_config(cfg)
+                if world_size() > 1 and on_cpu() and scorer_embedder.threads != 1:
+                    # N processes on one CPU share its cores: each encodes with its share of the threads
+                    total = scorer_embedder.threads or os.cpu_count() or 1
+                    scorer_embedder.threads = max(1, total // world_size())
+                    prewarm(scorer_embedder, [r.findings for r in train_records],
+                            [r.impression for r in train_records])
         settings = impl.check_settings(getattr(g, impl.name) if impl.settings is not None else None)
         # the method's data (G-CARL: claims may match the training sentences, the bank)
         data = impl.grpo_data(spec, settings, train_records)
@@ -268,9 +283,11 @@ def grpo(
             "encoder": getattr(scorer_embedder, "encoder_id", None),
             "torch_threads": torch.get_num_threads(),
             "gradient_checkpointing": g.gradient_checkpointing,
+            "world_size": args.world_size,  # reward time and counts above are rank 0's
         }
         info.update(impl.run_info(trainer))
-        write_json(out / "run.json", info)
+        if is_main():
+            write_json(out / "run.json", info)
     if progress is not None:
         c = read_curves(curves)
         r = c["reward"].dropna() if "reward" in c else []
@@ -279,7 +296,7 @@ def grpo(
                           if len(r) else "")
                        + f", reward {info['reward_seconds_per_step']:.2f} s/step ({info['reward_share']:.0%})"
                        + (f", edits {info['edits']}" if info.get("edits") else "")
-                       + f" (details: {out / 'train.log'})")
+                       + f" (details: {out / log_name()})")
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sdrlib import models
+from sdrlib.training.processes import on_cpu
 
 __all__ = ["is_tiny", "tiny_spec", "device_kwargs", "preflight", "load_policy", "has_tiny_config", "has_policy"]
 
@@ -48,10 +49,11 @@ def _mrope(head_dim: int) -> tuple[int, int, int]:
 
 
 def device_kwargs() -> dict[str, Any]:
-    """TRL config arguments for the device here: CPU, or CUDA with bf16 when supported (else fp16)."""
+    """TRL config arguments for the device here: CPU (no CUDA, or an accelerate config with ``use_cpu: true``),
+    or CUDA with bf16 when supported (else fp16)."""
     import torch
 
-    if torch.cuda.is_available():
+    if not on_cpu():
         bf16 = torch.cuda.is_bf16_supported()
         return {"use_cpu": False, "bf16": bf16, "fp16": not bf16}
     return {"use_cpu": True, "bf16": False, "fp16": False}

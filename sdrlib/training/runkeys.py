@@ -23,6 +23,7 @@ from sdrlib.io import atomic_write_text
 from sdrlib.results import library_versions
 from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
+from sdrlib.training.processes import on_cpu, world_size
 
 __all__ = ["run_dir", "run_key", "source_digest", "policy_digest", "claim", "reusable", "SOURCE_ROOT"]
 
@@ -100,21 +101,21 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
             init_from: str | Path | None = None) -> dict[str, Any]:
     """Everything that decides what an SFT or GRPO run produces, as a JSON-able dict.
 
-    Keys: ``stage``, ``seed``, the profile section (``sft`` without evaluation keys; for GRPO
-    ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward methods'
-    sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
+    Keys: ``stage``, ``seed``, ``world_size`` (processes of an ``accelerate launch`` run, 1 without one: each
+    process takes its own shard of every global batch, so N processes train on N times the batch of one and a
+    2-process run never stands in for a 1-process run, nor the reverse), the profile section (``sft`` without
+    evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward
+    methods' sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
     the policy threads and images per study, and the sentence encoder when the reward needs one),
     ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`_records_digest`), ``init``
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of
     the sdrlib package) and ``versions`` (torch, transformers, trl, tokenizers). Two calls agree exactly
     when a finished run can stand in for a new one.
     """
-    import torch
-
     if stage not in ("sft", "grpo"):
         raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
-    key: dict[str, Any] = {"stage": stage, "seed": seed,
-                           "device": "cuda" if torch.cuda.is_available() else "cpu",
+    key: dict[str, Any] = {"stage": stage, "seed": seed, "device": "cpu" if on_cpu() else "cuda",
+                           "world_size": world_size(),
                            "data": _records_digest(records), "code": source_digest(), "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
     if stage == "sft":
         key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}

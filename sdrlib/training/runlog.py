@@ -5,6 +5,27 @@ tqdm bar in a terminal) ending in a summary; TRL's per-step dicts, library warni
 to the run's ``train.log`` instead (:func:`quiet`, :func:`quiet_trainer`). Every run's folder holds
 ``curves.csv`` (:func:`read_curves`: loss, reward components, KL, completion length, per-step wall time
 from :class:`StepTimer`), ``run.json`` and the final policy (``final/``, :func:`finish`).
+
+Several processes (``accelerate launch``, :mod:`sdrlib.training.processes`): rank 0 alone writes the final
+policy, ``curves.csv``, ``run.json`` and ``train.log`` (rank ``r`` > 0 logs to ``train.rank<r>.log``), and
+every rank writes ``rank<r>.json`` (:func:`rank_record_callback`): its rank, the world size, its optimizer
+steps and the study ids of every batch its dataloader gave it, step by step, so the shards can be checked.
+What each rank gets (accelerate 1.15 / TRL 1.16, with accelerate's default ``split_batches=False``):
+
+- SFT: one seeded permutation of the training set on every rank (accelerate's ``SeedableRandomSampler``,
+  seed ``data_seed``, plus the epoch), cut into batches of ``per_device_train_batch_size``; batch ``i``
+  goes to rank ``i % N`` (``BatchSamplerShard``), so a step's ``grad_accum`` micro-batches per rank are
+  disjoint shards of a global batch of ``batch_size x grad_accum x N`` studies.
+- GRPO: TRL's ``RepeatSampler`` (same seed on every rank) draws ``generation_batch_size / G`` prompts per
+  step (``generation_batch_size = batch_size x N x steps_per_generation``, ``steps_per_generation =
+  grad_accum``), repeats each prompt ``G`` times in a row and the whole block ``steps_per_generation``
+  times; the dataloader's batches of ``batch_size x steps_per_generation`` rows go to rank ``i % N``, so
+  rank ``r`` generates for rows ``[r B, (r + 1) B)`` of the block (``B = batch_size x
+  steps_per_generation``). TRL only needs the global block to hold whole groups and gathers every
+  rank's rewards before the group-relative advantages (``rewards_per_func = gather(rewards_per_func)`` in
+  ``GRPOTrainer._calculate_rewards``; each rank keeps its slice of them), so a group may straddle two
+  ranks there; :mod:`sdrlib.config` requires ``B`` itself to be a multiple of ``G``, so here a prompt's
+  ``G`` completions always stay on one rank (EditGRPO's edits and the group statistics need that).
 """
 
 from __future__ import annotations
@@ -19,9 +40,11 @@ from pathlib import Path
 from sdrlib import models
 from sdrlib.io import atomic_write_text
 from sdrlib.training.policy import has_tiny_config
+from sdrlib.training.processes import barrier, is_main, rank, world_size
 
 __all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "quiet", "quiet_trainer", "read_curves",
-           "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback"]
+           "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback",
+           "rank_record_callback", "log_name"]
 
 
 @dataclass
@@ -190,6 +213,98 @@ def quiet(log_path: str | Path):
             fh.close()
 
 
+def log_name() -> str:
+    """This process's log file: ``train.log`` on rank 0, ``train.rank<r>.log`` on rank ``r`` > 0."""
+    return "train.log" if is_main() else f"train.rank{rank()}.log"
+
+
+def rank_record_callback(out: Path, id_column: str = "study_id"):
+    """A ``TrainerCallback`` writing ``out/rank<r>.json``: what this process trained on.
+
+    At the start of training it wraps the collate function of the Trainer's (accelerate-prepared) train
+    dataloader, so every batch the dataloader gives this rank is recorded as the ``id_column`` values of
+    its rows, before collation. With every checkpoint and at the end of training it writes ``rank``,
+    ``world_size``, ``optimizer_steps``, ``gradient_accumulation_steps``, ``per_device_train_batch_size``,
+    ``steps`` (for step ``k``: the ``grad_accum`` batches the Trainer drew for it, each a list of ids; the
+    Trainer draws ``grad_accum`` batches per optimizer step, for GRPO too, whose generation batch is
+    repeated ``steps_per_generation`` times by TRL's sampler), ``unused_batches`` (drawn, not trained on:
+    accelerate fetches one batch ahead), ``vocab_digest`` (sha256 of the tokenizer's vocabulary: every
+    rank must build the same one) and ``torch_threads``; :func:`train_and_save` adds ``wrote_final`` and
+    ``seconds``. Example: ``trainer.add_callback(rank_record_callback(run_dir))``.
+    """
+    import hashlib
+
+    import torch
+    from transformers import TrainerCallback
+
+    class _RankRecord(TrainerCallback):
+        def __init__(self) -> None:
+            self.batches: list[list] = []
+            self.extra: dict = {}
+            self.vocab_digest: str | None = None
+            self._args = self._state = None
+            self.start_step = 0
+
+        def on_train_begin(self, args, state, control, train_dataloader=None, processing_class=None, **kw):
+            self._args, self._state = args, state
+            self.start_step = int(state.global_step or 0)  # > 0 when resumed from a checkpoint
+            tok = getattr(processing_class, "tokenizer", processing_class)
+            if hasattr(tok, "get_vocab"):
+                vocab = sorted(tok.get_vocab().items())
+                self.vocab_digest = hashlib.sha256(json.dumps(vocab).encode()).hexdigest()
+            # accelerate's DataLoaderShard wraps the torch DataLoader that collates (``base_dataloader``)
+            loader = getattr(train_dataloader, "base_dataloader", train_dataloader)
+            collate = getattr(loader, "collate_fn", None)
+            if collate is None or getattr(collate, "_sdr_recording", False):
+                return
+            batches = self.batches
+
+            def recording(features):
+                batches.append([f.get(id_column) if isinstance(f, dict) else None for f in features])
+                return collate(features)
+
+            recording._sdr_recording = True
+            loader.collate_fn = recording
+
+        def on_step_end(self, args, state, control, **kw):
+            self._args, self._state = args, state
+
+        def on_save(self, args, state, control, **kw):  # with each checkpoint: not every step (the file grows)
+            self._args, self._state = args, state
+            self.write()
+
+        def on_train_end(self, args, state, control, **kw):
+            self._args, self._state = args, state
+            self.write()
+
+        def write(self, **extra) -> Path:
+            self.extra.update(extra)
+            args, state = self._args, self._state
+            ga = int(getattr(args, "gradient_accumulation_steps", 1) or 1)
+            steps_done = int(getattr(state, "global_step", 0) or 0)
+            first = min(self.start_step, steps_done)  # a resumed run records the steps it trained itself
+            used = (steps_done - first) * ga
+            rec = {
+                "rank": rank(),
+                "world_size": world_size(),
+                "optimizer_steps": steps_done,
+                "resumed_at_step": self.start_step,
+                "gradient_accumulation_steps": ga,
+                "per_device_train_batch_size": getattr(args, "per_device_train_batch_size", None),
+                "steps": [{"step": first + k + 1, "batches": self.batches[k * ga:(k + 1) * ga]}
+                          for k in range(steps_done - first)],
+                "unused_batches": max(0, len(self.batches) - used),
+                "vocab_digest": self.vocab_digest,
+                "torch_threads": torch.get_num_threads(),
+                **self.extra,
+            }
+            path = out / f"rank{rank()}.json"
+            write_json(path, rec)
+            return path
+
+    return _RankRecord()
+
+
 def quiet_trainer(trainer, log_path: Path, progress: Progress | None) -> None:
     """Drop TRL's printer / progress callbacks (per-step dicts on stdout) and log to ``log_path`` instead."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -223,25 +338,41 @@ def write_curves(log_history: list[dict], path: Path) -> Path:
 
 
 def finish(trainer, processor, out: Path, curves_extra: list[dict] | None = None) -> tuple[Path, Path]:
-    """Save the final policy (``out/final``) and the curves; returns ``(final, curves)``."""
+    """Save the final policy (``out/final``) and the curves; returns ``(final, curves)``.
+
+    Several processes: rank 0 alone writes them (``trainer.save_model`` runs on every rank, as
+    DeepSpeed / FSDP need, and writes on rank 0 only), and every rank returns once they are written.
+    """
     final = out / "final"
     if has_tiny_config(trainer.model) and not hasattr(trainer.model, "peft_config"):
-        models.save_policy(trainer.model, processor, final)
+        if is_main():
+            models.save_policy(trainer.model, processor, final)
     else:  # GPU / LoRA: the trainer saves adapters + processor
         trainer.save_model(str(final))
-        processor.save_pretrained(str(final))
-    curves = write_curves(trainer.state.log_history + (curves_extra or []), out / "curves.csv")
+        if is_main():
+            processor.save_pretrained(str(final))
+    curves = out / "curves.csv"
+    if is_main():
+        write_curves(trainer.state.log_history + (curves_extra or []), curves)
+    barrier()
     return final, curves
 
 
 def train_and_save(trainer, processor, out: Path, timer, progress) -> tuple[str | None, float, Path, Path]:
-    """Quiet the trainer, resume from this run's last checkpoint, train, save: ``(resume, seconds, final, curves)``."""
-    quiet_trainer(trainer, out / "train.log", progress)
+    """Quiet the trainer, resume from this run's last checkpoint, train, save: ``(resume, seconds, final, curves)``.
+
+    Every rank also writes ``rank<r>.json`` (:func:`rank_record_callback`), ending with ``wrote_final``
+    (whether this process wrote ``final/``: rank 0 only) and ``seconds`` (its training time).
+    """
+    quiet_trainer(trainer, out / log_name(), progress)
+    record = rank_record_callback(out)
+    trainer.add_callback(record)
     resume = last_checkpoint(out)  # only this run's own checkpoints are left in out (see sdrlib.training.runkeys.claim)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
     final, curves = finish(trainer, processor, out, timer.rows)
+    record.write(wrote_final=is_main(), seconds=seconds, resumed_from=resume)
     return resume, seconds, final, curves
 
 

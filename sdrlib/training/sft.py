@@ -16,9 +16,10 @@ from sdrlib import models
 from sdrlib.data import load_split
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
+from sdrlib.training.processes import barrier, init, is_main, main_first
 from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
-from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, quiet, read_curves, train_and_save,
-                                    write_json)
+from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, quiet, read_curves,
+                                    train_and_save, write_json)
 from sdrlib.utils import set_seed
 
 __all__ = ["sft"]
@@ -52,17 +53,23 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
 
 
     preflight(cfg)
+    init()  # several processes (accelerate launch): start the process group before any shared file is written
     seed = cfg.seed if seed is None else seed
     out = run_dir(cfg, "sft", seed=seed)
     if train_records is None:
-        train_records = load_split(cfg, "train")
+        with main_first():  # rank 0 makes the data (synthetic profiles) before the others read it
+            train_records = load_split(cfg, "train")
     key = run_key(cfg, "sft", train_records, seed=seed)
-    if not force and reusable(out, key):
+    reuse = not force and reusable(out, key)
+    barrier()  # every rank has decided before rank 0 touches the folder
+    if reuse:
         info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
         return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
-    claim(out, key, force)
-    progress = Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress else None
-    with quiet(out / "train.log"):
+    if is_main():
+        claim(out, key, force)
+    barrier()
+    progress = Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress and is_main() else None
+    with quiet(out / log_name()):
         s = cfg.sft
         set_seed(seed)
         if is_tiny(cfg):
@@ -114,12 +121,14 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
             "torch_threads": torch.get_num_threads(),
             "gradient_checkpointing": s.gradient_checkpointing,
             "policy_digest": policy_digest(final),
+            "world_size": args.world_size,
         }
-        write_json(out / "run.json", info)
+        if is_main():
+            write_json(out / "run.json", info)
     if progress is not None:
         curves_df = read_curves(curves)
         loss = curves_df["loss"].dropna() if "loss" in curves_df else []
         progress.close(f"SFT seed {seed}: {info['steps']} steps in {seconds:.0f} s"
                        + (f", loss {loss.iloc[0]:.3f} -> {loss.iloc[-1]:.3f}" if len(loss) else "")
-                       + f" (details: {out / 'train.log'})")
+                       + f" (details: {out / log_name()})")
     return SFTResult(out, final, curves, seconds, False, info)
