@@ -90,7 +90,8 @@ def _write_standin_once(source: str, root: Path, n: int, seed: int) -> None:
     import shutil
     import tempfile
 
-    from sdrlib.data.standin import write_standin  # imports this package: deferred
+    # deferred: imported by the package, `python -m sdrlib.data.standin` would warn (runpy, module already loaded)
+    from sdrlib.data.standin import write_standin
 
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))

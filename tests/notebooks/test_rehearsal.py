@@ -1,0 +1,53 @@
+"""End to end: ``run_all.sh --profile rehearsal`` (the paper profile's code paths on CPU) into a temporary root.
+
+The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself, sweeps all 15 distance settings
+(GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
+at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
+Cost: about 12-13 minutes on 2 quiet CPU cores (README, "Running"); slow, like the smoke run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_run_all_rehearsal(tmp_path):
+    from sdrlib.config import load_profile
+
+    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
+                           "--cell-timeout", "1200"], capture_output=True, text=True, timeout=3600)
+    sys.stdout.write(proc.stdout[-4000:])
+    sys.stderr.write(proc.stderr[-4000:])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = (tmp_path / "results" / "run_summary.md").read_text(encoding="utf-8")
+    assert "- result: 8 of 8 notebooks ok" in summary, summary
+    # the stand-in was written where the profile's data.root points, in MIMIC-CXR-JPG's layout
+    standin = tmp_path / "data" / "mimic-cxr-standin"
+    assert (standin / "mimic-cxr-2.0.0-split.csv.gz").is_file() and (standin / "STANDIN.json").is_file()
+    # notebook 05's selection table: every one of the paper's 15 settings x min / avg / kNN
+    paper = load_profile("paper").selection
+    table = pd.read_csv(tmp_path / "results" / "05_selection_table.csv")
+    settings = set(table["distance"]) if "distance" in table else set(table["setting"])
+    assert set(paper.names) <= settings and len(paper.names) == 15 and "gw" in settings
+    # the API candidates: both prompts through the loopback server, cached in JSONL
+    sel_dir = tmp_path / "runs" / "rehearsal" / "selection"
+    for prompt in ("p1", "p2"):
+        lines = [json.loads(x) for x in (sel_dir / f"api_tiny-sft_{prompt}.jsonl").read_text().splitlines()]
+        assert lines and all(r["status"] == "ok" and r["prompt"] == prompt for r in lines)
+    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache
+    again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
+                            "--only", "05", "--log-output"], capture_output=True, text=True, timeout=1800)
+    assert again.returncode == 0, again.stderr[-2000:]
+    for prompt in ("p1", "p2"):
+        assert f"tiny-sft [{prompt}] via http://127.0.0.1:" in again.stdout + again.stderr
+    log = again.stdout + again.stderr
+    assert log.count("0 requested (0 ok, 0 failed), 0 API calls") == 2, log[-3000:]
