@@ -9,6 +9,7 @@ Cost: about 12-13 minutes on 2 quiet CPU cores (README, "Running"); slow, like t
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,8 +44,11 @@ def test_run_all_rehearsal(tmp_path):
     for prompt in ("p1", "p2"):
         lines = [json.loads(x) for x in (sel_dir / f"api_tiny-sft_{prompt}.jsonl").read_text().splitlines()]
         assert lines and all(r["status"] == "ok" and r["prompt"] == prompt for r in lines)
-    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache
+    # the sweep scored real candidates (the SFT policy writes the template), not an empty set
     first = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
+    computed = re.search(r"sweep: .* \(([\d,]+) after deduplication\)", first)
+    assert computed and int(computed.group(1).replace(",", "")) > 0, first[-3000:]
+    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache
     again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
                             "--only", "05"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
