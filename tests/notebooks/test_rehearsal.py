@@ -36,9 +36,11 @@ def test_run_all_rehearsal(tmp_path):
     assert (standin / "mimic-cxr-2.0.0-split.csv.gz").is_file() and (standin / "STANDIN.json").is_file()
     # notebook 05's selection table: every one of the paper's 15 settings x min / avg / kNN
     paper = load_profile("paper").selection
-    table = pd.read_csv(tmp_path / "results" / "05_selection_table.csv")
-    settings = set(table["distance"]) if "distance" in table else set(table["setting"])
-    assert set(paper.names) <= settings and len(paper.names) == 15 and "gw" in settings
+    table = pd.read_csv(tmp_path / "results" / "05_improvement_all.csv")  # distance x aggregation, all studies
+    assert len(paper.names) == 15 and set(table["distance"]) == set(paper.names) and "gw" in set(table["distance"])
+    assert len(table) == 45 and set(table["aggregation"]) == {"min", "avg", "knn"}
+    methods = set(pd.read_csv(tmp_path / "results" / "05_selection_methods.csv")["method"])
+    assert {f"{n}+{a}" for n in paper.names for a in ("min", "avg", "knn")} <= methods
     # the API candidates: both prompts through the loopback server, cached in JSONL
     sel_dir = tmp_path / "runs" / "rehearsal" / "selection"
     for prompt in ("p1", "p2"):
