@@ -4,7 +4,7 @@ The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself,
 (GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
 at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
 Cost (2 shared CPU cores, load 3-4, 2026-12-01): the run 777 s (13.0 min; notebook 05 249 s, of which BERTScore with
-all-mpnet-base-v2 is most), then the notebook 05 rerun about 3.5 min: about 17 minutes in all. Slow, like the smoke run.
+all-mpnet-base-v2 is most), then the notebook 05 rerun 142 s: about 16 minutes in all. Slow, like the smoke run.
 """
 
 from __future__ import annotations
