@@ -9,7 +9,8 @@
 #
 # Executed notebooks go to runs/<profile>/notebooks/ (git-ignored); sources are never modified.
 # Exit code: 0 ok, 1 a notebook failed (the message names it and the cell), 2 bad usage/profile
-# (--from/--only naming no notebook, an invalid profile, an --out that is not a writable folder):
+# (--from/--only naming no notebook, an invalid profile, an --out that is not a writable folder, a GPU,
+# policy weights or dataset folder the profile needs and this machine lacks):
 # one line on stderr, checked before any notebook starts.
 # Relative --out and --profile paths are taken from the folder you run it in.
 set -euo pipefail

@@ -36,7 +36,7 @@ from sdrlib.distances import get as get_distance
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
-from sdrlib.experiments.candidates import local_candidates, policy_dirs
+from sdrlib.experiments.candidates import api_serve_dir, local_candidates, policy_dirs
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
@@ -68,16 +68,22 @@ for name, path in policy_dirs(cfg).items():
     cands[label] = local_candidates(cfg, path, test, sc.k, out_dir / f"candidates_{name}.jsonl")
     formats[label] = "template"
 if sc.api_models:
-    from sdrlib.apigen import generate_api_candidates  # only needed when the profile lists API models
+    from sdrlib.apigen import generate_api_candidates, last_stats  # only needed when the profile lists API models
+    from sdrlib.serve import serve_policy
 
-    exemplars = train[: sc.api_exemplars] if sc.api_prompt == "p2" else []
-    for model in sc.api_models:
-        label = f"{model} [{sc.api_prompt}]"
-        cands[label] = generate_api_candidates(
-            test, model=model, base_url=sc.api_base_url, k=sc.k, prompt=sc.api_prompt, exemplars=exemplars,
-            cache_path=out_dir / f"api_{model.replace('/', '_')}_{sc.api_prompt}.jsonl",
-            temperature=sc.api_temperature, max_tokens=sc.api_max_tokens, seed=cfg.seed)
-        formats[label] = "report"
+    # selection.api_serve: a local policy behind sdrlib.serve on loopback, asked like any provider
+    with serve_policy(api_serve_dir(cfg), sc.api_base_url, max_new_tokens=cfg.sft.max_new_tokens,
+                      model=sc.api_models[0]) as base_url:
+        for model in sc.api_models:
+            for prompt in sc.api_prompts:
+                label = f"{model} [{prompt}]"
+                cands[label] = generate_api_candidates(
+                    test, model=model, base_url=base_url or None, k=sc.k, prompt=prompt,
+                    exemplars=train[: sc.api_exemplars] if prompt == "p2" else [],
+                    cache_path=out_dir / f"api_{model.replace('/', '_')}_{prompt}.jsonl",
+                    temperature=sc.api_temperature, max_tokens=sc.api_max_tokens, seed=cfg.seed)
+                formats[label] = "report"
+                print(f"{label} via {base_url or 'the client default'}: {last_stats().summary()}")
 valid = {p: np.mean([sel.parse_candidate(c, formats[p]) is not None for row in cs for c in row]) for p, cs in cands.items()}
 distinct = {p: np.mean([len(set(row)) for row in cs]) for p, cs in cands.items()}
 pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinct}).round(3)

@@ -133,6 +133,9 @@ class DataConfig:
         "help": "synthetic | mimic | rexgradient | iuxray"})
     root: str = field(default="", metadata={"path": True,
         "help": "folder of a real dataset download (not for synthetic)"})
+    standin_n: int = field(default=0, metadata={"min": 0,
+        "help": "real sources: when data.root does not exist, write a stand-in of this many SynthCXR studies there "
+                "first, in the download's layout (sdrlib.data.standin); 0 = never (a missing root is an error)"})
     n_train: int = field(default=2000, metadata={"min": 1, "help": "synthetic studies in the train split"})
     n_val: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the validation split"})
     n_test: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the test split"})
@@ -312,11 +315,31 @@ class SelectionConfig:
     api_models: list[str] = field(default_factory=list, metadata={"unique": True,
         "help": "OpenAI-compatible models to draw candidates from (empty = none; needs api_base_url)"})
     api_base_url: str = field(default="", metadata={"help": "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"})
-    api_prompt: str = field(default="p1", metadata={"choices": ("p1", "p2"),
-        "help": "API prompt: p1 zero-shot | p2 with in-context exemplars (paper app. B)"})
+    api_prompt: str | list[str] = field(default="p1", metadata={
+        "help": "API prompt(s): p1 zero-shot | p2 with in-context exemplars (paper app. B), or a list of both"})
+    api_serve: str = field(default="", metadata={
+        "help": "a local policy (sft or a configuration of grpo.rewards, seed 0) that notebook 05 serves with "
+                "sdrlib.serve on loopback for the API models (api_base_url empty: an ephemeral port, or a loopback "
+                "URL whose port it binds); empty = none, api_base_url names a provider"})
+    @property
+    def api_prompts(self) -> list[str]:
+        """``api_prompt`` as a list (``"p1"`` -> ``["p1"]``)."""
+        return [self.api_prompt] if isinstance(self.api_prompt, str) else list(self.api_prompt)
+
     api_exemplars: int = field(default=5, metadata={"min": 0, "help": "training reports shown with prompt p2"})
     api_temperature: float = field(default=1.0, metadata={"min": 0, "help": "API sampling temperature"})
     api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
+
+
+#: ``selection.api_prompt`` values (SDR paper app. B)
+API_PROMPTS: tuple[str, ...] = ("p1", "p2")
+
+
+def _loopback_url(url: str) -> bool:
+    from urllib.parse import urlparse
+
+    host = urlparse(url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1")
 
 
 def _fraction(value: float, where: str) -> None:
@@ -579,6 +602,18 @@ def _check_profile(p: Profile) -> None:
     if bad:
         raise ConfigError(f"pruning.policies = {bad}: not trained by this profile; allowed: 'sft' or one of "
                           f"grpo.rewards = {list(g.rewards)}")
+    sc = p.selection
+    prompts = sc.api_prompts
+    bad_prompts = [x for x in prompts if x not in API_PROMPTS]
+    if not prompts or bad_prompts or len(set(prompts)) < len(prompts):
+        raise ConfigError(f"selection.api_prompt = {_r(sc.api_prompt)}: not allowed; allowed: one of "
+                          f"{list(API_PROMPTS)} or a list of them, each once")
+    if sc.api_serve and sc.api_serve != "sft" and sc.api_serve not in g.rewards:
+        raise ConfigError(f"selection.api_serve = {sc.api_serve!r}: not trained by this profile; allowed: '', 'sft' "
+                          f"or one of grpo.rewards = {list(g.rewards)}")
+    if sc.api_serve and sc.api_base_url and not _loopback_url(sc.api_base_url):
+        raise ConfigError(f"selection.api_base_url = {sc.api_base_url!r}: selection.api_serve serves on loopback only; "
+                          "allowed: empty (an ephemeral port) or http://127.0.0.1:<port>/v1")
     extra = [x for x in pr.live_names if x not in pr.names]
     if extra:
         raise ConfigError(f"pruning.live_names = {extra}: not in pruning.names; allowed: a subset of {list(pr.names)}")

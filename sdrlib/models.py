@@ -54,6 +54,7 @@ __all__ = [
     "set_cpu_threads",
     "check_gpu_model",
     "load_unsloth_policy",
+    "local_weights",
     "PAPER_MODELS",
     "describe",
     "spec_from_dict",
@@ -444,6 +445,21 @@ def check_gpu_model(model_name_or_path: str) -> str:
             f"the paper profile needs a CUDA GPU for {model_name_or_path!r} (Unsloth); none is visible. "
             "Use the 'cpu' profile (tiny Qwen3-VL) on this machine."
         )
+    found = local_weights(model_name_or_path)
+    if found is None:
+        repo_id = PAPER_MODELS.get(model_name_or_path.lower(), model_name_or_path)
+        raise PolicyError(
+            f"model {model_name_or_path!r} is neither a folder with config.json nor in the Hugging Face cache "
+            f"(looked for {repo_id!r}). Download it first, e.g. `huggingface-cli download {repo_id}`, "
+            "or set the profile's model path to a local folder."
+        )
+    return found
+
+
+def local_weights(model_name_or_path: str) -> str | None:
+    """The local folder of a paper model (a folder with ``config.json``, or a :data:`PAPER_MODELS` key / Hub id in
+    the user's Hugging Face cache), or ``None``; never downloads, needs no GPU.
+    Example: ``local_weights("qwen3-vl-2b")`` -> None on a machine without them."""
     p = Path(model_name_or_path).expanduser()
     if (p / "config.json").is_file():
         return str(p)
@@ -452,12 +468,8 @@ def check_gpu_model(model_name_or_path: str) -> str:
         from huggingface_hub import snapshot_download
 
         return snapshot_download(repo_id, local_files_only=True)
-    except Exception as exc:
-        raise PolicyError(
-            f"model {model_name_or_path!r} is neither a folder with config.json nor in the Hugging Face cache "
-            f"(looked for {repo_id!r}). Download it first, e.g. `huggingface-cli download {repo_id}`, "
-            "or set the profile's model path to a local folder."
-        ) from exc
+    except Exception:
+        return None
 
 
 def load_unsloth_policy(

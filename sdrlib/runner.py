@@ -43,7 +43,7 @@ from .errors import SDRError
 from .io import atomic_write_text
 from .results import git_commit
 
-__all__ = ["UsageError", "NotebookRun", "discover", "run", "main", "write_summary"]
+__all__ = ["UsageError", "NotebookRun", "discover", "preflight", "run", "main", "write_summary"]
 
 KERNEL = "sdr"
 
@@ -97,6 +97,49 @@ def _check_out(out: str) -> Path:
     except OSError as e:
         raise UsageError(f"--out {out}: not a writable folder ({e.strerror or type(e).__name__})") from None
     return p.resolve()
+
+
+_DOWNLOADS = {"mimic": "MIMIC-CXR", "rexgradient": "ReXGradient-160K", "iuxray": "IU-Xray"}
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch  # heavy: only when the profile asks for a GPU
+    except ImportError:  # pragma: no cover - torch is a core dependency
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def preflight(cfg) -> list[str]:
+    """What the profile needs that this machine lacks, one phrase each (empty: nothing missing).
+
+    Checked before any notebook starts: a CUDA GPU (a paper policy, ``grpo.use_vllm``, a device set to ``cuda``),
+    the paper policy's weights (a local folder or the Hugging Face cache; never downloaded) and the dataset folder
+    of a real ``data.source`` (unless ``data.standin_n`` writes a stand-in there). Each phrase says how to provide it.
+    Example: ``preflight(load_profile("paper"))`` on a laptop -> three phrases.
+    """
+    from sdrlib import models  # torch and transformers: deferred so a bad command line answers at once
+
+    out: list[str] = []
+    tiny = cfg.sft.policy == "tiny"
+    wants = ([f"sft.policy={cfg.sft.policy}"] if not tiny else []) + (["grpo.use_vllm"] if cfg.grpo.use_vllm else [])
+    wants += [f"{k}.device={getattr(cfg, k).device}" for k in ("embedding", "distances", "metrics")
+              if getattr(cfg, k).device.startswith("cuda")]
+    if wants and not _cuda_available():
+        out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after pip install -e \".[gpu]\", "
+                   "or use --profile rehearsal (the paper's code paths on CPU) or cpu")
+    if not tiny and models.local_weights(cfg.sft.policy) is None:
+        repo = models.PAPER_MODELS.get(cfg.sft.policy.lower(), cfg.sft.policy)
+        out.append(f"no weights for sft.policy={cfg.sft.policy} (neither a folder with config.json nor {repo} in the "
+                   f"Hugging Face cache): huggingface-cli download {repo}, or set sft.policy to a local folder")
+    source = cfg.data.source
+    if source in _DOWNLOADS and not cfg.data.standin_n:
+        root = Path(cfg.data.root)
+        root = root if root.is_absolute() else output_root() / root
+        if not root.is_dir():
+            out.append(f"no {_DOWNLOADS[source]} folder at {root} (data.root): put your download there (README, "
+                       f"'Real data'), or a stand-in: python -m sdrlib.data.standin {source} {root}")
+    return out
 
 
 def _show(path: Path) -> str:
@@ -183,7 +226,8 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage).
 
     Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile,
-    an ``out`` folder that cannot be written, a missing kernel) is checked before the first
+    an ``out`` folder that cannot be written, a missing kernel, a GPU, policy weights or dataset folder the profile
+    needs and this machine lacks: :func:`preflight`) is checked before the first
     notebook starts and answered with exit code 2 and one line on stderr.
     """
     all_nbs = discover()
@@ -200,6 +244,9 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
             os.environ["SDR_ROOT"] = str(_check_out(out))
         except UsageError as e:
             return _usage(e)
+    missing = preflight(cfg)
+    if missing:
+        return _usage(f"profile {cfg.name!r} cannot run here: " + "; ".join(missing))
     try:
         import papermill as pm
         from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel

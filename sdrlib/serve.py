@@ -35,16 +35,18 @@ import sys
 import threading
 import time
 import uuid
+import contextlib
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+from urllib.parse import urlparse
 
 from sdrlib.errors import SDRError
 from sdrlib.generation import PROMPT, generate_candidates, generate_reports
 from sdrlib.reports import strip_template_tags
 
-__all__ = ["ServeError", "Faults", "ChatServer", "PolicyBackend", "images_from_messages", "main"]
+__all__ = ["ServeError", "Faults", "ChatServer", "PolicyBackend", "images_from_messages", "serve_policy", "main"]
 
 Backend = Callable[..., list]  # generate(messages, n, temperature, max_tokens, seed) -> list[str]
 _MAX_BODY = 64 * 1024 * 1024
@@ -414,6 +416,34 @@ class PolicyBackend:
         return generate_candidates(self.model, self.processor, [images], n,
                                    temperature=1.0 if temperature is None else temperature,
                                    seed=0 if seed is None else seed, **kw)[0]
+
+
+@contextlib.contextmanager
+def serve_policy(path: str | Path | None, base_url: str = "", *, max_new_tokens: int = 256, model: str | None = None,
+                 device: str = "cpu") -> Iterator[str]:
+    """Serve the policy saved at ``path`` on loopback for the duration of a ``with`` block; yields its base URL.
+
+    What ``python -m sdrlib.serve --policy PATH`` does, inside the caller's process (a thread), so a notebook can
+    point an OpenAI-compatible client at a trained local policy the way it points one at a provider. ``base_url``:
+    empty (an ephemeral port) or a loopback URL whose port is bound. ``path=None`` serves nothing and yields
+    ``base_url`` unchanged (a provider's). Example::
+
+        with serve_policy("runs/cpu/sft/seed0/final") as url:   # 'http://127.0.0.1:PORT/v1'
+            generate_api_candidates(records, model="sft", base_url=url, cache_path="api.jsonl")
+    """
+    if path is None:
+        yield base_url
+        return
+    port = 0
+    if base_url:
+        u = urlparse(base_url)
+        if (u.hostname or "") not in ("127.0.0.1", "localhost", "::1"):
+            raise ServeError(f"base_url {base_url!r}: the local server binds 127.0.0.1 only; give an empty base_url "
+                             "(an ephemeral port) or http://127.0.0.1:<port>/v1")
+        port = u.port or 0
+    backend = PolicyBackend.from_path(path, device=device, max_new_tokens=max_new_tokens)
+    with ChatServer(backend, model=model or Path(path).name, port=port) as server:
+        yield server.url
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -73,7 +74,35 @@ def _real_root(cfg: Any) -> Path:
         raise DataError(f"profile {cfg.name!r}: data.source={cfg.data.source!r} needs data.root, the folder of "
                         "your download (see README, 'Real data')")
     p = Path(root)
-    return p if p.is_absolute() else output_root() / p
+    p = p if p.is_absolute() else output_root() / p
+    n = int(getattr(cfg.data, "standin_n", 0) or 0)
+    if n and not p.exists():
+        _write_standin_once(str(cfg.data.source), p, n, int(cfg.seed))
+    return p
+
+
+def _write_standin_once(source: str, root: Path, n: int, seed: int) -> None:
+    """Write the stand-in download a profile names (``data.standin_n``) into the missing ``root``.
+
+    Written into a sibling temporary folder and renamed into place, so an interrupted write leaves no
+    half folder that a later run would take for a download. ReXGradient's images are unpacked.
+    """
+    import shutil
+    import tempfile
+
+    # deferred: imported by the package, `python -m sdrlib.data.standin` would warn (runpy, module already loaded)
+    from sdrlib.data.standin import write_standin
+
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
+    try:
+        write_standin(source, tmp, n=n, seed=seed, unpack=True)
+        os.replace(tmp, root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    warnings.warn(f"data.standin_n = {n}: wrote a {source} stand-in (SynthCXR studies in the download's layout, "
+                  f"sdrlib.data.standin) into {root}", stacklevel=3)
 
 
 @overload

@@ -101,7 +101,7 @@ import numpy as np
 from sdrlib.errors import SDRError
 from sdrlib.vocabulary import CHEXPERT_14, apply_no_finding, ordered_labels
 
-from . import SPLITS
+from .records import SPLITS
 from .iuxray import iuxray_split_of
 from .synthcxr import generate_study, render_image
 

@@ -19,7 +19,7 @@ from sdrlib.io import atomic_write_text
 from sdrlib.selection.errors import SelectionError
 from sdrlib.training import load_policy, run_dir
 
-__all__ = ["policy_dirs", "write_candidates", "read_candidates", "local_candidates"]
+__all__ = ["policy_dirs", "api_serve_dir", "write_candidates", "read_candidates", "local_candidates"]
 
 
 def policy_dirs(cfg) -> dict[str, Path]:
@@ -36,6 +36,19 @@ def policy_dirs(cfg) -> dict[str, Path]:
         raise SelectionError(f"trained policies not found: {missing}; run notebooks 03 (SFT) and 04 (GRPO) "
                              f"on profile {cfg.name!r} first")
     return out
+
+
+def api_serve_dir(cfg) -> Path | None:
+    """The policy ``selection.api_serve`` names (seed ``cfg.seed``), for :func:`sdrlib.serve.serve_policy`; ``None``
+    when the profile serves none (its API models are a provider's). A missing one raises naming the notebook."""
+    name = cfg.selection.api_serve
+    if not name:
+        return None
+    path = (run_dir(cfg, "sft", seed=cfg.seed) if name == "sft" else run_dir(cfg, "grpo", name, cfg.seed)) / "final"
+    if not path.is_dir():
+        raise SelectionError(f"selection.api_serve = {name!r}: no trained policy at {path}; run notebooks 03 (SFT) "
+                             f"and 04 (GRPO) on profile {cfg.name!r} first")
+    return path
 
 
 def write_candidates(path: str | Path, key: Mapping[str, Any], study_ids: Sequence[str],

@@ -18,6 +18,7 @@ import sys
 import textwrap
 import threading
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -494,3 +495,17 @@ def test_a_tiny_local_policy_served_answers_through_the_openai_client(recs, tmp_
     assert out[0] == generate_candidates(backend.model, backend.processor, [[img]], 2, seed=seed0,
                                          max_new_tokens=6)[0]
     assert main(["--policy", str(tmp_path / "nowhere")]) == 2
+    # serve_policy: the same policy behind a loopback server for a with block (notebook 05's selection.api_serve)
+    from sdrlib.serve import serve_policy
+
+    with serve_policy(path, max_new_tokens=6, model="policy") as url:
+        assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/v1")
+        again, st = run(recs[:1], types.SimpleNamespace(url=url), tmp_path / "c2.jsonl", k=2, max_tokens=6, use_n=True)
+        assert again == out and st.generated == 2
+    _, st = run(recs[1:2], types.SimpleNamespace(url=url), tmp_path / "c3.jsonl", k=1, max_tokens=6, max_retries=0)
+    assert st.failed == 1 and st.generated == 0  # the server is gone once the block ends
+    with serve_policy(None, "https://api.example.com/v1") as url:  # no policy: the provider's URL as given
+        assert url == "https://api.example.com/v1"
+    with pytest.raises(ServeError, match="binds 127.0.0.1 only"):
+        with serve_policy(path, "https://api.example.com/v1"):
+            pass

@@ -9,14 +9,14 @@ import pytest
 from sdrlib.config import ConfigError, load_profile, profile_names
 
 
-@pytest.mark.parametrize("name", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("name", ["smoke", "cpu", "paper", "rehearsal"])
 def test_shipped_profiles_validate(name):
     cfg = load_profile(name)
     assert cfg.name == name and isinstance(cfg.seed, int)
 
 
 def test_profiles_listed():
-    assert {"smoke", "cpu", "paper"} <= set(profile_names())
+    assert {"smoke", "cpu", "paper", "rehearsal"} <= set(profile_names())
 
 
 def test_smoke_extends_cpu():
@@ -57,3 +57,36 @@ def test_output_root(monkeypatch, tmp_path):
     assert cfg.results_dir == tmp_path / "results" and cfg.figures_dir == tmp_path / "figures"
     monkeypatch.delenv("SDR_ROOT")
     assert load_profile("smoke").results_dir == Path(__file__).resolve().parents[2] / "results"
+
+
+def test_rehearsal_keeps_the_paper_profiles_lists():
+    """configs/rehearsal.yaml changes what a CPU box cannot do and the sizes; every list keeps the paper's shape."""
+    paper, reh = load_profile("paper"), load_profile("rehearsal")
+    assert reh.selection.names == paper.selection.names and len(reh.selection.names) == 15 and "gw" in reh.selection.names
+    assert reh.selection.aggregations == paper.selection.aggregations == ["min", "avg", "knn"]
+    assert reh.distances.names == paper.distances.names
+    assert reh.grpo.rewards == paper.grpo.rewards and reh.grpo.ablations == paper.grpo.ablations
+    assert (reh.pruning.names, reh.pruning.live_names, reh.pruning.policies, reh.pruning.sweep_p,
+            reh.pruning.sweep_warmup) == (paper.pruning.names, paper.pruning.live_names, paper.pruning.policies,
+                                          paper.pruning.sweep_p, paper.pruning.sweep_warmup)
+    assert reh.grpo.seeds >= 2 and reh.grpo.editgrpo == paper.grpo.editgrpo
+    assert (reh.sft.policy, reh.grpo.use_vllm, reh.data.source, reh.embedding.encoder) == (
+        "tiny", False, "mimic", paper.embedding.encoder)
+    assert reh.data.standin_n > 0 and reh.selection.api_serve == "sft" and reh.selection.api_prompts == ["p1", "p2"]
+
+
+def test_api_prompt_takes_one_prompt_or_a_list_and_api_serve_a_trained_policy():
+    assert load_profile("smoke").selection.api_prompts == ["p1"]
+    assert load_profile("smoke", {"selection.api_prompt": ["p2", "p1"]}).selection.api_prompts == ["p2", "p1"]
+    for bad in ("p3", [], ["p1", "p1"], ["p1", "p9"]):
+        with pytest.raises(ConfigError, match="selection.api_prompt = .*allowed: one of \\['p1', 'p2'\\]"):
+            load_profile("smoke", {"selection.api_prompt": bad})
+    assert load_profile("smoke", {"selection.api_serve": "chamfer"}).selection.api_serve == "chamfer"
+    with pytest.raises(ConfigError, match="selection.api_serve = 'exact': not trained by this profile"):
+        load_profile("smoke", {"selection.api_serve": "exact"})
+    with pytest.raises(ConfigError, match="serves on loopback only"):
+        load_profile("smoke", {"selection.api_serve": "sft", "selection.api_base_url": "https://api.openai.com/v1"})
+    assert load_profile("smoke", {"selection.api_serve": "sft",
+                                  "selection.api_base_url": "http://127.0.0.1:8011/v1"}).selection.api_serve == "sft"
+    with pytest.raises(ConfigError, match="data.standin_n = -1: out of range"):
+        load_profile("smoke", {"data.standin_n": -1})

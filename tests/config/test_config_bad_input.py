@@ -565,3 +565,45 @@ def test_run_all_sh_from_99_exits_2_before_papermill(tmp_path):
     proc = subprocess.run([str(ROOT / "run_all.sh"), "--only", "00", "--profile", "smoke", "--kernel",
                            "no-such-kernel-here"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and marker.exists(), proc.stderr
+
+
+def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch):
+    """The paper profile on a machine without a GPU, Qwen3-VL weights or a MIMIC-CXR folder: exit 2 before any
+    notebook, one line naming each missing thing and how to provide it; nothing written under the output root."""
+    from sdrlib import models, runner
+
+    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
+    monkeypatch.setattr(models, "local_weights", lambda name: None)
+    out = tmp_path / "out"
+    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
+    assert rc == 2 and err.count("\n") == 1 and "profile 'paper' cannot run here" in err, err
+    assert "no CUDA GPU (sft.policy=qwen3-vl-2b, grpo.use_vllm need one)" in err and "--profile rehearsal" in err
+    assert "no weights for sft.policy=qwen3-vl-2b" in err and "huggingface-cli download unsloth/Qwen3-VL-2B-Instruct" in err
+    assert f"no MIMIC-CXR folder at {out / 'data' / 'mimic-cxr'} (data.root)" in err
+    assert "python -m sdrlib.data.standin mimic" in err and "Traceback" not in err
+    assert no_notebooks == [] and [p.name for p in out.iterdir()] == []
+    # each one alone: a GPU and weights present, only the dataset missing; an explicit cuda device without a GPU
+    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
+    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
+    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
+    assert rc == 2 and "GPU" not in err and "weights" not in err and "no MIMIC-CXR folder" in err, err
+    (out / "data" / "mimic-cxr").mkdir(parents=True)
+    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out), "--only", "00")
+    assert rc == 0 and len(no_notebooks) == 1, err
+    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
+    p = tmp_path / "prof.yaml"
+    p.write_text("extends: smoke\ndistances:\n  device: cuda\n")
+    rc, _, err = _main(capsys, "--profile", str(p), "--out", str(out))
+    assert rc == 2 and "no CUDA GPU (distances.device=cuda need one)" in err, err
+
+
+def test_rehearsal_profile_needs_nothing_this_machine_lacks(monkeypatch, tmp_path):
+    """The rehearsal writes its own MIMIC-CXR stand-in (data.standin_n), trains the tiny policy on CPU: no preflight
+    complaint even with no GPU and no data folder."""
+    from sdrlib import runner
+
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
+    assert runner.preflight(load_profile("rehearsal")) == []
+    assert runner.preflight(load_profile("rehearsal", {"data.standin_n": 0}))[0].startswith(
+        f"no MIMIC-CXR folder at {tmp_path / 'data' / 'mimic-cxr-standin'}")

@@ -238,3 +238,23 @@ def test_cli_writes_a_standin_and_says_what_it_wrote(tmp_path, capsys):
     assert "defect missing-image" in out and "deid_png.part*" in out
     assert main(["iuxray", str(tmp_path / "m"), "--n", "3"]) == 2
     assert "not an empty folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_profile_with_standin_n_writes_the_standin_once_where_data_root_is_missing(layout, tmp_path, monkeypatch):
+    """``data.standin_n`` (the rehearsal profile): a missing ``data.root`` gets the stand-in of the profile's seed,
+    the same bytes as ``python -m sdrlib.data.standin`` (ReXGradient unpacked), then is read like a download; an
+    existing folder is never written to, and without ``standin_n`` a missing root stays an error."""
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    cfg = load_profile("smoke", {"data.source": layout, "data.root": "data/dl", "data.standin_n": 20})
+    with pytest.warns(UserWarning, match=f"wrote a {layout} stand-in"):
+        train = load_split(cfg, "train")
+    root = tmp_path / "data" / "dl"
+    ref = write_standin(layout, tmp_path / "ref", n=20, seed=cfg.seed, unpack=True)
+    assert _tree(root) == _tree(ref.root) and len(train) == len(ref.expected("train")[0]) > 0
+    assert [p.name for p in root.parent.iterdir()] == ["dl"]  # no temporary folder left beside it
+    before = _tree(root)
+    load_split(cfg, "test")
+    assert _tree(root) == before
+    with pytest.raises(DataError, match="does not exist|no such|not found"):
+        load_split(load_profile("smoke", {"data.source": layout, "data.root": "data/none"}), "train")

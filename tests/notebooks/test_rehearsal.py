@@ -1,0 +1,68 @@
+"""End to end: ``run_all.sh --profile rehearsal`` (the paper profile's code paths on CPU) into a temporary root.
+
+The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself, sweeps all 15 distance settings
+(GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
+at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
+Cost (2 shared CPU cores, load 3-4, 2026-12-01): the run 777 s (13.0 min; notebook 05 249 s, of which BERTScore with
+all-mpnet-base-v2 is most), then the notebook 05 rerun 142 s: about 16 minutes in all. Slow, like the smoke run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_run_all_rehearsal(tmp_path):
+    from sdrlib.config import load_profile
+
+    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
+                           "--cell-timeout", "1200"], capture_output=True, text=True, timeout=3600)
+    sys.stdout.write(proc.stdout[-4000:])
+    sys.stderr.write(proc.stderr[-4000:])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = (tmp_path / "results" / "run_summary.md").read_text(encoding="utf-8")
+    assert "- result: 8 of 8 notebooks ok" in summary, summary
+    # the stand-in was written where the profile's data.root points, in MIMIC-CXR-JPG's layout
+    standin = tmp_path / "data" / "mimic-cxr-standin"
+    assert (standin / "mimic-cxr-2.0.0-split.csv.gz").is_file() and (standin / "STANDIN.json").is_file()
+    # notebook 05's selection table: every one of the paper's 15 settings x min / avg / kNN
+    paper = load_profile("paper").selection
+    table = pd.read_csv(tmp_path / "results" / "05_improvement_all.csv")  # distance x aggregation, all studies
+    assert len(paper.names) == 15 and set(table["distance"]) == set(paper.names) and "gw" in set(table["distance"])
+    assert len(table) == 45 and set(table["aggregation"]) == {"min", "avg", "knn"}
+    methods = set(pd.read_csv(tmp_path / "results" / "05_selection_methods.csv")["method"])
+    assert {f"{n}+{a}" for n in paper.names for a in ("min", "avg", "knn")} <= methods
+    # the API candidates: both prompts through the loopback server, cached in JSONL
+    sel_dir = tmp_path / "runs" / "rehearsal" / "selection"
+    for prompt in ("p1", "p2"):
+        lines = [json.loads(x) for x in (sel_dir / f"api_tiny-sft_{prompt}.jsonl").read_text().splitlines()]
+        assert lines and all(r["status"] == "ok" and r["prompt"] == prompt for r in lines)
+    # the sweep scored real candidates (the SFT policy writes the template), not an empty set
+    first = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
+    computed = re.search(r"sweep: .* \(([\d,]+) after deduplication\)", first)
+    assert computed and int(computed.group(1).replace(",", "")) > 0, first[-3000:]
+    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache
+    again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
+                            "--only", "05"], capture_output=True, text=True, timeout=1800)
+    assert again.returncode == 0, again.stderr[-2000:]
+    second = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
+    for prompt in ("p1", "p2"):
+        assert f"tiny-sft [{prompt}] via http://127.0.0.1:" in first and f"tiny-sft [{prompt}] via" in second
+    assert first.count(" 0 cached, ") == 2 and " 0 API calls" not in first, first[-3000:]
+    assert second.count("0 requested (0 ok, 0 failed), 0 API calls") == 2, second[-3000:]
+
+
+def _outputs(path: Path) -> str:
+    """The text a notebook's cells printed."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return "\n".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
