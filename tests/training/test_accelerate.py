@@ -27,7 +27,7 @@ from sdrlib.config import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCELERATE = Path(sys.executable).parent / "accelerate"
-PROFILE = "smoke"  # the profile the 2-process runs use, plus OVERRIDES
+PROFILE = "rehearsal"  # the profile the 2-process runs use, plus OVERRIDES
 OVERRIDES = {
     "data.n_train": 16, "data.n_val": 4, "data.n_test": 4,
     "sft.max_steps": 2, "sft.batch_size": 2, "sft.grad_accum": 2, "sft.save_steps": 1, "sft.threads": 1,
