@@ -18,6 +18,23 @@ import numpy as np
 from sdrlib.reports import split_sentences
 from sdrlib.rewards import normalise_sentence
 
+#: The tiny Qwen3-VL's shape (profile overrides) every training test shares; tests add their own step counts.
+TINY_POLICY = {
+    "sft.vocab_size": 320,
+    "sft.tiny_hidden_size": 32,
+    "sft.tiny_layers": 1,
+    "sft.tiny_heads": 2,
+    "sft.tiny_kv_heads": 1,
+    "sft.tiny_head_dim": 16,
+    "sft.tiny_intermediate_size": 64,
+    "sft.tiny_vision_hidden_size": 32,
+    "sft.tiny_vision_layers": 1,
+    "sft.tiny_vision_heads": 2,
+    "sft.tiny_vision_intermediate_size": 64,
+    "sft.tiny_image_size": 64,
+}
+
+
 REPORTS = {
     0: ("The lungs are clear. Heart size is normal.", "No acute cardiopulmonary process."),
     1: ("There is a right lower lobe opacity. Heart size is normal.", "Right lower lobe pneumonia."),

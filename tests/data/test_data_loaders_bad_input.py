@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +33,7 @@ CHEXPERT_14 = ['No Finding', 'Enlarged Cardiomediastinum', 'Cardiomegaly', 'Lung
                'Pleural Other', 'Fracture', 'Support Devices']
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise OSError("network access refused in tests")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")  # tests/conftest.py
 
 
 # --------------------------------------------------------------------------- loaders: read_table

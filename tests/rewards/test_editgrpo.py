@@ -18,7 +18,7 @@ from sdrlib.rewards.methods.editgrpo import EditError, edit_report, edit_section
 from sdrlib.training.editgrpo_trainer import group_slots
 from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardError, trl_reward_functions, validate_reward_name
-from training_helpers import FakeEmbedder, make_records
+from training_helpers import FakeEmbedder, TINY_POLICY, make_records
 
 REF_F = "There is a right lower lobe opacity. Heart size is normal. No pneumothorax."
 REF_I = "Right lower lobe pneumonia."
@@ -209,11 +209,8 @@ def test_composite_clinical_reward_components():
 # --------------------------------------------------------------------------- trainer
 
 TINY = {
+    **TINY_POLICY,
     "sft.max_steps": 3, "sft.batch_size": 4, "sft.learning_rate": 1.0e-3, "sft.save_steps": 2,
-    "sft.vocab_size": 320, "sft.tiny_hidden_size": 32, "sft.tiny_layers": 1, "sft.tiny_heads": 2,
-    "sft.tiny_kv_heads": 1, "sft.tiny_head_dim": 16, "sft.tiny_intermediate_size": 64,
-    "sft.tiny_vision_hidden_size": 32, "sft.tiny_vision_layers": 1, "sft.tiny_vision_heads": 2,
-    "sft.tiny_vision_intermediate_size": 64, "sft.tiny_image_size": 64,
     "grpo.max_steps": 2, "grpo.batch_size": 4, "grpo.num_generations": 4, "grpo.max_completion_length": 12,
     "grpo.save_steps": 1,
 }

@@ -10,25 +10,14 @@ import torch
 from sdrlib import training
 from sdrlib.config import load_profile
 from sdrlib.models import PolicyError
-from training_helpers import FakeEmbedder, make_records
+from training_helpers import FakeEmbedder, TINY_POLICY, make_records
 
 TINY = {
+    **TINY_POLICY,
     "sft.max_steps": 3,
     "sft.batch_size": 4,
     "sft.learning_rate": 1.0e-3,
     "sft.save_steps": 2,
-    "sft.vocab_size": 320,
-    "sft.tiny_hidden_size": 32,
-    "sft.tiny_layers": 1,
-    "sft.tiny_heads": 2,
-    "sft.tiny_kv_heads": 1,
-    "sft.tiny_head_dim": 16,
-    "sft.tiny_intermediate_size": 64,
-    "sft.tiny_vision_hidden_size": 32,
-    "sft.tiny_vision_layers": 1,
-    "sft.tiny_vision_heads": 2,
-    "sft.tiny_vision_intermediate_size": 64,
-    "sft.tiny_image_size": 64,
     "grpo.max_steps": 2,
     "grpo.batch_size": 4,
     "grpo.num_generations": 2,

@@ -31,23 +31,11 @@ HERE = Path(__file__).resolve().parent
 
 #: The tiny policy of test_training.py, trained long enough (100 SFT steps) that GRPO samples
 #: completions with a valid template, so the distance reward (encoder, numba kernels) really runs.
-TINY = {
+TINY = {  # on top of training_helpers.TINY_POLICY (the shared tiny shape), joined in _setup
     "sft.max_steps": 100,
     "sft.batch_size": 4,
     "sft.learning_rate": 1.0e-2,
     "sft.save_steps": 1000,
-    "sft.vocab_size": 320,
-    "sft.tiny_hidden_size": 32,
-    "sft.tiny_layers": 1,
-    "sft.tiny_heads": 2,
-    "sft.tiny_kv_heads": 1,
-    "sft.tiny_head_dim": 16,
-    "sft.tiny_intermediate_size": 64,
-    "sft.tiny_vision_hidden_size": 32,
-    "sft.tiny_vision_layers": 1,
-    "sft.tiny_vision_heads": 2,
-    "sft.tiny_vision_intermediate_size": 64,
-    "sft.tiny_image_size": 64,
     "grpo.max_steps": 2,
     "grpo.batch_size": 8,
     "grpo.num_generations": 2,
@@ -60,9 +48,9 @@ N_RECORDS = 12
 def _setup(root: Path):
     os.environ["SDR_ROOT"] = str(root)
     from sdrlib.config import load_profile
-    from training_helpers import make_records
+    from training_helpers import TINY_POLICY, make_records
 
-    return load_profile("smoke", TINY), make_records(N_RECORDS, root / "img")
+    return load_profile("smoke", {**TINY_POLICY, **TINY}), make_records(N_RECORDS, root / "img")
 
 
 def _weights_digest(final: Path) -> str:
