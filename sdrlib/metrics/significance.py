@@ -11,6 +11,9 @@ metrics are resampled correctly rather than approximated by means.
   al. 2012; Koehn 2004): ``(1 + #{|d* - d| >= |d|}) / (1 + B)``, with ``d``
   the observed difference. Small p means the sign of ``d`` is reliable.
 
+Over seeds and studies together, :func:`seed_study_test` (one test for a claim about a configuration
+trained with several seeds; see its docstring for the procedure and its limits).
+
 Leaves out multiple-comparison correction and approximate randomization.
 
 Example::
@@ -24,11 +27,14 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from scipy import stats as _st
 
 from sdrlib.metrics.base import MetricResult
 
-__all__ = ["bootstrap_weights", "paired_bootstrap"]
+__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test"]
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -78,3 +84,98 @@ def paired_bootstrap(a: MetricResult, b: MetricResult, *, n_resamples: int = 100
     p = (1.0 + np.count_nonzero(np.abs(ds - d) >= abs(d))) / (1.0 + ds.size)
     return dict(value_a=va, value_b=vb, diff=d, ci_low=float(lo), ci_high=float(hi),
                 p_value=float(min(p, 1.0)), n=n, n_resamples=int(w.shape[0]))
+
+
+def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
+                    seed: int = 0, ci: float = 0.95) -> dict[str, float | int | list[float]]:
+    """One test of configuration A against B over training seeds *and* test studies.
+
+    ``a[s]``, ``b[s]``: one metric of seed ``s`` of A and of B, all on the same ``n`` test studies in the
+    same order. ``b`` may hold a single run (e.g. a deterministic baseline), used against every seed of A.
+    For the SFT column (one SFT policy, sampled with each seed), ``b[s]`` is the SFT policy's sample drawn
+    with seed ``s``, so sampling noise enters the seed variance like training noise does.
+
+    The statistic is ``D = mean_s [m(a_s) - m(b_s)]``, ``m`` the metric's corpus value (recomputed from
+    per-sample sufficient statistics, so macro F1 / corpus BLEU are resampled correctly). Two checks:
+
+    1. **Two-level paired bootstrap** (``p_boot``): each resample draws seeds with replacement and, within,
+       study weights shared by both systems and every seed (the studies are the same, so pairing is kept);
+       shifted-null two-sided p as in :func:`paired_bootstrap`. This carries the study sampling noise.
+    2. **t-test over seeds** (``p_seed_t``): one-sample t on the ``k`` per-seed corpus differences,
+       ``k - 1`` degrees of freedom. With ``k = 3`` seeds the seed level of the bootstrap alone is far too
+       coarse (10 distinct seed multisets, a seed variance shrunk by ``(k-1)/k`` and normal rather than
+       t(2) tails: on pure seed noise it rejects about a quarter of the time), while a sign-flip
+       permutation over 3 seeds cannot go below p = 0.25; the t-test is exact for normal seed effects.
+
+    ``p_value = max(p_boot, p_seed_t)``: significant only when both agree (an intersection-union test,
+    level ``alpha`` whenever either check is). The interval is the hull of the bootstrap percentile
+    interval and the t interval ``D ± t_{k-1} · sd / sqrt(k)``, so it excludes 0 roughly when p < 1 - ci.
+    With one seed (``k = 1``) there is no seed variance to test: ``p_value`` is the study bootstrap's, the
+    per-seed test of old, and ``p_seed_t`` is NaN; read such rows as a single run.
+
+    Limits: with 3 seeds the t-test has little power (a difference needs to be consistent across seeds,
+    about 4.3 standard errors); normal seed effects are assumed; a B with a single run contributes no
+    variance of its own; no multiple-comparison correction.
+
+    Returns
+    -------
+    dict with ``value_a, value_b`` (means over seeds), ``diff`` (D), ``ci_low, ci_high, p_value, p_boot,
+    p_seed_t, seed_sd`` (sample SD of the per-seed differences), ``n_same_sign`` (seeds whose difference has
+    D's sign), ``n_seeds, n, n_resamples``, and per seed ``seed_diffs`` and ``seed_p`` (the per-seed paired
+    bootstrap p over studies, same resamples).
+
+    Example::
+
+        >>> from sdrlib.metrics.base import mean_result
+        >>> rng = np.random.default_rng(0)
+        >>> a = [mean_result("m", "x", rng.normal(0.6 + u, 0.1, 100)) for u in (0.0, 0.01, -0.01)]
+        >>> b = [mean_result("m", "x", rng.normal(0.5, 0.1, 100))]
+        >>> r = seed_study_test(a, b, n_resamples=200)
+        >>> r["n_same_sign"], r["p_value"] < 0.05
+        (3, True)
+    """
+    a, b = list(a), list(b)
+    if len(b) == 1:
+        b = b * len(a)
+    if not a or len(a) != len(b):
+        raise ValueError(f"seed_study_test needs one B run or one per seed of A, got {len(a)} vs {len(b)}")
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    n = a[0].stats.shape[0]
+    if any(r.stats.shape[0] != n for r in (*a, *b)):
+        raise ValueError(f"{a[0].name}: every run must cover the same {n} studies")
+    k = len(a)
+    w = bootstrap_weights(n, n_resamples, seed)
+    d_s = np.array([float(x.corpus) - float(y.corpus) for x, y in zip(a, b)])
+    boot = np.stack([x.value_for(w) - y.value_for(w) for x, y in zip(a, b)])  # (k, B)
+    out: dict = dict(value_a=float(np.mean([x.corpus for x in a])), value_b=float(np.mean([y.corpus for y in b])),
+                     diff=float(d_s.mean()), n_seeds=k, n=n, n_resamples=n_resamples,
+                     seed_diffs=[float(x) for x in d_s])
+    ok = np.isfinite(boot).all(axis=0)
+    out["seed_p"] = [float((1.0 + np.count_nonzero(np.abs(boot[s, ok] - d_s[s]) >= abs(d_s[s]))) / (1.0 + ok.sum()))
+                     if ok.any() and np.isfinite(d_s[s]) else np.nan for s in range(k)]
+    d = out["diff"]
+    nan = dict(ci_low=np.nan, ci_high=np.nan, p_value=np.nan, p_boot=np.nan, p_seed_t=np.nan, seed_sd=np.nan,
+               n_same_sign=0)
+    if not np.isfinite(d) or not ok.any():
+        return {**out, **nan}
+    # seed level: each resample draws k seeds with replacement (its own RNG stream, reproducible from `seed`)
+    counts = np.random.default_rng([seed, 1]).multinomial(k, np.full(k, 1.0 / k), size=n_resamples)
+    ds = (counts * boot.T).sum(axis=1)[ok] / k
+    lo, hi = np.quantile(ds, [(1 - ci) / 2, 1 - (1 - ci) / 2])
+    p_boot = min(1.0, (1.0 + np.count_nonzero(np.abs(ds - d) >= abs(d))) / (1.0 + ds.size))
+    sd = float(d_s.std(ddof=1)) if k > 1 else np.nan
+    if k > 1:
+        se = sd / np.sqrt(k)
+        if se > 0:
+            p_t = float(2 * _st.t.sf(abs(d) / se, k - 1))
+            half = float(_st.t.ppf(1 - (1 - ci) / 2, k - 1) * se)
+        else:  # identical per-seed differences: no seed variance to test against
+            p_t, half = (0.0 if d != 0 else 1.0), 0.0
+        lo, hi = min(lo, d - half), max(hi, d + half)
+        p = max(p_boot, p_t)
+    else:
+        p_t, p = np.nan, p_boot
+    same = int(np.sum(np.sign(d_s) == np.sign(d))) if d != 0 else 0
+    return {**out, "ci_low": float(lo), "ci_high": float(hi), "p_value": float(p), "p_boot": float(p_boot),
+            "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same}
