@@ -328,11 +328,15 @@ tables[("impression", "headline")]
 tables[("findings", "clinical")]
 
 # %% [markdown]
-# ## 6. Paired significance
-# Paired bootstrap over test studies (same resamples for both systems), seed by seed: R_Cham and R_Haus
-# against SFT and against R_exact; the related methods (EditGRPO and its ablations, G-CARL) and our
-# negation-aware Chamfer against SFT and against R_Cham. `n_sig` counts seeds with p < 0.05 in the direction of the mean difference (ablations
-# have `grpo.ablation_seeds` seeds).
+# ## 6. Paired significance, over seeds and studies
+# One test per comparison (`sdrlib.metrics.significance.seed_study_test`): the mean over seeds of the corpus
+# difference, with a two-level paired bootstrap (seeds with replacement, the shared test studies within) and a
+# t-test over the seeds' differences; p is the larger of the two, the interval the hull of both. Seed `s` of A
+# meets seed `s` of B (SFT: the one SFT policy sampled with seed `s`). Pairs: R_Cham and R_Haus against SFT and
+# R_exact; the related methods (EditGRPO and its ablations, G-CARL) and our negation-aware Chamfer against SFT and
+# R_Cham. `seed_sd`: SD of the per-seed differences; `same_sign`: seeds whose difference has the mean's sign;
+# `p_seeds`: each seed's study-only bootstrap (detail; ablations have `grpo.ablation_seeds` seeds, and a row with
+# one seed is a single run's study bootstrap). Shown: Findings, headline metrics; the file has every row.
 
 # %%
 pairs = [(a, b) for a in ("chamfer", "hausdorff") for b in ("sft", "exact") if a in configs and b in configs]
@@ -341,8 +345,14 @@ pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")
 sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-save_table(sig, "grpo_significance", cfg)
-sig.round(4)
+protocol = (f"{len(test)} test studies, {len(seeds)} seeds (SFT: one policy sampled with each seed), "
+            f"1 sample per study at T = {cfg.sft.eval_temperature:g}")
+save_table(sig, "grpo_significance", cfg, protocol=protocol, test="seed_study_test (two-level bootstrap + t over seeds)")
+head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
+sig_cols = ["A", "B", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "same_sign", "p_seeds"]
+print(protocol)
+(sig[(sig.section == "findings") & sig.metric.str.split("@").str[0].isin(head_metrics)][sig_cols]
+ .assign(metric=lambda t: t.metric.str.split("@").str[0]).round(3) if len(sig) else sig)
 
 # %% [markdown]
 # ## 7. Sample generations
@@ -362,7 +372,6 @@ for i, rec in enumerate(test[:n_show]):
 # %%
 from sdrlib.io import atomic_write_text
 
-head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
 g = cfg.grpo
 head = [f"# Headline numbers: profile `{cfg.name}`, seed {cfg.seed}", "",
         f"Written by notebooks/04_grpo.ipynb. Data: {cfg.data.source} ({len(train)} train / {len(test)} test studies "
@@ -372,7 +381,9 @@ base = cfg.results_dir / "sft_vs_baselines_significance.csv"
 if base.is_file():
     b = pd.read_csv(base)
     b = b[b.metric.str.split("@").str[0].isin(paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"))]
-    head += ["## SFT vs image-blind baselines (notebook 03, one SFT sample, paired bootstrap)", ""]
+    n03 = int(b.n.iloc[0]) if "n" in b.columns and len(b) else "?"
+    head += [f"## SFT vs image-blind baselines (notebook 03: {n03} test studies, one SFT sample, paired bootstrap "
+             f"over studies; not the GRPO protocol below)", ""]
     head += [f"- {r.section.capitalize()} {r.metric.split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} {r.value_b:.3f} "
              f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r.p_value:.3f})"
              for r in b.itertuples()]
@@ -380,7 +391,7 @@ if base.is_file():
 else:
     head += ["(notebook 03's sft_vs_baselines_significance.csv is missing: run notebook 03 first)", ""]
 for section in ("findings", "impression"):
-    head += [f"## GRPO, {section}: mean ± sample std over {len(seeds)} seeds", "",
+    head += [f"## GRPO, {section}: mean ± sample std over {len(seeds)} seeds ({protocol})", "",
              tables[(section, "headline")].to_markdown(index=False), ""]
 head += ["## Policy movement (KL to SFT, total reward)", "", movement.to_markdown(index=False), "",
          "## Exact-match sparsity and within-group spread", "", sparsity.to_markdown(index=False), "",
@@ -389,9 +400,14 @@ if len(edit_totals):
     head += ["## EditGRPO edit counts (whole run, per seed)", "", edit_totals.to_markdown(index=False), ""]
 if len(sig):
     s2 = sig[sig.metric.str.split("@").str[0].isin(head_metrics)]
-    head += ["## Paired bootstrap, seed by seed (p per seed; n_sig = seeds with p < 0.05 in the mean's direction)", "",
-             s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
-                                                         "n_sig", "n_seeds"]].to_markdown(index=False), ""]
+    s2 = s2.assign(metric=s2.metric.str.split("@").str[0])
+    head += [f"## Across seeds and studies (seed_study_test; {protocol})", "",
+             "diff = mean over seeds of A - B; 95% CI and p from a two-level paired bootstrap (seeds, then the "
+             "shared test studies) and a t-test over seeds (p = the larger); seed_sd = SD of the per-seed "
+             "differences; same_sign = seeds whose difference has the mean's sign; p_seeds = each seed's "
+             "study-only bootstrap (detail).", "",
+             s2[["A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "same_sign",
+                 "p_seeds"]].round(4).to_markdown(index=False), ""]
 atomic_write_text(cfg.results_dir / "headline.md", "\n".join(head))
 print("\n".join(head))
 
@@ -399,13 +415,14 @@ print("\n".join(head))
 # Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no
 # configuration can differ meaningfully from SFT; on the default profile compare the R_Cham / R_Haus
 # columns with SFT and R_exact together with the significance table above. For the related methods, the
-# sentences below are written from the significance table (Findings, mean difference over seeds and the
-# seeds with p < 0.05 in that direction).
+# sentences below are written from the significance table (Findings, mean difference over seeds, the
+# across-seed p and how many seeds share its sign).
 
 # %%
 if len(sig):
     for r in sig[(sig.section == "findings") & sig.A.isin([posttrain.config_label(m) for m in methods])
                  & sig.metric.str.split("@").str[0].isin(head_metrics)].itertuples():
-        word = "above" if r.mean_diff > 0 else "below" if r.mean_diff < 0 else "equal to"
-        print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.mean_diff):.4f} on average; "
-              f"significant (p < 0.05) in {r.n_sig} of {r.n_seeds} seed(s), p = {r.p_values}")
+        word = "above" if r.diff > 0 else "below" if r.diff < 0 else "equal to"
+        verdict = "significant" if r.p_value < 0.05 else "not significant"
+        print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.diff):.4f} on average "
+              f"({verdict} over seeds and studies, p = {r.p_value:.3f}; same sign in {r.same_sign} seeds)")

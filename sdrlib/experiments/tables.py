@@ -10,8 +10,9 @@ which pairs are compared and what the columns are called, so that is all the cal
 - :func:`paired_table`: one row per (keys, A's result, B's result), the two values under names the caller
   picks (``value_A`` / ``value_B``, ``pruning`` / ``standard``), extra columns appended;
 - :func:`significance_table`: configurations over seeds, seed ``s`` of A against seed ``s`` of B (or B's only
-  run), with the mean difference over seeds, each seed's p and the number of seeds significant in the mean's
-  direction.
+  run): one across-seed row per metric (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference
+  over seeds, interval and p over seeds and studies together, seed SD, seeds with the mean's sign), each
+  seed's study-only p as a detail column.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ import pandas as pd
 
 from sdrlib.experiments.posttrain import config_label
 from sdrlib.metrics.base import MetricResult
-from sdrlib.metrics.significance import paired_bootstrap
+from sdrlib.metrics.significance import paired_bootstrap, seed_study_test
 from sdrlib.metrics.suite import compare_systems
 
-__all__ = ["system_comparisons", "paired_table", "significance_table"]
+__all__ = ["system_comparisons", "paired_table", "seed_row", "significance_table"]
 
 
 def system_comparisons(a: Any, others: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
@@ -57,38 +58,55 @@ def paired_table(comparisons: Iterable[tuple[Mapping[str, Any], MetricResult, Me
     return pd.DataFrame(rows)
 
 
+def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
+             seed: int = 0) -> dict[str, Any]:
+    """One across-seed row (:func:`~sdrlib.metrics.significance.seed_study_test`) of A's runs against B's:
+    ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, same_sign`` ("k of n" seeds whose difference
+    has the mean's sign), ``n_seeds`` and, as detail, ``p_seeds`` (each seed's study-only bootstrap p) and
+    ``n_sig`` (seeds with p < 0.05 in the mean's direction)."""
+    r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed)
+    ps, ds = np.asarray(r["seed_p"]), np.asarray(r["seed_diffs"])
+    direction = np.sign(r["diff"]) if np.isfinite(r["diff"]) else 0.0
+    return {"value_a": r["value_a"], "value_b": r["value_b"], "diff": r["diff"], "ci_low": r["ci_low"],
+            "ci_high": r["ci_high"], "p_value": r["p_value"], "seed_sd": r["seed_sd"],
+            "same_sign": f"{r['n_same_sign']} of {r['n_seeds']}", "n_seeds": r["n_seeds"],
+            "p_seeds": " ".join(f"{p:.3f}" for p in ps),
+            "n_sig": int(np.sum((ps < 0.05) & (np.sign(ds) == direction) & (direction != 0)))}
+
+
 def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
                        metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Paired bootstrap of configuration A vs B on the same test studies, per seed and pooled.
+    """Configuration A vs B over seeds and test studies: one row per (pair, section, metric).
 
-    For each pair, each seed ``s`` of A is compared with seed ``s`` of B (or B's only run,
-    e.g. SFT). Returns one row per (pair, section, metric) with the mean difference over
-    seeds, each seed's p-value, and ``n_sig``: seeds with p < 0.05 in the direction of the
-    mean difference. ``metrics`` are metric-name prefixes (the part before ``@``).
+    ``scores[(config, seed)]``: :class:`~sdrlib.metrics.suite.ReportScores` on the same test studies. Seed
+    ``s`` of A is paired with seed ``s`` of B (the SFT column: the SFT policy sampled with seed ``s``), or
+    with B's only run. The row is :func:`seed_row`'s: the mean difference over seeds with the across-seed
+    interval and p (:func:`~sdrlib.metrics.significance.seed_study_test`), the seed SD, how many seeds
+    share the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the
+    part before ``@``).
     """
     rows = []
     for a, b in pairs:
-        a_runs = sorted((k for k in scores if k[0] == a), key=lambda k: k[1])
+        a_seeds = sorted(k[1] for k in scores if k[0] == a)
         b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
-        if not a_runs or not b_runs:
+        if not a_seeds or not b_runs:
             continue
-        per: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for key in a_runs:
-            sb = b_runs.get(key[1], next(iter(b_runs.values())) if len(b_runs) == 1 else None)
-            if sb is None:
-                continue
-            cmp = compare_systems(scores[key], sb, n_resamples=n_resamples, seed=seed)
-            cmp = cmp[cmp.metric.str.split("@").str[0].isin(metrics)]
-            for r in cmp.itertuples():
-                per.setdefault((r.section, r.metric), []).append((r.diff, r.p_value))
-        for (sec, metric), vals in per.items():
-            diffs = np.array([v[0] for v in vals])
-            ps = np.array([v[1] for v in vals])
-            direction = np.sign(diffs.mean())
-            rows.append({
-                "A": config_label(a), "B": config_label(b), "section": sec, "metric": metric,
-                "mean_diff": float(diffs.mean()), "p_values": " ".join(f"{p:.3f}" for p in ps),
-                "n_seeds": len(vals),
-                "n_sig": int(np.sum((ps < 0.05) & (np.sign(diffs) == direction) & (direction != 0))),
-            })
+        if len(b_runs) == 1:
+            matched = [(s, next(iter(b_runs.values()))) for s in a_seeds]
+        else:
+            matched = [(s, b_runs[s]) for s in a_seeds if s in b_runs]
+        if not matched:
+            continue
+        first = scores[(a, matched[0][0])]
+        for sec in first.sections:
+            for ra in first.results[sec]:
+                if ra.name.split("@")[0] not in metrics:
+                    continue
+                try:
+                    runs_a = [scores[(a, s)].result(sec, ra.name) for s, _ in matched]
+                    runs_b = [sb.result(sec, ra.name) for _, sb in matched]
+                except KeyError:
+                    continue
+                rows.append({"A": config_label(a), "B": config_label(b), "section": sec, "metric": ra.name,
+                             **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed)})
     return pd.DataFrame(rows)

@@ -61,4 +61,16 @@ def test_significance_table_pairs_seeds_against_single_sft():
     t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
     assert set(t.section) == {"findings", "impression"}
     row = t[t.section == "findings"].iloc[0]
-    assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row.mean_diff > 0.5
+    assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row["diff"] > 0.5
+    assert row.same_sign == "2 of 2" and row.seed_sd == 0 and row.p_value < 0.05 and row.ci_low > 0
+    assert {"value_a", "value_b", "ci_high", "p_seeds"} <= set(t.columns)
+
+
+def test_significance_table_pairs_seed_with_seed_and_drops_unmatched():
+    refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
+    good = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
+    bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
+    sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
+    scores = {("sft", 0): sc(bad), ("sft", 1): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 2): sc(good)}
+    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=100)
+    assert (t.n_seeds == 1).all()  # only seed 0 has both
