@@ -148,14 +148,18 @@ for name, sc in scores.items():
 table = pd.DataFrame(rows).pivot_table(index="metric", columns="system", values=["findings", "impression"])
 table.columns = [f"{section}: {system}" for section, system in table.columns]
 table = table.round(3)
-save_table(table.reset_index(), "sft_vs_baselines", cfg)
+save_table(table.reset_index(), "sft_vs_baselines", cfg,
+           protocol=f"{len(test)} test studies, one report per study and system (SFT sampled once, seed {cfg.seed})")
 table
 
 # %%
 sig = compare.system_comparisons(scores["SFT"], {b: scores[b] for b in ("random_train", "SFT shuffled images")},
                                 metrics=paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"),
                                 n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-save_table(sig, "sft_vs_baselines_significance", cfg)
+protocol = (f"{len(test)} test studies, one report per study and system (SFT sampled once, seed {cfg.seed}); "
+            "paired bootstrap over studies (one policy: no seeds to test over)")
+save_table(sig, "sft_vs_baselines_significance", cfg, protocol=protocol)
+print(protocol)
 sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value"]].round(4)
 
 # %% [markdown]
@@ -184,7 +188,8 @@ image_gap = compare.paired_table([({}, nll["another study's image"], nll["own im
                                 value_names=("another study's image", "own image"))
 image_gap = image_gap.rename(columns={"diff": "gap"})[["own image", "another study's image", "gap", "ci_low", "ci_high",
                                                        "p_value"]]
-save_table(image_gap.round(4), "sft_image_nll", cfg)
+save_table(image_gap.round(4), "sft_image_nll", cfg,
+           protocol=f"{len(test)} test studies, teacher-forced reference NLL, paired bootstrap over studies")
 image_gap.round(4)
 
 # %% [markdown]

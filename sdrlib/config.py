@@ -298,6 +298,9 @@ def _aggregation(name: str, where: str) -> None:
 class SelectionConfig:
     k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
     n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
+    n_val: int = field(default=20, metadata={"min": 0,
+        "help": "validation studies on which notebook 05 picks each policy's best setting, then reported on the "
+                "test studies (0 = no validation pick: only the paper's pick on test)"})
     bank_size: int = field(default=0, metadata={"min": 0,
         "help": "bank reports used, drawn at random from notebook 01's bank with the profile's seed (notebooks 05 "
                 "and 06 alike; 0 = all of it, embedding.bank_size)"})

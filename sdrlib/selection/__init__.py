@@ -8,7 +8,7 @@ and the smallest total wins (eq. 10).
   :class:`SelectionScores`, :func:`selection_spec` (Hung-Pen unclipped), candidate parsing, sets and presence
 - :mod:`.mbr`        MBR consensus among a study's K candidates: :func:`mbr_scores`
 - :mod:`.evaluation` metric values of every method, random / oracle / first baselines, Tables 3 / 23 and 25-28
-  (:func:`evaluate_methods`, :func:`best_vs_random`, :func:`improvement_summary`, :func:`pick_metrics`) and the
+  (:func:`evaluate_methods`, :func:`best_vs_random`, :func:`best_picked_on_val`, :func:`improvement_summary`, :func:`pick_metrics`) and the
   numbers of Fig. 2b (:func:`mean_vectors`, :func:`pca_2d`)
 - :mod:`.bank`       the seeded random bank draw (paper C.4): :func:`draw_indices`, :func:`draw_bank_records`,
   :func:`sample_bank`, :func:`head_bank`
@@ -22,7 +22,7 @@ experiments layer's (:mod:`sdrlib.experiments.candidates`). Left out: distance-g
 
 from sdrlib.selection.bank import draw_bank_records, draw_indices, head_bank, sample_bank
 from sdrlib.selection.errors import SelectionError
-from sdrlib.selection.evaluation import (HEADLINE_METRICS, best_vs_random, evaluate_methods, improvement_summary,
+from sdrlib.selection.evaluation import (HEADLINE_METRICS, best_picked_on_val, best_vs_random, evaluate_methods, improvement_summary,
                                          mean_vectors, method_choices, not_computed, pca_2d, pick_metrics,
                                          score_candidate_metrics, selected_result, study_values)
 from sdrlib.selection.mbr import mbr_scores
@@ -35,6 +35,6 @@ __all__ = [
     "draw_bank_records", "sample_bank", "selection_spec", "aggregate", "parse_candidate",
     "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores",
     "argmin_first", "method_choices", "selected_result", "evaluate_methods", "study_values", "best_vs_random",
-    "improvement_summary", "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed",
+    "best_picked_on_val", "improvement_summary", "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed",
     "mean_vectors", "pca_2d",
 ]

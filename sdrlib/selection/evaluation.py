@@ -26,7 +26,8 @@ from sdrlib.selection.errors import SelectionError
 from sdrlib.selection.scoring import SelectionScores, _grid, argmin_first
 
 __all__ = [
-    "method_choices", "selected_result", "evaluate_methods", "study_values", "best_vs_random", "improvement_summary",
+    "method_choices", "selected_result", "evaluate_methods", "study_values", "best_vs_random", "best_picked_on_val",
+    "improvement_summary",
     "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed", "mean_vectors", "pca_2d",
 ]
 
@@ -219,6 +220,41 @@ def best_vs_random(ev: pd.DataFrame, metrics: Sequence[str] | None = None, *, st
     met_order = {m: i for i, m in enumerate(dict.fromkeys([*HEADLINE_METRICS, *(metrics or ()), *(not_computed or {})]))}
     rows.sort(key=lambda r: (pol_order.get(r["policy"], 0), met_order.get(r["metric"], len(met_order))))
     return pd.DataFrame(rows, columns=cols)
+
+
+def best_picked_on_val(ev_val: pd.DataFrame, ev_test: pd.DataFrame, metrics: Sequence[str] | None = None, *,
+                       stratum: str = "all") -> pd.DataFrame:
+    """Tables 3 / 23 without selection on the test set: per policy and metric, the bank method (setting +
+    aggregation) with the highest value on validation studies, reported on the test studies.
+
+    ``ev_val`` / ``ev_test``: :func:`evaluate_methods` output with a ``policy`` column, for candidates of
+    validation and of test studies. Returns ``policy, metric, picked_on_val, val, test, random,
+    improvement_pct`` (the picked method on test, against test's random) and, for reference, the paper's
+    pick on test (``on_test_best_method``, ``on_test_best``: optimistic, picked and scored on the same
+    studies). Leaves out MBR, first and oracle (not picked). Example: a method best on val but second on
+    test gives ``test < on_test_best``.
+    """
+    def bank(ev):
+        d = ev[(ev.stratum == stratum) & ev.method.str.contains("+", regex=False) & ~ev.method.str.startswith("mbr:")]
+        return d[d.metric.isin(list(metrics))] if metrics is not None else d
+
+    v, t = bank(ev_val), bank(ev_test)
+    rows = []
+    for (pol, met), g in t.groupby(["policy", "metric"], sort=False):
+        gv = v[(v.policy == pol) & (v.metric == met)].dropna(subset=["value"])
+        if gv.empty or g.value.isna().all():
+            continue
+        pick = gv.loc[gv.value.idxmax()]
+        on_test = g.loc[g.value.idxmax()]
+        got = g[g.method == pick.method]
+        tv = got.iloc[0] if len(got) else None
+        rows.append({"policy": pol, "metric": met, "picked_on_val": pick.method, "val": float(pick.value),
+                     "test": float(tv.value) if tv is not None else np.nan,
+                     "random": float(tv.random) if tv is not None else np.nan,
+                     "improvement_pct": float(tv.improvement_pct) if tv is not None else np.nan,
+                     "on_test_best_method": on_test.method, "on_test_best": float(on_test.value)})
+    return pd.DataFrame(rows, columns=["policy", "metric", "picked_on_val", "val", "test", "random",
+                                       "improvement_pct", "on_test_best_method", "on_test_best"])
 
 
 def improvement_summary(ev: pd.DataFrame, metrics: Sequence[str], *, stratum: str = "all") -> pd.DataFrame:

@@ -312,6 +312,29 @@ def test_tables_best_vs_random_and_summary():
     assert summ.loc[1, "m"] == pytest.approx(want.mean()) and summ.loc[1, "m_std"] == pytest.approx(want.std(ddof=1))
 
 
+def test_best_picked_on_val_reports_the_val_pick_on_test():
+    import pandas as pd
+
+    rng = np.random.default_rng(15)
+    S, K = 30, 3
+
+    def ev_for(good):  # `good` picks the best candidate, the other method the worst
+        vals = rng.random((S, K))
+        ch = {good: vals.argmax(axis=1), ("ot+avg" if good == "chamfer+min" else "chamfer+min"): vals.argmin(axis=1),
+              "mbr:ot": vals.argmax(axis=1)}
+        return sel.evaluate_methods(ch, {"m": vals}, K).assign(policy="p1")
+
+    ev_val, ev_test = ev_for("chamfer+min"), ev_for("ot+avg")
+    t = sel.best_picked_on_val(ev_val, ev_test, ["m"])
+    row = t.iloc[0]
+    assert row.picked_on_val == "chamfer+min" and row.on_test_best_method == "ot+avg"  # MBR never picked
+    want = ev_test[(ev_test.method == "chamfer+min") & (ev_test.stratum == "all")].value.iloc[0]
+    assert row.test == pytest.approx(want) and row.test < row.on_test_best and row.improvement_pct < 0
+    same = sel.best_picked_on_val(ev_test, ev_test, ["m"]).iloc[0]
+    assert same.test == same.on_test_best
+    assert sel.best_picked_on_val(ev_val.iloc[:0], ev_test, ["m"]).empty
+
+
 def test_pca_and_mean_vectors():
     rng = np.random.default_rng(14)
     sets = _sets(rng, 5) + [np.zeros((0, D))]
