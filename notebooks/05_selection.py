@@ -160,10 +160,21 @@ for section in ("findings", "impression"):
     heads[section] = t
     save_table(t, f"05_headline_{section}", cfg, protocol=protocol, pick="on test (as the paper; optimistic)")
 print("picked on test (as the paper; optimistic):", protocol)
-heads["findings"].round(3)
+key = "BS-F1" if "BS-F1" in metrics else metrics[0]
+clin_key = next((m for m in ("CXB-14", "RG-E", "clin-F1 (sample)") if m in metrics), None)
+shown = [m for m in (key, clin_key) if m]  # key rows here; results/05_headline_<section>.md has every metric
+
+
+def head_view(t):  # policy x metric: the picked method and its % improvement over random
+    t = t[t.metric.isin(shown)]
+    return t.pivot(index="policy", columns="metric", values=["best_method", "improvement_pct"]).loc[
+        list(dict.fromkeys(t.policy))]
+
+
+head_view(heads["findings"]).round(1)
 
 # %%
-heads["impression"].round(3)
+head_view(heads["impression"]).round(1)
 
 # %% [markdown]
 # ### The same tables without selection on the test set
@@ -204,7 +215,9 @@ if sc.n_val:
         heads[f"{section}_val"] = t
         save_table(t, f"05_headline_{section}_val", cfg, protocol=vprotocol, pick="on validation")
     print(vprotocol)
-heads["findings_val"].round(3) if val_ev is not None else "selection.n_val = 0: no validation pick"
+(heads["findings_val"][heads["findings_val"].metric.isin(shown)]
+ [["policy", "metric", "picked_on_val", "test", "improvement_pct", "on_test_best_method", "on_test_best"]].round(3)
+ if val_ev is not None else "selection.n_val = 0: no validation pick")
 
 # %% [markdown]
 # ## 5. Every method, averaged over policies (Tables 25-28)
@@ -279,7 +292,6 @@ for m in [x for x in ("BS-F1", clin) if x in metrics]:
 # so there are no seeds to test over: each row is a single run's study bootstrap.
 
 # %%
-key = "BS-F1" if "BS-F1" in metrics else metrics[0]
 pick_on = "validation" if val_ev is not None else "test (as the paper; optimistic)"
 pick_summ = (sel.improvement_summary(val_ev[val_ev.section == "findings"], metrics) if val_ev is not None
              else summ["all"])
@@ -301,7 +313,8 @@ def comparisons():
 sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "05_significance", cfg, protocol=protocol + "; paired bootstrap over studies", pick=pick_on)
 print(f"best method: {best_method} (picked on {pick_on})")
-sig[sig.section == "findings"].round(4)
+sig[(sig.section == "findings") & sig.metric.isin(shown)][["policy", "metric", "B", "value_A", "value_B", "diff",
+                                                           "ci_low", "ci_high", "p_value"]].round(3)
 
 # %% [markdown]
 # ## 8. Selection in embedding space (Fig. 2b)
