@@ -166,15 +166,15 @@ shown = [m for m in (key, clin_key) if m]  # key rows here; results/05_headline_
 
 
 def head_view(t):  # policy x metric: the picked method and its % improvement over random
-    t = t[t.metric.isin(shown)]
+    t = t[t.metric.isin(shown)].assign(improvement_pct=lambda d: d.improvement_pct.round(1))
     return t.pivot(index="policy", columns="metric", values=["best_method", "improvement_pct"]).loc[
         list(dict.fromkeys(t.policy))]
 
 
-head_view(heads["findings"]).round(1)
+head_view(heads["findings"])
 
 # %%
-head_view(heads["impression"]).round(1)
+head_view(heads["impression"])
 
 # %% [markdown]
 # ### The same tables without selection on the test set
