@@ -114,8 +114,12 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     per-seed test of old, and ``p_seed_t`` is NaN; read such rows as a single run.
 
     Limits: with 3 seeds the t-test has little power (a difference needs to be consistent across seeds,
-    about 4.3 standard errors); normal seed effects are assumed; a B with a single run contributes no
-    variance of its own; no multiple-comparison correction.
+    about 4.3 standard errors); normal seed effects are assumed; the two-level bootstrap counts the study
+    noise twice (it is also in the between-seed spread), so it is conservative when seeds hardly differ;
+    a B with a single run contributes no variance of its own; no multiple-comparison correction.
+    Synthetic check (``tests/metrics/test_significance_seeds.py``, 200 replicates, 3 seeds, 100 studies,
+    seed SD 0.03 and no true difference): this test rejects 3.5 % at alpha = 0.05, the per-seed study
+    bootstrap rejects in at least one seed 91 % and in at least two seeds 48 %.
 
     Returns
     -------
