@@ -9,7 +9,7 @@ the paper's table layout (rows model x metric, columns SFT / R_fmt / R_exact /
 R_Cham / R_Haus, cells ``mean ± sample std`` over seeds, a ``Mean`` block
 averaging each cell across models, the best column of each row in bold) and
 :func:`sdrlib.experiments.tables.significance_table` the paired bootstrap of chosen pairs of
-configurations, seed by seed.
+configurations over seeds and studies together (per-seed p as detail).
 
 Seeds: SFT is trained once (``cfg.seed``); every GRPO configuration is run once
 per seed from that SFT policy. Test reports are sampled (profile:
