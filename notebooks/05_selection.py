@@ -194,21 +194,21 @@ if sc.n_val:
     for name, path in policy_dirs(cfg).items():
         vc = local_candidates(cfg, path, val, sc.k, out_dir / f"candidates_{name}_val.jsonl", log=None)
         vsets = sel.candidate_sets(vc, emb, candidate_format="template")
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught:  # solver / template warnings: one counted line below
             warnings.simplefilter("always")
             vsc = sel.bank_distances(vsets, bank, sc.names, k=sc.k, study_ids=[r.study_id for r in val],
                                      aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
                                      progress=None, bank_presence=bank_pres,
                                      presence=sel.candidate_presence(vc, candidate_format="template") if neg_names else None)
+            vm = sel.score_candidate_metrics(vc, val, candidate_format="template", **metric_kwargs(cfg))
         n_warn += len(caught)
-        vm = sel.score_candidate_metrics(vc, val, candidate_format="template", **metric_kwargs(cfg))
         for section in ("findings", "impression"):
             vevs.append(sel.evaluate_methods(sel.method_choices(vsc), sel.pick_metrics(vm, section), sc.k)
                         .assign(policy=posttrain.config_label(name), section=section))
     val_ev = pd.concat(vevs, ignore_index=True)
     val_s = time.perf_counter() - t0
     print(f"validation pick: {len(val)} val studies x K = {sc.k}, {len(vevs) // 2} policies, {val_s:.0f} s"
-          + (f" ({n_warn} solver warnings)" if n_warn else ""))
+          + (f" ({n_warn} warnings, as in sections 2-3)" if n_warn else ""))
     vprotocol = f"picked on {len(val)} validation studies, reported on " + protocol
     for section in ("findings", "impression"):
         t = sel.best_picked_on_val(val_ev[val_ev.section == section], ev[ev.section == section], metrics)
@@ -216,7 +216,7 @@ if sc.n_val:
         save_table(t, f"05_headline_{section}_val", cfg, protocol=vprotocol, pick="on validation")
     print(vprotocol)
 (heads["findings_val"][heads["findings_val"].metric.isin(shown)]
- [["policy", "metric", "picked_on_val", "test", "improvement_pct", "on_test_best_method", "on_test_best"]].round(3)
+ .set_index(["policy", "metric"])[["picked_on_val", "test", "on_test_best_method", "on_test_best"]].round(3)
  if val_ev is not None else "selection.n_val = 0: no validation pick")
 
 # %% [markdown]
