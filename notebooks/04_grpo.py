@@ -346,7 +346,7 @@ pairs += [(a, b) for a in methods for b in ("sft", "chamfer") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")
 sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-protocol = (f"{len(test)} test studies, {len(seeds)} seeds (SFT: one policy sampled with each seed), "
+protocol = (f"{len(test)} test studies, {len(seeds)} seed(s) (SFT: one policy sampled with each seed), "
             f"1 sample per study at T = {cfg.sft.eval_temperature:g}")
 save_table(sig, "grpo_significance", cfg, protocol=protocol, test="seed_study_test (two-level bootstrap + t over seeds)")
 head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
