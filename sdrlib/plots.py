@@ -155,6 +155,7 @@ def _place_labels(ax: Any, xy: np.ndarray, tags: Sequence[str], colours: Sequenc
         _, box, dx, dy = best
         placed.append(box)
         off = (box[0] - px, box[1] - py)
+        kw.setdefault("bbox", {"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.7})
         ax.annotate(tag, (xy[len(placed) - 1][0], xy[len(placed) - 1][1]), textcoords="offset points", xytext=off,
                     ha="left", va="bottom", fontsize=fontsize, color=col, **kw)
 
