@@ -736,19 +736,23 @@ def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, k: int, n_studies: in
     if sweep.empty:
         raise PlotError("plot_pruning_sweep: the sweep is empty")
     policies = list(dict.fromkeys(sweep.policy))
-    rows = []  # per policy: list of (names, frame)
+    cols = ["tokens saved %", key]
+
+    def differs(a: Any, b: Any) -> np.ndarray:  # per (p, wu) of a: does b's row differ?
+        m = a.merge(b, on=["p", "wu"], how="left", suffixes=("", "_b"))
+        return ~np.all([np.isclose(m[c], m[f"{c}_b"], rtol=0, atol=1e-9) for c in cols], axis=0)
+
+    rows = []  # per policy: [(names, frames)], a distance that agrees with an earlier one on most settings joins it
     for pol in policies:
-        groups: list[tuple[list[str], Any]] = []
+        groups: list[tuple[list[str], list[Any]]] = []
         for n in dict.fromkeys(sweep[sweep.policy == pol].distance):
             d = sweep[(sweep.policy == pol) & (sweep.distance == n)].sort_values(["p", "wu"])
-            sig = d[["p", "wu", "tokens saved %", key, "standard"]].round(9).to_numpy()
-            for names, other in groups:
-                o = other[["p", "wu", "tokens saved %", key, "standard"]].round(9).to_numpy()
-                if o.shape == sig.shape and np.array_equal(o, sig):
-                    names.append(n)
+            for names, frames in groups:
+                if differs(frames[0], d).mean() <= 0.5:
+                    names.append(n); frames.append(d)
                     break
             else:
-                groups.append(([n], d))
+                groups.append(([n], [d]))
         rows.append(groups)
     ncols = max(len(g) for g in rows)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(4.3 * ncols + 2.2, 3.6 * len(rows)), squeeze=False,
@@ -765,20 +769,28 @@ def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, k: int, n_studies: in
             if c >= len(groups):
                 ax.axis("off")
                 continue
-            names, d = groups[c]
+            names, frames = groups[c]
+            d = frames[0]
             if has_band:
                 ax.axhspan(d["standard lo"].iloc[0], d["standard hi"].iloc[0], color="0.85", zorder=0)
             ax.axhline(d.standard.iloc[0], color="black", ls="--", lw=1.2, zorder=1)
             ax.axhline(d.random.iloc[0], color="0.4", ls=":", lw=1.2, zorder=1)
-            for _, row in d.iterrows():
-                yerr = None
-                if has_ci:
-                    yerr = [[row[key] - row[f"{key} lo"]], [row[f"{key} hi"] - row[key]]]
-                ax.errorbar(row["tokens saved %"], row[key], yerr=yerr, fmt=markers.get(row.wu, "o"),
-                            color=colour[row.p], markersize=8, markeredgecolor="black", markeredgewidth=0.5,
-                            elinewidth=1, capsize=2, zorder=3)
-            same = " = ".join(names)
-            ax.set_title(f"{pol} · {same}" + (" (same picks)" if len(names) > 1 else ""))
+            notes = []
+            for f_i, f in enumerate(frames):
+                draw = f if f_i == 0 else f[differs(f, frames[0])]
+                if f_i and not np.isclose(f.standard.iloc[0], d.standard.iloc[0], rtol=0, atol=1e-9):
+                    ax.axhline(f.standard.iloc[0], color="black", ls="--", lw=0.8, zorder=1)  # its own standard pick
+                if f_i:
+                    notes.append(f"{names[f_i]}: same picks" if draw.empty else
+                                 f"{names[f_i]}: same except {len(draw)} of {len(f)} (hollow)")
+                for _, row in draw.iterrows():
+                    yerr = [[row[key] - row[f"{key} lo"]], [row[f"{key} hi"] - row[key]]] if has_ci else None
+                    ax.errorbar(row["tokens saved %"], row[key], yerr=yerr, fmt=markers.get(row.wu, "o"),
+                                color=colour[row.p], markersize=8, markeredgecolor="black" if f_i == 0 else colour[row.p],
+                                markeredgewidth=0.5 if f_i == 0 else 1.8,
+                                markerfacecolor=colour[row.p] if f_i == 0 else "white", elinewidth=1, capsize=2,
+                                zorder=3)
+            ax.set_title(f"{pol} · {names[0]}" + "".join(f"\n{t}" for t in notes), fontsize=10)
             ax.set_xlabel("tokens saved vs K full generations (%)")
             ax.set_ylabel(f"{key}, {section}" if c == 0 else "")
     handles = ([Line2D([], [], marker="o", ls="", color=colour[p], markeredgecolor="black", markersize=8,
