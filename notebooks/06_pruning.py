@@ -29,7 +29,6 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from sdrlib import pruning as pr, selection as sel
 from sdrlib.config import load_profile

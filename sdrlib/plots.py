@@ -13,12 +13,18 @@ Example::
         fig, ax = plt.subplots(); ax.plot([0, 1])
     save_fig(fig, "demo", cfg)          # from sdrlib.results
 
-The house style (:func:`style`) fixes the resolution (:data:`DPI`), readable font sizes and a
-colour-blind-safe colour cycle (Okabe-Ito, :data:`PALETTE`). Figure helpers used by the notebooks:
-:func:`plot_report_embedding` (paper Fig. 1), :func:`set_distance_links` / :func:`plot_set_distance`
-(Fig. 2a), :func:`plot_column_heatmap` (a table whose columns have their own scales),
-:func:`plot_grpo_curves` (GRPO training curves, one panel per reward range), :func:`plot_gallery`
-(thumbnails of finished figures).
+The house style (:func:`style`) fixes the resolution (:data:`DPI`), font sizes of at least :data:`MIN_FONT`
+(9 pt; :func:`small_fonts` / :func:`check_fonts` measure every text of a drawn figure, and
+``tests/results/test_plots_style.py`` holds every helper here to it) and a colour-blind-safe colour cycle
+(Okabe-Ito, :data:`PALETTE`). Figure helpers used by the notebooks: :func:`plot_report_embedding` (paper Fig. 1),
+:func:`set_distance_links` / :func:`plot_set_distance` (Fig. 2a), :func:`plot_selection_space` (Fig. 2b),
+:func:`plot_value_heatmap` (a table of values on one colour scale; :func:`plot_column_heatmap` scales per column),
+:func:`plot_grpo_curves` (GRPO training curves, one panel per reward range), :func:`plot_semantic_reward` (R_sem
+per step; EditGRPO's S_neg on its own axis), :func:`plot_reward_sparsity` (exact-match sparsity and each content
+reward's within-group spread), :func:`plot_pruning_sweep` (pruning quality vs tokens with bootstrap intervals,
+:func:`result_ci`), :func:`plot_gallery` (finished figures near their own size). Point labels are placed so that
+none overlaps another or a point (``_place_labels``). What is left out: no helper saves (``sdrlib.results``) or
+computes a statistic beyond an error bar.
 """
 
 from __future__ import annotations
