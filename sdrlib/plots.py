@@ -137,7 +137,7 @@ def _place_labels(ax: Any, xy: np.ndarray, tags: Sequence[str], colours: Sequenc
     to_pt = lambda P: ax.transData.transform(np.asarray(P, dtype=np.float64).reshape(-1, 2)) * 72.0 / ax.figure.dpi  # noqa: E731
     pts = to_pt(xy)
     obst = pts if avoid is None or not len(avoid) else np.vstack([pts, to_pt(avoid)])
-    r_pt = 5.0  # a marker's radius in points
+    r_pt = 7.0  # a marker's half-size in points, with a margin
     dirs = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
     placed: list[tuple[float, float, float, float]] = []
 
