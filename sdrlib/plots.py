@@ -683,7 +683,7 @@ def plot_reward_sparsity(curves: "pd.DataFrame", configs: Sequence[str], labels:
             a.set_ylabel("within-group std")
         axes.append(a)
     if axes:
-        axes[0].figure.text(0.02, axes[0].get_position().y1 + 0.045,
+        axes[0].figure.text(0.02, axes[0].get_position().y1 + 0.62 / fig.get_figheight(),  # above 2-line titles
                             "(b) within-group std of each configuration's own content reward (own axis, from 0)",
                             fontsize=11, ha="left", va="bottom")
     n_seeds = int(curves["seed"].nunique()) if "seed" in curves else 1
