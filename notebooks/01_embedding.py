@@ -239,7 +239,7 @@ with style():
     a.set_xticks(range(len(shown)), tags, fontsize=9)
     a.set_xlabel("P = hand-written paraphrase pair; A = anchor, N = its nearest other bank sentence")
     for (i, j), v in np.ndenumerate(S):
-        a.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="black" if v > 0.6 else "white")
+        a.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=9, color="black" if v > 0.6 else "white")
     for p in range(1, n_pairs):
         a.axhline(2 * p - 0.5, color="white", linewidth=2); a.axvline(2 * p - 0.5, color="white", linewidth=2)
     fig.colorbar(im, ax=a, fraction=0.046, label="cosine similarity")

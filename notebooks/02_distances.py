@@ -42,7 +42,7 @@ from sdrlib.distances.engine import pack_sets, paired_distances, pairwise_distan
 from sdrlib.distances.timing import compare, matmul_gflops
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.data import stratum
-from sdrlib.plots import plot_column_heatmap, plot_set_distance, set_distance_links, style
+from sdrlib.plots import plot_set_distance, plot_value_heatmap, set_distance_links, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import split_sentences
 from sdrlib.utils import set_seed
@@ -161,8 +161,9 @@ assert ((table >= 0) & (table <= 1)).all().all()
 
 # %%
 with style():
-    fig = plot_column_heatmap(table, title=f"Reaction of each setting to report edits ({emb.encoder_id.split('@')[0]}); "
-                              "colour: share of the column's largest value")
+    # one colour scale for the whole table: every setting is a distance in [0, 1], so equal values look equal
+    fig = plot_value_heatmap(table, title=f"Reaction of each setting to report edits ({emb.encoder_id.split('@')[0]}): "
+                             "distance to the original report", cbar_label="distance (one scale for every setting)")
 save_fig(fig, "02_edit_reactions", cfg)
 plt.show()
 

@@ -110,16 +110,16 @@ with style():
     for i, rec in enumerate(test):
         by_stratum.setdefault(stratum(rec.labels) if rec.labels else "unlabelled", []).append(i)
     picks = [idx for group in zip(*by_stratum.values()) for idx in group][:n_show]
-    fig, axes = plt.subplots(n_show, 2, figsize=(11, 2.0 * n_show), gridspec_kw={"width_ratios": [1, 5]})
+    fig, axes = plt.subplots(n_show, 2, figsize=(12, 2.5 * n_show), gridspec_kw={"width_ratios": [1, 5]})
     for row, i in zip(np.atleast_2d(axes), picks):
         rec, gen = test[i], gens[i]
         row[0].imshow(Image.open(rec.image_paths[0]), cmap="gray")
-        row[0].set_title(f"{rec.study_id} ({stratum(rec.labels) if rec.labels else '?'})", fontsize=7)
+        row[0].set_title(f"{rec.study_id} ({stratum(rec.labels) if rec.labels else '?'})", fontsize=9)
         row[0].axis("off")
         s = parse_template(gen)
         lines = [f"GEN F: {s.findings}", f"GEN I: {s.impression}"] if s else [f"GEN (invalid): {gen[:200]}"]
         lines += [f"REF F: {rec.findings}", f"REF I: {rec.impression}"]
-        row[1].text(0, 1, "\n".join(wrap(x) for x in lines), va="top", ha="left", fontsize=7, family="monospace")
+        row[1].text(0, 1, "\n".join(wrap(x) for x in lines), va="top", ha="left", fontsize=9, family="monospace")
         row[1].axis("off")
     save_fig(fig, "sft_samples", cfg)
 plt.show()

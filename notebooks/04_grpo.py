@@ -125,7 +125,7 @@ runs = {k: json.loads((p.parent / "run.json").read_text()) for k, p in policies.
 # %%
 curves = pd.concat([training.read_curves(p.parent).assign(config=k[0], seed=k[1])
                     for k, p in policies.items() if k[0] != "sft"], ignore_index=True)
-from sdrlib.plots import plot_grpo_curves
+from sdrlib.plots import plot_grpo_curves, plot_reward_sparsity, plot_semantic_reward
 
 with style():
     fig = plot_grpo_curves(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs}, smooth=5)
@@ -134,15 +134,9 @@ plt.show()
 
 # %%
 sem_cols = [c for c in curves.columns if c.startswith("rewards/r_sem_") and c.endswith("/mean")]
-if sem_cols:
+if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) on its own axis
     with style():
-        fig, ax = plt.subplots(figsize=(5, 3))
-        for i, c in enumerate(sem_cols):
-            d = curves.dropna(subset=[c]).groupby("step")[c].mean()
-            ax.plot(d.index, d.rolling(5, min_periods=1).mean(), color=f"C{i + 2}", label=c.split("/")[1])
-        ax.set_xlabel("step")
-        ax.set_ylabel("R_sem (0-2)")
-        ax.legend(fontsize=7)
+        fig = plot_semantic_reward(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
         save_fig(fig, "grpo_semantic_reward", cfg)
     plt.show()
 
@@ -186,20 +180,10 @@ sparsity = pd.DataFrame([{"config": posttrain.config_label(r), "steps x seeds": 
                           [have[0]].notna().sum()) if have else 0,
                           **{gcols[c]: _ms(per_seed.loc[r][c]) for c in have}} for r in grpo_configs])
 save_table(sparsity, "grpo_reward_sparsity", cfg)
-with style():
-    panels = [c for c in ("reward_groups/exact_all_zero", "reward_groups/content_std") if c in curves]
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.5 * max(len(panels), 1), 3), squeeze=False)
-    for ax, col in zip(axes[0], panels):
-        for i, r in enumerate(grpo_configs):
-            m = curves[curves.config == r].groupby("step")[col].mean()
-            ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
-        ax.set_title(gcols[col], fontsize=9)
-        ax.set_xlabel("step")
-    axes[0][0].set_ylim(-0.02, 1.02)
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=len(grpo_configs),
-               bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=8)
-    fig.tight_layout()
-    save_fig(fig, "grpo_reward_sparsity", cfg)
+if {"reward_groups/exact_all_zero", "reward_groups/content_std"} <= set(curves.columns):
+    with style():  # (a) exact-match sparsity per config; (b) each content reward's spread on its own axis
+        fig = plot_reward_sparsity(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
+        save_fig(fig, "grpo_reward_sparsity", cfg)
 plt.show()
 sparsity
 
@@ -238,7 +222,7 @@ with style():
             ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
     ax.set_xlabel("step")
     ax.set_ylabel("reward time per step (s)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     save_fig(fig, "grpo_reward_time", cfg)
 plt.show()
 cost_per_config.round(3)
@@ -267,7 +251,7 @@ if len(edit_totals):
             for j, c in enumerate(edit_cols):
                 if d[c].sum() > 0:
                     ax.plot(d.index, d[c], color=f"C{j}", label=c.split("/")[1])
-            ax.set_title(posttrain.config_label(r), fontsize=9)
+            ax.set_title(posttrain.config_label(r))
             ax.set_xlabel("step")
         axes[0][0].set_ylabel("edits per step (mean over seeds)")
         seen = {}  # one legend for all panels: a rule keeps its colour in every panel
@@ -275,7 +259,7 @@ if len(edit_totals):
             for h, lab in zip(*a.get_legend_handles_labels()):
                 seen.setdefault(lab, h)
         fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=len(seen), bbox_to_anchor=(0.5, 1.0),
-                   frameon=False, fontsize=8)
+                   frameon=False)
         fig.tight_layout()
         save_fig(fig, "grpo_edit_counts", cfg)
     plt.show()

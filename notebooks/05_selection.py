@@ -38,7 +38,7 @@ from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.experiments.candidates import api_serve_dir, local_candidates, policy_dirs
 from sdrlib.metrics.suite import metric_kwargs
-from sdrlib.plots import style
+from sdrlib.plots import plot_selection_space, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import set_seed
 
@@ -335,14 +335,8 @@ cand_mean = sel.mean_vectors(sets[p0]["findings"][rows_k], sets[p0]["impression"
 bank_xy, cand_xy = sel.pca_2d(bank_mean, cand_mean)
 chosen = int(res0.chosen()[i_m, j_m, study])
 with style():
-    fig, ax = plt.subplots(figsize=(5, 4))
-    ax.scatter(bank_xy[:, 0], bank_xy[:, 1], s=6, color="slategray", alpha=0.4, label="bank reports")
-    ax.scatter(cand_xy[:, 0], cand_xy[:, 1], s=40, color="orange", edgecolor="k", label="candidates")
-    ax.scatter(*cand_xy[chosen], s=260, marker="*", color="firebrick", edgecolor="k", label="chosen")
-    for j, (x, y) in enumerate(cand_xy):
-        ax.annotate(str(j), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.set_title(f"{p0}, study {test[study].study_id}, {best_method}")
-    ax.legend(fontsize=7)
+    fig = plot_selection_space(bank_xy, cand_xy, chosen, title=f"{p0}, study {test[study].study_id}, {best_method}",
+                               xlabel="PC 1 of the bank's mean sentence embeddings", ylabel="PC 2")
     save_fig(fig, "05_selection_space", cfg)
 plt.show()
 
@@ -365,7 +359,7 @@ for s_i in order[:n_examples]:
         fig, ax = plt.subplots(figsize=(2.2, 2.2))
         ax.imshow(load_images(rec.image_paths, 1)[0], cmap="gray")
         ax.axis("off")
-        ax.set_title(rec.study_id, fontsize=8)
+        ax.set_title(rec.study_id, fontsize=9)
     plt.show()
     print(f"REFERENCE  F: {rec.findings}\n           I: {rec.impression}")
     for tag, j in (("CHOSEN  ", ch), ("REJECTED", rej)):

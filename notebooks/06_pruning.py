@@ -29,7 +29,6 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from sdrlib import pruning as pr, selection as sel
 from sdrlib.config import load_profile
@@ -39,7 +38,7 @@ from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.generation import load_images
 from sdrlib.metrics.suite import metric_kwargs
-from sdrlib.plots import style
+from sdrlib.plots import plot_pruning_sweep, result_ci, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.training import load_policy, run_dir
 from sdrlib.utils import set_seed
@@ -238,10 +237,11 @@ sig[(sig.section == "findings") & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (
 # ## 6. Quality vs tokens across p and warm-up (replay)
 # Replay over the same token ids makes the sweep cheap: every (p, wu) for every setting, each policy; x is the
 # share of tokens saved against the K full generations, y the Findings BERTScore F1 of the survivors (the
-# dashed lines: standard selection and random, per policy). The sweep is descriptive and runs on the test
-# studies: the p and wu of Tables 4 / 29 and of the tests above are fixed by the profile (`pruning.p`,
-# `pruning.warmup`; the paper's p = 0.5), not picked here. A "best" (p, wu) read off this figure would be picked on
-# the test set (optimistic); pick it on validation studies before quoting it.
+# dashed lines: standard selection and random, per policy). Bars and the grey band are 95 % bootstrap intervals over
+# the studies: with this few studies, most differences between settings are inside them. The sweep is descriptive and
+# runs on the test studies: the p and wu of Tables 4 / 29 and of the tests above are fixed by the profile
+# (`pruning.p`, `pruning.warmup`; the paper's p = 0.5), not picked here. A "best" (p, wu) read off this figure would be
+# picked on the test set (optimistic); pick it on validation studies before quoting it.
 
 # %%
 key = "BS-F1" if "BS-F1" in metrics else metrics[0]
@@ -254,35 +254,21 @@ for label, runs in std.items():
                 prm = pr.with_params(params, p=p, warmup=wu)
                 q = [pr.replay_prune(s.texts, scorers[n], prm, tokenizer=tok, token_ids=s.ids) for s in runs]
                 surv = np.array([x.survivor for x in q])
+                res, std_res = sel.selected_result(r_key, surv, pc.k), sel.selected_result(r_key, choices[label][f"standard:{n}"], pc.k)
                 sweep_rows.append({"policy": label, "distance": n, "p": p, "wu": wu,
                                    "tokens saved %": pr.tokens_saved_pct([x.total_tokens for x in q],
                                                                          [s.total_tokens for s in runs]),
-                                   key: sel.selected_result(r_key, surv, pc.k).corpus,
-                                   "standard": sel.selected_result(r_key, choices[label][f"standard:{n}"], pc.k).corpus,
-                                   "random": sel.selected_result(r_key, "random", pc.k).corpus})
+                                   key: res.corpus, "standard": std_res.corpus,
+                                   "random": sel.selected_result(r_key, "random", pc.k).corpus,
+                                   # 95 % bootstrap intervals over the studies, for the figure's error bars
+                                   **dict(zip((f"{key} lo", f"{key} hi"), result_ci(res, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed))),
+                                   **dict(zip(("standard lo", "standard hi"), result_ci(std_res, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)))})
 sweep = pd.DataFrame(sweep_rows)
 save_table(sweep, "06_sweep", cfg, protocol=f"{len(test)} test studies, K = {pc.k}, replayed pruning",
            pick="none (descriptive sweep on test; Tables 4 / 29 use the profile's p and wu)")
 
-with style():
-    # one panel per policy (rows) and distance (columns): settings that pick alike would hide each other in one panel
-    fig, axes = plt.subplots(len(std), len(pc.names), figsize=(3.6 * len(pc.names), 3.1 * len(std)),
-                             squeeze=False, sharey="row")
-    for row, label in zip(axes, std):
-        for ax, n in zip(row, pc.names):
-            d = sweep[(sweep.policy == label) & (sweep.distance == n)]
-            sns.scatterplot(data=d, x="tokens saved %", y=key, hue="p", style="wu", palette="viridis", s=90,
-                            ax=ax, legend=ax is axes[0][-1])
-            ax.axhline(d.standard.iloc[0], color="k", ls="--", lw=1, label=f"standard best-of-{pc.k}")
-            ax.axhline(d.random.iloc[0], color="gray", ls=":", lw=1, label="random")
-            ax.set_title(f"{label} · {n}", fontsize=10)
-            ax.set_xlabel("tokens saved vs K full generations (%)")
-            ax.set_ylabel(f"{key}, Findings" if ax is row[0] else "")
-    handles, names = axes[0][-1].get_legend_handles_labels()
-    axes[0][-1].legend_.remove()
-    fig.legend(handles, names, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    fig.suptitle(f"Pruning replayed over p x warm-up ({len(test)} studies per policy)", fontsize=11)
-    fig.tight_layout()
+with style():  # one panel per policy x distance; distances that picked alike share a panel; 95 % CIs over studies
+    fig = plot_pruning_sweep(sweep, key, k=pc.k, n_studies=len(test))
     save_fig(fig, "06_quality_vs_tokens", cfg)
 plt.show()
 

@@ -19,7 +19,8 @@
 # `sdrlib.results.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
 # on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
 # notebooks in the house style of `sdrlib.plots.style` (fixed dpi, fonts of at least 9 pt, the colour-blind-safe
-# Okabe-Ito palette).
+# Okabe-Ito palette); `tests/results/test_plots_style.py` checks the 9 pt: it draws every figure function on small
+# synthetic data and measures each text, and scans the notebooks and `sdrlib` for smaller font sizes.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)

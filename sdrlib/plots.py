@@ -13,12 +13,18 @@ Example::
         fig, ax = plt.subplots(); ax.plot([0, 1])
     save_fig(fig, "demo", cfg)          # from sdrlib.results
 
-The house style (:func:`style`) fixes the resolution (:data:`DPI`), readable font sizes and a
-colour-blind-safe colour cycle (Okabe-Ito, :data:`PALETTE`). Figure helpers used by the notebooks:
-:func:`plot_report_embedding` (paper Fig. 1), :func:`set_distance_links` / :func:`plot_set_distance`
-(Fig. 2a), :func:`plot_column_heatmap` (a table whose columns have their own scales),
-:func:`plot_grpo_curves` (GRPO training curves, one panel per reward range), :func:`plot_gallery`
-(thumbnails of finished figures).
+The house style (:func:`style`) fixes the resolution (:data:`DPI`), font sizes of at least :data:`MIN_FONT`
+(9 pt; :func:`small_fonts` / :func:`check_fonts` measure every text of a drawn figure, and
+``tests/results/test_plots_style.py`` holds every helper here to it) and a colour-blind-safe colour cycle
+(Okabe-Ito, :data:`PALETTE`). Figure helpers used by the notebooks: :func:`plot_report_embedding` (paper Fig. 1),
+:func:`set_distance_links` / :func:`plot_set_distance` (Fig. 2a), :func:`plot_selection_space` (Fig. 2b),
+:func:`plot_value_heatmap` (a table of values on one colour scale; :func:`plot_column_heatmap` scales per column),
+:func:`plot_grpo_curves` (GRPO training curves, one panel per reward range), :func:`plot_semantic_reward` (R_sem
+per step; EditGRPO's S_neg on its own axis), :func:`plot_reward_sparsity` (exact-match sparsity and each content
+reward's within-group spread), :func:`plot_pruning_sweep` (pruning quality vs tokens with bootstrap intervals,
+:func:`result_ci`), :func:`plot_gallery` (finished figures near their own size). Point labels are placed so that
+none overlaps another or a point (``_place_labels``). What is left out: no helper saves (``sdrlib.results``) or
+computes a statistic beyond an error bar.
 """
 
 from __future__ import annotations
@@ -38,11 +44,16 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["DPI", "PALETTE", "style", "PlotError", "plot_report_embedding", "set_distance_links",
-           "plot_set_distance", "plot_column_heatmap", "plot_grpo_curves", "plot_gallery"]
+__all__ = ["DPI", "MIN_FONT", "PALETTE", "style", "PlotError", "small_fonts", "check_fonts", "result_ci",
+           "plot_report_embedding", "set_distance_links", "plot_set_distance", "plot_value_heatmap",
+           "plot_column_heatmap", "plot_grpo_curves", "plot_semantic_reward", "plot_reward_sparsity",
+           "plot_selection_space", "plot_pruning_sweep", "plot_gallery"]
 
 #: Okabe-Ito colours (distinguishable under the common colour-vision deficiencies), in cycle order
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+
+#: the smallest font size (pt) of any text in a figure of the house style; :func:`check_fonts` enforces it
+MIN_FONT = 9.0
 
 
 @contextlib.contextmanager
@@ -63,6 +74,96 @@ def style() -> Iterator[None]:
     with sns.axes_style("whitegrid"):
         with plt.rc_context({**rc, "axes.prop_cycle": cycler(color=list(PALETTE))}):
             yield
+
+
+def small_fonts(fig: "Figure", min_size: float = MIN_FONT) -> list[tuple[str, float]]:
+    """Every visible, non-empty text of ``fig`` set below ``min_size`` pt, as ``(text, size)`` pairs.
+
+    Covers titles, labels, tick labels, legends, annotations and cell texts (every ``Text`` artist the
+    figure holds). Example: ``small_fonts(fig) -> [("0.08", 8.0)]`` for a heatmap annotated at 8 pt.
+    """
+    from matplotlib.text import Text
+
+    fig.canvas.draw()  # tick labels exist only once the figure is drawn
+    out = []
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip() and t.get_fontsize() < min_size - 1e-9:
+            out.append((t.get_text(), float(t.get_fontsize())))
+    return out
+
+
+def check_fonts(fig: "Figure", min_size: float = MIN_FONT) -> "Figure":
+    """``fig`` unchanged when every text is at least ``min_size`` pt (the house style); else :class:`PlotError`
+    naming the offending texts. Example: ``save_fig(check_fonts(fig), "name", cfg)``."""
+    bad = small_fonts(fig, min_size)
+    if bad:
+        shown = ", ".join(f"{t[:30]!r} {s:g} pt" for t, s in bad[:6]) + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+        raise PlotError(f"{len(bad)} text(s) below the house style's {min_size:g} pt: {shown}")
+    return fig
+
+
+def result_ci(result: Any, *, n_resamples: int = 1000, seed: int = 0, ci: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of a corpus metric over its samples (studies).
+
+    ``result``: a :class:`sdrlib.metrics.MetricResult` (``stats`` ``(n, s)`` and its ``reducer``, as for the
+    paired bootstrap), so ratio metrics such as macro F1 are recomputed from resampled counts. For error bars;
+    differences between two systems need the paired test (:func:`sdrlib.metrics.significance.paired_bootstrap`).
+    Example: ``result_ci(r) -> (0.571, 0.604)``.
+    """
+    from sdrlib.metrics.significance import bootstrap_weights
+
+    stats = np.asarray(result.stats, dtype=np.float64)
+    if stats.ndim == 1:
+        stats = stats[:, None]
+    W = bootstrap_weights(stats.shape[0], n_resamples, seed)
+    vals = np.asarray(result.reducer(W @ stats), dtype=np.float64).reshape(-1)
+    vals = vals[np.isfinite(vals)]
+    if not vals.size:
+        return float("nan"), float("nan")
+    a = (1.0 - ci) / 2
+    return float(np.quantile(vals, a)), float(np.quantile(vals, 1 - a))
+
+
+def _place_labels(ax: Any, xy: np.ndarray, tags: Sequence[str], colours: Sequence[str], *, fontsize: float = 10,
+                  avoid: np.ndarray | None = None, gap: float = 6.0, **kw: Any) -> None:
+    """Label the points ``xy`` with ``tags`` so that no two labels overlap each other or a labelled point.
+
+    Greedy: each label tries eight positions around its point (right, up-right, up, ... in that order) and takes
+    the first whose box (estimated from the font size) touches neither an earlier label's box nor any point of
+    ``xy`` / ``avoid``; when every position touches something, the one with the least overlap. Works in points
+    on the axes as they will be drawn (call after the limits and aspect are final).
+    """
+    ax.figure.canvas.draw()  # final limits / aspect (equal aspect, margins)
+    to_pt = lambda P: ax.transData.transform(np.asarray(P, dtype=np.float64).reshape(-1, 2)) * 72.0 / ax.figure.dpi  # noqa: E731
+    pts = to_pt(xy)
+    obst = pts if avoid is None or not len(avoid) else np.vstack([pts, to_pt(avoid)])
+    r_pt = 7.0  # a marker's half-size in points, with a margin
+    dirs = [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
+    placed: list[tuple[float, float, float, float]] = []
+
+    def overlap(b: tuple, c: tuple) -> float:
+        w = min(b[2], c[2]) - max(b[0], c[0]); h = min(b[3], c[3]) - max(b[1], c[1])
+        return max(w, 0.0) * max(h, 0.0)
+
+    for (px, py), tag, col in zip(pts, tags, colours):
+        w, h = 0.62 * fontsize * max(len(tag), 1), 1.0 * fontsize
+        best = None
+        for k, (dx, dy) in enumerate(dirs):
+            x0 = px + (gap if dx > 0 else -gap - w if dx < 0 else -w / 2)
+            y0 = py + (gap if dy > 0 else -gap - h if dy < 0 else -h / 2)
+            box = (x0, y0, x0 + w, y0 + h)
+            cost = sum(overlap(box, b) for b in placed)
+            cost += sum(overlap(box, (ox - r_pt, oy - r_pt, ox + r_pt, oy + r_pt)) for ox, oy in obst)
+            if best is None or cost < best[0] - 1e-9:
+                best = (cost, box, dx, dy)
+            if cost == 0:
+                break
+        _, box, dx, dy = best
+        placed.append(box)
+        off = (box[0] - px, box[1] - py)
+        kw.setdefault("bbox", {"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.7})
+        ax.annotate(tag, (xy[len(placed) - 1][0], xy[len(placed) - 1][1]), textcoords="offset points", xytext=off,
+                    ha="left", va="bottom", fontsize=fontsize, color=col, **kw)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -165,11 +266,10 @@ def plot_report_embedding(findings: Sequence[str], impression: Sequence[str], E_
         if idx:
             ax_p.scatter(xy[idx, 0], xy[idx, 1], s=55, color=col, marker=mk, edgecolor="black", linewidth=0.6,
                          zorder=3, label="Findings sentence" if sec == "F" else "Impression sentence")
-    for t, (x, y) in zip(tags, xy):
-        ax_p.annotate(t, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=9, fontweight="bold", zorder=4)
     ax_p.set_xlabel("PC 1")
     ax_p.set_ylabel("PC 2")
-    ax_p.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8, frameon=False)
+    ax_p.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=9, frameon=False)
+    _place_labels(ax_p, xy, tags, ["black"] * len(tags), fontsize=9, fontweight="bold", zorder=4)
     ax_p.set_title("(c) the set in 2-D (PCA)", loc="left")
     if title:
         fig.suptitle(title, y=1.02)
@@ -241,25 +341,13 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
                    label=f"G: {a_name}")
         ax.scatter(xb[:, 0], xb[:, 1], s=80, color=slate, marker="s", edgecolor="black", linewidth=0.6,
                    zorder=4, label=f"R: {b_name}")
-        # G labels up-left, R labels down-right, so a close G-R pair stays readable; a point close to an
-        # earlier point of its own set takes the opposite corner (up-right / down-left) instead
-        span = float(np.ptp(np.vstack([xa, xb]), axis=0).max()) or 1.0
-
-        def corner(pts: np.ndarray, i: int, first: tuple, second: tuple) -> tuple:
-            close = any(np.linalg.norm(pts[i] - pts[j]) < 0.08 * span for j in range(i))
-            return second if close else first
-
-        for i, (t, (x, y)) in enumerate(zip(ta, xa)):
-            (dx, dy), ha, va = corner(xa, i, ((-7, 6), "right", "bottom"), ((7, 6), "left", "bottom"))
-            ax.annotate(t, (x, y), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=10,
-                        fontweight="bold", color="#8a5a00", zorder=5)
-        for i, (t, (x, y)) in enumerate(zip(tb, xb)):
-            (dx, dy), ha, va = corner(xb, i, ((7, -7), "left", "top"), ((-7, -7), "right", "top"))
-            ax.annotate(t, (x, y), textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=10,
-                        fontweight="bold", color=slate, zorder=5)
         ax.set_xticks([]); ax.set_yticks([])
         ax.margins(0.18)
         ax.set_aspect("equal", adjustable="datalim")
+
+    def labels(ax: Any) -> None:  # after the links: labels avoid every point and each other
+        _place_labels(ax, np.vstack([xa, xb]), ta + tb, ["#8a5a00"] * len(ta) + [slate] * len(tb), fontsize=10,
+                      fontweight="bold", zorder=5)
 
     def link(ax: Any, p: np.ndarray, q: np.ndarray, **kw: Any) -> None:
         ax.annotate("", xy=q, xytext=p, arrowprops={"arrowstyle": "-|>", "shrinkA": 7, "shrinkB": 7,
@@ -312,6 +400,8 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
          + ([f"... {len(edges) - 10} more"] if len(edges) > 10 else [])
          + [f"OT = sum mass x M~ = {L['ot']:.3f}"])
 
+    for ax in axes:
+        labels(ax)
     ax = fig.add_subplot(gs[2, :]); ax.axis("off")
     dy = 1.0 / max(n_sent + 1, 4)
     for col, (head, tags, sents, c) in enumerate(((a_name, ta, a_sentences, "#8a5a00"),
@@ -326,7 +416,7 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
                 ax.text(x0 + 0.03, y, part, fontsize=9, va="top", transform=ax.transAxes)
                 y -= dy
     ax.text(0.0, y - 0.3 * dy, "Positions: 2-D PCA of both sets (a picture only). Numbers: the cosine cost "
-            "M = (1 - a·b) / 2 in the full embedding space; OT works on the rescaled M~.", fontsize=8,
+            "M = (1 - a·b) / 2 in the full embedding space; OT works on the rescaled M~.", fontsize=9,
             color="0.3", va="top", transform=ax.transAxes)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.965 if title else 0.995), ncol=2,
@@ -336,32 +426,51 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
     return fig
 
 
-def plot_column_heatmap(table: "pd.DataFrame", *, title: str = "", fmt: str = ".2f",
-                        cbar_label: str = "share of the column's largest value") -> "Figure":
-    """A heatmap whose colour is scaled per column (value / column max): for tables whose values are
-    comparable within a column only (e.g. each distance's reaction to edits). Cells show the raw values."""
+def plot_value_heatmap(table: "pd.DataFrame", *, title: str = "", fmt: str = ".2f", scale: str = "shared",
+                       cbar_label: str | None = None) -> "Figure":
+    """A heatmap of a table of numbers, each cell printed with its value.
+
+    ``scale="shared"`` (default): one colour scale for the whole table, from 0 (or the table's minimum when it is
+    negative) to its maximum, so equal values have equal colours in every column. ``scale="column"``: colour =
+    value / the column's largest absolute value, for tables whose columns have unrelated units (then 0.08 in one
+    column can look like 0.47 in another: say so in the title). The colour bar names the scale.
+    """
     import matplotlib.pyplot as plt
 
+    if scale not in ("shared", "column"):
+        raise PlotError(f"plot_value_heatmap: scale must be 'shared' or 'column', got {scale!r}")
     V = table.to_numpy(dtype=np.float64)
     if V.size == 0:
-        raise PlotError("plot_column_heatmap: the table is empty")
+        raise PlotError("plot_value_heatmap: the table is empty")
     if not np.isfinite(V).all():
-        raise PlotError("plot_column_heatmap: the table holds NaN or inf")
-    top = np.abs(V).max(axis=0)
-    S = V / np.where(top > 0, top, 1.0)
-    fig, ax = plt.subplots(figsize=(0.72 * V.shape[1] + 3.0, 0.48 * V.shape[0] + 1.8))
-    im = ax.imshow(S, cmap="viridis_r", vmin=0, vmax=1, aspect="auto")
+        raise PlotError("plot_value_heatmap: the table holds NaN or inf")
+    if scale == "column":
+        top = np.abs(V).max(axis=0)
+        S, lo, hi = V / np.where(top > 0, top, 1.0), 0.0, 1.0
+        cbar_label = cbar_label or "share of the column's largest value"
+    else:
+        S, lo, hi = V, min(0.0, float(V.min())), float(V.max()) or 1.0
+        cbar_label = cbar_label or "value (one scale for the whole table)"
+    fig, ax = plt.subplots(figsize=(0.78 * V.shape[1] + 3.0, 0.5 * V.shape[0] + 1.9))
+    im = ax.imshow(S, cmap="viridis_r", vmin=lo, vmax=hi, aspect="auto")
     ax.grid(False)
     ax.set_xticks(range(V.shape[1]), [str(c) for c in table.columns], rotation=50, ha="right")
     ax.set_yticks(range(V.shape[0]), [str(i) for i in table.index])
     for (i, j), v in np.ndenumerate(V):
-        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=8,
-                color="white" if S[i, j] > 0.55 else "black")
+        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=9,
+                color="white" if (S[i, j] - lo) / (hi - lo) > 0.55 else "black")
     fig.colorbar(im, ax=ax, fraction=0.025, pad=0.02, label=cbar_label)
     if title:
         ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def plot_column_heatmap(table: "pd.DataFrame", *, title: str = "", fmt: str = ".2f",
+                        cbar_label: str = "share of the column's largest value") -> "Figure":
+    """:func:`plot_value_heatmap` with the colour scaled per column (value / column max): only for tables whose
+    values are comparable within a column alone. Cells show the raw values."""
+    return plot_value_heatmap(table, title=title, fmt=fmt, scale="column", cbar_label=cbar_label)
 
 
 def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
@@ -396,8 +505,14 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
     panels = [p for p in panels if any(c in curves.columns and curves[c].notna().any() for c in p[0])]
     if not panels:
         raise PlotError("plot_grpo_curves: none of the reward / kl / length columns has a value")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.1 * len(panels), 3.3), squeeze=False)
-    for ax, (cols, name, ylim) in zip(axes[0], panels):
+    ncols = 2 if len(panels) > 2 else len(panels)  # a 2 x 2 grid stays readable when shrunk (gallery, README)
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.4 * nrows), squeeze=False)
+    axes = list(grid.ravel())
+    for ax in axes[len(panels):]:
+        ax.axis("off")
+    axes = axes[: len(panels)]
+    for ax, (cols, name, ylim) in zip(axes, panels):
         for k, cfg_name in enumerate(configs):
             d = curves[curves.config == cfg_name]
             col = next((c for c in cols if c in d.columns and d[c].notna().any()), None)
@@ -413,7 +528,7 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
             if per_seed.shape[1] > 1:
                 ax.fill_between(m.index, per_seed.min(axis=1), per_seed.max(axis=1), color=colour, alpha=0.08,
                                 linewidth=0)
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name, fontsize=11)
         ax.set_xlabel("GRPO step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if ylim:
@@ -422,19 +537,295 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
     fig.text(0.5, -0.02, f"Lines: mean over {n_seeds} seed(s)" + (" (band: min-max over seeds)" if n_seeds > 1 else "")
              + (f"; thin: every logged step, thick: centred rolling mean of {smooth} steps" if smooth > 1 else
                 "; no smoothing"), ha="center", va="top", fontsize=9, color="0.3")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    for a in axes[0][1:]:  # the legend of the panel with the most configs
+    handles, names = axes[0].get_legend_handles_labels()
+    for a in axes[1:]:  # the legend of the panel with the most configs
         h, n = a.get_legend_handles_labels()
         if len(n) > len(names):
             handles, names = h, n
-    fig.legend(handles, names, loc="lower center", ncol=len(names), bbox_to_anchor=(0.5, 1.0), frameon=False)
+    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), bbox_to_anchor=(0.5, 1.0),
+               frameon=False, fontsize=10)
     fig.tight_layout()
     return fig
 
 
+def _seed_lines(curves: "pd.DataFrame", cfg_name: str, col: str) -> "pd.DataFrame":
+    """``(step, seed)`` table of one logged column for one config (one column per seed)."""
+    d = curves[curves.config == cfg_name].dropna(subset=[col])
+    if "seed" in d:
+        return d.pivot_table(index="step", columns="seed", values=col)
+    return d.groupby("step")[[col]].mean()
+
+
+def _draw_mean_band(ax: Any, per_seed: "pd.DataFrame", colour: str, label: str, smooth: int) -> None:
+    m = per_seed.mean(axis=1)
+    ax.plot(m.index, m, color=colour, alpha=0.3, linewidth=0.8)
+    ax.plot(m.index, m.rolling(smooth, min_periods=1, center=True).mean(), color=colour, linewidth=2, label=label)
+    if per_seed.shape[1] > 1:
+        ax.fill_between(m.index, per_seed.min(axis=1), per_seed.max(axis=1), color=colour, alpha=0.12, linewidth=0)
+
+
+def plot_semantic_reward(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
+                         *, smooth: int = 5) -> "Figure":
+    """The semantic reward per GRPO step, each configuration against its own reward's range.
+
+    Left: ``R_sem`` in [0, 2] of the set-distance configurations (``rewards/r_sem_<distance>/mean``), on an axis
+    from 0 to 2. Right (when logged): EditGRPO's ``S_neg`` (``rewards/r_sem_neg/mean``), the negation-aware
+    Chamfer *similarity* in [0, 1] that is one of its three reward components, not an ``R_sem``; on its own axis
+    from 0 to 1. Lines: mean over seeds (thin: every step; thick: centred rolling mean of ``smooth`` steps), band:
+    min-max over seeds. Colours follow the order of ``configs`` (as in :func:`plot_grpo_curves`); legends sit below
+    the panels, never over the data.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    labels = dict(labels or {})
+    if "step" not in curves or "config" not in curves:
+        raise PlotError("plot_semantic_reward: curves need the columns 'step' and 'config'")
+    sem, neg = {}, {}
+    for cfg_name in configs:
+        d = curves[curves.config == cfg_name]
+        logged = [c for c in d.columns if c.startswith("rewards/r_sem_") and c.endswith("/mean") and d[c].notna().any()]
+        for c in logged:
+            (neg if c == "rewards/r_sem_neg/mean" else sem).setdefault(cfg_name, c)
+    if not sem and not neg:
+        raise PlotError("plot_semantic_reward: no configuration logs a rewards/r_sem_*/mean column")
+    panels = [p for p in (("sem", sem), ("neg", neg)) if p[1]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.2), squeeze=False)
+    for ax, (kind, cols) in zip(axes[0], panels):
+        for cfg_name, col in cols.items():
+            k = list(configs).index(cfg_name)
+            dist = col.split("/")[1].removeprefix("r_sem_")
+            name = labels.get(cfg_name, cfg_name) + (f" (R_sem, {dist})" if kind == "sem" else " (S_neg)")
+            _draw_mean_band(ax, _seed_lines(curves, cfg_name, col), PALETTE[k % len(PALETTE)], name, smooth)
+        if kind == "sem":
+            ax.set_ylim(0, 2.05)
+            ax.set_ylabel("R_sem = (1 - D_F) + (1 - D_I), range 0-2")
+            ax.set_title("set-distance rewards: R_sem")
+        else:
+            ax.set_ylim(0, 1.025)
+            ax.set_ylabel("S_neg = 1 - D_neg / 2, range 0-1")
+            ax.set_title("EditGRPO: its S_neg component (not R_sem)")
+        ax.set_xlabel("GRPO step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
+    n_seeds = int(curves["seed"].nunique()) if "seed" in curves else 1
+    fig.text(0.5, 1.0, f"mean over {n_seeds} seed(s), band: min-max over seeds; thick: rolling mean of {smooth} steps",
+             ha="center", va="bottom", fontsize=9, color="0.3")
+    fig.tight_layout()
+    return fig
+
+
+#: what each configuration's ``reward_groups/content_std`` measures, by the reward column it logs
+_CONTENT_NAMES = (("rewards/r_f1_14/", "F1_14 + F1_ent + S_neg, 0-3"), ("rewards/r_fact/", "w_fact R_fact + w_check R_check"),
+                  ("rewards/r_exact/", "R_exact, 0-2"), ("rewards/r_sem_", "R_sem, 0-2"))
+
+
+def plot_reward_sparsity(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
+                         *, smooth: int = 3) -> "Figure":
+    """How much a GRPO group's rewards spread, per configuration.
+
+    Top: the share of groups in which no completion matches a reference section exactly (``R_exact = 0`` for all
+    G, ``reward_groups/exact_all_zero``), mean over steps, bar = mean over seeds, whisker = min-max over seeds.
+    Below: one panel per configuration with its own y axis from 0: the mean within-group std of *its own* content
+    reward (``reward_groups/content_std``; the panel title names that reward and its range). The rewards have
+    different ranges, so the panels are not drawn on one axis; a configuration without a content reward
+    (R_fmt: std 0 throughout) is left out and named in the note.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    labels = dict(labels or {})
+    need = {"step", "config", "reward_groups/exact_all_zero", "reward_groups/content_std"} - set(curves.columns)
+    if need:
+        raise PlotError(f"plot_reward_sparsity: curves lack the columns {sorted(need)}")
+    have = [c for c in configs if (curves.config == c).any()]
+    if not have:
+        raise PlotError("plot_reward_sparsity: none of the configs has curves")
+    content = []
+    for c in have:
+        v = curves.loc[curves.config == c, "reward_groups/content_std"]
+        if v.notna().any() and float(v.abs().max()) > 0:
+            content.append(c)
+    skipped = [labels.get(c, c) for c in have if c not in content]
+    ncols = min(4, max(len(content), 1))
+    nrows = -(-len(content) // ncols) if content else 0
+    fig = plt.figure(figsize=(3.8 * ncols + 0.6, 0.32 * len(have) + 1.6 + 3.0 * nrows))
+    gs = fig.add_gridspec(1 + nrows, ncols, height_ratios=[0.32 * len(have) + 0.9] + [2.2] * nrows, hspace=0.95,
+                          wspace=0.32)
+    ax = fig.add_subplot(gs[0, :])
+    per_run = curves[curves.config.isin(have)].groupby(["config", "seed"] if "seed" in curves else ["config"])[
+        "reward_groups/exact_all_zero"].mean()
+    for y, c in enumerate(have):
+        v = np.atleast_1d(per_run.loc[c].to_numpy(dtype=np.float64))
+        m = float(np.nanmean(v))
+        ax.barh(y, m, color=PALETTE[list(configs).index(c) % len(PALETTE)], height=0.65)
+        if len(v) > 1:
+            ax.errorbar(m, y, xerr=[[m - np.nanmin(v)], [np.nanmax(v) - m]], color="black", capsize=3, linewidth=1)
+        ax.text(min(float(np.nanmax(v)), 1.0) + 0.012, y, f"{m:.2f}", va="center", fontsize=9)
+    ax.set_yticks(range(len(have)), [labels.get(c, c) for c in have])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel("share of groups with R_exact = 0 for every completion (mean over steps; whisker: min-max over seeds)")
+    ax.set_title("(a) exact match is sparse: groups in which no completion matches a reference section", loc="left")
+    axes = []
+    for i, c in enumerate(content):
+        a = fig.add_subplot(gs[1 + i // ncols, i % ncols])
+        d = curves[curves.config == c]
+        logged = [col for col in d.columns if col.endswith("/mean") and d[col].notna().any()]
+        what = next((n for pre, n in _CONTENT_NAMES if any(col.startswith(pre) for col in logged)), "content reward")
+        _draw_mean_band(a, _seed_lines(curves, c, "reward_groups/content_std"),
+                        PALETTE[list(configs).index(c) % len(PALETTE)], labels.get(c, c), smooth)
+        a.set_ylim(0, None)
+        a.set_title(f"{labels.get(c, c)}\n({what})", fontsize=10)
+        a.set_xlabel("GRPO step")
+        a.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+        if i % ncols == 0:
+            a.set_ylabel("within-group std")
+        axes.append(a)
+    if axes:
+        axes[0].figure.text(0.02, axes[0].get_position().y1 + 0.62 / fig.get_figheight(),  # above 2-line titles
+                            "(b) within-group std of each configuration's own content reward (own axis, from 0)",
+                            fontsize=11, ha="left", va="bottom")
+    n_seeds = int(curves["seed"].nunique()) if "seed" in curves else 1
+    note = (f"(b): mean over {n_seeds} seed(s), band min-max over seeds, thick: rolling mean of {smooth} steps."
+            + (f" Without a content reward (std 0): {', '.join(skipped)}." if skipped else ""))
+    fig.text(0.02, 0.0, note, fontsize=9, color="0.3", ha="left", va="top")
+    return fig
+
+
+def plot_selection_space(bank_xy: Any, cand_xy: Any, chosen: int, *, title: str = "",
+                         xlabel: str = "PC 1", ylabel: str = "PC 2") -> "Figure":
+    """Paper Fig. 2b: best-of-K selection in 2-D: the bank's reports (grey), the K candidates (numbered) and the
+    chosen one (star). ``bank_xy`` ``(n, 2)``, ``cand_xy`` ``(K, 2)``: positions in one projection. The legend sits
+    below the axes, the candidate numbers avoid each other and the points."""
+    import matplotlib.pyplot as plt
+
+    B, C = np.asarray(bank_xy, dtype=np.float64), np.asarray(cand_xy, dtype=np.float64)
+    if B.ndim != 2 or B.shape[1] != 2 or C.ndim != 2 or C.shape[1] != 2 or not len(C):
+        raise PlotError(f"plot_selection_space: need (n, 2) and (K, 2) positions, got {B.shape} and {C.shape}")
+    if not 0 <= int(chosen) < len(C):
+        raise PlotError(f"plot_selection_space: chosen = {chosen} is not one of the {len(C)} candidates")
+    fig, ax = plt.subplots(figsize=(6.0, 5.4))
+    ax.scatter(B[:, 0], B[:, 1], s=6, color="0.6", alpha=0.45, label="bank reports", zorder=1)
+    ax.scatter(C[:, 0], C[:, 1], s=55, color=PALETTE[1], edgecolor="black", linewidth=0.7, label="candidates",
+               zorder=3)
+    ax.scatter(*C[int(chosen)], s=300, marker="*", color=PALETTE[3], edgecolor="black", linewidth=0.8,
+               label="chosen candidate", zorder=4)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
+    fig.tight_layout()
+    _place_labels(ax, C, [f"#{j}" for j in range(len(C))], ["black"] * len(C), fontsize=10, fontweight="bold",
+                  zorder=5)
+    return fig
+
+
+def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, k: int, n_studies: int, section: str = "Findings",
+                       ci: float = 0.95) -> "Figure":
+    """Pruning quality vs tokens saved over the (p, warm-up) sweep, one panel per policy x distance.
+
+    ``sweep``: one row per ``policy``, ``distance``, ``p``, ``wu`` with ``tokens saved %``, the metric ``key`` of
+    the survivors and the ``standard`` / ``random`` values; optional ``<key> lo`` / ``<key> hi`` (error bars) and
+    ``standard lo`` / ``standard hi`` (a band around the standard line): bootstrap intervals over the studies
+    (:func:`result_ci`). Distances whose rows are identical within a policy (they picked the same survivors) share
+    one panel, titled with both names. Every panel shares the y axis, so the scale of the differences is the same
+    everywhere; the note under the figure says how many studies each point averages.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    need = {"policy", "distance", "p", "wu", "tokens saved %", key, "standard", "random"} - set(sweep.columns)
+    if need:
+        raise PlotError(f"plot_pruning_sweep: sweep lacks the columns {sorted(need)}")
+    if sweep.empty:
+        raise PlotError("plot_pruning_sweep: the sweep is empty")
+    policies = list(dict.fromkeys(sweep.policy))
+    cols = ["tokens saved %", key]
+
+    def differs(a: Any, b: Any) -> np.ndarray:  # per (p, wu) of a: does b's row differ?
+        m = a.merge(b, on=["p", "wu"], how="left", suffixes=("", "_b"))
+        return ~np.all([np.isclose(m[c], m[f"{c}_b"], rtol=0, atol=1e-9) for c in cols], axis=0)
+
+    rows = []  # per policy: [(names, frames)], a distance that agrees with an earlier one on most settings joins it
+    for pol in policies:
+        groups: list[tuple[list[str], list[Any]]] = []
+        for n in dict.fromkeys(sweep[sweep.policy == pol].distance):
+            d = sweep[(sweep.policy == pol) & (sweep.distance == n)].sort_values(["p", "wu"])
+            for names, frames in groups:
+                if differs(frames[0], d).mean() <= 0.5:
+                    names.append(n); frames.append(d)
+                    break
+            else:
+                groups.append(([n], [d]))
+        rows.append(groups)
+    ncols = max(len(g) for g in rows)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(4.3 * ncols + 2.2, 3.6 * len(rows)), squeeze=False,
+                             sharey=True)
+    ps, wus = sorted(sweep.p.unique()), sorted(sweep.wu.unique())
+    cmap = plt.get_cmap("viridis")
+    colour = {p: cmap(0.85 * i / max(len(ps) - 1, 1)) for i, p in enumerate(ps)}
+    markers = dict(zip(wus, "oXsD^v"))
+    has_ci = {f"{key} lo", f"{key} hi"} <= set(sweep.columns)
+    has_band = {"standard lo", "standard hi"} <= set(sweep.columns)
+    for r, (pol, groups) in enumerate(zip(policies, rows)):
+        for c in range(ncols):
+            ax = axes[r][c]
+            if c >= len(groups):
+                ax.axis("off")
+                continue
+            names, frames = groups[c]
+            d = frames[0]
+            if has_band:
+                ax.axhspan(d["standard lo"].iloc[0], d["standard hi"].iloc[0], color="0.85", zorder=0)
+            ax.axhline(d.standard.iloc[0], color="black", ls="--", lw=1.2, zorder=1)
+            ax.axhline(d.random.iloc[0], color="0.4", ls=":", lw=1.2, zorder=1)
+            notes = []
+            for f_i, f in enumerate(frames):
+                draw = f if f_i == 0 else f[differs(f, frames[0])]
+                if f_i and not np.isclose(f.standard.iloc[0], d.standard.iloc[0], rtol=0, atol=1e-9):
+                    ax.axhline(f.standard.iloc[0], color="black", ls="--", lw=0.8, zorder=1)  # its own standard pick
+                if f_i:
+                    notes.append(f"{names[f_i]}: same picks" if draw.empty else
+                                 f"{names[f_i]}: same except {len(draw)} of {len(f)} (hollow)")
+                for _, row in draw.iterrows():
+                    yerr = [[row[key] - row[f"{key} lo"]], [row[f"{key} hi"] - row[key]]] if has_ci else None
+                    ax.errorbar(row["tokens saved %"], row[key], yerr=yerr, fmt=markers.get(row.wu, "o"),
+                                color=colour[row.p], markersize=8, markeredgecolor="black" if f_i == 0 else colour[row.p],
+                                markeredgewidth=0.5 if f_i == 0 else 1.8,
+                                markerfacecolor=colour[row.p] if f_i == 0 else "white", elinewidth=1, capsize=2,
+                                zorder=3)
+            ax.set_title(f"{pol} · {names[0]}" + "".join(f"\n{t}" for t in notes), fontsize=10)
+            ax.set_xlabel("tokens saved vs K full generations (%)")
+            ax.set_ylabel(f"{key}, {section}" if c == 0 else "")
+    handles = ([Line2D([], [], marker="o", ls="", color=colour[p], markeredgecolor="black", markersize=8,
+                       label=f"p = {p:g}") for p in ps]
+               + [Line2D([], [], marker=markers.get(w, "o"), ls="", color="0.5", markeredgecolor="black",
+                         markersize=8, label=f"warm-up = {w:g}") for w in wus]
+               + [Line2D([], [], color="black", ls="--", label=f"standard best-of-{k}"),
+                  Line2D([], [], color="0.4", ls=":", label="random pick")])
+    if has_band:
+        from matplotlib.patches import Patch
+        handles.append(Patch(color="0.85", label=f"standard: {ci:.0%} CI"))
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.suptitle(f"Pruning replayed over p x warm-up ({n_studies} studies per policy)")
+    fig.tight_layout()
+    note = (f"Each point: the survivors' corpus {key} over {n_studies} studies"
+            + (f"; bars: {ci:.0%} bootstrap CI over studies" if has_ci else "")
+            + ". The y axis is zoomed: differences smaller than the bars are noise.")
+    fig.text(0.02, 0.0, note, fontsize=9, color="0.3", ha="left", va="top")
+    return fig
+
+
 def plot_gallery(paths: Sequence[str | Path], titles: Sequence[str], *, ncols: int = 3,
-                 width: float = 5.0) -> "Figure":
-    """Thumbnails of finished figures (PNG files) in a grid, one title each: an overview of a run."""
+                 row_px: int = 2600) -> "Figure":
+    """Finished figures (PNG files) laid out near their own size, one title each: an overview of a run.
+
+    Rows are filled in order with at most ``ncols`` figures whose widths (in pixels) add up to at most ``row_px``;
+    a row wider than that is shrunk to fit, so a wide figure gets a row of its own and every figure is shown at
+    no less than ``row_px`` / its own width of its size (text stays readable at the saved resolution).
+    """
     import matplotlib.image as mpimg
     import matplotlib.pyplot as plt
 
@@ -447,15 +838,29 @@ def plot_gallery(paths: Sequence[str | Path], titles: Sequence[str], *, ncols: i
         if not Path(p).is_file():
             raise PlotError(f"plot_gallery: {p} does not exist")
         imgs.append(mpimg.imread(str(p)))
-    ncols = max(1, min(ncols, len(imgs)))
-    nrows = -(-len(imgs) // ncols)
-    heights = [max(im.shape[0] / im.shape[1] for im in imgs[r * ncols:(r + 1) * ncols]) for r in range(nrows)]
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, width * sum(heights) + 0.45 * nrows),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    for ax in axes.ravel():
+    rows: list[list[int]] = [[]]
+    for i, im in enumerate(imgs):
+        cur = rows[-1]
+        if cur and (len(cur) >= ncols or sum(imgs[j].shape[1] for j in cur) + im.shape[1] > row_px):
+            rows.append([i])
+        else:
+            cur.append(i)
+    title_px, pad = 60, 30
+    layout, y = [], 0.0
+    for row in rows:
+        w = sum(imgs[j].shape[1] for j in row) + pad * (len(row) - 1)
+        s = min(1.0, row_px / w)
+        h = max(imgs[j].shape[0] for j in row) * s
+        x = (row_px - w * s) / 2
+        for j in row:
+            layout.append((j, x, y + title_px, imgs[j].shape[1] * s, imgs[j].shape[0] * s))
+            x += (imgs[j].shape[1] + pad) * s
+        y += h + title_px + pad
+    W, H = float(row_px), y
+    fig = plt.figure(figsize=(W / DPI, H / DPI))
+    for j, x0, y0, w, h in layout:
+        ax = fig.add_axes((x0 / W, 1 - (y0 + h) / H, w / W, h / H))
+        ax.imshow(imgs[j])
         ax.axis("off")
-    for ax, im, t in zip(axes.ravel(), imgs, titles):
-        ax.imshow(im)
-        ax.set_title(t, fontsize=11)
-    fig.tight_layout()
+        ax.set_title(titles[j], fontsize=14)
     return fig

@@ -229,17 +229,17 @@ def plot_examples(records: Sequence[Record], n: int = 6, width: int = 62):
     from PIL import Image
 
     recs = list(records)[:n]
-    fig, axes = plt.subplots(len(recs), 2, figsize=(7.5, 2.0 * len(recs)),
+    fig, axes = plt.subplots(len(recs), 2, figsize=(9.5, 2.7 * len(recs)),
                              gridspec_kw={"width_ratios": [1, 2.6]})
     axes = np.atleast_2d(axes)
     for (ax_img, ax_txt), r in zip(axes, recs):
         with Image.open(r.image_paths[0]) as im:
             ax_img.imshow(np.asarray(im.convert("L")), cmap="gray", vmin=0, vmax=255)
         ax_img.set_axis_off()
-        ax_img.set_title(f"{r.study_id} ({stratum(r.labels) if r.labels is not None else '?'})", fontsize=7)
+        ax_img.set_title(f"{r.study_id} ({stratum(r.labels) if r.labels is not None else '?'})", fontsize=9)
         text = ("FINDINGS: " + textwrap.fill(r.findings, width) + "\n\nIMPRESSION: "
                 + textwrap.fill(r.impression, width) + "\n\nLABELS: " + textwrap.fill(_label_line(r.labels), width))
-        ax_txt.text(0.0, 1.0, text, va="top", ha="left", fontsize=6.5, family="monospace", wrap=True)
+        ax_txt.text(0.0, 1.0, text, va="top", ha="left", fontsize=9, family="monospace", wrap=True)
         ax_txt.set_axis_off()
     fig.tight_layout()
     return fig
@@ -268,11 +268,11 @@ def plot_findings_gallery(image_size: int = 96, seed: int = 0):
     ]
     cols = 7
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 1.8 * rows))
+    fig, axes = plt.subplots(rows, cols, figsize=(2.2 * cols, 2.4 * rows))
     for ax, (title, findings, devices) in zip(axes.ravel(), panels):
         img = render_image(findings, devices, np.random.default_rng(seed), size=image_size)
         ax.imshow(img, cmap="gray", vmin=0, vmax=255)
-        ax.set_title(title, fontsize=6.5)
+        ax.set_title(title, fontsize=9)
         ax.set_axis_off()
     for ax in axes.ravel()[len(panels):]:
         ax.set_axis_off()

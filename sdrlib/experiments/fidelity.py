@@ -337,5 +337,5 @@ def plot_fidelity(table: pd.DataFrame, *, target: str = "jaccard", stratum: str 
     from matplotlib.patches import Patch
 
     ax.legend(handles=[Patch(color="#4C72B0", label="paper"), Patch(color="#DD8452", label="sdr extension")],
-              loc="lower right", fontsize=8)
+              loc="lower right", fontsize=9)
     return fig

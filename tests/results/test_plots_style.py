@@ -1,0 +1,210 @@
+"""The house style is true: every figure helper, built on small synthetic data inside ``style()``, draws no text
+below :data:`sdrlib.plots.MIN_FONT` (9 pt), and no notebook cell or library module asks for a smaller font.
+
+Two checks, because notebooks also draw inline: (1) each figure function is built and every ``Text`` artist of the
+drawn figure (titles, labels, tick labels, legends, annotations, cell values) is measured
+(:func:`sdrlib.plots.small_fonts`); (2) the sources of ``notebooks/*.py`` and ``sdrlib/`` are scanned for literal
+font sizes below 9 pt (``fontsize=7``, ``"legend.fontsize": 8``, ``size="small"``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from sdrlib import plots  # noqa: E402
+from sdrlib.data.records import Record  # noqa: E402
+from sdrlib.data.stats import plot_examples, plot_findings_gallery  # noqa: E402
+from sdrlib.experiments.fidelity import plot_fidelity  # noqa: E402
+from sdrlib.metrics.base import mean_result  # noqa: E402
+from sdrlib.plots import MIN_FONT, PlotError, check_fonts, small_fonts, style  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _unit(rng, n, d=16):
+    X = rng.normal(size=(n, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def _curves():
+    rows = []
+    for cfg_name in ("fmt", "exact", "chamfer", "editgrpo"):
+        for seed in (0, 1):
+            for step in range(1, 9):
+                r = {"config": cfg_name, "seed": seed, "step": step, "rewards/r_fmt/mean": 0.9, "kl": 0.01 * step,
+                     "completions/mean_length": 70 - step, "reward_groups/exact_all_zero": 0.9 + 0.01 * seed,
+                     "reward_groups/content_std": 0.0 if cfg_name == "fmt" else 0.1 + 0.01 * step}
+                if cfg_name == "exact":
+                    r["rewards/r_exact/mean"] = 0.02
+                if cfg_name == "chamfer":
+                    r["rewards/r_sem_chamfer/mean"] = 1.3 + 0.01 * step
+                if cfg_name == "editgrpo":
+                    r["rewards/r_f1_14/mean"] = 0.3
+                    r["rewards/r_sem_neg/mean"] = 0.7
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def _sweep():
+    rows = []
+    for pol in ("SFT", "R_Cham"):
+        for n in ("chamfer", "hausdorff", "hung_nn"):
+            for p in (0.25, 0.5):
+                for wu in (0, 1):
+                    v = 0.59 + 0.01 * p + 0.002 * wu + (0.003 if n == "hausdorff" else 0.0)
+                    rows.append({"policy": pol, "distance": n, "p": p, "wu": wu, "tokens saved %": 40 + 30 * p - 5 * wu,
+                                 "BS-F1": v, "standard": 0.59, "random": 0.585, "BS-F1 lo": v - 0.01,
+                                 "BS-F1 hi": v + 0.01, "standard lo": 0.58, "standard hi": 0.60})
+    return pd.DataFrame(rows)
+
+
+def _png(tmp_path, name, size=(4, 3)):
+    with style():
+        fig, ax = plt.subplots(figsize=size)
+        ax.plot([0, 1])
+        fig.savefig(tmp_path / name, dpi=50)
+    plt.close(fig)
+    return tmp_path / name
+
+
+def _image(tmp_path):
+    from PIL import Image
+
+    p = tmp_path / "img.png"
+    Image.fromarray((np.random.default_rng(0).random((32, 32)) * 255).astype(np.uint8)).save(p)
+    return str(p)
+
+
+def _figures(tmp_path):
+    """(name, builder) for every figure function of the library."""
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"chamfer": [0.0, 0.08, 0.03], "hausdorff": [0.0, 0.47, 0.2]},
+                         index=["identical", "paraphrase", "missing finding"])
+    fidelity = pd.DataFrame({"target": "jaccard", "stratum": "all", "setting": ["chamfer", "hausdorff"],
+                             "origin": ["paper", "sdr"], "spearman": [0.3, 0.2], "spearman_lo": [0.2, 0.1],
+                             "spearman_hi": [0.4, 0.3], "n_pairs": 100})
+    img = _image(tmp_path)
+    recs = [Record(f"syn-{i}", [img], "Heart size is normal. The lungs are clear.", "No acute disease.",
+                   {"No Finding": 1}, "test") for i in range(2)]
+    return [
+        ("plot_report_embedding", lambda: plots.plot_report_embedding(
+            ["F one.", "F two."], ["I one."], _unit(rng, 2), _unit(rng, 1), context=_unit(rng, 30), title="Fig. 1")),
+        ("plot_set_distance", lambda: plots.plot_set_distance(_unit(rng, 3), _unit(rng, 4), ["g1", "g2", "g3"],
+                                                              ["r1", "r2", "r3", "r4"], title="Fig. 2a")),
+        ("plot_value_heatmap", lambda: plots.plot_value_heatmap(table, title="edits")),
+        ("plot_column_heatmap", lambda: plots.plot_column_heatmap(table, title="edits")),
+        ("plot_grpo_curves", lambda: plots.plot_grpo_curves(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
+        ("plot_semantic_reward", lambda: plots.plot_semantic_reward(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
+        ("plot_reward_sparsity", lambda: plots.plot_reward_sparsity(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
+        ("plot_selection_space", lambda: plots.plot_selection_space(rng.normal(size=(200, 2)), rng.normal(size=(5, 2)),
+                                                                    2, title="Fig. 2b")),
+        ("plot_pruning_sweep", lambda: plots.plot_pruning_sweep(_sweep(), "BS-F1", k=5, n_studies=24)),
+        ("plot_gallery", lambda: plots.plot_gallery([_png(tmp_path, "a.png"), _png(tmp_path, "b.png", (8, 2))],
+                                                    ["Fig. A", "Fig. B"])),
+        ("plot_fidelity", lambda: plot_fidelity(fidelity)),
+        ("plot_examples", lambda: plot_examples(recs, n=2)),
+        ("plot_findings_gallery", lambda: plot_findings_gallery(image_size=32)),
+    ]
+
+
+def test_every_figure_function_is_covered(tmp_path):
+    built = {name for name, _ in _figures(tmp_path)}
+    public = {n for n in plots.__all__ if n.startswith("plot_")}
+    assert public <= built, f"add a synthetic build of {sorted(public - built)} to _figures"
+
+
+def test_every_figure_function_draws_no_text_below_the_house_minimum(tmp_path):
+    bad = {}
+    for name, build in _figures(tmp_path):
+        with style():
+            fig = build()
+            small = small_fonts(fig)
+        if small:
+            bad[name] = small[:5]
+        plt.close(fig)
+    assert not bad, f"texts below {MIN_FONT:g} pt: {bad}"
+
+
+def test_the_font_check_catches_a_small_text():
+    with style():
+        fig, ax = plt.subplots()
+        ax.text(0.5, 0.5, "tiny", fontsize=7)
+        ax.set_title("fine")
+    assert small_fonts(fig) == [("tiny", 7.0)]
+    with pytest.raises(PlotError, match="below the house style's 9 pt: 'tiny' 7 pt"):
+        check_fonts(fig)
+    fig2, ax2 = plt.subplots()
+    ax2.set_title("fine", fontsize=9)
+    assert check_fonts(fig2) is fig2
+
+
+def test_style_sets_every_font_size_to_at_least_the_minimum():
+    with style():
+        for key in ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize", "ytick.labelsize",
+                    "legend.fontsize", "figure.titlesize"):
+            size = matplotlib.font_manager.FontProperties(size=plt.rcParams[key]).get_size_in_points()
+            assert size >= MIN_FONT, key
+
+
+# ------------------------------------------------------------------------------------ sources
+
+_NAMED_SMALL = ("xx-small", "x-small", "small", "smaller")
+_PATTERNS = (
+    re.compile(r"""\b(?:fontsize|size|labelsize|titlesize)\s*=\s*(?P<v>\d+(?:\.\d+)?)\b"""),
+    re.compile(r"""["'](?:font\.size|[a-z]+\.(?:label|title)?(?:font)?size|fontsize|size)["']\s*:\s*(?P<v>\d+(?:\.\d+)?)"""),
+    re.compile(r"""\b(?:fontsize|labelsize|titlesize)\s*=\s*["'](?P<n>[a-z-]+)["']"""),
+)
+
+
+def _small_literals(text: str) -> list[str]:
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if "font" not in code and "size" not in code:
+            continue
+        for pat in _PATTERNS:
+            for m in pat.finditer(code):
+                v, n = m.groupdict().get("v"), m.groupdict().get("n")
+                if (v is not None and "size" in m.group(0) and "figsize" not in m.group(0)
+                        and "image_size" not in m.group(0) and float(v) < MIN_FONT and _is_font(m.group(0))) \
+                        or (n is not None and n in _NAMED_SMALL):
+                    out.append(f"{i}: {line.strip()}")
+    return out
+
+
+def _is_font(expr: str) -> bool:
+    """``size=3`` is a font size only in a text call; keep to names that always are."""
+    return bool(re.search(r"fontsize|labelsize|titlesize|font\.size|\"size\"|'size'", expr))
+
+
+def test_small_literal_scan_finds_what_it_should():
+    assert _small_literals('ax.text(0, 0, "x", fontsize=7)')
+    assert _small_literals('ax.legend(fontsize="small")')
+    assert _small_literals('rc = {"legend.fontsize": 8}')
+    assert _small_literals('sns.heatmap(t, annot_kws={"size": 7})')
+    assert not _small_literals('ax.text(0, 0, "x", fontsize=9)')
+    assert not _small_literals('fig, ax = plt.subplots(figsize=(5, 3))')
+    assert not _small_literals('render(image_size=96)  # fontsize=7 in a comment')
+
+
+@pytest.mark.parametrize("folder,glob", [("notebooks", "*.py"), ("sdrlib", "**/*.py")])
+def test_no_source_asks_for_a_font_below_the_minimum(folder, glob):
+    bad = {str(p.relative_to(ROOT)): hits for p in sorted((ROOT / folder).glob(glob))
+           if (hits := _small_literals(p.read_text(encoding="utf-8")))}
+    assert not bad, f"font sizes below {MIN_FONT:g} pt (the house style, notebook 07): {bad}"
