@@ -191,9 +191,10 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
                 "GRPO post-training: SFT, R_fmt, R_exact, R_Cham, R_Haus, mean ± std over seeds", True),
     FigureEntry("grpo_headline_impression", _T, "04_grpo", "Tables 5-6 (Impression)",
                 "the same for Impression", True),
-    FigureEntry("grpo_*_findings", _T, "04_grpo", "Tables 7-10, 15-18 (Findings, per metric group)",
+    # the metric groups by name, not ``grpo_*_findings``: a wildcard would also claim grpo_positive_findings
+    FigureEntry("grpo_bleu_findings|grpo_rouge_findings|grpo_lexical_findings|grpo_clinical_findings", _T, "04_grpo", "Tables 7-10, 15-18 (Findings, per metric group)",
                 "GRPO results per metric group (BLEU, ROUGE, lexical, clinical)"),
-    FigureEntry("grpo_*_impression", _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
+    FigureEntry("grpo_bleu_impression|grpo_rouge_impression|grpo_lexical_impression|grpo_clinical_impression", _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
                 "GRPO results per metric group"),
     FigureEntry("grpo_curves", _F, "04_grpo", "GRPO training curves",
                 "format reward, content reward, KL and completion length per GRPO step", True),
