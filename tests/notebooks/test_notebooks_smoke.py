@@ -25,6 +25,16 @@ def test_run_all_smoke(tmp_path):
     # every notebook wrote its outputs under the temporary root, not the checkout
     if sources:
         assert any((tmp_path / "results").glob("*.csv"))
+    # every executed cell reads well: <= 40 lines and 4,000 characters of output, no raw progress bar (issue 26;
+    # the rule is sdrlib.utils.output_problems, also run on any run by scripts/check_notebook_outputs.py)
+    import json
+
+    from sdrlib.utils import output_problems
+
+    noisy = {p.name: output_problems(json.loads(p.read_text(encoding="utf-8"))) for p in executed}
+    noisy = {k: v for k, v in noisy.items() if v}
+    assert not noisy, "executed smoke notebooks with unreadable outputs: " + "; ".join(
+        f"{k}: {', '.join(v)}" for k, v in noisy.items())
 
 
 def test_run_all_rejects_bad_profile_and_names_failing_cell(tmp_path):
