@@ -38,10 +38,11 @@ from sdrlib.vocabulary import parse_label_string
 from sdrlib.clinical import evaluate_labeler, label_report
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 print(cfg.name, cfg.data)
 
 # %% [markdown]

@@ -44,10 +44,11 @@ from sdrlib.results import save_fig, save_table
 from sdrlib.reports import build_template, parse_template
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.rewards.methods.editgrpo import edit_report
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: cfg.grpo.eval_n] if cfg.grpo.eval_n else test  # studies scored per configuration and seed

@@ -40,11 +40,12 @@ from sdrlib.experiments.candidates import api_serve_dir, local_candidates, polic
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 sc = cfg.selection
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: sc.n_test] if sc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)

@@ -42,11 +42,12 @@ from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.training import load_policy, run_dir
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 pc = cfg.pruning
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 test = load_split(cfg, "test")
 test = test[: pc.n_test] if pc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)

@@ -124,50 +124,70 @@ _BAR = re.compile(r"\d+it/s|it/s\]|s/it\]|\d%\||Loading weights|examples/s\]")
 
 def cell_output_text(cell: dict) -> str:
     """The text a reader sees below code cell ``cell`` (nbformat JSON): streams, tracebacks, and for rich
-    outputs their Markdown, else their plain text (images count as nothing; a DataFrame counts as its
-    plain-text rows).
+    outputs their Markdown, else their plain text (images count as nothing).
 
     Example: a cell printing ``"a\\nb\\n"`` -> ``"a\\nb\\n"``.
     """
-    parts = []
+    return "".join(text for text, _ in _outputs(cell))
+
+
+def _outputs(cell: dict) -> Iterator[tuple[str, int | None]]:
+    """``(text, rows)`` per output of ``cell``: ``rows`` is the number of table rows a rendered HTML table
+    shows (``None`` when the output is not one)."""
     for o in cell.get("outputs", []):
         kind = o.get("output_type")
         if kind == "stream":
-            parts.append(_joined(o.get("text", "")))
+            yield _joined(o.get("text", "")), None
         elif kind == "error":
-            parts.append("\n".join(o.get("traceback", [])) + "\n")
+            yield "\n".join(o.get("traceback", [])) + "\n", None
         elif kind in ("display_data", "execute_result"):
             data = o.get("data", {})
             if any(k.startswith("image/") for k in data):
                 continue
+            html = _joined(data.get("text/html", ""))
+            rows = html.count("<tr") if "<table" in html else None
             for mime in ("text/markdown", "text/plain"):
                 if mime in data:
-                    parts.append(_joined(data[mime]).rstrip("\n") + "\n")
+                    yield _joined(data[mime]).rstrip("\n") + "\n", rows
                     break
-    return "".join(parts)
 
 
 def _joined(text: str | list[str]) -> str:
     return "".join(text) if isinstance(text, list) else str(text)
 
 
+_CUT_TABLE = re.compile(r"^\[(\d+) rows x (\d+) columns\]$", re.M)
+
+
 def output_sizes(nb: dict) -> list[dict]:
     """One row per code cell of executed notebook ``nb``: ``cell`` (index), ``chars``, ``lines``, ``bar``
-    (a raw progress bar: a ``\\r``-redrawn line, ``it/s``, ``%|``, "Loading weights")."""
+    (a raw progress bar: a ``\\r``-redrawn line, ``it/s``, ``%|``, "Loading weights") and ``cut`` (rows of a
+    table pandas cut to its head and tail or left and right columns, as ``"144 rows x 12 columns"``; ``""`` if none).
+
+    A DataFrame counts as its plain text for ``chars`` and as the rows of its rendered HTML table for
+    ``lines`` (the plain text wraps wide tables into blocks a notebook reader never sees).
+    """
     rows = []
     for i, c in enumerate(nb.get("cells", [])):
         if c.get("cell_type") != "code":
             continue
-        text = cell_output_text(c)
-        redrawn = "\r" in text.replace("\r\n", "\n")
-        rows.append({"cell": i, "chars": len(text), "lines": text.count("\n") + (not text.endswith("\n") and bool(text)),
-                     "bar": bool(redrawn or _BAR.search(text))})
+        chars = lines = 0
+        cut = ""
+        bar = False
+        for text, table_rows in _outputs(c):
+            chars += len(text)
+            lines += table_rows if table_rows is not None else text.count("\n") + (not text.endswith("\n"))
+            bar = bar or "\r" in text.replace("\r\n", "\n") or bool(_BAR.search(text))
+            m = _CUT_TABLE.search(text)
+            if m and "..." in text:
+                cut = cut or f"{m.group(1)} rows x {m.group(2)} columns"
+        rows.append({"cell": i, "chars": chars, "lines": lines, "bar": bar, "cut": cut})
     return rows
 
 
 def output_problems(nb: dict, *, max_lines: int = MAX_OUTPUT_LINES, max_chars: int = MAX_OUTPUT_CHARS) -> list[str]:
-    """What makes executed notebook ``nb`` hard to read: one message per cell over the limits or with a raw
-    progress bar (empty list: every cell's output is short and bar-free).
+    """What makes executed notebook ``nb`` hard to read: one message per cell over the limits, with a raw
+    progress bar or with a table pandas cut to head and tail (empty list: every cell's output is readable).
 
     Example: a cell printing 50 lines -> ``["cell 4: 50 lines of output (> 40)"]``.
     """
@@ -180,6 +200,8 @@ def output_problems(nb: dict, *, max_lines: int = MAX_OUTPUT_LINES, max_chars: i
             why.append(f"{r['chars']:,} characters of output (> {max_chars:,})")
         if r["bar"]:
             why.append("a raw progress bar (call sdrlib.utils.quiet() in the setup cell)")
+        if r["cut"]:
+            why.append(f"a table of {r['cut']} cut by pandas (show the rows and columns that matter)")
         if why:
             out.append(f"cell {r['cell']}: " + "; ".join(why))
     return out

@@ -40,15 +40,22 @@ def test_short_outputs_pass_and_images_count_as_nothing():
     nb = _nb([_stream("a\nb\n")], [png], [])
     assert output_problems(nb) == []
     assert [r["chars"] for r in output_sizes(nb)] == [4, 0, 0]
+    wide = {"output_type": "execute_result", "execution_count": 1, "metadata": {},
+            "data": {"text/plain": "wrapped\n" * 60, "text/html": "<table>" + "<tr><td>1</td></tr>" * 12}}
+    assert output_problems(_nb([wide])) == []  # a wide table's wrapped plain text is not what a reader sees
+    assert output_sizes(_nb([wide]))[0]["lines"] == 12
 
 
 @pytest.mark.parametrize("outs, expect", [
     ([_stream("line\n" * 41)], "41 lines of output (> 40)"),
     ([_stream("x" * 4001 + "\n")], "characters of output (> 4,000)"),
     ([{"output_type": "execute_result", "execution_count": 1, "metadata": {},
-       "data": {"text/plain": "\n".join(f"row {i}" for i in range(60)), "text/html": "<table/>"}}],
-     "60 lines of output"),
+       "data": {"text/plain": "wrapped\n" * 30, "text/html": "<table>" + "<tr><td>1</td></tr>" * 45}}],
+     "45 lines of output"),
     ([_stream("\rLoading weights:   0%|          | 0/199 [00:00<?, ?it/s]", "stderr")], "raw progress bar"),
+    ([{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+       "data": {"text/plain": "     a\n0    1\n...  ...\n9    9\n\n[144 rows x 12 columns]", "text/html": "<table/>"}}],
+     "a table of 144 rows x 12 columns cut by pandas"),
     ([_stream("step 3/10 [00:02<00:05, 1.5it/s]\n", "stderr")], "raw progress bar"),
     ([_stream("Casting the dataset: 100%|##########| 2/2 [00:00<00:00,  8.40 examples/s]\n", "stderr")],
      "raw progress bar"),
