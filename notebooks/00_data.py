@@ -175,8 +175,13 @@ for name, t in tables.items():
     save_table(out, "00_labeler_" + name.replace(" ", "_").replace("(", "").replace(")", ""), cfg,
                backend="offline-labeler")
     print(f"{name}: mean accuracy over observations {t['accuracy'].mean():.3f}, lowest {t['accuracy'].min():.3f} "
-          f"({t['accuracy'].idxmin()})")
-    display(out.round(3))
+          f"({t['accuracy'].idxmin()}); {(t['accuracy'] < 1).sum()} of {len(t)} observations with an error")
+# the rows that matter: observations the labeler gets wrong somewhere (every row: results/00_labeler_*.md)
+errs = pd.concat({name: t.loc[t["accuracy"] < 1, cols] for name, t in tables.items()}, names=["set", "observation"])
+if len(errs):
+    display(errs.round(3))
+else:
+    print("no observation with an error in any set")
 
 # %% [markdown]
 # Sentences the labeler gets wrong (hand-written set):

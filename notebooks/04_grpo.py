@@ -27,6 +27,7 @@ n_show: int = 3  # sample generations shown per configuration
 
 # %%
 import json
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -223,7 +224,12 @@ cost = pd.DataFrame([{
 save_table(cost, "grpo_reward_cost", cfg)
 cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward_s_per_step", "edit_s_per_step",
                                                       "reward_share"]].mean()
-cost.round(3)
+# one row per configuration (mean over seeds); bad_* = completions the reward could not score (no template,
+# an empty section, too long, non-text tokens): counted, not hidden, since a reward that sees many is mostly noise
+bad = [c for c in cost.columns if c.startswith("bad_")]
+print(f"bad completions: {int(cost[bad].to_numpy().sum())} of {int(cost.completions.sum()):,} over all runs")
+cost.groupby("config", sort=False)[["steps", "step_s_per_step", "reward_s_per_step", "reward_share",
+                                    *bad]].mean().round(3)
 
 # %% [markdown]
 # Reward (and, for EditGRPO, edit) time per GRPO step, mean over each configuration's seeds. The reward time is
@@ -294,7 +300,8 @@ long = posttrain.scores_long(scores, model)
 save_table(long, f"grpo_scores_{cfg.name}", cfg)
 valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
          for k, v in gens.items()}
-print("valid template share:", {k: round(v, 3) for k, v in valid.items()})
+valid_cfg = pd.Series(valid).groupby(lambda k: k.rsplit("/", 1)[0], sort=False).mean()
+print("valid template share (mean over seeds):", ", ".join(f"{k} {v:.2f}" for k, v in valid_cfg.items()))
 
 # %% [markdown]
 # Does a reward pull the policy towards normal reports? Positive findings the labeler reads in each
@@ -350,9 +357,10 @@ sig.round(4)
 
 # %%
 for i, rec in enumerate(test[:n_show]):
-    print(f"--- {rec.study_id}\nREF   {build_template(rec.findings, rec.impression)}")
+    print(f"--- {rec.study_id} (first 110 characters of each report)\n"
+          f"REF     {textwrap.shorten(build_template(rec.findings, rec.impression), 110)}")
     for c in configs:
-        print(f"{posttrain.config_label(c):7s} {gens[(c, cfg.seed)][i][:300]}")
+        print(f"{posttrain.config_label(c):7s} {textwrap.shorten(gens[(c, cfg.seed)][i], 110)}")
 
 # %% [markdown]
 # ## 8. Headline file
@@ -394,7 +402,8 @@ if len(sig):
              s2.assign(mean_diff=s2.mean_diff.round(4))[["A", "B", "section", "metric", "mean_diff", "p_values",
                                                          "n_sig", "n_seeds"]].to_markdown(index=False), ""]
 atomic_write_text(cfg.results_dir / "headline.md", "\n".join(head))
-print("\n".join(head))
+print(f"wrote {cfg.results_dir / 'headline.md'} ({len(head)} lines; the tables above, gathered):",
+      "; ".join(h[3:] for h in head if h.startswith("## ")))
 
 # %% [markdown]
 # Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no

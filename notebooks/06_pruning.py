@@ -206,10 +206,10 @@ def quality_table(section):
 tables = {s: quality_table(s) for s in ("findings", "impression")}
 for s, t in tables.items():
     save_table(t, f"06_pruning_{s}", cfg)
-tables["findings"].round(3)
+tables["findings"].round(3).T  # transposed: one column per (policy, distance), one row per value
 
 # %%
-tables["impression"].round(3)
+tables["impression"].round(3).T
 
 # %% [markdown]
 # ## 5. Pruning vs standard: paired bootstrap

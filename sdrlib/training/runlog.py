@@ -142,10 +142,12 @@ class Progress:
             self._bar.set_postfix_str(extra, refresh=True)
 
     def close(self, summary: str) -> None:
-        """Leave the bar at its final state and print ``summary`` (the run's one summary line) to stdout."""
+        """End the run with ``summary`` (its one summary line): in a notebook the in-place line becomes the
+        summary (one line per run in the executed notebook); elsewhere the bar is closed and it is printed."""
         if self._handle is not None:
-            self._handle.update({"text/plain": self._text(self.total, "done")}, raw=True)
-        elif self._bar is not None:
+            self._handle.update({"text/plain": summary}, raw=True)
+            return
+        if self._bar is not None:
             self._bar.close()
         print(summary, flush=True)
 
