@@ -103,11 +103,18 @@ summary.round(3)
 # same finding in many ways. The training split's language beside 2,000 public IU-Xray reports
 # measured with the same definitions (sentences from `split_sentences`, words = lower-cased alphabetic
 # tokens) and the targets the synthetic grammar is built to meet. `top_findings_set_pct` is the share of
-# reports whose Findings sentences, as a set, are the most common one.
+# reports whose Findings sentences, as a set, are the most common one. Column `counts` says what each row
+# counts, for both corpora: compare like with like. IU-Xray's vocabulary was counted over Findings only, so it
+# sits beside our Findings-only count (`distinct_words_findings`), not beside both sections (`distinct_words`,
+# which has no IU-Xray number): the synthetic Findings use about 800 distinct words against IU-Xray's 1,321.
 
 # %%
 lang = language_table(splits["train"])
 save_table(lang, "00_report_language", cfg, data_source=cfg.data.source)
+v = lang.set_index("statistic")
+print(f"distinct words, Findings only: {v.loc['distinct_words_findings', 'this corpus']:,.0f} here vs "
+      f"{v.loc['distinct_words_findings', 'IU-Xray reference']:,.0f} in IU-Xray; both sections here: "
+      f"{v.loc['distinct_words', 'this corpus']:,.0f}")
 lang.round(3)
 
 # %%
