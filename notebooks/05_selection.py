@@ -192,6 +192,11 @@ pd.concat({s: t.set_index(["distance", "aggregation"])[key_metrics] for s, t in 
 # ## 6. Heatmaps (Figs. 3-5)
 # Method x metric: mean % improvement over random across policies (Findings). Then per policy, with the `avg`
 # aggregation: distance x policy for BERTScore F1 and for the clinical metric. Teal beats random, coral loses.
+# Fig. 5's clinical metric is the paper's RG-E (per-sample RadGraph entity F1) when RadGraph runs; without it
+# CXB-14, else clin-F1 (sample): the heatmap's title and file name say which (terms: `docs/glossary.md`).
+# CXB-14 and clin-F1 (sample) can disagree in sign (Fig. 3): CXB-14 is a corpus macro F1 over 14 observations,
+# pulled down whenever a rare finding is missed, while clin-F1 (sample) averages a per-report F1 that is 1.0 for
+# a normal report read as normal, so picking more normal-sounding candidates raises it and can lower CXB-14.
 
 # %%
 cmap = sns.diverging_palette(20, 190, s=80, l=55, as_cmap=True)  # coral (worse) .. teal (better)

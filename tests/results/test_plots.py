@@ -56,6 +56,9 @@ def test_figure_index_marks_present_missing_and_unindexed_files(tmp_path):
     assert st["results/grpo_bleu_findings.md"] == st["results/grpo_rouge_findings.md"] == "present"
     assert st["figures/05_policy_heatmap_CXB_14.png"] == "present"
     assert not any("RG_E" in f for f in idx.file)  # an alternative present: Fig. 5 is not missing
+    # and its caption names what it plots (issue 26: it said RadGraph F1 over a CXB-14 heatmap)
+    cap = idx.set_index("file").loc["figures/05_policy_heatmap_CXB_14.png", "what"]
+    assert cap.split("(")[0].endswith("CXB-14 ") and "RadGraph entity F1 (RG-E" not in cap
     assert st["figures/02_set_distance_example.png"] == "missing"
     assert st["results/05_headline_impression.md"] == "missing"
     assert st["figures/mystery.png"] == "not in index"
