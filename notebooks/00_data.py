@@ -16,7 +16,8 @@
 # # 00 · Data
 # The profile's dataset as one record type: synthetic chest X-rays with reports and CheXpert-14 labels
 # (default), or MIMIC-CXR / ReXGradient / IU-Xray from your own download; plus the offline labeler that
-# clinical F1 and the no-finding / single / multi strata rely on.
+# clinical F1 and the no-finding / single / multi strata rely on. Every metric, reward and abbreviation the
+# notebooks use (CXB-14, RG-E, BS-F1, R_Cham, K, N, MBR, strata, ...) is defined in `docs/glossary.md`.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
