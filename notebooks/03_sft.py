@@ -71,7 +71,8 @@ print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160]
 # %%
 res = training.sft(cfg, train)
 info = json.loads((res.path / "run.json").read_text())
-print({k: info[k] for k in ("steps", "seconds", "mean_step_seconds", "params", "torch_threads")})
+print(f"SFT: {info['steps']} steps in {info['seconds']:.0f} s ({info['mean_step_seconds']:.2f} s/step), "
+      f"{info['params']:,} parameters, {info['torch_threads']} torch thread(s)")
 
 # %%
 curves = training.read_curves(res.path)

@@ -326,7 +326,8 @@ for section in ("findings", "impression"):
         t = posttrain.reward_table(long, section, group, configs)
         tables[(section, group)] = t
         save_table(t, f"grpo_{group}_{section}", cfg)
-print("unavailable:", next(iter(scores.values())).unavailable)
+for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
+    print(f"not computed: {group}: {why}")
 tables[("findings", "headline")]
 
 # %%

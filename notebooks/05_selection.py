@@ -133,7 +133,9 @@ scores[next(iter(scores))].frame().head().round(3)
 t0 = time.perf_counter()
 mscores = {p: sel.score_candidate_metrics(cs, test, candidate_format=formats[p], **metric_kwargs(cfg))
            for p, cs in cands.items()}
-print(f"metrics: {time.perf_counter() - t0:.0f} s;", "unavailable:", next(iter(mscores.values())).unavailable)
+print(f"metrics: {time.perf_counter() - t0:.0f} s")
+for group, why in next(iter(mscores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
+    print(f"not computed: {group}: {why}")
 evs = []
 for p in cands:
     choices = sel.method_choices(scores[p], mbr[p])
@@ -144,7 +146,7 @@ for p in cands:
 ev = pd.concat(evs, ignore_index=True)
 metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
 missing = sel.not_computed(next(iter(mscores.values())), "findings")  # e.g. RadGraph without its model: named rows
-print("not computed:", missing or "none")
+print("metrics not computed (shown as 'not computed' columns):", ", ".join(missing) or "none")
 save_table(ev, "05_selection_methods", cfg)
 ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random", "first", "oracle"])].pivot_table(
     index="policy", columns=["metric", "method"], values="value", sort=False).round(3)
@@ -180,7 +182,7 @@ for stratum in ["all", "no_finding", "single", "multi"]:
     summ[stratum] = t
     save_table(t, f"05_improvement_{stratum}", cfg)
 n_strata = ev[(ev.section == "findings") & (ev.method == "random") & (ev.policy == next(iter(cands)))].groupby("stratum").n.first()
-print("studies per stratum:", n_strata.to_dict())
+print("studies per stratum:", ", ".join(f"{k} {v}" for k, v in n_strata.items()))
 summ["all"].round(2)
 
 # %%

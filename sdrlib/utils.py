@@ -119,6 +119,7 @@ def _module_of(filename: str) -> str:
 
 #: Limits of one code cell's output in an executed notebook (issue 26): beyond them a learner stops reading.
 MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 40, 4000
+_NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|bool_|str_)\w*\(")
 _BAR = re.compile(r"\d+it/s|it/s\]|s/it\]|\d%\||Loading weights|examples/s\]")
 
 
@@ -162,7 +163,8 @@ _CUT_TABLE = re.compile(r"^\[(\d+) rows x (\d+) columns\]$", re.M)
 def output_sizes(nb: dict) -> list[dict]:
     """One row per code cell of executed notebook ``nb``: ``cell`` (index), ``chars``, ``lines``, ``bar``
     (a raw progress bar: a ``\\r``-redrawn line, ``it/s``, ``%|``, "Loading weights") and ``cut`` (rows of a
-    table pandas cut to its head and tail or left and right columns, as ``"144 rows x 12 columns"``; ``""`` if none).
+    table pandas cut to its head and tail or left and right columns, as ``"144 rows x 12 columns"``; ``""`` if none)
+    and ``numpy`` (a raw numpy repr such as ``np.float64(0.99)``, what printing a dict of numpy values gives).
 
     A DataFrame counts as its plain text for ``chars`` and as the rows of its rendered HTML table for
     ``lines`` (the plain text wraps wide tables into blocks a notebook reader never sees).
@@ -172,16 +174,17 @@ def output_sizes(nb: dict) -> list[dict]:
         if c.get("cell_type") != "code":
             continue
         chars = lines = 0
-        cut = ""
+        cut, numpy_repr = "", False
         bar = False
         for text, table_rows in _outputs(c):
             chars += len(text)
             lines += table_rows if table_rows is not None else text.count("\n") + (not text.endswith("\n"))
             bar = bar or "\r" in text.replace("\r\n", "\n") or bool(_BAR.search(text))
+            numpy_repr = numpy_repr or bool(_NUMPY_REPR.search(text))
             m = _CUT_TABLE.search(text)
             if m and "..." in text:
                 cut = cut or f"{m.group(1)} rows x {m.group(2)} columns"
-        rows.append({"cell": i, "chars": chars, "lines": lines, "bar": bar, "cut": cut})
+        rows.append({"cell": i, "chars": chars, "lines": lines, "bar": bar, "cut": cut, "numpy": numpy_repr})
     return rows
 
 
@@ -200,6 +203,8 @@ def output_problems(nb: dict, *, max_lines: int = MAX_OUTPUT_LINES, max_chars: i
             why.append(f"{r['chars']:,} characters of output (> {max_chars:,})")
         if r["bar"]:
             why.append("a raw progress bar (call sdrlib.utils.quiet() in the setup cell)")
+        if r["numpy"]:
+            why.append("raw numpy values such as np.float64(...) (print rounded numbers)")
         if r["cut"]:
             why.append(f"a table of {r['cut']} cut by pandas (show the rows and columns that matter)")
         if why:

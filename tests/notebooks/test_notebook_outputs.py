@@ -56,6 +56,7 @@ def test_short_outputs_pass_and_images_count_as_nothing():
     ([{"output_type": "execute_result", "execution_count": 1, "metadata": {},
        "data": {"text/plain": "     a\n0    1\n...  ...\n9    9\n\n[144 rows x 12 columns]", "text/html": "<table/>"}}],
      "a table of 144 rows x 12 columns cut by pandas"),
+    ([_stream("valid: {'SFT/s0': np.float64(0.99), 'SFT/s1': np.float64(1.0)}\n")], "raw numpy values"),
     ([_stream("step 3/10 [00:02<00:05, 1.5it/s]\n", "stderr")], "raw progress bar"),
     ([_stream("Casting the dataset: 100%|##########| 2/2 [00:00<00:00,  8.40 examples/s]\n", "stderr")],
      "raw progress bar"),
