@@ -42,7 +42,7 @@ from sdrlib.io import atomic_write_text
 from sdrlib.training.policy import has_tiny_config
 from sdrlib.training.processes import barrier, is_main, rank, world_size
 
-__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "quiet", "quiet_trainer", "read_curves",
+__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "short_path", "quiet", "quiet_trainer", "read_curves",
            "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback",
            "rank_record_callback", "log_name"]
 
@@ -104,6 +104,18 @@ class StepTimer:
                 self.rows.append({"step": state.global_step, "step_seconds": dt})
 
         return _Timer()
+
+
+def short_path(path: Path) -> str:
+    """``path`` from its last ``runs`` folder on, for one-line summaries; unchanged when it has none.
+
+    Example: ``short_path(Path("/tmp/x/runs/cpu/grpo/fmt/seed0/train.log"))`` -> ``"runs/cpu/grpo/fmt/seed0/train.log"``.
+    """
+    parts = Path(path).parts
+    if "runs" not in parts:
+        return str(path)
+    i = len(parts) - 1 - parts[::-1].index("runs")
+    return str(Path(*parts[i:]))
 
 
 class Progress:

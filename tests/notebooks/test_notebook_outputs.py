@@ -102,3 +102,15 @@ def test_the_script_reports_the_largest_cell_and_fails_on_problems(tmp_path):
     (tmp_path / "01_x.ipynb").unlink()
     assert subprocess.run([sys.executable, str(ROOT / "scripts" / "check_notebook_outputs.py"), str(tmp_path)],
                           capture_output=True, timeout=120).returncode == 0
+
+
+def test_training_summaries_are_one_short_line(capsys):
+    """A run's progress line ends as its summary (one line per run in a notebook), paths from ``runs/`` on."""
+    from sdrlib.training.runlog import Progress, short_path
+
+    assert short_path(Path("/tmp/x/runs/cpu/grpo/fmt/seed0/train.log")) == "runs/cpu/grpo/fmt/seed0/train.log"
+    assert short_path(Path("/elsewhere/train.log")) == "/elsewhere/train.log"
+    p = Progress(4, "GRPO fmt seed 0")  # outside a kernel: a tqdm bar on stderr, the summary on stdout
+    p.update(4)
+    p.close("GRPO fmt seed 0: 4 steps in 1 s")
+    assert capsys.readouterr().out == "GRPO fmt seed 0: 4 steps in 1 s\n"
