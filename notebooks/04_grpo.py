@@ -357,11 +357,12 @@ sig.round(4)
 # ## 7. Sample generations
 
 # %%
+w = max(len(posttrain.config_label(c)) for c in configs)
+print(f"first 80 characters of each report (all of them: test_generations_s{cfg.seed}.json in each run's folder)")
 for i, rec in enumerate(test[:n_show]):
-    print(f"--- {rec.study_id} (first 110 characters of each report)\n"
-          f"REF     {textwrap.shorten(build_template(rec.findings, rec.impression), 110)}")
+    print(f"--- {rec.study_id}\n{'REF':{w}s} {textwrap.shorten(build_template(rec.findings, rec.impression), 80)}")
     for c in configs:
-        print(f"{posttrain.config_label(c):7s} {textwrap.shorten(gens[(c, cfg.seed)][i], 110)}")
+        print(f"{posttrain.config_label(c):{w}s} {textwrap.shorten(gens[(c, cfg.seed)][i], 80)}")
 
 # %% [markdown]
 # ## 8. Headline file
