@@ -206,10 +206,20 @@ def quality_table(section):
 tables = {s: quality_table(s) for s in ("findings", "impression")}
 for s, t in tables.items():
     save_table(t, f"06_pruning_{s}", cfg)
-tables["findings"].round(3).T  # transposed: one column per (policy, distance), one row per value
+
+
+def show(t):
+    """Transposed (one column per policy and distance, one row per value); metrics not computed named once."""
+    gone = [c for c in t.columns if t[c].astype(str).str.startswith("not computed").all()]
+    if gone:
+        print("not computed (columns of the saved table):", ", ".join(gone))
+    return t.drop(columns=gone).round(3).T
+
+
+show(tables["findings"])
 
 # %%
-tables["impression"].round(3).T
+show(tables["impression"])
 
 # %% [markdown]
 # ## 5. Pruning vs standard: paired bootstrap

@@ -60,8 +60,8 @@ for r in shown.itertuples():
         display(Image(filename=str(path)))
     else:  # the tables are shown, rounded and cut to their key rows, in the notebook that makes them
         csv = path.with_suffix(".csv")
-        shape = "x".join(map(str, pd.read_csv(csv).shape)) if csv.is_file() else "?"
-        display(Markdown(f"**{r.paper or 'ours'}** · `{r.file}` ({r.notebook}, {shape} rows x columns): {r.what}"))
+        shape = "{} rows x {} columns".format(*pd.read_csv(csv).shape) if csv.is_file() else "?"
+        display(Markdown(f"**{r.paper or 'ours'}** · `{r.file}` ({r.notebook}, {shape}): {r.what}"))
 if shown.empty:
     print("no paper figure or headline table yet: run the notebooks first (./run_all.sh)")
 
@@ -90,5 +90,7 @@ index = figure_index(cfg.results_dir, cfg.figures_dir)
 out = index.drop(columns=["headline"])
 save_table(out, "figure_index", cfg)
 print(f"results/figure_index.md: {(index.status == 'present').sum()} present, {(index.status == 'missing').sum()} missing, "
-      f"{(index.status == 'not in index').sum()} not in the index; the rows not present:")
-out[out.status != "present"]
+      f"{(index.status == 'not in index').sum()} not in the index")
+absent = out[out.status != "present"]
+if len(absent):
+    display(absent)
