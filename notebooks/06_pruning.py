@@ -205,7 +205,7 @@ def quality_table(section):
 
 tables = {s: quality_table(s) for s in ("findings", "impression")}
 for s, t in tables.items():
-    save_table(t, f"06_pruning_{s}", cfg)
+    save_table(t, f"06_pruning_{s}", cfg, protocol=f"{len(test)} test studies, K = {pc.k} candidates per study, one sampling seed per policy")
 
 
 def show(t):
