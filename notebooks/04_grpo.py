@@ -228,8 +228,8 @@ cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward
 # an empty section, too long, non-text tokens): counted, not hidden, since a reward that sees many is mostly noise
 bad = [c for c in cost.columns if c.startswith("bad_")]
 print(f"bad completions: {int(cost[bad].to_numpy().sum())} of {int(cost.completions.sum()):,} over all runs")
-cost.groupby("config", sort=False)[["steps", "step_s_per_step", "reward_s_per_step", "reward_share",
-                                    *bad]].mean().round(3)
+# (times per step: the table under the reward-time figure below)
+cost.groupby("config", sort=False)[["steps", "completions", *bad]].sum().astype(int)
 
 # %% [markdown]
 # Reward (and, for EditGRPO, edit) time per GRPO step, mean over each configuration's seeds. The reward time is
