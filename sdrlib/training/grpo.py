@@ -291,13 +291,14 @@ def grpo(
     if progress is not None:
         c = read_curves(curves)
         r = c["reward"].dropna() if "reward" in c else []
-        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps in {seconds:.0f} s"
-                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first / last 4 steps)"
+        # one short line per run (notebook 04 prints one per configuration and seed): the details are in the log
+        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps, {seconds:.0f} s"
+                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first/last 4 steps)"
                           if len(r) else "")
-                       + f", reward {info['reward_seconds_per_step']:.2f} s/step ({info['reward_share']:.0%})"
+                       + f", reward time {info['reward_share']:.0%}"
                        + (", edits " + " ".join(f"{k} {v}" for k, v in info["edits"].items() if v)
                           if info.get("edits") else "")
-                       + f" (details: {short_path(out / log_name())})")
+                       + f" ({short_path(out / log_name())})")
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
 
 
