@@ -41,10 +41,11 @@ from sdrlib.results import save_fig, save_table
 # ipywidgets, tqdm.auto says so once ("IProgress not found") and falls back to exactly that bar; silence the notice.
 warnings.filterwarnings("ignore", message="IProgress not found")
 from sdrlib.reports import build_template, format_reward, parse_template, split_report, split_sentences
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 print(cfg.name, cfg.embedding.encoder, cfg.cache_dir)
 
 # %% [markdown]

@@ -45,12 +45,13 @@ from sdrlib.data import stratum
 from sdrlib.plots import plot_set_distance, plot_value_heatmap, set_distance_links, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import split_sentences
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: plain text bars
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 emb = SentenceEmbedder.from_config(cfg)
 print(cfg.name, emb.encoder_id, "timed settings:", cfg.distances.names)
 

@@ -37,10 +37,11 @@ from sdrlib.metrics import paper_names
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 print(cfg.name, cfg.sft.policy, f"{len(train)} train / {len(test)} test studies")
@@ -70,7 +71,8 @@ print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160]
 # %%
 res = training.sft(cfg, train)
 info = json.loads((res.path / "run.json").read_text())
-print({k: info[k] for k in ("steps", "seconds", "mean_step_seconds", "params", "torch_threads")})
+print(f"SFT: {info['steps']} steps in {info['seconds']:.0f} s ({info['mean_step_seconds']:.2f} s/step), "
+      f"{info['params']:,} parameters, {info['torch_threads']} torch thread(s)")
 
 # %%
 curves = training.read_curves(res.path)

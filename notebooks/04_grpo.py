@@ -27,6 +27,7 @@ n_show: int = 3  # sample generations shown per configuration
 
 # %%
 import json
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -44,10 +45,11 @@ from sdrlib.results import save_fig, save_table
 from sdrlib.reports import build_template, parse_template
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.rewards.methods.editgrpo import edit_report
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: cfg.grpo.eval_n] if cfg.grpo.eval_n else test  # studies scored per configuration and seed
@@ -206,7 +208,12 @@ cost = pd.DataFrame([{
 save_table(cost, "grpo_reward_cost", cfg)
 cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward_s_per_step", "edit_s_per_step",
                                                       "reward_share"]].mean()
-cost.round(3)
+# one row per configuration (mean over seeds); bad_* = completions the reward could not score (no template,
+# an empty section, too long, non-text tokens): counted, not hidden, since a reward that sees many is mostly noise
+bad = [c for c in cost.columns if c.startswith("bad_")]
+print(f"bad completions: {int(cost[bad].to_numpy().sum())} of {int(cost.completions.sum()):,} over all runs")
+# (times per step: the table under the reward-time figure below)
+cost.groupby("config", sort=False)[["steps", "completions", *bad]].sum().astype(int)
 
 # %% [markdown]
 # Reward (and, for EditGRPO, edit) time per GRPO step, mean over each configuration's seeds. The reward time is
@@ -277,7 +284,8 @@ long = posttrain.scores_long(scores, model)
 save_table(long, f"grpo_scores_{cfg.name}", cfg)
 valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
          for k, v in gens.items()}
-print("valid template share:", {k: round(v, 3) for k, v in valid.items()})
+valid_cfg = pd.Series(valid).groupby(lambda k: k.rsplit("/", 1)[0], sort=False).mean()
+print("valid template share (mean over seeds):", ", ".join(f"{k} {v:.2f}" for k, v in valid_cfg.items()))
 
 # %% [markdown]
 # Does a reward pull the policy towards normal reports? Positive findings the labeler reads in each
@@ -302,7 +310,8 @@ for section in ("findings", "impression"):
         t = posttrain.reward_table(long, section, group, configs)
         tables[(section, group)] = t
         save_table(t, f"grpo_{group}_{section}", cfg)
-print("unavailable:", next(iter(scores.values())).unavailable)
+for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
+    print(f"not computed: {group}: {why}")
 tables[("findings", "headline")]
 
 # %%
@@ -344,10 +353,12 @@ print(protocol)
 # ## 7. Sample generations
 
 # %%
+w = max(len(posttrain.config_label(c)) for c in configs)
+print(f"first 80 characters of each report (all of them: test_generations_s{cfg.seed}.json in each run's folder)")
 for i, rec in enumerate(test[:n_show]):
-    print(f"--- {rec.study_id}\nREF   {build_template(rec.findings, rec.impression)}")
+    print(f"--- {rec.study_id}\n{'REF':{w}s} {textwrap.shorten(build_template(rec.findings, rec.impression), 80)}")
     for c in configs:
-        print(f"{posttrain.config_label(c):7s} {gens[(c, cfg.seed)][i][:300]}")
+        print(f"{posttrain.config_label(c):{w}s} {textwrap.shorten(gens[(c, cfg.seed)][i], 80)}")
 
 # %% [markdown]
 # ## 8. Headline file
@@ -395,7 +406,8 @@ if len(sig):
              s2[["A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "same_sign",
                  "p_seeds"]].round(4).to_markdown(index=False), ""]
 atomic_write_text(cfg.results_dir / "headline.md", "\n".join(head))
-print("\n".join(head))
+print(f"wrote {cfg.results_dir / 'headline.md'} ({len(head)} lines; the tables above, gathered):",
+      "; ".join(h[3:] for h in head if h.startswith("## ")))
 
 # %% [markdown]
 # Whatever the tables show is reported as it is: on the smoke profile (a couple of GRPO steps) no

@@ -40,11 +40,12 @@ from sdrlib.experiments.candidates import api_serve_dir, local_candidates, polic
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_selection_space, style
 from sdrlib.results import save_fig, save_table
-from sdrlib.utils import set_seed
+from sdrlib.utils import folded_warnings, quiet, set_seed
 
 cfg = load_profile(profile)
 sc = cfg.selection
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 test = test[: sc.n_test] if sc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
@@ -100,23 +101,26 @@ sets, scores, mbr, pres = {}, {}, {}, {}
 neg_names = [n for n in sc.names if get_distance(n).negation_aware]
 bank_pres = sel.bank_presence_of(bank) if neg_names else None
 t0 = time.perf_counter()
-for p, cs in cands.items():
-    print(f"--- {p}")
-    sets[p] = sel.candidate_sets(cs, emb, candidate_format=formats[p])
-    # negation-aware settings (ours, notebook 02) also need every sentence's finding presence (offline labeler)
-    pres[p] = sel.candidate_presence(cs, candidate_format=formats[p]) if neg_names else None
-    scores[p] = sel.bank_distances(sets[p], bank, sc.names, k=sc.k, study_ids=[r.study_id for r in test],
-                                   aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
-                                   presence=pres[p], bank_presence=bank_pres)
-sweep_s = time.perf_counter() - t0
-pairs = sum(s.meta["pairs"] for s in scores.values())
-computed = sum(s.meta["computed_pairs"] for s in scores.values())
-print(f"sweep: {sweep_s:.1f} s wall, {pairs:,} candidate x bank pairs ({computed:,} after deduplication), "
-      f"{pairs / sweep_s:,.0f} pairs/s; unparseable candidates:", {p: s.meta["unparseable"] for p, s in scores.items()})
-t0 = time.perf_counter()
-mbr = {p: sel.mbr_scores(sets[p], sc.names, k=sc.k, device=cfg.distances.device, presence=pres[p]) for p in cands}
-print(f"MBR: {time.perf_counter() - t0:.1f} s")
-scores[next(iter(scores))].frame().head()
+with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, not one block per policy
+    for p, cs in cands.items():
+        t1 = time.perf_counter()
+        sets[p] = sel.candidate_sets(cs, emb, candidate_format=formats[p])
+        # negation-aware settings (ours, notebook 02) also need every sentence's finding presence (offline labeler)
+        pres[p] = sel.candidate_presence(cs, candidate_format=formats[p]) if neg_names else None
+        scores[p] = sel.bank_distances(sets[p], bank, sc.names, k=sc.k, study_ids=[r.study_id for r in test],
+                                       aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
+                                       presence=pres[p], bank_presence=bank_pres, progress=None)
+        print(f"{p:10s} {scores[p].meta['pairs']:>12,} candidate x bank pairs, {time.perf_counter() - t1:5.1f} s, "
+              f"{scores[p].meta['unparseable']} unparseable candidates")
+    sweep_s = time.perf_counter() - t0
+    pairs = sum(s.meta["pairs"] for s in scores.values())
+    computed = sum(s.meta["computed_pairs"] for s in scores.values())
+    print(f"sweep: {sweep_s:.1f} s wall, {pairs:,} candidate x bank pairs ({computed:,} after deduplication), "
+          f"{pairs / sweep_s:,.0f} pairs/s")
+    t0 = time.perf_counter()
+    mbr = {p: sel.mbr_scores(sets[p], sc.names, k=sc.k, device=cfg.distances.device, presence=pres[p]) for p in cands}
+    print(f"MBR: {time.perf_counter() - t0:.1f} s")
+scores[next(iter(scores))].frame().head().round(3)
 
 # %% [markdown]
 # ## 3. Scoring every candidate once
@@ -129,7 +133,9 @@ scores[next(iter(scores))].frame().head()
 t0 = time.perf_counter()
 mscores = {p: sel.score_candidate_metrics(cs, test, candidate_format=formats[p], **metric_kwargs(cfg))
            for p, cs in cands.items()}
-print(f"metrics: {time.perf_counter() - t0:.0f} s;", "unavailable:", next(iter(mscores.values())).unavailable)
+print(f"metrics: {time.perf_counter() - t0:.0f} s")
+for group, why in next(iter(mscores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
+    print(f"not computed: {group}: {why}")
 evs = []
 for p in cands:
     choices = sel.method_choices(scores[p], mbr[p])
@@ -140,7 +146,7 @@ for p in cands:
 ev = pd.concat(evs, ignore_index=True)
 metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
 missing = sel.not_computed(next(iter(mscores.values())), "findings")  # e.g. RadGraph without its model: named rows
-print("not computed:", missing or "none")
+print("metrics not computed (shown as 'not computed' columns):", ", ".join(missing) or "none")
 save_table(ev, "05_selection_methods", cfg)
 ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random", "first", "oracle"])].pivot_table(
     index="policy", columns=["metric", "method"], values="value", sort=False).round(3)
@@ -234,17 +240,23 @@ for stratum in ["all", "no_finding", "single", "multi"]:
     summ[stratum] = t
     save_table(t, f"05_improvement_{stratum}", cfg)
 n_strata = ev[(ev.section == "findings") & (ev.method == "random") & (ev.policy == next(iter(cands)))].groupby("stratum").n.first()
-print("studies per stratum:", n_strata.to_dict())
+print("studies per stratum:", ", ".join(f"{k} {v}" for k, v in n_strata.items()))
 summ["all"].round(2)
 
 # %%
-pd.concat({s: t.set_index(["distance", "aggregation"])[metrics] for s, t in summ.items() if s != "all"},
+key_metrics = [m for m in ("BS-F1", "CXB-14") if m in metrics] or metrics[:2]  # every metric: the saved tables
+pd.concat({s: t.set_index(["distance", "aggregation"])[key_metrics] for s, t in summ.items() if s != "all"},
           axis=1).round(2)
 
 # %% [markdown]
 # ## 6. Heatmaps (Figs. 3-5)
 # Method x metric: mean % improvement over random across policies (Findings). Then per policy, with the `avg`
 # aggregation: distance x policy for BERTScore F1 and for the clinical metric. Teal beats random, coral loses.
+# Fig. 5's clinical metric is the paper's RG-E (per-sample RadGraph entity F1) when RadGraph runs; without it
+# CXB-14, else clin-F1 (sample): the heatmap's title and file name say which (terms: `docs/glossary.md`).
+# CXB-14 and clin-F1 (sample) can disagree in sign (Fig. 3): CXB-14 is a corpus macro F1 over 14 observations,
+# pulled down whenever a rare finding is missed, while clin-F1 (sample) averages a per-report F1 that is 1.0 for
+# a normal report read as normal, so picking more normal-sounding candidates raises it and can lower CXB-14.
 
 # %%
 cmap = sns.diverging_palette(20, 190, s=80, l=55, as_cmap=True)  # coral (worse) .. teal (better)

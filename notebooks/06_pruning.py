@@ -41,11 +41,12 @@ from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_pruning_sweep, result_ci, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.training import load_policy, run_dir
-from sdrlib.utils import set_seed
+from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
 pc = cfg.pruning
 set_seed(cfg.seed)
+quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 test = load_split(cfg, "test")
 test = test[: pc.n_test] if pc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
@@ -204,10 +205,20 @@ def quality_table(section):
 tables = {s: quality_table(s) for s in ("findings", "impression")}
 for s, t in tables.items():
     save_table(t, f"06_pruning_{s}", cfg, protocol=f"{len(test)} test studies, K = {pc.k} candidates per study, one sampling seed per policy")
-tables["findings"].round(3)
+
+
+def show(t):
+    """Transposed (one column per policy and distance, one row per value); metrics not computed named once."""
+    gone = [c for c in t.columns if t[c].astype(str).str.startswith("not computed").all()]
+    if gone:
+        print("not computed (columns of the saved table):", ", ".join(gone))
+    return t.drop(columns=gone).round(3).T
+
+
+show(tables["findings"])
 
 # %%
-tables["impression"].round(3)
+show(tables["impression"])
 
 # %% [markdown]
 # ## 5. Pruning vs standard: paired bootstrap

@@ -56,13 +56,13 @@ print(missing_summary(index))
 shown = index[(index.status == "present") & index.headline]
 for r in shown.itertuples():
     path = (cfg.figures_dir if r.kind == "figure" else cfg.results_dir) / r.file.split("/", 1)[1]
-    display(Markdown(f"### {r.paper or 'ours'} · `{r.file}` ({r.notebook})\n{r.what}"))
     if r.kind == "figure":
+        display(Markdown(f"**{r.paper or 'ours'}** · `{r.file}` ({r.notebook}): {r.what}"))
         display(Image(filename=str(path)))
-    elif path.with_suffix(".csv").is_file():
-        display(pd.read_csv(path.with_suffix(".csv")))
-    else:
-        display(Markdown(path.read_text(encoding="utf-8")))
+    else:  # the tables are shown, rounded and cut to their key rows, in the notebook that makes them
+        csv = path.with_suffix(".csv")
+        shape = "{} rows x {} columns".format(*pd.read_csv(csv).shape) if csv.is_file() else "?"
+        display(Markdown(f"**{r.paper or 'ours'}** · `{r.file}` ({r.notebook}, {shape}): {r.what}"))
 if shown.empty:
     print("no paper figure or headline table yet: run the notebooks first (./run_all.sh)")
 
@@ -92,4 +92,6 @@ out = index.drop(columns=["headline"])
 save_table(out, "figure_index", cfg)
 print(f"results/figure_index.md: {(index.status == 'present').sum()} present, {(index.status == 'missing').sum()} missing, "
       f"{(index.status == 'not in index').sum()} not in the index")
-out
+absent = out[out.status != "present"]
+if len(absent):
+    display(absent)

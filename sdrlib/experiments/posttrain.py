@@ -117,7 +117,8 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
         embedder = SentenceEmbedder.from_config(cfg)
     if needs_embedder:
         stats = prewarm(embedder, [r.findings for r in train_records], [r.impression for r in train_records])
-        log(f"reference sentences cached: {stats}")
+        log(f"reference sentences cached: {stats.get('hits', 0):,} found, {stats.get('misses', 0):,} encoded "
+            f"({float(stats.get('encode_seconds', 0.0)):.1f} s)")
     for reward, seed in runs:
         res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)
         if res.reused:

@@ -107,7 +107,10 @@ PAPER_METRICS: tuple[PaperMetric, ...] = (
     PaperMetric(("CheXpert-5 macro F1",), ("clinical_f1_macro5",), "clinical", "ours",
                 "macro F1 over the 5 common observations", show_backend=True),
     PaperMetric(("clin-F1 (sample)",), ("clinical_f1_sample",), "clinical", "ours",
-                "per-report label F1: a per-sample clinical metric for oracle picks and strata"),
+                "per-report (example-based) F1 of the 14 positive labels, 1.0 when neither report has one, averaged "
+                "over reports: a per-sample clinical metric for oracle picks, strata and bootstraps. Not CXB-14: "
+                "a normal report read as normal scores 1.0, so it can rise while the corpus macro F1 falls "
+                "(docs/glossary.md)"),
 )
 
 _BY_NAME: dict[str, PaperMetric] = {n: m for m in PAPER_METRICS for n in m.names}

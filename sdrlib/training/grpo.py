@@ -44,8 +44,8 @@ from sdrlib.training.datasets import grpo_dataset
 from sdrlib.training.policy import device_kwargs, has_policy, is_tiny, load_policy, preflight
 from sdrlib.training.processes import barrier, init, is_main, main_first, on_cpu, world_size
 from sdrlib.training.runkeys import claim, reusable, run_dir, run_key
-from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, quiet, read_curves, train_and_save,
-                                    write_json)
+from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, quiet, read_curves, short_path,
+                                    train_and_save, write_json)
 from sdrlib.utils import set_seed
 
 __all__ = ["grpo", "group_stats"]
@@ -291,12 +291,14 @@ def grpo(
     if progress is not None:
         c = read_curves(curves)
         r = c["reward"].dropna() if "reward" in c else []
-        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps in {seconds:.0f} s"
-                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first / last 4 steps)"
+        # one short line per run (notebook 04 prints one per configuration and seed): the details are in the log
+        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps, {seconds:.0f} s"
+                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first/last 4 steps)"
                           if len(r) else "")
-                       + f", reward {info['reward_seconds_per_step']:.2f} s/step ({info['reward_share']:.0%})"
-                       + (f", edits {info['edits']}" if info.get("edits") else "")
-                       + f" (details: {out / log_name()})")
+                       + f", reward time {info['reward_share']:.0%}"
+                       + (", edits " + " ".join(f"{k} {v}" for k, v in info["edits"].items() if v)
+                          if info.get("edits") else "")
+                       + f" ({short_path(out / log_name())})")
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
 
 

@@ -42,7 +42,7 @@ from sdrlib.io import atomic_write_text
 from sdrlib.training.policy import has_tiny_config
 from sdrlib.training.processes import barrier, is_main, rank, world_size
 
-__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "quiet", "quiet_trainer", "read_curves",
+__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "short_path", "quiet", "quiet_trainer", "read_curves",
            "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback",
            "rank_record_callback", "log_name"]
 
@@ -106,6 +106,18 @@ class StepTimer:
         return _Timer()
 
 
+def short_path(path: Path) -> str:
+    """``path`` from its last ``runs`` folder on, for one-line summaries; unchanged when it has none.
+
+    Example: ``short_path(Path("/tmp/x/runs/cpu/grpo/fmt/seed0/train.log"))`` -> ``"runs/cpu/grpo/fmt/seed0/train.log"``.
+    """
+    parts = Path(path).parts
+    if "runs" not in parts:
+        return str(path)
+    i = len(parts) - 1 - parts[::-1].index("runs")
+    return str(Path(*parts[i:]))
+
+
 class Progress:
     """One progress line per run: a display updated in place in a notebook kernel, a tqdm bar elsewhere."""
 
@@ -142,10 +154,12 @@ class Progress:
             self._bar.set_postfix_str(extra, refresh=True)
 
     def close(self, summary: str) -> None:
-        """Leave the bar at its final state and print ``summary`` (the run's one summary line) to stdout."""
+        """End the run with ``summary`` (its one summary line): in a notebook the in-place line becomes the
+        summary (one line per run in the executed notebook); elsewhere the bar is closed and it is printed."""
         if self._handle is not None:
-            self._handle.update({"text/plain": self._text(self.total, "done")}, raw=True)
-        elif self._bar is not None:
+            self._handle.update({"text/plain": summary}, raw=True)
+            return
+        if self._bar is not None:
             self._bar.close()
         print(summary, flush=True)
 

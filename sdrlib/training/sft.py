@@ -18,7 +18,7 @@ from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
 from sdrlib.training.processes import barrier, init, is_main, main_first
 from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
-from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, quiet, read_curves,
+from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, quiet, read_curves, short_path,
                                     train_and_save, write_json)
 from sdrlib.utils import set_seed
 
@@ -130,5 +130,5 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         loss = curves_df["loss"].dropna() if "loss" in curves_df else []
         progress.close(f"SFT seed {seed}: {info['steps']} steps in {seconds:.0f} s"
                        + (f", loss {loss.iloc[0]:.3f} -> {loss.iloc[-1]:.3f}" if len(loss) else "")
-                       + f" (details: {out / log_name()})")
+                       + f" (details: {short_path(out / log_name())})")
     return SFTResult(out, final, curves, seconds, False, info)

@@ -84,11 +84,19 @@ def test_language_stats_on_a_hand_made_corpus():
     assert st["unique_sentence_ratio"] == pytest.approx(5 / 9)
     # words: the lungs are clear no effusion normal chest right-sided of cm small (numbers are not words)
     assert st["distinct_words"] == 12
+    # Findings alone: the lungs are clear no effusion right-sided of cm (issue 26: like with like vs IU-Xray)
+    assert st["distinct_words_findings"] == 9
     assert st["findings_sentences"] == pytest.approx(5 / 3) and st["impression_sentences"] == pytest.approx(4 / 3)
     assert st["top_findings_set_pct"] == pytest.approx(200 / 3)  # a and b share a set (order ignored)
     words = 4 + 2 + 2 + 2 + 4 + 2 + 4 + 2 + 2
     assert st["words_per_sentence"] == pytest.approx(words / 9)
     tab = language_table(recs)
-    assert list(tab.columns) == ["statistic", "this corpus", "IU-Xray reference", "target"]
-    assert list(tab["statistic"]) == list(IU_XRAY_LANGUAGE)
+    assert list(tab.columns) == ["statistic", "counts", "this corpus", "IU-Xray reference", "target"]
+    assert list(tab["statistic"]) == list(st)
+    # every IU-Xray number sits on the row counted like it; the both-sections vocabulary has none
+    assert set(IU_XRAY_LANGUAGE) <= set(st)
+    row = tab.set_index("statistic")
+    assert row.loc["distinct_words_findings", "IU-Xray reference"] == 1321
+    assert row.loc["distinct_words_findings", "counts"] == "Findings words"
+    assert np.isnan(row.loc["distinct_words", "IU-Xray reference"])
     assert language_stats([])["distinct_words"] == 0

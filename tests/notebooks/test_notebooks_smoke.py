@@ -22,6 +22,16 @@ def test_run_all_smoke(tmp_path):
     sources = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert [p.name for p in executed] == [p.name for p in sources]
     assert not list((ROOT / "notebooks").glob("*.ipynb.out"))
+    # every executed cell reads well: <= 40 lines and 4,000 characters of output, no raw progress bar (issue 26;
+    # the rule is sdrlib.utils.output_problems, also run on any run by scripts/check_notebook_outputs.py)
+    import json
+
+    from sdrlib.utils import output_problems
+
+    noisy = {p.name: output_problems(json.loads(p.read_text(encoding="utf-8"))) for p in executed}
+    noisy = {k: v for k, v in noisy.items() if v}
+    assert not noisy, "executed smoke notebooks with unreadable outputs: " + "; ".join(
+        f"{k}: {', '.join(v)}" for k, v in noisy.items())
     # every notebook wrote its outputs under the temporary root, not the checkout
     if sources:
         assert any((tmp_path / "results").glob("*.csv"))

@@ -56,6 +56,9 @@ def test_figure_index_marks_present_missing_and_unindexed_files(tmp_path):
     assert st["results/grpo_bleu_findings.md"] == st["results/grpo_rouge_findings.md"] == "present"
     assert st["figures/05_policy_heatmap_CXB_14.png"] == "present"
     assert not any("RG_E" in f for f in idx.file)  # an alternative present: Fig. 5 is not missing
+    # and its caption names what it plots (issue 26: it said RadGraph F1 over a CXB-14 heatmap)
+    cap = idx.set_index("file").loc["figures/05_policy_heatmap_CXB_14.png", "what"]
+    assert cap.split("(")[0].endswith("CXB-14 ") and "RadGraph entity F1 (RG-E" not in cap
     assert st["figures/02_set_distance_example.png"] == "missing"
     assert st["results/05_headline_impression.md"] == "missing"
     assert st["figures/mystery.png"] == "not in index"
@@ -63,11 +66,15 @@ def test_figure_index_marks_present_missing_and_unindexed_files(tmp_path):
     row = idx.set_index("file").loc["figures/01_report_embedding.png"]
     assert (row.notebook, row.paper) == ("01_embedding", "Fig. 1")
     assert idx.set_index("file").loc["results/05_headline_findings.md", "paper"] == "Table 3"
-    # every file appears once, even when two entries' patterns match it (grpo_*_findings and the headline)
+    # every file appears once, even when two entries' patterns match it (a group's names and the headline)
     _touch(res / "grpo_headline_findings.md")
     idx = figure_index(res, figs)
     assert idx.file.is_unique
     assert idx.set_index("file").loc["results/grpo_headline_findings.md", "paper"].startswith("Tables 1-2")
+    # a table named like a metric group is not labelled as one (issue 26: grpo_positive_findings)
+    _touch(res / "grpo_positive_findings.md")
+    row = figure_index(res, figs).set_index("file").loc["results/grpo_positive_findings.md"]
+    assert row.paper == "" and row.what.startswith("positive findings")
     text = missing_summary(idx)
     assert "02_distances" in text and "--only 02" in text and "mystery.png" in text
 
