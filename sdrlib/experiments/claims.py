@@ -310,10 +310,11 @@ def marked_block(text: str) -> str:
 def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
     """The numbers a sentence quotes, as written: decimals always, integers from ``min_int`` on (smaller ones
     are counts such as "2 of 3" or K = 5); inside backticks and HTML comments nothing, nor digits that are
-    part of a name (``CheXpert-14``, ``R_Cham``, ``best-of-5``), nor an interval's level ("95 % CI").
+    part of a name (``CheXpert-14``, ``R_Cham``, ``best-of-5``), nor an interval's level ("95 % CI") or the
+    significance level ("p < 0.05").
     Thousands separators are dropped.
     Example: ``numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14")`` -> ``["0.223", "1006"]``."""
-    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.05\b", " ", text, flags=re.S)
     out = []
     for m in _CLAIM_NUM.finditer(text):
         s = m.group(1).replace(",", "")
