@@ -110,14 +110,17 @@ def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findin
 
 def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", base: str = "SFT",
                 section: str = "findings", metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
-                p_col: str | None = None, alpha: float = 0.05) -> list[str]:
-    """Each configuration against ``base`` from a paired-test table with columns ``A, B, section, metric,
-    mean_diff`` and either ``p_col`` (one p per row, e.g. an across-seed test) or the per-seed ``p_values`` /
-    ``n_sig`` / ``n_seeds`` columns. One sentence per metric: configurations above and below, and which of them
-    are significant."""
+                p_col: str | None = "p_value", diff_col: str | None = None, alpha: float = 0.05) -> list[str]:
+    """Each configuration against ``base`` from a paired-test table with columns ``A, B, section, metric``, a
+    difference (``diff_col``; default ``diff``, else ``mean_diff``) and either ``p_col`` (one p per row, the
+    across-seed test) or, when the table has no such column, the per-seed ``n_sig`` / ``n_seeds`` columns.
+    One sentence per metric: the configurations above and below, and how many differ significantly."""
     t = read_table(results_dir, table)
     if t is None:
         return []
+    diff_col = diff_col or ("diff" if "diff" in t.columns else "mean_diff")
+    if p_col is not None and p_col not in t.columns:
+        p_col = None
     t = t[(t.B == base) & (t.section == section)]
     out = []
     for m in metrics:
@@ -130,10 +133,10 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
                 return f"p = {r[p_col]:.3f}"
             return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
 
-        up = [f"{r.A} {r.mean_diff:+.3f} ({sig(r)})" for _, r in g.iterrows() if r.mean_diff > 0]
-        down = [f"{r.A} {r.mean_diff:+.3f} ({sig(r)})" for _, r in g.iterrows() if r.mean_diff < 0]
+        up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]
+        down = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] < 0]
         if p_col is not None:
-            n_sig = int(((g[p_col] < alpha) & (g.mean_diff != 0)).sum())
+            n_sig = int(((g[p_col] < alpha) & (g[diff_col] != 0)).sum())
             sig_txt = f"{n_sig} of {len(g)} differences have p < {alpha:g}"
         else:
             all_seeds = int((g.n_sig == g.n_seeds).sum())
@@ -249,8 +252,8 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
         for (policy, n, section), g in vr.groupby(["policy", "distance", "section"], sort=False):
             up, down = g[g["diff"] > 0], g[g["diff"] < 0]
             sig_up, sig_down = int((up[p_col] < alpha).sum()), int((down[p_col] < alpha).sum())
-            out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} metrics "
-                       f"({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}); "
+            out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} "
+                       f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}); "
                        f"p < {alpha:g}: {sig_up} above, {sig_down} below ({_src('06_pruning_vs_random')}).")
     ag = read_table(results_dir, "06_survivor_vs_standard_pick")
     if ag is not None:

@@ -82,8 +82,8 @@ def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float
         parts = [f"{policy}, {n}, {section.capitalize()}: {a} is above {b} on {len(up)} of {len(g)} metrics"]
         if len(up):
             parts[-1] += " (" + "; ".join(_fmt_row(r, a, b, p_col) for _, r in up.iterrows()) + ")"
-        parts.append(f"below on {len(down)}" + (" (" + "; ".join(_fmt_row(r, a, b, p_col)
-                                                                  for _, r in down.iterrows()) + ")" if len(down) else ""))
+        below = "; ".join(_fmt_row(r, a, b, p_col) for _, r in down.iterrows())
+        parts.append(f"below on {len(down)}" + (f" ({below})" if len(down) else ""))
         if tie:
             parts.append(f"equal on {tie}")
         s = ", ".join(parts[:1]) + " and " + "; ".join(parts[1:])
@@ -129,9 +129,9 @@ def agreement_sentences(table: pd.DataFrame, *, p_col: str = "p_value", alpha: f
         side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
         verdict = (f"{side} chance (p < {alpha:g})" if r[p_col] < alpha and side != "at"
                    else f"not distinguishable from chance ({side} it)")
-        out.append(f"{r.policy}, {r.distance}: the pruning survivor is standard best-of-{round(1 / r.chance)}'s pick in "
-                   f"{int(r.same)} of {int(r.n)} studies ({100 * r.rate:.1f} %), against {100 * r.chance:.0f} % for two "
-                   f"independent random picks (exact binomial p = {r[p_col]:.3f}): {verdict}.")
+        out.append(f"{r.policy}, {r.distance}: the pruning survivor is standard best-of-{round(1 / r.chance)}'s "
+                   f"pick in {int(r.same)} of {int(r.n)} studies ({100 * r.rate:.1f} %), against "
+                   f"{100 * r.chance:.0f} % for two independent random picks (exact binomial p = {r[p_col]:.3f}): {verdict}.")
     return out
 
 
@@ -168,18 +168,18 @@ def collapse_table(candidates: Mapping[str, Sequence[Sequence[str]]], **kwargs: 
 
 
 def collapse_warnings(table: pd.DataFrame, *, threshold: float = 0.5) -> list[str]:
-    """One sentence per policy of :func:`collapse_table`; a policy whose candidates share one set of positive labels in at
-    least ``threshold`` of studies gets a warning that selection and pruning cannot change the clinical content of
+    """One sentence per policy of :func:`collapse_table`; a policy whose candidates share one set of positive labels
+    in at least ``threshold`` of studies gets a warning that selection and pruning cannot change the clinical content of
     what they return there."""
     out = []
     for _, r in table.iterrows():
         k_same = round(r["same labels"] * r.studies)
-        s = (f"{r.policy}: the candidates of a study carry identical positive CheXpert-14 labels in {k_same} of {int(r.studies)} "
-             f"studies ({100 * r['same labels']:.0f} %) and identical text in {round(r['same text'] * r.studies)} "
+        s = (f"{r.policy}: the candidates of a study carry identical positive CheXpert-14 labels in {k_same} of "
+             f"{int(r.studies)} studies ({100 * r['same labels']:.0f} %) and identical text in {round(r['same text'] * r.studies)} "
              f"({100 * r['same text']:.0f} %); {r['label vectors / study']:.2f} distinct label sets per study.")
         if r["same labels"] >= threshold:
             s = ("WARNING, collapsed policy: " + s + " In those studies any choice among the candidates (standard "
-                 "best-of-K, pruning, random) returns the same positive labels, so selection cannot change the clinical content; "
-                 "its differences there are wording only.")
+                 "best-of-K, pruning, random) returns the same positive labels, so selection cannot change the "
+                 "clinical content; its differences there are wording only.")
         out.append(s)
     return out

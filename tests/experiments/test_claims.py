@@ -91,6 +91,11 @@ def test_significance_column_is_a_parameter(results):
     assert "lower for R_fmt -0.086 (p < 0.05 in 3 of 3 seeds)" in per_seed and "higher for R_Cham +0.012" in per_seed
     (across,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"], p_col="p_across")
     assert "R_fmt -0.086 (p = 0.004)" in across and "1 of 2 differences have p < 0.05" in across
+    # the across-seed table's layout (diff, p_value) is read by default
+    t = claims.read_table(results, "grpo_significance").rename(columns={"mean_diff": "diff", "p_across": "p_value"})
+    t.to_csv(results / "grpo_significance.csv", index=False)
+    (new,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"])
+    assert new == across
 
 
 def test_selection_and_pruning_counts(results):
