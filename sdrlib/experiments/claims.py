@@ -57,6 +57,16 @@ def _mean(cell: object) -> float:
     return float(m.group()) if m else float("nan")
 
 
+def _p(p: float) -> str:
+    """Example: ``_p(0.0412)`` -> "p = 0.041", ``_p(2e-4)`` -> "p < 0.001"."""
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
+
+
+def _direction(diff: float, digits: int = 3) -> str:
+    """"above" / "below" / "equal (to 3 decimals) to". Example: ``_direction(-1e-4)`` -> "equal (to 3 decimals) to"."""
+    return "equal (to 3 decimals) to" if round(diff, digits) == 0 else "above" if diff > 0 else "below"
+
+
 def _count_words(k: int, n: int) -> str:
     """Example: ``_count_words(8, 8)`` -> "all 8", ``_count_words(0, 8)`` -> "none of 8", else "k of n"."""
     return f"all {n}" if k == n and n > 1 else f"none of {n}" if k == 0 else f"{k} of {n}"
@@ -130,7 +140,7 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
 
         def sig(r) -> str:
             if p_col is not None:
-                return f"p = {r[p_col]:.3f}"
+                return _p(r[p_col])
             return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
 
         up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]
@@ -196,7 +206,7 @@ def sft_vs_baselines(results_dir: str | Path, *, table: str = "sft_vs_baselines_
         return []
     out = []
     for _, r in t.iterrows():
-        word = "above" if r["diff"] > 0 else "below" if r["diff"] < 0 else "equal to"
+        word = _direction(r["diff"])
         out.append(f"- {r.section.capitalize()} {str(r.metric).split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} "
                    f"{r.value_b:.3f}, {word} it (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
                    f"p = {r[p_col]:.3f}{'' if r[p_col] < alpha else ', not significant'}; {_src(table)}).")
@@ -248,7 +258,7 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     if vs is not None:
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
         for _, r in g.iterrows():
-            word = "above" if r["diff"] > 0 else "below" if r["diff"] < 0 else "equal to"
+            word = _direction(r["diff"])
             out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.pruning:.3f}, "
                        f"{word} standard best-of-K {r.standard:.3f} (diff {r['diff']:+.3f}, 95 % CI "
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r[p_col]:.3f}; {_src('06_pruning_vs_standard')}).")
@@ -256,10 +266,11 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     if vr is not None:
         vr = vr[vr.distance.isin(names)] if names else vr
         for (policy, n, section), g in vr.groupby(["policy", "distance", "section"], sort=False):
-            up, down = g[g["diff"] > 0], g[g["diff"] < 0]
+            up, down, tie = g[g["diff"] > 0], g[g["diff"] < 0], g[g["diff"] == 0]
             sig_up, sig_down = int((up[p_col] < alpha).sum()), int((down[p_col] < alpha).sum())
+            ties = f", equal on {len(tie)} ({_join(list(tie.metric))})" if len(tie) else ""
             out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} "
-                       f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}); "
+                       f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}){ties}; "
                        f"p < {alpha:g}: {sig_up} above, {sig_down} below ({_src('06_pruning_vs_random')}).")
     ag = read_table(results_dir, "06_survivor_vs_standard_pick")
     if ag is not None:
@@ -268,7 +279,7 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
             side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
             out.append(f"- {r.policy}, {r.distance}: the survivor is standard best-of-K's pick in {int(r.same)} of "
                        f"{int(r.n)} studies ({100 * r.rate:.1f} %), {side} the chance rate {100 * r.chance:.0f} % "
-                       f"(exact binomial p = {r.p_value:.3f}; {_src('06_survivor_vs_standard_pick')}).")
+                       f"(exact binomial {_p(r.p_value)}; {_src('06_survivor_vs_standard_pick')}).")
     co = read_table(results_dir, "06_candidate_collapse")
     if co is not None:
         for _, r in co.iterrows():
@@ -320,10 +331,10 @@ def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
     """The numbers a sentence quotes, as written: decimals always, integers from ``min_int`` on (smaller ones
     are counts such as "2 of 3" or K = 5); inside backticks and HTML comments nothing, nor digits that are
     part of a name (``CheXpert-14``, ``R_Cham``, ``best-of-5``), nor an interval's level ("95 % CI") or the
-    significance level ("p < 0.05").
+    significance level and the floor ("p < 0.05", "p < 0.001").
     Thousands separators are dropped.
     Example: ``numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14")`` -> ``["0.223", "1006"]``."""
-    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.05\b", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.0(?:5|01)\b", " ", text, flags=re.S)
     out = []
     for m in _CLAIM_NUM.finditer(text):
         s = m.group(1).replace(",", "")

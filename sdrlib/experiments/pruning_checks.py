@@ -56,8 +56,13 @@ def versus_random(choices: Mapping[str, Mapping[str, np.ndarray]],
                            selected_result(r, c, k), selected_result(r, "random", k), {})
 
 
+def _p(p: float) -> str:
+    """Example: ``_p(0.0412)`` -> "p = 0.041", ``_p(2e-4)`` -> "p < 0.001"."""
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
+
+
 def _fmt_row(r: Any, a: str, b: str, p_col: str) -> str:
-    return f"{r.metric} {r['diff']:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r[p_col]:.3f}"
+    return f"{r.metric} {r['diff']:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {_p(r[p_col])}"
 
 
 def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05,
@@ -131,7 +136,8 @@ def agreement_sentences(table: pd.DataFrame, *, p_col: str = "p_value", alpha: f
                    else f"not distinguishable from chance ({side} it)")
         out.append(f"{r.policy}, {r.distance}: the pruning survivor is standard best-of-{round(1 / r.chance)}'s "
                    f"pick in {int(r.same)} of {int(r.n)} studies ({100 * r.rate:.1f} %), against "
-                   f"{100 * r.chance:.0f} % for two independent random picks (exact binomial p = {r[p_col]:.3f}): {verdict}.")
+                   f"{100 * r.chance:.0f} % for two independent random picks (exact binomial {_p(r[p_col])}): "
+                   f"{verdict}.")
     return out
 
 
@@ -167,7 +173,7 @@ def collapse_table(candidates: Mapping[str, Sequence[Sequence[str]]], **kwargs: 
     return pd.DataFrame([{"policy": p, **collapse_rates(c, **kwargs)} for p, c in candidates.items()])
 
 
-def collapse_warnings(table: pd.DataFrame, *, threshold: float = 0.5) -> list[str]:
+def collapse_warnings(table: pd.DataFrame, *, threshold: float = 0.5, collapsed: float = 0.95) -> list[str]:
     """One sentence per policy of :func:`collapse_table`; a policy whose candidates share one set of positive labels
     in at least ``threshold`` of studies gets a warning that selection and pruning cannot change the clinical content of
     what they return there."""
@@ -175,10 +181,11 @@ def collapse_warnings(table: pd.DataFrame, *, threshold: float = 0.5) -> list[st
     for _, r in table.iterrows():
         k_same = round(r["same labels"] * r.studies)
         s = (f"{r.policy}: the candidates of a study carry identical positive CheXpert-14 labels in {k_same} of "
-             f"{int(r.studies)} studies ({100 * r['same labels']:.0f} %) and identical text in {round(r['same text'] * r.studies)} "
-             f"({100 * r['same text']:.0f} %); {r['label vectors / study']:.2f} distinct label sets per study.")
+             f"{int(r.studies)} studies ({100 * r['same labels']:.0f} %) and identical text in "
+             f"{round(r['same text'] * r.studies)} ({100 * r['same text']:.0f} %); {r['label vectors / study']:.2f} distinct label sets per study.")
         if r["same labels"] >= threshold:
-            s = ("WARNING, collapsed policy: " + s + " In those studies any choice among the candidates (standard "
+            kind = "collapsed policy" if r["same labels"] >= collapsed else "candidates mostly alike"
+            s = (f"WARNING, {kind}: " + s + " In those studies any choice among the candidates (standard "
                  "best-of-K, pruning, random) returns the same positive labels, so selection cannot change the "
                  "clinical content; its differences there are wording only.")
         out.append(s)

@@ -135,6 +135,7 @@ def test_claims_that_outrun_the_tables_fail(results):
 def test_numbers_in():
     assert claims.numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14 (95 % CI)") == ["0.223", "1006"]
     assert claims.numbers_in("diff -0.040, R_Cham_neg best-of-5 p = 0.009") == ["0.040", "0.009"]
+    assert claims.numbers_in("p < 0.001, p < 0.05, p <= 0.009") == ["0.009"]
 
 
 def test_script_prints_and_checks(results, tmp_path, capsys):

@@ -32,7 +32,9 @@ def test_collapse_rates_positive_labels_and_text():
     r = checks.collapse_rates(c)
     assert r["studies"] == 3 and r["same labels"] == pytest.approx(2 / 3) and r["same text"] == pytest.approx(1 / 3)
     w = checks.collapse_warnings(checks.collapse_table({"R_Cham": c}), threshold=0.5)
-    assert w[0].startswith("WARNING, collapsed policy: R_Cham") and "2 of 3 studies" in w[0]
+    assert w[0].startswith("WARNING, candidates mostly alike: R_Cham") and "2 of 3 studies" in w[0]
+    (full,) = checks.collapse_warnings(checks.collapse_table({"R_Cham": [c[0], c[2]]}))
+    assert full.startswith("WARNING, collapsed policy: R_Cham") and "2 of 2 studies (100 %)" in full
     assert not checks.collapse_warnings(checks.collapse_table({"SFT": c}), threshold=0.9)[0].startswith("WARNING")
 
 
