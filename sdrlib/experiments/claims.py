@@ -67,6 +67,12 @@ def _direction(diff: float, digits: int = 3) -> str:
     return "equal (to 3 decimals) to" if round(diff, digits) == 0 else "above" if diff > 0 else "below"
 
 
+def _name(r: pd.Series) -> str:
+    """A table row's configuration, ``(1 seed)`` added when its ``seeds`` column says so."""
+    one = "seeds" in r.index and pd.notna(r["seeds"]) and int(r["seeds"]) == 1
+    return f"{r['config']} (1 seed)" if one else str(r["config"])
+
+
 def _count_words(k: int, n: int) -> str:
     """Example: ``_count_words(8, 8)`` -> "all 8", ``_count_words(0, 8)`` -> "none of 8", else "k of n"."""
     return f"all {n}" if k == n and n > 1 else f"none of {n}" if k == 0 else f"{k} of {n}"
@@ -93,7 +99,8 @@ def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findin
         return []
     seeds = _seeds(results_dir)
     configs = [c for c in t.columns if c not in ("Model", "Metric")]
-    head = [f"{c} (1 seed)" if seeds.get(c) == 1 else c for c in configs]
+    shown = {c: f"{c} (1 seed)" if seeds.get(c) == 1 else c for c in configs}
+    head = [shown[c] for c in configs]
     computed = t[~t[configs[0]].astype(str).str.startswith("not computed")]
     lines = [f"GRPO, Findings, mean ± std over seeds ({_src(table)}):", "",
              "| | " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(configs) + ""]
@@ -107,14 +114,14 @@ def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findin
         for _, r in computed.iterrows():
             b = _mean(r[base])
             others = [c for c in configs if c != base and np.isfinite(_mean(r[c]))]
-            up = [f"{c} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) > b]
-            down = [f"{c} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) < b]
+            up = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) > b]
+            down = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) < b]
             multi = [c for c in others if seeds.get(c, 2) > 1]
             best = max(multi + [base], key=lambda c: _mean(r[c])) if multi else None
             lines.append(f"- {r['Metric']} (mean over seeds, {_src(table)}): {base} {b:.3f}; above {base}: "
                          f"{_join(up)}; below {base}: {_join(down)} ({len(down)} of {len(others)} configurations"
-                         f" below)." + (f" Highest among the configurations with more than one seed: {best}."
-                                        if best else ""))
+                         f" below)." + (f" Highest mean of {base} and the configurations with more than one seed: "
+                                        f"{best}." if best else ""))
     return lines
 
 
@@ -167,7 +174,7 @@ def policy_movement(results_dir: str | Path, *, table: str = "grpo_policy_moveme
     kl = [c for c in t.columns if c.startswith("KL")]
     if not first or not last:
         return []
-    rows = [(str(r.config), _mean(r[first[0]]), _mean(r[last[0]])) for _, r in t.iterrows()]
+    rows = [(_name(r), _mean(r[first[0]]), _mean(r[last[0]])) for _, r in t.iterrows()]
     up = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b > a]
     down = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b < a]
     same = [c for c, a, b in rows if b == a]
@@ -187,7 +194,7 @@ def positive_findings(results_dir: str | Path, *, table: str = "grpo_positive_fi
     t = read_table(results_dir, table)
     if t is None or column not in t.columns or base not in set(t.config):
         return []
-    v = dict(zip(t.config.astype(str), t[column].astype(float)))
+    v = {_name(r) if r.config not in (base, "reference") else r.config: float(r[column]) for _, r in t.iterrows()}
     b = v[base]
     others = [c for c in v if c not in (base, "reference")]
     more = [f"{c} {100 * v[c]:.0f} %" for c in others if v[c] > b]

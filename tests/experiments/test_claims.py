@@ -72,10 +72,10 @@ def results(tmp_path):
 def test_directions_per_configuration_never_a_sweeping_every(results):
     (mv,) = claims.policy_movement(results)
     assert "rises for 1 of 3 configurations (R_Cham (2.313 -> 2.370))" in mv
-    assert "falls for 2 (R_fmt (0.969 -> 0.943), Abl (2.586 -> 2.561))" in mv
+    assert "falls for 2 (R_fmt (0.969 -> 0.943), Abl (1 seed) (2.586 -> 2.561))" in mv
     (pf,) = claims.positive_findings(results)
     assert "SFT 66 %" in pf and "more often than SFT (1 of 3): R_fmt 74 %" in pf
-    assert "less often (2): R_Cham 64 %, Abl 64 %" in pf
+    assert "less often (2): R_Cham 64 %, Abl (1 seed) 64 %" in pf
     text = "\n".join(claims.results_section(results).splitlines())
     assert "every configuration" not in text.lower() and "most " not in text.lower()
 
@@ -86,8 +86,8 @@ def test_headline_marks_one_seed_columns_and_drops_bold(results):
     assert "| Abl (1 seed) |" in table and "**" not in table
     assert "Not computed on this run: COMET" in table
     (macro,) = [x for x in lines if x.startswith("- CheXpert-14")]
-    assert "above SFT: Abl 0.301; below SFT: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations below)" in macro
-    assert macro.endswith("more than one seed: SFT.")  # the one-seed ablation is not called the best
+    assert "above SFT: Abl (1 seed) 0.301; below SFT: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations below)" in macro
+    assert macro.endswith("Highest mean of SFT and the configurations with more than one seed: SFT.")  # the one-seed ablation is not called the best
 
 
 def test_significance_column_is_a_parameter(results):
