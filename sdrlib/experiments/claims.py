@@ -4,6 +4,7 @@ The README's "Expected results" quotes a run. So that no sentence outruns its ta
 ``<!-- results:begin -->`` and ``<!-- results:end -->`` is written here from the files a run leaves in
 ``results/`` (``<name>.csv`` as written by :func:`sdrlib.results.save_table`), one function per claim group:
 
+- :func:`report_language`: notebook 00's corpus statistics beside IU-Xray's, each saying what it counts;
 - :func:`grpo_headline`: the GRPO headline table (``grpo_headline_findings``) as Markdown, configurations with
   one seed marked, and per row which configurations are above / below SFT;
 - :func:`grpo_vs_sft`: each configuration against SFT from the paired test table (``grpo_significance`` by
@@ -32,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BEGIN", "END", "read_table", "grpo_headline", "grpo_vs_sft", "policy_movement", "positive_findings",
-           "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section", "numbers_in",
-           "check_block", "marked_block", "GROUPS"]
+__all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
+           "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
+           "numbers_in", "check_block", "marked_block", "GROUPS"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -204,7 +205,25 @@ def positive_findings(results_dir: str | Path, *, table: str = "grpo_positive_fi
             f"than {base} ({len(more)} of {len(others)}): {_join(more)}; less often ({len(fewer)}): {_join(fewer)}."]
 
 
-# --------------------------------------------------------------------------- SFT, selection, pruning
+# --------------------------------------------------------------------------- data, SFT, selection, pruning
+def report_language(results_dir: str | Path, *, table: str = "00_report_language",
+                    ours: str = "this corpus", ref: str = "IU-Xray reference") -> list[str]:
+    """Notebook 00's report-language statistics beside the IU-Xray reference, each with what it counts (the
+    ``counts`` column when the table has one) and no comparison where the reference counts something else
+    (an empty reference cell)."""
+    t = read_table(results_dir, table)
+    if t is None or ours not in t.columns:
+        return []
+    parts = []
+    for _, r in t.iterrows():
+        what = f" ({r['counts']})" if "counts" in t.columns and pd.notna(r["counts"]) else ""
+        alike = ref in t.columns and pd.notna(r[ref])
+        vs = f" vs IU-Xray {r[ref]:g}" if alike else " (no IU-Xray figure counted alike)"
+        parts.append(f"{r.iloc[0]}{what} {r[ours]:g}{vs}")
+    return [f"- Report language, this corpus vs IU-Xray ({_src(table)}): " + "; ".join(parts) + "."]
+
+
+
 def sft_vs_baselines(results_dir: str | Path, *, table: str = "sft_vs_baselines_significance",
                      p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
     """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the direction."""
@@ -297,6 +316,7 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
 
 
 GROUPS: dict[str, Callable[..., list[str]]] = {
+    "Report language (notebook 00)": report_language,
     "SFT vs image-blind baselines (notebook 03)": sft_vs_baselines,
     "GRPO headline (notebook 04)": grpo_headline,
     "GRPO configurations vs SFT (notebook 04)": grpo_vs_sft,

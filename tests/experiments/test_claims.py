@@ -56,6 +56,9 @@ def results(tmp_path):
             "policy": ["SFT", "R_Cham"], "metric": ["BS-F1", "BS-F1"], "picked_on_val": ["ot+avg", "ot+avg"],
             "val": [0.58, 0.56], "test": [0.550001, 0.556396], "random": [0.552727, 0.530707],
             "improvement_pct": [-0.493, 4.84065]}),
+        "00_report_language": pd.DataFrame({
+            "statistic": ["distinct_words", "distinct_words_findings"], "this corpus": [1006, 806],
+            "IU-Xray reference": [None, 1321], "counts": ["Findings + Impression words", "Findings words"]}),
         "06_tokens": pd.DataFrame({
             "policy": ["SFT", "SFT"], "distance": ["chamfer", "hausdorff"], "source": ["live", "replay"],
             "standard tokens / study": [295.917, 295.917], "pruning tokens / study": [134.958, 123.333],
@@ -100,6 +103,12 @@ def test_significance_column_is_a_parameter(results):
     t.to_csv(results / "grpo_significance.csv", index=False)
     (new,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"])
     assert new == across
+
+
+def test_report_language_compares_like_with_like(results):
+    (s,) = claims.report_language(results)
+    assert "distinct_words (Findings + Impression words) 1006 (no IU-Xray figure counted alike)" in s
+    assert "distinct_words_findings (Findings words) 806 vs IU-Xray 1321" in s
 
 
 def test_selection_and_pruning_counts(results):
