@@ -259,8 +259,11 @@ def selection_best_vs_random(results_dir: str | Path, *,
         for m, g in t.groupby("metric", sort=False):
             above = int((g[col] > g.random).sum())
             imp = g.improvement_pct.astype(float)
+            imp = imp[np.isfinite(imp)]
+            change = (f"change {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp)
+                      else "no relative change (random is 0)")
             out.append(f"- {m}, best setting per policy ({label}) vs random ({_src(name)}): above random for "
-                       f"{_count_words(above, len(g))} policies; change {imp.min():+.1f} % to {imp.max():+.1f} %.")
+                       f"{_count_words(above, len(g))} policies; {change}.")
     return out
 
 
