@@ -35,7 +35,7 @@ import pandas as pd
 
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
-           "numbers_in", "check_block", "marked_block", "GROUPS"]
+           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -158,7 +158,7 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
             sig_txt = f"{n_sig} of {len(g)} differences have p < {alpha:g}"
         else:
             all_seeds = int((g.n_sig == g.n_seeds).sum())
-            sig_txt = f"{all_seeds} of {len(g)} configurations differ with p < {alpha:g} in every seed"
+            sig_txt = f"{all_seeds} of {len(g)} configurations have p < {alpha:g} in each of their seeds"
         out.append(f"- {section.capitalize()} {m} against {base} ({_src(table)}, mean difference over seeds): "
                    f"higher for {_join(up)}; lower for {_join(down)}; {sig_txt}.")
     return out
@@ -371,6 +371,17 @@ def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
         if "." in s or int(s) >= min_int:
             out.append(s)
     return out
+
+
+_SWEEP = re.compile(r"\b(every|all|most|none|always|never)\b(?!\s+(?:of\s+)?\d)(\s+\w+)?", re.I)
+
+
+def sweeping_words(text: str) -> list[str]:
+    """Quantifiers a table must back ("every configuration", "most", "all metrics"), not followed by a count:
+    the check cannot verify them, so ``--check`` lists them for a reader. ``all 8`` / ``none of 8`` pass.
+    Example: ``sweeping_words("every configuration moves; all 8 policies")`` -> ``["every configuration"]``."""
+    text = re.sub(r"`[^`]*`|<!--.*?-->", " ", text, flags=re.S)
+    return [(m.group(1) + (m.group(2) or "")).strip() for m in _SWEEP.finditer(text)]
 
 
 def _pool(paths: Iterable[Path]) -> list[float]:

@@ -147,6 +147,12 @@ def test_numbers_in():
     assert claims.numbers_in("p < 0.001, p < 0.05, p <= 0.009") == ["0.009"]
 
 
+def test_sweeping_words(results):
+    assert claims.sweeping_words("Every configuration moves; all 8 policies; none of 3; most reports") == [
+        "Every configuration", "most reports"]
+    assert claims.sweeping_words(claims.results_section(results)) == []
+
+
 def test_script_prints_and_checks(results, tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
     mod = importlib.util.module_from_spec(spec)
