@@ -373,7 +373,7 @@ def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
     return out
 
 
-_SWEEP = re.compile(r"\b(every|all|most|none|always|never)\b(?!\s+(?:of\s+)?\d)(\s+\w+)?", re.I)
+_SWEEP = re.compile(r"\b(every|all|most|always|never)\b(?!\s+(?:of\s+)?\d)(\s+\w+)?", re.I)
 
 
 def sweeping_words(text: str) -> list[str]:

@@ -90,7 +90,8 @@ def test_headline_marks_one_seed_columns_and_drops_bold(results):
     assert "Not computed on this run: COMET" in table
     (macro,) = [x for x in lines if x.startswith("- CheXpert-14")]
     assert "above SFT: Abl (1 seed) 0.301; below SFT: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations below)" in macro
-    assert macro.endswith("Highest mean of SFT and the configurations with more than one seed: SFT.")  # the one-seed ablation is not called the best
+    # the one-seed ablation is not called the best
+    assert macro.endswith("Highest mean of SFT and the configurations with more than one seed: SFT.")
 
 
 def test_significance_column_is_a_parameter(results):
@@ -151,6 +152,7 @@ def test_sweeping_words(results):
     assert claims.sweeping_words("Every configuration moves; all 8 policies; none of 3; most reports") == [
         "Every configuration", "most reports"]
     assert claims.sweeping_words(claims.results_section(results)) == []
+    assert "none" in claims.results_section(results)  # an empty list is a count, not a sweep
 
 
 def test_script_prints_and_checks(results, tmp_path, capsys):
