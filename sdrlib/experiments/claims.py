@@ -148,7 +148,8 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
 
         def sig(r) -> str:
             if p_col is not None:
-                return _p(r[p_col])
+                has_sign = "same_sign" in r.index and pd.notna(r["same_sign"])
+                return _p(r[p_col]) + (f"; same sign in {r['same_sign']} seeds" if has_sign else "")
             return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
 
         up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]
@@ -159,7 +160,8 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
         else:
             all_seeds = int((g.n_sig == g.n_seeds).sum())
             sig_txt = f"{all_seeds} of {len(g)} configurations have p < {alpha:g} in each of their seeds"
-        out.append(f"- {section.capitalize()} {m} against {base} ({_src(table)}, mean difference over seeds): "
+        how = "mean difference over seeds" + (f", {p_col} over seeds and studies" if p_col is not None else "")
+        out.append(f"- {section.capitalize()} {m} against {base} ({_src(table)}, {how}): "
                    f"higher for {_join(up)}; lower for {_join(down)}; {sig_txt}.")
     return out
 
