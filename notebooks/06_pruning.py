@@ -245,6 +245,38 @@ save_table(sig, "06_pruning_vs_standard", cfg, protocol=protocol)
 sig[(sig.section == "findings") & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (sample)", "RG-F1"])].round(4)
 
 # %% [markdown]
+# ## 5b. The paper's other comparisons: random, the standard pick, collapsed policies
+# Three checks the paper's pruning claims rest on (`sdrlib.experiments.pruning_checks`), each a table and the
+# sentences written from it:
+#
+# - **pruning vs random**: the survivors against the exact random expectation over the same K candidates, paired
+#   per study (bootstrap over studies), per metric; the paper reports that pruning beats random in all metrics;
+# - **survivor = standard pick**: how often pruning keeps the candidate standard best-of-K picks with the same
+#   setting, against 1/K, the rate of two independent random picks (exact binomial test);
+# - **collapsed policies**: the share of studies whose K candidates carry the same positive CheXpert-14 labels
+#   (offline labeler) or the same text; there, no choice among the candidates changes the clinical content.
+
+# %%
+from sdrlib.experiments import pruning_checks as checks
+
+per_section = {label: {s: sel.pick_metrics(mscores[label], s) for s in ("findings", "impression")} for label in std}
+vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.k),
+                                 n_resamples=cfg.metrics.bootstrap, seed=cfg.seed, value_names=("pruning", "random"))
+save_table(vs_random, "06_pruning_vs_random", cfg)
+shown = list(pc.live_names) or list(pc.names[:1])  # every setting is in the saved table
+print("\n".join(checks.random_verdicts(vs_random[vs_random.distance.isin(shown)])))
+
+# %%
+agreement = checks.agreement_table(choices, pc.names, pc.k)
+save_table(agreement, "06_survivor_vs_standard_pick", cfg)
+print("\n".join(checks.agreement_sentences(agreement)))
+
+# %%
+collapse = checks.collapse_table({label: [s.texts for s in runs] for label, runs in std.items()})
+save_table(collapse, "06_candidate_collapse", cfg)
+print("\n".join(checks.collapse_warnings(collapse)))
+
+# %% [markdown]
 # ## 6. Quality vs tokens across p and warm-up (replay)
 # Replay over the same token ids makes the sweep cheap: every (p, wu) for every setting, each policy; x is the
 # share of tokens saved against the K full generations, y the Findings BERTScore F1 of the survivors (the

@@ -35,6 +35,10 @@ def test_run_all_smoke(tmp_path):
     # every notebook wrote its outputs under the temporary root, not the checkout
     if sources:
         assert any((tmp_path / "results").glob("*.csv"))
+        # the README's "Expected results" block written from this run passes its own number check
+        from sdrlib.experiments import claims
+        block = claims.marked_block(claims.results_section(tmp_path / "results"))
+        assert claims.numbers_in(block) and claims.check_block(block, tmp_path / "results") == []
 
 
 def test_run_all_rejects_bad_profile_and_names_failing_cell(tmp_path):

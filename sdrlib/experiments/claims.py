@@ -1,0 +1,439 @@
+"""README sentences written from the result tables, and a check that quoted numbers come from the files named.
+
+The README's "Expected results" quotes a run. So that no sentence outruns its table, the block between
+``<!-- results:begin -->`` and ``<!-- results:end -->`` is written here from the files a run leaves in
+``results/`` (``<name>.csv`` as written by :func:`sdrlib.results.save_table`), one function per claim group:
+
+- :func:`report_language`: notebook 00's corpus statistics beside IU-Xray's, each saying what it counts;
+- :func:`grpo_headline`: the GRPO headline table (``grpo_headline_findings``) as Markdown, configurations with
+  one seed marked, and per row which configurations are above / below SFT;
+- :func:`grpo_vs_sft`: each configuration against SFT from the paired test table (``grpo_significance`` by
+  default; the p-value column is a parameter, so an across-seed test can replace the per-seed one);
+- :func:`policy_movement`: the total reward's first vs last steps per configuration (rises / falls) and KL;
+- :func:`positive_findings`: the share of Findings sections with no positive finding, per configuration vs SFT;
+- :func:`sft_vs_baselines`: SFT against the image-blind baselines (paired bootstrap);
+- :func:`selection_best_vs_random`: notebook 05's best setting per policy and metric against random;
+- :func:`pruning`: tokens saved, survivor vs standard best-of-K, and (when the run wrote them) pruning vs
+  random, survivor = standard pick vs 1/K, collapsed candidates.
+
+Every sentence names the file it quotes, states a direction per configuration and says "every" / "all" only
+when the count says so. :func:`results_section` joins them; :func:`check_block` verifies that every number in a
+marked block appears in the files its paragraph names (``scripts/readme_numbers.py --check README.md``).
+
+Left out: the run-time paragraph and numbers measured outside the run (they have no result file), and
+claims about figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
+           "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
+           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS"]
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+_NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def read_table(results_dir: str | Path, name: str) -> pd.DataFrame | None:
+    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it."""
+    p = Path(results_dir) / f"{name}.csv"
+    return pd.read_csv(p) if p.is_file() else None
+
+
+def _src(*names: str) -> str:
+    return ", ".join(f"`results/{n}.csv`" for n in names)
+
+
+def _mean(cell: object) -> float:
+    """The mean of a ``"0.556 ±0.002"`` / ``"**0.566 ±0.003**"`` cell (NaN for ``not computed``).
+    Example: ``_mean("**0.566 ±0.003**")`` -> 0.566."""
+    m = _NUM.search(str(cell).replace("**", "")) if not str(cell).startswith("not computed") else None
+    return float(m.group()) if m else float("nan")
+
+
+def _p(p: float) -> str:
+    """Example: ``_p(0.0412)`` -> "p = 0.041", ``_p(2e-4)`` -> "p < 0.001"."""
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
+
+
+def _direction(diff: float, digits: int = 3) -> str:
+    """"above" / "below" / "equal (to 3 decimals) to". Example: ``_direction(-1e-4)`` -> "equal (to 3 decimals) to"."""
+    return "equal (to 3 decimals) to" if round(diff, digits) == 0 else "above" if diff > 0 else "below"
+
+
+def _name(r: pd.Series) -> str:
+    """A table row's configuration, ``(1 seed)`` added when its ``seeds`` column says so."""
+    one = "seeds" in r.index and pd.notna(r["seeds"]) and int(r["seeds"]) == 1
+    return f"{r['config']} (1 seed)" if one else str(r["config"])
+
+
+def _count_words(k: int, n: int) -> str:
+    """Example: ``_count_words(8, 8)`` -> "all 8", ``_count_words(0, 8)`` -> "none of 8", else "k of n"."""
+    return f"all {n}" if k == n and n > 1 else f"none of {n}" if k == 0 else f"{k} of {n}"
+
+
+def _join(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+# --------------------------------------------------------------------------- GRPO
+def _seeds(results_dir: str | Path) -> dict[str, int]:
+    for name in ("grpo_policy_movement", "grpo_positive_findings"):
+        t = read_table(results_dir, name)
+        if t is not None and {"config", "seeds"} <= set(t.columns):
+            return {str(r.config): int(r.seeds) for r in t.itertuples()}
+    return {}
+
+
+def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findings", base: str = "SFT") -> list[str]:
+    """The headline table as Markdown (bold removed; one-seed configurations marked ``(1 seed)``; rows that read
+    ``not computed`` listed after it) and, per metric, the configurations above and below ``base``."""
+    t = read_table(results_dir, table)
+    if t is None:
+        return []
+    seeds = _seeds(results_dir)
+    configs = [c for c in t.columns if c not in ("Model", "Metric")]
+    shown = {c: f"{c} (1 seed)" if seeds.get(c) == 1 else c for c in configs}
+    head = [shown[c] for c in configs]
+    computed = t[~t[configs[0]].astype(str).str.startswith("not computed")]
+    lines = [f"GRPO, Findings, mean ± std over seeds ({_src(table)}):", "",
+             "| | " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(configs) + ""]
+    for _, r in computed.iterrows():
+        lines.append(f"| {r['Metric']} | " + " | ".join(str(r[c]).replace("**", "") for c in configs) + " |")
+    skipped = [str(m) for m in t[~t.index.isin(computed.index)].Metric]
+    lines.append("")
+    if skipped:
+        lines.append(f"Not computed on this run: {', '.join(skipped)} (the file says why).")
+    if base in configs:
+        for _, r in computed.iterrows():
+            b = _mean(r[base])
+            others = [c for c in configs if c != base and np.isfinite(_mean(r[c]))]
+            up = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) > b]
+            down = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) < b]
+            multi = [c for c in others if seeds.get(c, 2) > 1]
+            best = max(multi + [base], key=lambda c: _mean(r[c])) if multi else None
+            lines.append(f"- {r['Metric']} (mean over seeds, {_src(table)}): {base} {b:.3f}; above {base}: "
+                         f"{_join(up)}; below {base}: {_join(down)} ({len(down)} of {len(others)} configurations"
+                         f" below)." + (f" Highest mean of {base} and the configurations with more than one seed: "
+                                        f"{best}." if best else ""))
+    return lines
+
+
+def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", base: str = "SFT",
+                section: str = "findings", metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
+                p_col: str | None = "p_value", diff_col: str | None = None, alpha: float = 0.05) -> list[str]:
+    """Each configuration against ``base`` from a paired-test table with columns ``A, B, section, metric``, a
+    difference (``diff_col``; default ``diff``, else ``mean_diff``) and either ``p_col`` (one p per row, the
+    across-seed test) or, when the table has no such column, the per-seed ``n_sig`` / ``n_seeds`` columns.
+    One sentence per metric: the configurations above and below, and how many differ significantly."""
+    t = read_table(results_dir, table)
+    if t is None:
+        return []
+    diff_col = diff_col or ("diff" if "diff" in t.columns else "mean_diff")
+    if p_col is not None and p_col not in t.columns:
+        p_col = None
+    t = t[(t.B == base) & (t.section == section)]
+    out = []
+    for m in metrics:
+        g = t[t.metric.str.split("@").str[0] == m]
+        if not len(g):
+            continue
+
+        def sig(r) -> str:
+            if p_col is not None:
+                has_sign = "same_sign" in r.index and pd.notna(r["same_sign"])
+                return _p(r[p_col]) + (f"; same sign in {r['same_sign']} seeds" if has_sign else "")
+            return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
+
+        up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]
+        down = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] < 0]
+        if p_col is not None:
+            n_sig = int(((g[p_col] < alpha) & (g[diff_col] != 0)).sum())
+            sig_txt = f"{n_sig} of {len(g)} differences have p < {alpha:g}"
+        else:
+            all_seeds = int((g.n_sig == g.n_seeds).sum())
+            sig_txt = f"{all_seeds} of {len(g)} configurations have p < {alpha:g} in each of their seeds"
+        how = "mean difference over seeds" + (f", {p_col} over seeds and studies" if p_col is not None else "")
+        out.append(f"- {section.capitalize()} {m} against {base} ({_src(table)}, {how}): "
+                   f"higher for {_join(up)}; lower for {_join(down)}; {sig_txt}.")
+    return out
+
+
+def policy_movement(results_dir: str | Path, *, table: str = "grpo_policy_movement") -> list[str]:
+    """Total reward over the first vs the last steps per configuration (rises / falls / unchanged) and the KL
+    range, from notebook 04's movement table."""
+    t = read_table(results_dir, table)
+    if t is None:
+        return []
+    first, last = [c for c in t.columns if c.startswith("reward first")], [c for c in t.columns
+                                                                           if c.startswith("reward last")]
+    kl = [c for c in t.columns if c.startswith("KL")]
+    if not first or not last:
+        return []
+    rows = [(_name(r), _mean(r[first[0]]), _mean(r[last[0]])) for _, r in t.iterrows()]
+    up = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b > a]
+    down = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b < a]
+    same = [c for c, a, b in rows if b == a]
+    s = (f"- Total reward, {first[0]} vs {last[0]} ({_src(table)}): rises for {len(up)} of {len(rows)} "
+         f"configurations ({_join(up)}); falls for {len(down)} ({_join(down)})")
+    s += f"; unchanged for {', '.join(same)}." if same else "."
+    if kl:
+        v = [_mean(x) for x in t[kl[0]]]
+        s += f" {kl[0]}: {min(v):.3f} to {max(v):.3f}."
+    return [s]
+
+
+def positive_findings(results_dir: str | Path, *, table: str = "grpo_positive_findings", base: str = "SFT",
+                      column: str = "share with no positive finding") -> list[str]:
+    """The share of Findings sections with no positive finding (labeler), per configuration: more or fewer
+    normal reports than ``base``, and where the references are."""
+    t = read_table(results_dir, table)
+    if t is None or column not in t.columns or base not in set(t.config):
+        return []
+    v = {_name(r) if r.config not in (base, "reference") else r.config: float(r[column]) for _, r in t.iterrows()}
+    b = v[base]
+    others = [c for c in v if c not in (base, "reference")]
+    more = [f"{c} {100 * v[c]:.0f} %" for c in others if v[c] > b]
+    fewer = [f"{c} {100 * v[c]:.0f} %" for c in others if v[c] < b]
+    ref = f"the references {100 * v['reference']:.0f} %, " if "reference" in v else ""
+    return [f"- Findings sections with no positive finding ({_src(table)}): {ref}{base} {100 * b:.0f} %; more often "
+            f"than {base} ({len(more)} of {len(others)}): {_join(more)}; less often ({len(fewer)}): {_join(fewer)}."]
+
+
+# --------------------------------------------------------------------------- data, SFT, selection, pruning
+def report_language(results_dir: str | Path, *, table: str = "00_report_language",
+                    ours: str = "this corpus", ref: str = "IU-Xray reference") -> list[str]:
+    """Notebook 00's report-language statistics beside the IU-Xray reference, each with what it counts (the
+    ``counts`` column when the table has one) and no comparison where the reference counts something else
+    (an empty reference cell)."""
+    t = read_table(results_dir, table)
+    if t is None or ours not in t.columns:
+        return []
+    parts = []
+    for _, r in t.iterrows():
+        what = f" ({r['counts']})" if "counts" in t.columns and pd.notna(r["counts"]) else ""
+        alike = ref in t.columns and pd.notna(r[ref])
+        vs = f" vs IU-Xray {r[ref]:g}" if alike else " (no IU-Xray figure counted alike)"
+        parts.append(f"{r.iloc[0]}{what} {r[ours]:g}{vs}")
+    return [f"- Report language, this corpus vs IU-Xray ({_src(table)}): " + "; ".join(parts) + "."]
+
+
+
+def sft_vs_baselines(results_dir: str | Path, *, table: str = "sft_vs_baselines_significance",
+                     p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
+    """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the direction."""
+    t = read_table(results_dir, table)
+    if t is None:
+        return []
+    out = []
+    for _, r in t.iterrows():
+        word = _direction(r["diff"])
+        out.append(f"- {r.section.capitalize()} {str(r.metric).split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} "
+                   f"{r.value_b:.3f}, {word} it (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
+                   f"p = {r[p_col]:.3f}{'' if r[p_col] < alpha else ', not significant'}; {_src(table)}).")
+    return out
+
+
+_SELECTION_TABLES = (("05_headline_findings_val", "picked on validation studies, scored on test"),
+                     ("05_headline_findings", "picked and scored on the test set, as in the paper: optimistic"))
+
+
+def selection_best_vs_random(results_dir: str | Path, *,
+                             tables: Sequence[tuple[str, str]] = _SELECTION_TABLES) -> list[str]:
+    """Notebook 05's best setting per policy and metric against the exact random expectation: per metric, on how
+    many policies it is above random and the range of the relative change. ``tables``: ``(name, how the setting
+    was picked)``; the value column is ``best`` (the paper's on-test pick) or ``test`` (picked on validation)."""
+    out = []
+    for name, label in tables:
+        t = read_table(results_dir, name)
+        if t is None:
+            continue
+        col = "best" if "best" in t.columns else "test"
+        t = t[pd.to_numeric(t[col], errors="coerce").notna() & pd.to_numeric(t.random, errors="coerce").notna()].copy()
+        t[col], t["random"] = t[col].astype(float), t.random.astype(float)
+        for m, g in t.groupby("metric", sort=False):
+            above = int((g[col] > g.random).sum())
+            imp = g.improvement_pct.astype(float)
+            imp = imp[np.isfinite(imp)]
+            change = (f"change {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp)
+                      else "no relative change (random is 0)")
+            out.append(f"- {m}, best setting per policy ({label}) vs random ({_src(name)}): above random for "
+                       f"{_count_words(above, len(g))} policies; {change}.")
+    return out
+
+
+def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_value",
+            alpha: float = 0.05) -> list[str]:
+    """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``
+    (Findings), and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
+    out = []
+    tok = read_table(results_dir, "06_tokens")
+    if tok is not None:
+        live = tok[tok.source == "live"] if "source" in tok.columns else tok
+        for _, r in live.iterrows():
+            out.append(f"- {r.policy}, {r.distance} (live): pruning generates {r['pruning tokens / study']:.0f} tokens "
+                       f"per study against {r['standard tokens / study']:.0f} for the K full generations, "
+                       f"{r['tokens saved %']:.1f} % {'fewer' if r['tokens saved %'] > 0 else 'more'} "
+                       f"({_src('06_tokens')}).")
+        names = set(live.distance)
+    else:
+        names = None
+    vs = read_table(results_dir, "06_pruning_vs_standard")
+    if vs is not None:
+        g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
+        for _, r in g.iterrows():
+            word = _direction(r["diff"])
+            out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.pruning:.3f}, "
+                       f"{word} standard best-of-K {r.standard:.3f} (diff {r['diff']:+.3f}, 95 % CI "
+                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r[p_col]:.3f}; {_src('06_pruning_vs_standard')}).")
+    vr = read_table(results_dir, "06_pruning_vs_random")
+    if vr is not None:
+        vr = vr[vr.distance.isin(names)] if names else vr
+        for (policy, n, section), g in vr.groupby(["policy", "distance", "section"], sort=False):
+            up, down, tie = g[g["diff"] > 0], g[g["diff"] < 0], g[g["diff"] == 0]
+            sig_up, sig_down = int((up[p_col] < alpha).sum()), int((down[p_col] < alpha).sum())
+            ties = f", equal on {len(tie)} ({_join(list(tie.metric))})" if len(tie) else ""
+            out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} "
+                       f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}){ties}; "
+                       f"p < {alpha:g}: {sig_up} above, {sig_down} below ({_src('06_pruning_vs_random')}).")
+    ag = read_table(results_dir, "06_survivor_vs_standard_pick")
+    if ag is not None:
+        ag = ag[ag.distance.isin(names)] if names else ag
+        for _, r in ag.iterrows():
+            side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
+            out.append(f"- {r.policy}, {r.distance}: the survivor is standard best-of-K's pick in {int(r.same)} of "
+                       f"{int(r.n)} studies ({100 * r.rate:.1f} %), {side} the chance rate {100 * r.chance:.0f} % "
+                       f"(exact binomial {_p(r.p_value)}; {_src('06_survivor_vs_standard_pick')}).")
+    co = read_table(results_dir, "06_candidate_collapse")
+    if co is not None:
+        for _, r in co.iterrows():
+            out.append(f"- {r.policy}: the K candidates carry identical positive labels in "
+                       f"{100 * r['same labels']:.0f} % of {int(r.studies)} studies and identical text in "
+                       f"{100 * r['same text']:.0f} % ({_src('06_candidate_collapse')}).")
+    return out
+
+
+GROUPS: dict[str, Callable[..., list[str]]] = {
+    "Report language (notebook 00)": report_language,
+    "SFT vs image-blind baselines (notebook 03)": sft_vs_baselines,
+    "GRPO headline (notebook 04)": grpo_headline,
+    "GRPO configurations vs SFT (notebook 04)": grpo_vs_sft,
+    "Policy movement (notebook 04)": policy_movement,
+    "Normal reports (notebook 04)": positive_findings,
+    "Best-of-K selection vs random (notebook 05)": selection_best_vs_random,
+    "Pruning (notebook 06)": pruning,
+}
+
+
+def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., list[str]]] | None = None,
+                    markers: bool = True) -> str:
+    """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers."""
+    parts = [BEGIN] if markers else []
+    parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
+    for title, fn in (groups or GROUPS).items():
+        lines = fn(results_dir)
+        if lines:
+            parts += ["", f"**{title}**", "", *lines]
+    if markers:
+        parts += ["", END]
+    return "\n".join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------- the check
+_FILE = re.compile(r"`(results/)?([\w.\-*]+?)(\.csv|\.md)?`")
+_CLAIM_NUM = re.compile(r"(?<![\w.\-])[-+\u2212]?(\d[\d,]*(?:\.\d+)?)(?![\w\-]|\.\d)")
+
+
+def marked_block(text: str) -> str:
+    """The text between :data:`BEGIN` and :data:`END` (ValueError when the markers are missing or out of order)."""
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        raise ValueError(f"no {BEGIN} ... {END} block")
+    return text[i + len(BEGIN):j]
+
+
+def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
+    """The numbers a sentence quotes, as written: decimals always, integers from ``min_int`` on (smaller ones
+    are counts such as "2 of 3" or K = 5); inside backticks and HTML comments nothing, nor digits that are
+    part of a name (``CheXpert-14``, ``R_Cham``, ``best-of-5``), nor an interval's level ("95 % CI") or the
+    significance level and the floor ("p < 0.05", "p < 0.001").
+    Thousands separators are dropped.
+    Example: ``numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14")`` -> ``["0.223", "1006"]``."""
+    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.0(?:5|01)\b", " ", text, flags=re.S)
+    out = []
+    for m in _CLAIM_NUM.finditer(text):
+        s = m.group(1).replace(",", "")
+        if "." in s or int(s) >= min_int:
+            out.append(s)
+    return out
+
+
+_SWEEP = re.compile(r"\b(every|all|most|always|never)\b(?!\s+(?:of\s+)?\d)(\s+\w+)?", re.I)
+
+
+def sweeping_words(text: str) -> list[str]:
+    """Quantifiers a table must back ("every configuration", "most", "all metrics"), not followed by a count:
+    the check cannot verify them, so ``--check`` lists them for a reader. ``all 8`` / ``none of 8`` pass.
+    Example: ``sweeping_words("every configuration moves; all 8 policies")`` -> ``["every configuration"]``."""
+    text = re.sub(r"`[^`]*`|<!--.*?-->", " ", text, flags=re.S)
+    return [(m.group(1) + (m.group(2) or "")).strip() for m in _SWEEP.finditer(text)]
+
+
+def _pool(paths: Iterable[Path]) -> list[float]:
+    vals = []
+    for p in paths:
+        vals += [float(x) for x in _NUM.findall(p.read_text())]
+    return vals
+
+
+def _found(num: str, pool: np.ndarray) -> bool:
+    d = len(num.split(".")[1]) if "." in num else 0
+    x = float(num)
+    tol = 0.5 * 10 ** -d + 1e-9
+    for scale in (1.0, 100.0):  # a share written as a percentage
+        if np.any(np.abs(np.abs(pool * scale) - x) <= tol):
+            return True
+    return False
+
+
+def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> list[str]:
+    """Problems with a marked block (empty list = every number checked out).
+
+    The block is split into paragraphs (blank lines) and bullets; each names its files in backticks
+    (``results/<name>.csv``, ``<name>.md`` or ``<name>``; a paragraph naming none uses the files of the one
+    before, so a table inherits its caption's). Every number of :func:`numbers_in` must be, up to its written
+    rounding, a value in one of those files (their CSV and Markdown text, read as numbers; a share may be written
+    as a percentage; signs are ignored, so a difference may be written "+0.019" or "by 0.019"). A file named but
+    absent is a problem too.
+    """
+    results_dir = Path(results_dir)
+    problems: list[str] = []
+    chunks = [c for c in re.split(r"\n\s*\n|\n(?=\s*- )", text) if c.strip()]
+    files: list[Path] = []
+    for chunk in chunks:
+        named = _FILE.findall(chunk)
+        names = sorted({p.name.rsplit(".", 2)[0] for _, n, _ in named for p in results_dir.glob(n + ".csv")}
+                       | {p.stem for _, n, _ in named for p in results_dir.glob(n + ".md")})
+        for pre, n, ext in named:  # written as a result file (results/..., .csv, .md, a glob) but not there
+            if (pre or ext or "*" in n) and not any(results_dir.glob(n + (ext or ".csv"))):
+                problems.append(f"names {pre}{n}{ext}, which is not in {results_dir}")
+        if names:
+            files = [p for n in names for p in (results_dir / f"{n}.csv", results_dir / f"{n}.md") if p.is_file()]
+        nums = numbers_in(chunk, min_int=min_int)
+        if nums and not files:
+            problems.append(f"numbers {nums[:5]} with no result file named: {chunk.strip()[:80]!r}")
+            continue
+        if not nums:
+            continue
+        pool = np.array(_pool(files))
+        for num in nums:
+            if not _found(num, pool):
+                problems.append(f"{num} is in none of {[p.name for p in files]}: {chunk.strip()[:100]!r}")
+    return problems

@@ -1,0 +1,173 @@
+"""README claims written from result tables (sdrlib.experiments.claims, scripts/readme_numbers.py), on small
+synthetic tables written with save_table: directions per configuration, the round trip through the check, and
+hand-written claims that outrun the tables failing it."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from sdrlib.experiments import claims
+from sdrlib.results import save_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def results(tmp_path):
+    cfg = SimpleNamespace(name="smoke", seed=0, embedding=SimpleNamespace(encoder="enc"),
+                          data=SimpleNamespace(source="synthetic"), results_dir=tmp_path / "results",
+                          figures_dir=tmp_path / "figures")
+    cfg.results_dir.mkdir()
+    t = {
+        "grpo_headline_findings": pd.DataFrame({
+            "Model": ["tiny"] * 3, "Metric": ["BERTScore F1", "COMET", "CheXpert-14 macro F1 (labeler)"],
+            "SFT": ["0.556 ±0.002", "not computed: no checkpoint", "**0.223 ±0.034**"],
+            "R_fmt": ["0.546 ±0.012", "not computed", "0.137 ±0.012"],
+            "R_Cham": ["**0.566 ±0.010**", "not computed", "0.083 ±0.053"],
+            "Abl": ["0.570 ±0.000", "not computed", "0.301 ±0.000"]}),
+        "grpo_policy_movement": pd.DataFrame({
+            "config": ["R_fmt", "R_Cham", "Abl"], "seeds": [3, 3, 1],
+            "reward first 4 steps": ["0.969 ±0.016", "2.313 ±0.021", "2.586 ±0.000"],
+            "reward last 4 steps": ["0.943 ±0.018", "2.370 ±0.106", "2.561 ±0.000"],
+            "KL last 4 steps": ["0.059 ±0.006", "0.109 ±0.009", "0.045 ±0.000"]}),
+        "grpo_positive_findings": pd.DataFrame({
+            "config": ["reference", "SFT", "R_fmt", "R_Cham", "Abl"], "seeds": [1, 3, 3, 3, 1],
+            "positives per report": [0.88, 0.54, 0.38, 0.66, 0.6],
+            "share with no positive finding": [0.5, 0.663333, 0.743333, 0.636667, 0.64]}),
+        "grpo_significance": pd.DataFrame({
+            "A": ["R_fmt", "R_Cham"], "B": ["SFT", "SFT"], "section": ["findings"] * 2,
+            "metric": ["clinical_f1_macro14@labeler"] * 2, "mean_diff": [-0.0862, 0.0123],
+            "p_values": ["0.001 0.009 0.001", "0.300 0.020 0.500"], "n_seeds": [3, 3], "n_sig": [3, 1],
+            "p_across": [0.004, 0.41]}),
+        "sft_vs_baselines_significance": pd.DataFrame({
+            "section": ["findings"], "metric": ["clinical_f1_macro14@labeler"], "value_a": [0.274699],
+            "value_b": [0.0969438], "diff": [0.177755], "ci_low": [0.109552], "ci_high": [0.234418],
+            "p_value": [0.000999], "n": [200], "n_resamples": [1000], "B": ["random_train"]}),
+        "05_headline_findings": pd.DataFrame({
+            "policy": ["SFT", "R_Cham", "SFT"], "metric": ["BS-F1", "BS-F1", "CXB-14"],
+            "best_method": ["ot+knn", "ot+avg", "ot+min"], "best": [0.57628, 0.556396, 0.221064],
+            "random": [0.552727, 0.530707, 0.227113], "improvement_pct": [4.26108, 4.84065, -2.66312]}),
+        "05_headline_findings_val": pd.DataFrame({
+            "policy": ["SFT", "R_Cham"], "metric": ["BS-F1", "BS-F1"], "picked_on_val": ["ot+avg", "ot+avg"],
+            "val": [0.58, 0.56], "test": [0.550001, 0.556396], "random": [0.552727, 0.530707],
+            "improvement_pct": [-0.493, 4.84065]}),
+        "00_report_language": pd.DataFrame({
+            "statistic": ["distinct_words", "distinct_words_findings"], "this corpus": [1006, 806],
+            "IU-Xray reference": [None, 1321], "counts": ["Findings + Impression words", "Findings words"]}),
+        "06_tokens": pd.DataFrame({
+            "policy": ["SFT", "SFT"], "distance": ["chamfer", "hausdorff"], "source": ["live", "replay"],
+            "standard tokens / study": [295.917, 295.917], "pruning tokens / study": [134.958, 123.333],
+            "tokens saved %": [54.3931, 58.3216]}),
+        "06_survivor_vs_standard_pick": pd.DataFrame({
+            "policy": ["SFT"], "distance": ["chamfer"], "same": [1], "n": [24], "rate": [1 / 24], "chance": [0.2],
+            "p_value": [0.0692316]}),
+    }
+    for name, df in t.items():
+        save_table(df, name, cfg)
+    return cfg.results_dir
+
+
+def test_directions_per_configuration_never_a_sweeping_every(results):
+    (mv,) = claims.policy_movement(results)
+    assert "rises for 1 of 3 configurations (R_Cham (2.313 -> 2.370))" in mv
+    assert "falls for 2 (R_fmt (0.969 -> 0.943), Abl (1 seed) (2.586 -> 2.561))" in mv
+    (pf,) = claims.positive_findings(results)
+    assert "SFT 66 %" in pf and "more often than SFT (1 of 3): R_fmt 74 %" in pf
+    assert "less often (2): R_Cham 64 %, Abl (1 seed) 64 %" in pf
+    text = "\n".join(claims.results_section(results).splitlines())
+    assert "every configuration" not in text.lower() and "most " not in text.lower()
+
+
+def test_headline_marks_one_seed_columns_and_drops_bold(results):
+    lines = claims.grpo_headline(results)
+    table = "\n".join(lines)
+    assert "| Abl (1 seed) |" in table and "**" not in table
+    assert "Not computed on this run: COMET" in table
+    (macro,) = [x for x in lines if x.startswith("- CheXpert-14")]
+    assert "above SFT: Abl (1 seed) 0.301; below SFT: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations below)" in macro
+    # the one-seed ablation is not called the best
+    assert macro.endswith("Highest mean of SFT and the configurations with more than one seed: SFT.")
+
+
+def test_significance_column_is_a_parameter(results):
+    (per_seed,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"])
+    assert "lower for R_fmt -0.086 (p < 0.05 in 3 of 3 seeds)" in per_seed and "higher for R_Cham +0.012" in per_seed
+    (across,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"], p_col="p_across")
+    assert "R_fmt -0.086 (p = 0.004)" in across and "1 of 2 differences have p < 0.05" in across
+    # the across-seed table's layout (diff, p_value) is read by default
+    t = claims.read_table(results, "grpo_significance").rename(columns={"mean_diff": "diff", "p_across": "p_value"})
+    t["same_sign"] = ["3 of 3", "1 of 3"]
+    t.to_csv(results / "grpo_significance.csv", index=False)
+    (new,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"])
+    assert "R_fmt -0.086 (p = 0.004; same sign in 3 of 3 seeds)" in new and "p_value over seeds and studies" in new
+
+
+def test_report_language_compares_like_with_like(results):
+    (s,) = claims.report_language(results)
+    assert "distinct_words (Findings + Impression words) 1006 (no IU-Xray figure counted alike)" in s
+    assert "distinct_words_findings (Findings words) 806 vs IU-Xray 1321" in s
+
+
+def test_selection_and_pruning_counts(results):
+    sel = claims.selection_best_vs_random(results)
+    assert "picked on validation" in sel[0] and "above random for 1 of 2 policies; change -0.5 % to +4.8 %" in sel[0]
+    assert "as in the paper" in sel[1] and "above random for all 2 policies" in sel[1]
+    assert "above random for none of 1 policies" in sel[2]
+    pr = claims.pruning(results)
+    assert any("135 tokens per study against 296" in x and "54.4 % fewer" in x for x in pr)
+    assert any("1 of 24 studies (4.2 %), below the chance rate 20 %" in x for x in pr)
+
+
+def test_generated_section_passes_its_own_check(results):
+    section = claims.results_section(results)
+    block = claims.marked_block(section)
+    assert claims.numbers_in(block) and claims.check_block(block, results) == []
+
+
+def test_claims_that_outrun_the_tables_fail(results):
+    ok = "- Total reward (`results/grpo_policy_movement.csv`): R_Cham 2.313 -> 2.370, R_fmt 0.969 -> 0.943.\n"
+    assert claims.check_block(ok, results) == []
+    typed = "- Total reward (`results/grpo_policy_movement.csv`): R_Cham 2.31 -> 2.47.\n"
+    assert [p.split(" ")[0] for p in claims.check_block(typed, results)] == ["2.47"]
+    wrong_file = "- Normal reports (`results/grpo_policy_movement.csv`): SFT 66 %, R_fmt 74 %.\n"
+    assert len(claims.check_block(wrong_file, results)) == 2
+    assert "not in" in claims.check_block("- `results/nope.csv`: 0.5\n", results)[0]
+    assert "no result file" in claims.check_block("- a loose 0.123 here\n", results)[0]
+    # a table inherits its caption's file; counts, names and interval levels are not checked
+    table = "Shares (`grpo_positive_findings`), 95 % CI, CheXpert-14, 3 of 3:\n\n| SFT | 0.663 |\n"
+    assert claims.check_block(table, results) == []
+
+
+def test_numbers_in():
+    assert claims.numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14 (95 % CI)") == ["0.223", "1006"]
+    assert claims.numbers_in("diff -0.040, R_Cham_neg best-of-5 p = 0.009") == ["0.040", "0.009"]
+    assert claims.numbers_in("p < 0.001, p < 0.05, p <= 0.009") == ["0.009"]
+
+
+def test_sweeping_words(results):
+    assert claims.sweeping_words("Every configuration moves; all 8 policies; none of 3; most reports") == [
+        "Every configuration", "most reports"]
+    assert claims.sweeping_words(claims.results_section(results)) == []
+    assert "none" in claims.results_section(results)  # an empty list is a count, not a sweep
+
+
+def test_script_prints_and_checks(results, tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(results)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(claims.BEGIN) and out.rstrip().endswith(claims.END)
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n" + out + "\nafter\n")
+    assert mod.main([str(results), "--check", str(readme)]) == 0
+    readme.write_text(readme.read_text().replace("54.4 %", "64.4 %"))
+    assert mod.main([str(results), "--check", str(readme)]) == 1
+    assert "64.4" in capsys.readouterr().out
+    readme.write_text("no markers\n")
+    assert mod.main([str(results), "--check", str(readme)]) == 1
