@@ -1,0 +1,385 @@
+"""Reward audit (issue 27): what each reward configuration pays for edited and degenerate reports.
+
+For every reward configuration and every test reference, nine completions are built from the reference and
+scored against it (:func:`build_cases`, :func:`reward_audit`), by abnormality stratum
+(:func:`sdrlib.data.stratum`: normal / single / multi finding):
+
+- ``reference``        the reference itself (the ceiling);
+- ``paraphrase``       the same findings in another reader's words: the SynthCXR report grammar
+  (:func:`sdrlib.data.synthcxr.report.write_report`) re-renders the study's ground truth with a new seed, kept
+  when its positive CheXpert labels equal the reference's (other datasets have no grammar: skipped);
+- ``omitted``          one positive finding left out: every sentence stating it positive removed (a section left
+  empty gets the modal normal report's section, what a reader who missed it would write);
+- ``contradicted``     the same sentences replaced by the training corpus's most common sentence that states only
+  that finding, negative ("No pleural effusion.");
+- ``hallucinated``     the corpus's most common sentence stating one finding the reference does not mention,
+  positive, added to both sections;
+- ``modal_normal``     the training set's most common normal report (:func:`modal_normal_report`);
+- ``repeated``         the reference's first sentence of each section, repeated as often as the section has sentences;
+- ``hedged``           every sentence stating a finding rewritten as uncertain ("Findings may represent ...");
+- ``empty_impression`` the reference Findings with an empty Impression.
+
+The finding a case edits is drawn per study with a seeded generator among those it can edit cleanly (a finding
+whose sentences state no other positive finding). A case that **cannot be built** for a reference (no finding to
+omit in a normal report, a finding sharing its sentences with another, a hedge the labeler still reads positive)
+is **skipped and counted** (``n_skipped`` per row, the reasons in :attr:`AuditResult.skipped`), never scored as
+something else. Findings come from the offline labeler per sentence (:func:`sdrlib.clinical.sentence_presence`).
+
+:func:`broken_orderings` marks each ordering a clinician expects (:data:`EXPECTED_ORDERINGS`) that a reward
+breaks, on the references where both cases exist (paired). :func:`expected_reward_view` compares, for abnormal
+references, the mean reward of a policy's own samples with that of always answering the modal normal report:
+when the normal report wins, the reward pays for silence.
+
+Left out: laterality / severity edits (the labeler does not read them) and edits of the Impression alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdrlib.clinical import OBSERVATIONS, label_report, sentence_presence
+from sdrlib.data import stratum
+from sdrlib.data.synthcxr.findings import Finding
+from sdrlib.data.synthcxr.report import write_report
+from sdrlib.reports import build_template, split_sentences
+from sdrlib.rewards import RewardScorer, parse_reward
+from sdrlib.vocabulary import PATHOLOGIES
+
+__all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_normal_report", "sentence_bank",
+           "build_cases", "audit_scorer", "reward_audit", "broken_orderings", "expected_reward_view",
+           "states_a_finding"]
+
+#: the audit's completions, best first as a clinician would rank them for an abnormal reference (roughly)
+CASES: tuple[str, ...] = ("reference", "paraphrase", "omitted", "contradicted", "hallucinated", "modal_normal",
+                          "repeated", "hedged", "empty_impression")
+CASE_LABELS = {"reference": "reference", "paraphrase": "paraphrase", "omitted": "one finding omitted",
+               "contradicted": "one finding contradicted", "hallucinated": "one finding hallucinated",
+               "modal_normal": "modal normal report", "repeated": "one true sentence repeated",
+               "hedged": "every finding hedged", "empty_impression": "empty Impression"}
+ABNORMAL = ("single", "multi")
+#: (case a clinician ranks higher, case ranked lower, strata where the expectation holds, what a break reads as)
+EXPECTED_ORDERINGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("paraphrase", "omitted", ABNORMAL, "omitted ranks above paraphrase"),
+    ("paraphrase", "contradicted", ABNORMAL, "contradicted ranks above paraphrase"),
+    ("paraphrase", "hallucinated", ("no_finding", *ABNORMAL), "hallucinated ranks above paraphrase"),
+    ("hallucinated", "omitted", ABNORMAL, "omitted ranks above hallucinated (a miss is cheaper)"),
+    ("omitted", "contradicted", ABNORMAL, "contradicted ranks above omitted"),
+    ("hallucinated", "modal_normal", ABNORMAL, "modal normal report ranks above hallucinated"),
+    ("omitted", "modal_normal", ("multi",), "modal normal report ranks above one omitted of several"),
+    ("paraphrase", "modal_normal", ABNORMAL, "modal normal report ranks above paraphrase"),
+    ("hedged", "modal_normal", ABNORMAL, "modal normal report ranks above every finding hedged"),
+    ("modal_normal", "hallucinated", ("no_finding",), "hallucinated ranks above modal normal for a normal study"),
+    ("paraphrase", "repeated", ("no_finding", *ABNORMAL), "one true sentence repeated ranks above paraphrase"),
+    ("paraphrase", "hedged", ABNORMAL, "every finding hedged ranks above paraphrase"),
+    ("paraphrase", "empty_impression", ("no_finding", *ABNORMAL), "empty Impression ranks above paraphrase"),
+)
+HEDGES = ("Findings may represent {}.", "Cannot exclude {}.")
+_PATH_IDX = [OBSERVATIONS.index(p) for p in PATHOLOGIES]
+
+
+@dataclass
+class AuditResult:
+    """``table``: one row per (reward, label, stratum, case) with ``n``, ``n_skipped``, ``mean``, ``sem``,
+    ``content`` (the content reward's mean); ``scores``: long per-reference values (reward, study_id, stratum,
+    case, total); ``skipped``: (case, reason) -> count; ``cases``: study_id -> case -> completion text or skip reason."""
+
+    table: pd.DataFrame
+    scores: pd.DataFrame
+    skipped: Counter = field(default_factory=Counter)
+    cases: dict = field(default_factory=dict)
+
+    def skipped_total(self, case: str) -> int:
+        """References for which ``case`` could not be built (all reasons)."""
+        return sum(n for (c, _), n in self.skipped.items() if c == case)
+
+
+def _positives(sentences: Sequence[str]) -> np.ndarray:
+    """(n, 14) bool: sentence i states observation j positive (the offline labeler, per sentence)."""
+    return sentence_presence(list(sentences)) > 0 if sentences else np.zeros((0, len(OBSERVATIONS)), bool)
+
+
+def states_a_finding(text: str) -> bool:
+    """Whether a report states one of the 12 pathologies positive. Example: ``states_a_finding("No effusion.")`` -> False."""
+    lab = label_report(text)
+    return any(lab.get(p) == 1 for p in PATHOLOGIES)
+
+
+def modal_normal_report(train_records: Sequence[Any]) -> tuple[str, str]:
+    """The training set's most common normal report, ``(findings, impression)``.
+
+    Normal = stratum ``no_finding`` (by the record's labels, else the labeler's). Free-text Findings are rarely
+    repeated verbatim (SynthCXR: 973 distinct among 973 normal training reports), so the Findings is that of the
+    normal report whose sentences are the most frequent in the normal corpus on average (ties: the first study
+    id); the Impression is the most common normal Impression text.
+    """
+    normal = [r for r in train_records if stratum(r.labels or label_report(f"{r.findings} {r.impression}")) == "no_finding"
+              and r.findings.strip() and r.impression.strip()]
+    if not normal:
+        raise ValueError("no normal training report with both sections: the modal normal report is undefined")
+    freq = Counter(s for r in normal for s in split_sentences(r.findings))
+    best = min(normal, key=lambda r: (-float(np.mean([freq[s] for s in split_sentences(r.findings)] or [0])), r.study_id))
+    impression = Counter(r.impression for r in normal).most_common(1)[0][0]
+    return best.findings, impression
+
+
+def sentence_bank(train_records: Sequence[Any]) -> dict[str, dict[int, str]]:
+    """Per observation index, the most common training sentence stating only it, ``{"pos": {j: s}, "neg": {j: s}}``.
+
+    "Only it": the sentence's presence vector is +1 (or -1) at observation j and 0 elsewhere.
+    """
+    counts = Counter(s for r in train_records for t in (r.findings, r.impression) for s in split_sentences(t))
+    sents = [s for s, _ in counts.most_common()]
+    P = sentence_presence(sents) if sents else np.zeros((0, len(OBSERVATIONS)), np.int8)
+    out: dict[str, dict[int, str]] = {"pos": {}, "neg": {}}
+    for s, p in zip(sents, P):
+        nz = np.flatnonzero(p)
+        if len(nz) == 1:
+            out["pos" if p[nz[0]] > 0 else "neg"].setdefault(int(nz[0]), s)
+    return out
+
+
+def _paraphrase(record: Any, seed: int, tries: int = 8) -> str | tuple[str, str]:
+    """Another reader's report of the same SynthCXR study, or a skip reason."""
+    truth = (record.meta or {}).get("truth") if hasattr(record, "meta") else None
+    if truth is None:
+        return "no report grammar for this dataset"
+    findings = [Finding(**f) for f in truth]
+    devices = list(record.meta.get("devices") or [])
+    want = {k for k, v in (record.labels or {}).items() if v == 1}
+    for t in range(tries):
+        f, i, lf, li = write_report(findings, devices, np.random.default_rng([seed, t, 0xA0D17]))
+        got = {k for k, v in {**lf, **li}.items() if v == 1}
+        if got == want and (f, i) != (record.findings, record.impression):
+            return f, i
+    return "no rewrite with the same positive labels"
+
+
+def _hedge(sentence: str) -> str | None:
+    body = sentence.strip().rstrip(".").strip()
+    body = body[:1].lower() + body[1:]
+    for h in HEDGES:
+        s = h.format(body)
+        lab = label_report(s)
+        if not any(v == 1 for k, v in lab.items() if k != "No Finding"):
+            return s
+    return None
+
+
+def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mapping[int, str]], seed: int = 0
+                ) -> dict[str, tuple[str, str] | str]:
+    """The audit's completions for one reference: case -> ``(findings, impression)`` or a skip reason (str).
+
+    ``modal`` from :func:`modal_normal_report`, ``bank`` from :func:`sentence_bank`; ``seed`` (with the study id)
+    draws the finding a case edits. Example: for a normal reference ``build_cases(r, ...)["omitted"]`` ->
+    ``"no positive finding to edit"``.
+    """
+    rng = np.random.default_rng([seed, *map(ord, str(record.study_id))])
+    F, I = split_sentences(record.findings), split_sentences(record.impression)
+    sents = F + I
+    pos = _positives(sents)
+    out: dict[str, tuple[str, str] | str] = {"reference": (record.findings, record.impression)}
+    out["paraphrase"] = _paraphrase(record, int(rng.integers(1 << 31)))
+    # a finding whose sentences state no other positive finding can be omitted or contradicted cleanly
+    present = [j for j in _PATH_IDX if pos[:, j].any()]
+    clean = [j for j in present if not (pos[pos[:, j]].sum(axis=1) > 1).any()]
+    if not present:
+        out["omitted"] = out["contradicted"] = "no positive finding to edit"
+    elif not clean:
+        out["omitted"] = out["contradicted"] = "every finding shares a sentence with another"
+    else:
+        j = int(rng.choice(clean))
+        keep = ~pos[:, j]
+        f_keep = [s for s, k in zip(F, keep[:len(F)]) if k]
+        i_keep = [s for s, k in zip(I, keep[len(F):]) if k]
+        out["omitted"] = (" ".join(f_keep) or modal[0], " ".join(i_keep) or modal[1])
+        neg = bank["neg"].get(j)
+        if neg is None:
+            out["contradicted"] = f"no negative sentence for {OBSERVATIONS[j]} in the corpus"
+        else:
+            swap = [neg if p else s for s, p in zip(sents, pos[:, j])]
+            fs, is_ = list(dict.fromkeys(swap[:len(F)])), list(dict.fromkeys(swap[len(F):]))
+            out["contradicted"] = (" ".join(fs), " ".join(is_))
+    mentioned = (sentence_presence(sents) != 0).any(axis=0) if sents else np.zeros(len(OBSERVATIONS), bool)
+    free = [j for j in _PATH_IDX if not mentioned[j] and j in bank["pos"]]
+    if free:
+        h = bank["pos"][int(rng.choice(free))]
+        out["hallucinated"] = (f"{record.findings} {h}", f"{record.impression} {h}")
+    else:
+        out["hallucinated"] = "every finding is mentioned"
+    out["modal_normal"] = modal
+    out["repeated"] = (" ".join([F[0]] * len(F)) if F else record.findings, " ".join([I[0]] * len(I)) if I else record.impression)
+    if not present:
+        out["hedged"] = "no positive finding to hedge"
+    else:
+        hedged = []
+        for s, p in zip(sents, pos):
+            h = _hedge(s) if p[_PATH_IDX].any() else s
+            if h is None:
+                break
+            hedged.append(h)
+        out["hedged"] = ((" ".join(hedged[:len(F)]), " ".join(hedged[len(F):])) if len(hedged) == len(sents)
+                         else "a hedge the labeler still reads positive")
+    out["empty_impression"] = (record.findings, "")
+    return out
+
+
+def audit_scorer(reward: str, embedder: Any, grpo_cfg: Any, train_records: Sequence[Any]) -> RewardScorer:
+    """The scorer a GRPO run of ``reward`` uses (profile weights and settings, the method's training data)."""
+    spec = parse_reward(reward)
+    data = spec.impl.grpo_data(spec, getattr(grpo_cfg, spec.method, None), train_records)
+    return RewardScorer.from_profile(spec, embedder, grpo_cfg, data=data)
+
+
+def _completion(case: tuple[str, str]) -> str:
+    # an empty section is written as is: the template then fails R_fmt, which is what the reward would see
+    f, i = case
+    return f"<think> {f} </think> <answer> {i} </answer>" if not (f.strip() and i.strip()) else build_template(f, i)
+
+
+def reward_audit(rewards: Sequence[str], references: Sequence[Any], train_records: Sequence[Any], embedder: Any,
+                 grpo_cfg: Any, *, seed: int = 0, scorer_for: Callable[[str], RewardScorer] | None = None,
+                 cases: Mapping[str, Mapping[str, Any]] | None = None) -> AuditResult:
+    """Score every case of every reference under every reward configuration (module doc).
+
+    ``rewards``: reward names (``"sft"`` is dropped: it scores nothing); ``references``: test records (labels
+    used for the stratum when present, else the labeler's); ``scorer_for``: name -> scorer (default
+    :func:`audit_scorer` with the profile's ``grpo`` section). Returns an :class:`AuditResult`.
+    """
+    rewards = [r for r in rewards if parse_reward(r).trains]
+    if cases is None:
+        modal, bank = modal_normal_report(train_records), sentence_bank(train_records)
+        cases = {r.study_id: build_cases(r, modal=modal, bank=bank, seed=seed) for r in references}
+    strata = {r.study_id: stratum(r.labels or label_report(f"{r.findings} {r.impression}")) for r in references}
+    skipped = Counter((c, v) for cs in cases.values() for c, v in cs.items() if isinstance(v, str))
+    items = [(r, c, v) for r in references for c, v in cases[r.study_id].items() if not isinstance(v, str)]
+    comps = [_completion(v) for _, _, v in items]
+    ref_f = [r.findings for r, _, _ in items]
+    ref_i = [r.impression for r, _, _ in items]
+    scorer_for = scorer_for or (lambda name: audit_scorer(name, embedder, grpo_cfg, train_records))
+    long = []
+    for name in rewards:
+        b = scorer_for(name).score(comps, ref_f, ref_i)
+        label = parse_reward(name).label
+        long += [{"reward": name, "label": label, "study_id": r.study_id, "stratum": strata[r.study_id], "case": c,
+                  "total": float(t), "content": float(x)} for (r, c, _), t, x in zip(items, b.total, b.content)]
+    scores = pd.DataFrame(long)
+    rows = []
+    n_refs = Counter(strata.values())
+    for (name, label), g in scores.groupby(["reward", "label"], sort=False):
+        for st in ("no_finding", "single", "multi", "all"):
+            gs = g if st == "all" else g[g["stratum"] == st]
+            for c in CASES:
+                v = gs.loc[gs["case"] == c, "total"]
+                x = gs.loc[gs["case"] == c, "content"]
+                n_ref = sum(n_refs.values()) if st == "all" else n_refs.get(st, 0)
+                rows.append({"reward": name, "label": label, "stratum": st, "case": c, "n": len(v),
+                             "n_skipped": n_ref - len(v), "mean": v.mean() if len(v) else np.nan,
+                             "sem": v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan,
+                             "content": x.mean() if len(x) else np.nan})
+    return AuditResult(pd.DataFrame(rows), scores, skipped, dict(cases))
+
+
+def broken_orderings(result: AuditResult | pd.DataFrame, tol: float = 1e-9) -> pd.DataFrame:
+    """Every expected ordering (:data:`EXPECTED_ORDERINGS`) per reward and stratum, paired on the references
+    that have both cases: ``diff`` = mean(reward of the higher case - of the lower), ``share_broken`` = share of
+    references where the lower case scores higher, ``broken`` = ``diff < -tol`` (the reward ranks it the other way)."""
+    scores = result.scores if isinstance(result, AuditResult) else result
+    rows = []
+    for (name, label), g in scores.groupby(["reward", "label"], sort=False):
+        wide = g.pivot_table(index=["study_id", "stratum"], columns="case", values="total").reset_index()
+        for hi, lo, strata, reads in EXPECTED_ORDERINGS:
+            if hi not in wide or lo not in wide:
+                continue
+            for st in strata:
+                w = wide[(wide["stratum"] == st)].dropna(subset=[hi, lo])
+                if not len(w):
+                    continue
+                d = (w[hi] - w[lo]).to_numpy()
+                rows.append({"reward": name, "label": label, "stratum": st, "expected": f"{hi} > {lo}",
+                             "n": len(d), "diff": float(d.mean()), "share_broken": float((d < -tol).mean()),
+                             "broken": bool(d.mean() < -tol), "reads": reads})
+    return pd.DataFrame(rows)
+
+
+def expected_reward_view(rewards: Sequence[str], references: Sequence[Any], samples: Mapping[str, Sequence[str]],
+                         modal: tuple[str, str], *, scorer_for: Callable[[str], RewardScorer]) -> pd.DataFrame:
+    """For abnormal references: mean reward of a policy's own samples vs always answering the modal normal report.
+
+    ``samples``: study id -> the policy's completions for it (e.g. the SFT policy's test generations, one per
+    seed). Columns: ``sft_mean`` (all samples), ``modal_normal_mean``, ``gap`` = sft - modal (< 0: **the reward
+    pays for silence**), ``share_sample_above_modal``, and among the policy's samples ``silent_mean`` (no
+    positive finding stated) vs ``stating_mean`` with ``n_silent`` / ``n_stating``.
+    """
+    refs = [r for r in references if r.study_id in samples
+            and stratum(r.labels or label_report(f"{r.findings} {r.impression}")) in ABNORMAL]
+    items = [(r, c) for r in refs for c in samples[r.study_id]]
+    comps = [c for _, c in items]
+    F, I = [r.findings for r, _ in items], [r.impression for r, _ in items]
+    silent = np.array([not states_a_finding(c.replace("<think>", " ").replace("</think>", " ")
+                                             .replace("<answer>", " ").replace("</answer>", " ")) for c in comps])
+    modal_c = build_template(*modal)
+    rows = []
+    for name in [r for r in rewards if parse_reward(r).trains]:
+        sc = scorer_for(name)
+        a = sc.score(comps, F, I).total
+        m = sc.score([modal_c] * len(refs), [r.findings for r in refs], [r.impression for r in refs]).total
+        per_ref = dict(zip((r.study_id for r in refs), m))
+        mm = np.array([per_ref[r.study_id] for r, _ in items])
+        rows.append({"reward": name, "label": parse_reward(name).label, "n_refs": len(refs), "n_samples": len(items),
+                     "sft_mean": a.mean(), "modal_normal_mean": m.mean(), "gap": a.mean() - m.mean(),
+                     "share_sample_above_modal": float((a > mm).mean()), "pays_for_silence": bool(m.mean() >= a.mean()),
+                     "silent_mean": a[silent].mean() if silent.any() else np.nan,
+                     "stating_mean": a[~silent].mean() if (~silent).any() else np.nan,
+                     "n_silent": int(silent.sum()), "n_stating": int((~silent).sum())})
+    return pd.DataFrame(rows)
+
+
+def relative_table(table: pd.DataFrame, stratum_name: str) -> pd.DataFrame:
+    """Mean reward of each case as a share of the reference's (rows: reward labels, columns: :data:`CASES`), one
+    stratum: 1 = paid like the reference, 0 = nothing. The scales of the rewards differ (R_fmt in [0, 1],
+    distances in [0, 3], EditGRPO in [0, 4]); the share makes them comparable."""
+    t = table[table["stratum"] == stratum_name]
+    wide = t.pivot_table(index="label", columns="case", values="mean", sort=False).reindex(columns=list(CASES))
+    return wide.div(wide["reference"], axis=0)
+
+
+def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
+    """Heatmaps of :func:`relative_table` per stratum (cells of skipped cases blank) and, when given, the
+    expected-reward gap (policy samples - modal normal report) per reward. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    strata = [s for s in ("no_finding", "single", "multi") if (table["stratum"] == s).any()]
+    n = len(strata) + (expected is not None)
+    fig, axes = plt.subplots(1, n, figsize=(4.6 * len(strata) + (3.6 if expected is not None else 0), 4.4),
+                             gridspec_kw={"width_ratios": [4.6] * len(strata) + ([2.6] if expected is not None else [])})
+    axes = np.atleast_1d(axes)
+    for k, (ax, st) in enumerate(zip(axes, strata)):
+        rel = relative_table(table, st)
+        ax.imshow(rel.to_numpy(float), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        for i in range(rel.shape[0]):
+            for j in range(rel.shape[1]):
+                v = rel.iat[i, j]
+                ax.text(j, i, "skip" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center", fontsize=9,
+                        color="black" if np.isfinite(v) and v > 0.6 else "white")
+        ax.set_xticks(range(rel.shape[1]), [CASE_LABELS[c] for c in rel.columns], rotation=55, ha="right", fontsize=9)
+        ax.set_yticks(range(rel.shape[0]), rel.index if k == 0 else [""] * rel.shape[0], fontsize=9)
+        n_ref = int(table[(table["stratum"] == st) & (table["case"] == "reference")]["n"].max())
+        ax.set_title(f"{st.replace('_', ' ')} references (n = {n_ref})", fontsize=10)
+    if expected is not None:
+        ax = axes[-1]
+        e = expected.iloc[::-1]
+        ax.barh(range(len(e)), e["gap"], color=["#b2182b" if g <= 0 else "#2166ac" for g in e["gap"]])
+        ax.axvline(0.0, color="0.3", lw=0.8)
+        ax.set_yticks(range(len(e)), e["label"], fontsize=9)
+        ax.set_xlabel("policy samples - modal normal\n(mean reward, abnormal refs)", fontsize=9)
+        ax.set_title("does silence pay? (< 0: yes)", fontsize=10)
+    fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's",
+                 fontsize=11)
+    fig.tight_layout()
+    return fig
