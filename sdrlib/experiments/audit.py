@@ -1,13 +1,16 @@
 """Reward audit (issue 27): what each reward configuration pays for edited and degenerate reports.
 
-For every reward configuration and every test reference, nine completions are built from the reference and
+For every reward configuration and every test reference, ten completions are built from the reference and
 scored against it (:func:`build_cases`, :func:`reward_audit`), by abnormality stratum
 (:func:`sdrlib.data.stratum`: normal / single / multi finding):
 
 - ``reference``        the reference itself (the ceiling);
-- ``paraphrase``       the same findings in another reader's words: the SynthCXR report grammar
-  (:func:`sdrlib.data.synthcxr.report.write_report`) re-renders the study's ground truth with a new seed, kept
-  when its positive CheXpert labels equal the reference's (other datasets have no grammar: skipped);
+- ``paraphrase``       the Findings' finding sentences reworded: the SynthCXR report grammar
+  (:func:`sdrlib.data.synthcxr.report.write_report`) renders each ground-truth finding again with a new seed,
+  everything else verbatim, kept when the labeler reads the same findings (normal references and other datasets
+  have nothing to reword / no grammar: skipped);
+- ``another_reader``   the whole report of the same study by another reader (the grammar with a new seed: same
+  positive labels, but other wording, technique line, normal statements and incidental remarks);
 - ``omitted``          one positive finding left out: every sentence stating it positive removed (a section left
   empty gets the modal normal report's section, what a reader who missed it would write);
 - ``contradicted``     the same sentences replaced by the training corpus's most common sentence that states only
@@ -49,6 +52,8 @@ from sdrlib.data.synthcxr.findings import Finding
 from sdrlib.data.synthcxr.report import write_report
 from sdrlib.reports import build_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
+from sdrlib.rewards.methods.recall import recall_chamfer
+from sdrlib.selection import aggregate, argmin_first
 from sdrlib.vocabulary import PATHOLOGIES
 
 __all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_normal_report", "sentence_bank",
@@ -56,9 +61,10 @@ __all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_n
            "states_a_finding"]
 
 #: the audit's completions, best first as a clinician would rank them for an abnormal reference (roughly)
-CASES: tuple[str, ...] = ("reference", "paraphrase", "omitted", "contradicted", "hallucinated", "modal_normal",
-                          "repeated", "hedged", "empty_impression")
-CASE_LABELS = {"reference": "reference", "paraphrase": "paraphrase", "omitted": "one finding omitted",
+CASES: tuple[str, ...] = ("reference", "paraphrase", "another_reader", "omitted", "contradicted", "hallucinated",
+                          "modal_normal", "repeated", "hedged", "empty_impression")
+CASE_LABELS = {"reference": "reference", "paraphrase": "paraphrase", "another_reader": "another reader, same findings",
+               "omitted": "one finding omitted",
                "contradicted": "one finding contradicted", "hallucinated": "one finding hallucinated",
                "modal_normal": "modal normal report", "repeated": "one true sentence repeated",
                "hedged": "every finding hedged", "empty_impression": "empty Impression"}
@@ -67,7 +73,7 @@ ABNORMAL = ("single", "multi")
 EXPECTED_ORDERINGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("paraphrase", "omitted", ABNORMAL, "omitted ranks above paraphrase"),
     ("paraphrase", "contradicted", ABNORMAL, "contradicted ranks above paraphrase"),
-    ("paraphrase", "hallucinated", ("no_finding", *ABNORMAL), "hallucinated ranks above paraphrase"),
+    ("paraphrase", "hallucinated", ABNORMAL, "hallucinated ranks above paraphrase"),
     ("hallucinated", "omitted", ABNORMAL, "omitted ranks above hallucinated (a miss is cheaper)"),
     ("omitted", "contradicted", ABNORMAL, "contradicted ranks above omitted"),
     ("hallucinated", "modal_normal", ABNORMAL, "modal normal report ranks above hallucinated"),
@@ -75,9 +81,12 @@ EXPECTED_ORDERINGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("paraphrase", "modal_normal", ABNORMAL, "modal normal report ranks above paraphrase"),
     ("hedged", "modal_normal", ABNORMAL, "modal normal report ranks above every finding hedged"),
     ("modal_normal", "hallucinated", ("no_finding",), "hallucinated ranks above modal normal for a normal study"),
-    ("paraphrase", "repeated", ("no_finding", *ABNORMAL), "one true sentence repeated ranks above paraphrase"),
+    ("paraphrase", "repeated", ABNORMAL, "one true sentence repeated ranks above paraphrase"),
+    ("modal_normal", "repeated", ("no_finding",), "one true sentence repeated ranks above modal normal for a normal study"),
+    ("another_reader", "hallucinated", ("no_finding", *ABNORMAL), "hallucinated ranks above another reader's correct report"),
+    ("another_reader", "modal_normal", ABNORMAL, "modal normal report ranks above another reader's correct report"),
     ("paraphrase", "hedged", ABNORMAL, "every finding hedged ranks above paraphrase"),
-    ("paraphrase", "empty_impression", ("no_finding", *ABNORMAL), "empty Impression ranks above paraphrase"),
+    ("reference", "empty_impression", ("no_finding", *ABNORMAL), "empty Impression ranks above the reference"),
 )
 HEDGES = ("Findings may represent {}.", "Cannot exclude {}.")
 _PATH_IDX = [OBSERVATIONS.index(p) for p in PATHOLOGIES]
@@ -144,18 +153,60 @@ def sentence_bank(train_records: Sequence[Any]) -> dict[str, dict[int, str]]:
     return out
 
 
-def _paraphrase(record: Any, seed: int, tries: int = 8) -> str | tuple[str, str]:
-    """Another reader's report of the same SynthCXR study, or a skip reason."""
-    truth = (record.meta or {}).get("truth") if hasattr(record, "meta") else None
+def _truth(record: Any) -> tuple[list[Finding], list[str]] | None:
+    meta = getattr(record, "meta", None) or {}
+    if meta.get("truth") is None:
+        return None
+    return [Finding(**f) for f in meta["truth"]], list(meta.get("devices") or [])
+
+
+def _mentions_pathology(sentence: str) -> bool:
+    lab = label_report(sentence)
+    return any(lab.get(p) in (1, -1) for p in PATHOLOGIES)
+
+
+def _finding_labels(text: str) -> dict[str, int]:
+    lab = label_report(text)
+    return {p: lab[p] for p in PATHOLOGIES if lab.get(p) in (1, -1)}
+
+
+def _paraphrase(record: Any, seed: int, tries: int = 16) -> tuple[str, str] | str:
+    """The reference with the Findings' finding sentences reworded by the SynthCXR grammar, or a skip reason.
+
+    Each ground-truth finding is rendered alone (:func:`write_report` with that finding only, a new seed) and its
+    sentences that state a pathology replace the reference's, at the first one's place; everything else (normal
+    statements, devices, the Impression) stays verbatim. Kept when the labeler reads the same pathologies with the
+    same certainty as in the reference Findings and the text changed.
+    """
+    truth = _truth(record)
     if truth is None:
         return "no report grammar for this dataset"
-    findings = [Finding(**f) for f in truth]
-    devices = list(record.meta.get("devices") or [])
+    findings, _ = truth
+    F = split_sentences(record.findings)
+    at = [k for k, s in enumerate(F) if _mentions_pathology(s)]
+    if not at or not findings:
+        return "no finding sentence to reword"
+    want = _finding_labels(record.findings)
+    for t in range(tries):
+        rng = np.random.default_rng([seed, t, 0xA0D17])
+        new = [s for f in findings for s in split_sentences(write_report([f], [], rng)[0]) if _mentions_pathology(s)]
+        out = F[:at[0]] + new + [s for k, s in enumerate(F) if k > at[0] and k not in at]
+        text = " ".join(out)
+        if text != record.findings and _finding_labels(text) == want:
+            return text, record.impression
+    return "no rewording with the same finding labels"
+
+
+def _another_reader(record: Any, seed: int, tries: int = 8) -> tuple[str, str] | str:
+    """Another reader's whole report of the same SynthCXR study (same positive labels), or a skip reason."""
+    truth = _truth(record)
+    if truth is None:
+        return "no report grammar for this dataset"
+    findings, devices = truth
     want = {k for k, v in (record.labels or {}).items() if v == 1}
     for t in range(tries):
-        f, i, lf, li = write_report(findings, devices, np.random.default_rng([seed, t, 0xA0D17]))
-        got = {k for k, v in {**lf, **li}.items() if v == 1}
-        if got == want and (f, i) != (record.findings, record.impression):
+        f, i, lf, li = write_report(findings, devices, np.random.default_rng([seed, t, 0xB0D17]))
+        if {k for k, v in {**lf, **li}.items() if v == 1} == want and (f, i) != (record.findings, record.impression):
             return f, i
     return "no rewrite with the same positive labels"
 
@@ -185,6 +236,7 @@ def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mappi
     pos = _positives(sents)
     out: dict[str, tuple[str, str] | str] = {"reference": (record.findings, record.impression)}
     out["paraphrase"] = _paraphrase(record, int(rng.integers(1 << 31)))
+    out["another_reader"] = _another_reader(record, int(rng.integers(1 << 31)))
     # a finding whose sentences state no other positive finding can be omitted or contradicted cleanly
     present = [j for j in _PATH_IDX if pos[:, j].any()]
     clean = [j for j in present if not (pos[pos[:, j]].sum(axis=1) > 1).any()]
@@ -307,36 +359,52 @@ def broken_orderings(result: AuditResult | pd.DataFrame, tol: float = 1e-9) -> p
     return pd.DataFrame(rows)
 
 
+def _silent(completion: str) -> bool:
+    text = completion
+    for tag in ("<think>", "</think>", "<answer>", "</answer>"):
+        text = text.replace(tag, " ")
+    return not states_a_finding(text)
+
+
 def expected_reward_view(rewards: Sequence[str], references: Sequence[Any], samples: Mapping[str, Sequence[str]],
                          modal: tuple[str, str], *, scorer_for: Callable[[str], RewardScorer]) -> pd.DataFrame:
     """For abnormal references: mean reward of a policy's own samples vs always answering the modal normal report.
 
     ``samples``: study id -> the policy's completions for it (e.g. the SFT policy's test generations, one per
-    seed). Columns: ``sft_mean`` (all samples), ``modal_normal_mean``, ``gap`` = sft - modal (< 0: **the reward
-    pays for silence**), ``share_sample_above_modal``, and among the policy's samples ``silent_mean`` (no
-    positive finding stated) vs ``stating_mean`` with ``n_silent`` / ``n_stating``.
+    seed). Columns, abnormal references: ``sft_mean`` (all samples), ``modal_normal_mean``, ``gap`` = sft - modal
+    (<= 0: ``pays_for_silence``), ``share_sample_above_modal``; among the policy's samples ``silent_mean`` (no
+    positive finding stated) vs ``stating_mean`` (``n_silent`` / ``n_stating``) and ``silence_margin`` =
+    stating - silent (what stating a finding earns over silence, inside the policy's own samples: the contrast a
+    GRPO group sees); the same split on normal references (``normal_silent_mean`` / ``normal_stating_mean``: the
+    price of a wrong guess).
     """
-    refs = [r for r in references if r.study_id in samples
-            and stratum(r.labels or label_report(f"{r.findings} {r.impression}")) in ABNORMAL]
+    strata = {r.study_id: stratum(r.labels or label_report(f"{r.findings} {r.impression}")) for r in references}
+    refs = [r for r in references if r.study_id in samples]
     items = [(r, c) for r in refs for c in samples[r.study_id]]
     comps = [c for _, c in items]
     F, I = [r.findings for r, _ in items], [r.impression for r, _ in items]
-    silent = np.array([not states_a_finding(c.replace("<think>", " ").replace("</think>", " ")
-                                             .replace("<answer>", " ").replace("</answer>", " ")) for c in comps])
+    silent = np.array([_silent(c) for c in comps], bool)
+    abn = np.array([strata[r.study_id] in ABNORMAL for r, _ in items], bool)
+    ab_refs = [r for r in refs if strata[r.study_id] in ABNORMAL]
     modal_c = build_template(*modal)
+    nan_mean = lambda v: float(v.mean()) if len(v) else np.nan  # noqa: E731
     rows = []
     for name in [r for r in rewards if parse_reward(r).trains]:
         sc = scorer_for(name)
         a = sc.score(comps, F, I).total
-        m = sc.score([modal_c] * len(refs), [r.findings for r in refs], [r.impression for r in refs]).total
-        per_ref = dict(zip((r.study_id for r in refs), m))
-        mm = np.array([per_ref[r.study_id] for r, _ in items])
-        rows.append({"reward": name, "label": parse_reward(name).label, "n_refs": len(refs), "n_samples": len(items),
-                     "sft_mean": a.mean(), "modal_normal_mean": m.mean(), "gap": a.mean() - m.mean(),
-                     "share_sample_above_modal": float((a > mm).mean()), "pays_for_silence": bool(m.mean() >= a.mean()),
-                     "silent_mean": a[silent].mean() if silent.any() else np.nan,
-                     "stating_mean": a[~silent].mean() if (~silent).any() else np.nan,
-                     "n_silent": int(silent.sum()), "n_stating": int((~silent).sum())})
+        m = sc.score([modal_c] * len(ab_refs), [r.findings for r in ab_refs], [r.impression for r in ab_refs]).total
+        per_ref = dict(zip((r.study_id for r in ab_refs), m))
+        mm = np.array([per_ref[r.study_id] for r, _ in items if strata[r.study_id] in ABNORMAL])
+        aa = a[abn]
+        rows.append({"reward": name, "label": parse_reward(name).label, "n_refs": len(ab_refs), "n_samples": int(abn.sum()),
+                     "sft_mean": nan_mean(aa), "modal_normal_mean": nan_mean(m), "gap": nan_mean(aa) - nan_mean(m),
+                     "share_sample_above_modal": float((aa > mm).mean()) if len(aa) else np.nan,
+                     "pays_for_silence": bool(nan_mean(m) >= nan_mean(aa)),
+                     "silent_mean": nan_mean(a[abn & silent]), "stating_mean": nan_mean(a[abn & ~silent]),
+                     "silence_margin": nan_mean(a[abn & ~silent]) - nan_mean(a[abn & silent]),
+                     "n_silent": int((abn & silent).sum()), "n_stating": int((abn & ~silent).sum()),
+                     "normal_silent_mean": nan_mean(a[~abn & silent]), "normal_stating_mean": nan_mean(a[~abn & ~silent]),
+                     "normal_n_stating": int((~abn & ~silent).sum())})
     return pd.DataFrame(rows)
 
 
@@ -383,3 +451,85 @@ def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
                  fontsize=11)
     fig.tight_layout()
     return fig
+
+
+# --------------------------------------------------------------------------- selection counterpart
+
+
+def recall_bank_distances(A: np.ndarray, PA: np.ndarray, bank_matrix: np.ndarray, offsets: np.ndarray,
+                          bank_presence: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`sdrlib.rewards.methods.recall.recall_chamfer` of one candidate set against every bank report, (N,).
+
+    ``A`` (n, d) / ``PA`` (n, 14) the candidate's sentences (the generated side), ``bank_matrix`` (T, d) every
+    bank sentence, ``offsets`` (N + 1,) where each bank report's rows start, ``bank_presence`` (T, 14) (the bank
+    reports are the pseudo-references). Vectorised over the bank; equal to the per-pair function (tested).
+    An empty candidate set or an empty bank report gives 1.
+    """
+    offsets = np.asarray(offsets, np.int64)
+    N = len(offsets) - 1
+    sizes = np.diff(offsets)
+    out = np.ones(N)
+    if len(A) == 0 or not (sizes > 0).any():
+        return out
+    A = np.asarray(A, np.float64)
+    A = A / np.linalg.norm(A, axis=1, keepdims=True)
+    Bm = np.asarray(bank_matrix, np.float64)
+    Bm = Bm / np.linalg.norm(Bm, axis=1, keepdims=True)
+    PA, PB = np.asarray(PA), np.asarray(bank_presence)
+    ok = sizes > 0
+    starts = offsets[:-1][ok]
+    owner = np.repeat(np.arange(N), sizes)  # bank report of each bank sentence
+    posA, negA = (PA > 0).astype(np.float64), (PA < 0).astype(np.float64)
+    posB, negB = PB > 0, PB < 0
+    pos_set = np.logical_or.reduceat(posB, starts, axis=0)  # (N_ok, 14) a bank report states obs positive
+    neg_set = np.logical_or.reduceat(negB, starts, axis=0)
+    full_pos, full_neg = np.zeros((N, PB.shape[1]), bool), np.zeros((N, PB.shape[1]), bool)
+    full_pos[ok], full_neg[ok] = pos_set, neg_set
+    cand_pos, cand_neg = (PA > 0).any(axis=0), (PA < 0).any(axis=0)
+    M = np.clip((1.0 - A @ Bm.T) / 2.0, 0.0, 1.0)  # cosine cost, eq. 11
+    X = (posA @ negB.T.astype(np.float64) + negA @ posB.T.astype(np.float64)) > 0
+    r = ((posA @ (full_neg & ~full_pos).T.astype(np.float64)) + (negA @ (full_pos & ~full_neg).T.astype(np.float64))) > 0
+    s = ((posB & cand_neg & ~cand_pos) | (negB & cand_pos & ~cand_neg)).any(axis=1)
+    Mp = np.maximum(M, np.maximum(X, np.maximum(r[:, owner], s[None, :])).astype(np.float64))
+    hall = (posA @ (~full_pos).T.astype(np.float64)) > 0  # (n, N)
+    miss = (posB & ~cand_pos).any(axis=1)  # (T,)
+    d_gen = np.maximum(np.minimum.reduceat(Mp, starts, axis=1), hall[:, ok])  # (n, N_ok)
+    d_ref = np.maximum(Mp.min(axis=0), miss)  # (T,)
+    mean_ref = np.add.reduceat(d_ref, starts) / sizes[ok]
+    out[ok] = np.clip(alpha * mean_ref + (1.0 - alpha) * d_gen.mean(axis=0), 0.0, 1.0)
+    return out
+
+
+def recall_selection_choices(cand_sets: Mapping[str, Sequence[np.ndarray]], cand_presence: Mapping[str, Sequence[np.ndarray]],
+                             bank: Any, bank_presence: Mapping[str, np.ndarray], *, k: int, alpha: float = 0.8,
+                             aggregations: Sequence[str] = ("min", "avg", "knn"), knn_k: int = 5,
+                             name: str | None = None) -> dict[str, np.ndarray]:
+    """Best-of-K choices under the recall-weighted reward distance: ``{"<name>+<agg>": (S,), "mbr:<name>": (S,)}``.
+
+    Bank selection (paper eqs. 7-10 with this distance): each candidate's distance to every bank report (the
+    bank report as reference), aggregated over the bank, summed over the sections, smallest wins. MBR: each
+    candidate's mean distance to the study's other candidates (each as reference), smallest wins. Inputs as
+    :func:`sdrlib.selection.candidate_sets` / :func:`sdrlib.selection.candidate_presence` (study-major S*K) and a
+    :class:`~sdrlib.embedding.ReportBank` with :func:`sdrlib.selection.bank_presence_of`. Ties: the first.
+    """
+    name = name or f"chamfer_recall_{alpha:g}"
+    sections = list(cand_sets)
+    SK = len(cand_sets[sections[0]])
+    S = SK // k
+    total = {a: np.zeros((S, k)) for a in aggregations}
+    mbr = np.zeros((S, k))
+    for sec in sections:
+        Bm, off = bank.matrix(sec), bank.offsets(sec)
+        D = np.stack([recall_bank_distances(cand_sets[sec][i], cand_presence[sec][i], Bm, off, bank_presence[sec], alpha)
+                      for i in range(SK)])
+        for a in aggregations:
+            total[a] += aggregate(D, a, knn_k).reshape(S, k)
+        for st in range(S):
+            for i in range(k):
+                a_i = st * k + i
+                mbr[st, i] += np.mean([recall_chamfer(cand_sets[sec][a_i], cand_sets[sec][st * k + j],
+                                                      cand_presence[sec][a_i], cand_presence[sec][st * k + j], alpha)
+                                       for j in range(k) if j != i]) if k > 1 else 0.0
+    out = {f"{name}+{a}": argmin_first(v) for a, v in total.items()}
+    out[f"mbr:{name}"] = argmin_first(mbr)
+    return out

@@ -51,9 +51,10 @@ def test_cases_edit_what_they_say(corpus):
         assert set(cases) == set(audit.CASES) and cases["reference"] == (r.findings, r.impression)
         ref = _positives(f"{r.findings} {r.impression}")
         text = {c: f"{v[0]} {v[1]}" for c, v in cases.items() if not isinstance(v, str)}
-        if not ref:  # a normal report has no finding to omit, contradict or hedge: skipped with a reason
+        if not ref:  # a normal report has no finding to omit, contradict, hedge or reword: skipped with a reason
             for c in ("omitted", "contradicted", "hedged"):
                 assert isinstance(cases[c], str) and "no positive finding" in cases[c]
+            assert cases["paraphrase"] == "no finding sentence to reword"
             seen.add("normal")
             continue
         if "omitted" in text:
@@ -69,8 +70,12 @@ def test_cases_edit_what_they_say(corpus):
         if "hallucinated" in text:
             assert len(_positives(text["hallucinated"]) - ref) == 1
         if "paraphrase" in text:
-            assert {p for p, v in r.labels.items() if v == 1} and text["paraphrase"] != text["reference"]
-    assert {"normal", "omitted", "contradicted", "hedged"} <= seen
+            p = cases["paraphrase"]
+            assert p[1] == r.impression and p[0] != r.findings and _positives(p[0]) == _positives(r.findings)
+            seen.add("paraphrase")
+        if "another_reader" in text:
+            assert _positives(text["another_reader"]) == ref
+    assert {"normal", "omitted", "contradicted", "hedged", "paraphrase"} <= seen
 
 
 def test_skipped_cases_are_counted_never_scored(corpus):
@@ -122,3 +127,23 @@ def test_expected_reward_view_counts_silent_samples(corpus):
     row = ex.iloc[0]
     assert (row["n_refs"], row["n_samples"], row["sft_mean"], row["modal_normal_mean"]) == (4, 8, 0.5, 1.0)
     assert row["pays_for_silence"] and row["n_stating"] == 4 and row["n_silent"] == 4
+    assert row["silence_margin"] == pytest.approx(1.0)  # the stating samples are the references, the silent ones fail
+
+
+def test_vectorised_bank_distance_equals_the_reward_distance():
+    from sdrlib.clinical import sentence_presence
+    from sdrlib.rewards.methods.recall import recall_chamfer
+
+    rng = np.random.default_rng(0)
+    bank_texts = [["No pleural effusion.", "The heart is normal."], ["Small left pleural effusion."],
+                  [], ["Mild cardiomegaly.", "No pneumothorax.", "Lungs are clear."]]
+    cand = ["Mild cardiomegaly.", "There is no pleural effusion."]
+    vec = {s: rng.normal(size=8) for s in {*cand, *(s for b in bank_texts for s in b)}}
+    B = [np.array([vec[s] for s in b]).reshape(len(b), 8) for b in bank_texts]
+    PB = [sentence_presence(b) for b in bank_texts]
+    A, PA = np.array([vec[s] for s in cand]), sentence_presence(cand)
+    off = np.concatenate([[0], np.cumsum([len(b) for b in B])])
+    got = audit.recall_bank_distances(A, PA, np.concatenate(B), off, np.concatenate(PB), 0.8)
+    want = [recall_chamfer(A, b, PA, pb, 0.8) for b, pb in zip(B, PB)]
+    assert np.allclose(got, want) and got[2] == 1.0
+    assert np.allclose(audit.recall_bank_distances(A[:0], PA[:0], np.concatenate(B), off, np.concatenate(PB), 0.8), 1.0)
