@@ -434,7 +434,8 @@ def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
             for j in range(rel.shape[1]):
                 v = rel.iat[i, j]
                 ax.text(j, i, "skip" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center", fontsize=9,
-                        color="black" if np.isfinite(v) and v > 0.6 else "white")
+                        color="0.45" if not np.isfinite(v) else "black" if v > 0.6 else "white")
+        ax.grid(False)
         ax.set_xticks(range(rel.shape[1]), [CASE_LABELS[c] for c in rel.columns], rotation=55, ha="right", fontsize=9)
         ax.set_yticks(range(rel.shape[0]), rel.index if k == 0 else [""] * rel.shape[0], fontsize=9)
         n_ref = int(table[(table["stratum"] == st) & (table["case"] == "reference")]["n"].max())
@@ -442,11 +443,18 @@ def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
     if expected is not None:
         ax = axes[-1]
         e = expected.iloc[::-1]
-        ax.barh(range(len(e)), e["gap"], color=["#b2182b" if g <= 0 else "#2166ac" for g in e["gap"]])
+        y = np.arange(len(e))
+        bars = [("gap", "SFT samples - modal normal report", "#2166ac")]
+        if "silence_margin" in e:
+            bars.append(("silence_margin", "SFT samples stating a finding - silent ones", "#e08214"))
+        h = 0.8 / len(bars)
+        for b, (col, lab, c) in enumerate(bars):
+            ax.barh(y + (b - (len(bars) - 1) / 2) * h, e[col], height=h, color=c, label=lab)
         ax.axvline(0.0, color="0.3", lw=0.8)
-        ax.set_yticks(range(len(e)), e["label"], fontsize=9)
-        ax.set_xlabel("policy samples - modal normal\n(mean reward, abnormal refs)", fontsize=9)
+        ax.set_yticks(y, e["label"], fontsize=9)
+        ax.set_xlabel("mean reward difference, abnormal references", fontsize=9)
         ax.set_title("does silence pay? (< 0: yes)", fontsize=10)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=9, frameon=False)
     fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's",
                  fontsize=11)
     fig.tight_layout()
