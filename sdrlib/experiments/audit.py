@@ -376,7 +376,9 @@ def expected_reward_view(rewards: Sequence[str], references: Sequence[Any], samp
     positive finding stated) vs ``stating_mean`` (``n_silent`` / ``n_stating``) and ``silence_margin`` =
     stating - silent (what stating a finding earns over silence, inside the policy's own samples: the contrast a
     GRPO group sees); the same split on normal references (``normal_silent_mean`` / ``normal_stating_mean``: the
-    price of a wrong guess).
+    price of a wrong guess; ``normal_margin`` = stating - silent there) and ``mixed_margin``, the two margins
+    weighted by the share of abnormal references: what stating a finding earns over silence on the references as
+    they come (< 0: an uncertain policy like this one gains by staying silent).
     """
     strata = {r.study_id: stratum(r.labels or label_report(f"{r.findings} {r.impression}")) for r in references}
     refs = [r for r in references if r.study_id in samples]
@@ -388,6 +390,7 @@ def expected_reward_view(rewards: Sequence[str], references: Sequence[Any], samp
     ab_refs = [r for r in refs if strata[r.study_id] in ABNORMAL]
     modal_c = build_template(*modal)
     nan_mean = lambda v: float(v.mean()) if len(v) else np.nan  # noqa: E731
+    share_ab = len(ab_refs) / max(len(refs), 1)  # the strata weighted as the references come
     rows = []
     for name in [r for r in rewards if parse_reward(r).trains]:
         sc = scorer_for(name)
@@ -404,7 +407,10 @@ def expected_reward_view(rewards: Sequence[str], references: Sequence[Any], samp
                      "silence_margin": nan_mean(a[abn & ~silent]) - nan_mean(a[abn & silent]),
                      "n_silent": int((abn & silent).sum()), "n_stating": int((abn & ~silent).sum()),
                      "normal_silent_mean": nan_mean(a[~abn & silent]), "normal_stating_mean": nan_mean(a[~abn & ~silent]),
-                     "normal_n_stating": int((~abn & ~silent).sum())})
+                     "normal_n_stating": int((~abn & ~silent).sum()),
+                     "normal_margin": nan_mean(a[~abn & ~silent]) - nan_mean(a[~abn & silent]),
+                     "mixed_margin": share_ab * (nan_mean(a[abn & ~silent]) - nan_mean(a[abn & silent]))
+                     + (1 - share_ab) * (nan_mean(a[~abn & ~silent]) - nan_mean(a[~abn & silent]))})
     return pd.DataFrame(rows)
 
 
