@@ -145,7 +145,7 @@ for s in seeds:
 expected = audit.expected_reward_view(audit_rewards, test, samples, audit.modal_normal_report(train),
                                       scorer_for=lambda n: audit.audit_scorer(n, emb, cfg.grpo, train))
 save_table(expected, "04_reward_audit_expected", cfg, encoder_id=emb.encoder_id, policy="sft", seeds=list(seeds))
-expected.round(3)
+expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "normal_margin", "mixed_margin"]].round(3)
 
 # %%
 with style():
