@@ -453,14 +453,16 @@ def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
         bars = [("gap", "SFT samples - modal normal report", "#2166ac")]
         if "silence_margin" in e:
             bars.append(("silence_margin", "SFT samples stating a finding - silent ones", "#e08214"))
+        if "mixed_margin" in e:
+            bars.append(("mixed_margin", "the same, normal references included (strata weighted)", "#8c510a"))
         h = 0.8 / len(bars)
         for b, (col, lab, c) in enumerate(bars):
             ax.barh(y + (b - (len(bars) - 1) / 2) * h, e[col], height=h, color=c, label=lab)
         ax.axvline(0.0, color="0.3", lw=0.8)
         ax.set_yticks(y, e["label"], fontsize=9)
-        ax.set_xlabel("mean reward difference, abnormal references", fontsize=9)
+        ax.set_xlabel("mean reward difference (abnormal references\nunless said)", fontsize=9)
         ax.set_title("does silence pay? (< 0: yes)", fontsize=10)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=9, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.34), fontsize=9, frameon=False)
     fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's",
                  fontsize=11)
     fig.tight_layout()
