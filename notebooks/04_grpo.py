@@ -109,6 +109,53 @@ for name, text in cases.items():
 pd.DataFrame(edit_rows)
 
 # %% [markdown]
+# ## 1b. Reward audit: what each reward pays for edited and degenerate reports (before training)
+# For every reward configuration and every test reference (the studies scored below), ten completions built from
+# the reference (`sdrlib.experiments.audit`): the reference itself, a paraphrase (the finding sentences reworded by
+# the SynthCXR grammar, the rest verbatim), another reader's whole report of the same findings, one finding omitted, one finding contradicted, one finding
+# hallucinated, the training set's most common normal report, one true sentence repeated, every finding hedged and
+# an empty Impression, by stratum (normal / single / multi finding). A case that cannot be built for a reference
+# (no finding to omit in a normal report) is skipped and counted (`n_skipped`), never scored as something else.
+# Then each ordering a clinician expects (a paraphrase above an omission, a hallucination above a normal report for
+# an abnormal study, ...) is checked on the references that have both cases; `broken` marks the ones a reward
+# reverses. Last, the expected-reward view: for abnormal references, the SFT policy's own samples (notebook 03's
+# test generations, one per seed) against always answering the modal normal report; when the normal report wins,
+# the reward pays for silence.
+
+# %%
+from sdrlib.experiments import audit
+
+audit_rewards = list(dict.fromkeys([*rewards, *(["chamfer_recall_0.8"] if "chamfer_recall_0.8" not in rewards else [])]))
+aud = audit.reward_audit(audit_rewards, test, train, emb, cfg.grpo, seed=cfg.seed)
+save_table(aud.table, "04_reward_audit", cfg, encoder_id=emb.encoder_id, n_references=len(test))
+print("skipped cases (case, reason): count", dict(aud.skipped))
+aud.table[aud.table["stratum"] == "all"].pivot_table(index="label", columns="case", values="mean", sort=False
+                                                      ).reindex(columns=list(audit.CASES)).round(3)
+
+# %%
+orderings = audit.broken_orderings(aud)
+save_table(orderings, "04_reward_audit_orderings", cfg, encoder_id=emb.encoder_id)
+broken = orderings[orderings["broken"]]
+broken.pivot_table(index="reads", columns="label", values="diff", aggfunc="first", sort=False).round(3)
+
+# %%
+sft_dir = training.run_dir(cfg, "sft", seed=cfg.seed) / "final"
+samples: dict[str, list[str]] = {}
+for s in seeds:
+    for r, c in zip(test, posttrain.generate_test(cfg, sft_dir, test, seed=s)):
+        samples.setdefault(r.study_id, []).append(c)
+expected = audit.expected_reward_view(audit_rewards, test, samples, audit.modal_normal_report(train),
+                                      scorer_for=lambda n: audit.audit_scorer(n, emb, cfg.grpo, train))
+save_table(expected, "04_reward_audit_expected", cfg, encoder_id=emb.encoder_id, policy="sft", seeds=list(seeds))
+expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "normal_margin", "mixed_margin"]].round(3)
+
+# %%
+with style():
+    fig = audit.plot_audit(aud.table, expected)
+save_fig(fig, "04_reward_audit", cfg)
+plt.show()
+
+# %% [markdown]
 # ## 2. Train every configuration
 # SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
 # runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy
