@@ -388,3 +388,30 @@ def test_exact_scores_match_the_exact_reward_on_any_configuration():
     import importlib
 
     assert importlib.import_module("sdrlib.training.grpo")._exact_scores(comps, refs_f, refs_i, 4000) == want
+
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_grpo_keeps_the_frozen_tiny_vision_tower_frozen(setup, tmp_path, monkeypatch, freeze):
+    """sft.tiny_freeze_vision: the tower SFT kept at its random init stays frozen through GRPO (issue 27)."""
+    from sdrlib import models
+
+    _, recs, _ = setup
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    cfg = load_profile("smoke", {**TINY, "sft.tiny_freeze_vision": freeze})
+    sft = training.sft(cfg, recs)
+    frozen = []
+    real = models.freeze_vision_tower
+
+    def record(model):
+        n = real(model)
+        frozen.append(sorted(k for k, p in model.named_parameters() if not p.requires_grad))
+        return n
+
+    monkeypatch.setattr(models, "freeze_vision_tower", record)
+    training.grpo(cfg, "chamfer", sft.final, recs, embedder=FakeEmbedder())
+    if not freeze:
+        assert frozen == []
+        return
+    assert len(frozen) == 1 and frozen[0]
+    assert all(".visual." in k and "merger" not in k for k in frozen[0])  # the tower only; mergers and text train
