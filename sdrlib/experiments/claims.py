@@ -35,7 +35,8 @@ import pandas as pd
 
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
-           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS"]
+           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit",
+           "selection_recall"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -320,6 +321,60 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     return out
 
 
+def run_time(results_dir: str | Path, *, table: str = "run_summary") -> list[str]:
+    """The run's wall-clock per notebook and in all (``run_summary``, written by the runner), with its commit."""
+    t = read_table(results_dir, table)
+    if t is None or not len(t):
+        return []
+    parts = [f"{str(r.notebook).split('_')[0]} {r.seconds:.0f}" for _, r in t.iterrows()]
+    total = float(t.total_seconds.iloc[0]) if "total_seconds" in t.columns else float(t.seconds.sum())
+    ok = int((t.status == "ok").sum()) if "status" in t.columns else len(t)
+    commit = f" of commit `{t.git_commit.iloc[0]}`" if "git_commit" in t.columns else ""
+    return [f"- The run{commit} took {total:.0f} s in all ({ok} of {len(t)} notebooks ok), per notebook in "
+            f"seconds: {', '.join(parts)} ({_src(table)})."]
+
+
+def reward_audit(results_dir: str | Path, *, orderings: str = "04_reward_audit_orderings",
+                 expected: str = "04_reward_audit_expected") -> list[str]:
+    """Notebook 04's reward audit: per reward, how many clinician orderings break (stratum by stratum), and the
+    expected-reward view (the SFT policy's samples vs always the modal normal report, abnormal references)."""
+    out = []
+    o = read_table(results_dir, orderings)
+    if o is not None and len(o):
+        for label, g in o.groupby("label", sort=False):
+            broken = g[g.broken.astype(str) == "True"]
+            kinds = sorted(set(broken.reads))
+            out.append(f"- {label}: {len(broken)} of {len(g)} checked orderings (per stratum) break"
+                       + (f": {'; '.join(kinds)}" if kinds else "") + f" ({_src(orderings)}).")
+    e = read_table(results_dir, expected)
+    if e is not None and len(e):
+        rows = [f"{r.label} {r.sft_mean:.3f} vs {r.modal_normal_mean:.3f}"
+                + (" (pays for silence)" if str(r.pays_for_silence) == "True" else "") for _, r in e.iterrows()]
+        n = int(e.n_refs.iloc[0]) if "n_refs" in e.columns else None
+        refs = f"{n} abnormal references" if n is not None else "abnormal references"
+        out.append(f"- Mean reward of the SFT policy's own samples vs always the modal normal report, {refs} "
+                   f"({_src(expected)}): {'; '.join(rows)}.")
+        if "silence_margin" in e.columns:
+            m = [f"{r.label} {r.silence_margin:+.3f}" for _, r in e.iterrows()]
+            out.append(f"- Among those samples, stating a finding minus staying silent ({_src(expected)}): "
+                       f"{'; '.join(m)}.")
+    return out
+
+
+def selection_recall(results_dir: str | Path, *, table: str = "05_selection_recall") -> list[str]:
+    """Notebook 05's selection counterpart of the silence-proof reward: each method's corpus value vs random."""
+    t = read_table(results_dir, table)
+    if t is None or not len(t):
+        return []
+    out = []
+    for policy, g in t.groupby("policy", sort=False):
+        rnd = float(g.random.iloc[0])
+        items = [f"{r.method} {r.value:.3f}" for _, r in g.iterrows()]
+        above = [str(r.method) for _, r in g.iterrows() if round(r.value - rnd, 3) > 0]
+        out.append(f"- {policy}, Findings CheXpert-14 macro F1 of the picks, random {rnd:.3f}: {'; '.join(items)}; above random: {_join(above)} "
+                   f"({_src(table)}).")
+    return out
+
 GROUPS: dict[str, Callable[..., list[str]]] = {
     "Report language (notebook 00)": report_language,
     "SFT vs image-blind baselines (notebook 03)": sft_vs_baselines,
@@ -329,6 +384,9 @@ GROUPS: dict[str, Callable[..., list[str]]] = {
     "Normal reports (notebook 04)": positive_findings,
     "Best-of-K selection vs random (notebook 05)": selection_best_vs_random,
     "Pruning (notebook 06)": pruning,
+    "Reward audit (notebook 04)": reward_audit,
+    "Selection with the recall distance (notebook 05)": selection_recall,
+    "Run time": run_time,
 }
 
 

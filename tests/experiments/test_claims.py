@@ -171,3 +171,29 @@ def test_script_prints_and_checks(results, tmp_path, capsys):
     assert "64.4" in capsys.readouterr().out
     readme.write_text("no markers\n")
     assert mod.main([str(results), "--check", str(readme)]) == 1
+
+
+def test_issue27_groups_run_time_audit_and_recall_selection(tmp_path):
+    cfg = SimpleNamespace(name="cpu", seed=0, embedding=SimpleNamespace(encoder="enc"),
+                          data=SimpleNamespace(source="synthetic"), results_dir=tmp_path / "results",
+                          figures_dir=tmp_path / "figures")
+    cfg.results_dir.mkdir()
+    save_table(pd.DataFrame({"notebook": ["00_data.ipynb", "04_grpo.ipynb"], "status": ["ok", "ok"],
+                             "seconds": [15.2, 1500.4], "git_commit": ["abc1234"] * 2,
+                             "total_seconds": [1515.6] * 2}), "run_summary", cfg)
+    save_table(pd.DataFrame({"label": ["R_Cham", "R_Cham", "R_new"], "stratum": ["single", "multi", "single"],
+                             "broken": [True, False, False], "reads": ["omitted ranks above paraphrase"] * 3}),
+               "04_reward_audit_orderings", cfg)
+    save_table(pd.DataFrame({"label": ["R_Cham", "R_new"], "n_refs": [49, 49], "sft_mean": [2.48, 1.884],
+                             "modal_normal_mean": [2.5, 1.754], "pays_for_silence": [True, False],
+                             "silence_margin": [0.014, 0.088]}), "04_reward_audit_expected", cfg)
+    save_table(pd.DataFrame({"policy": ["SFT", "SFT"], "method": ["rec+knn", "mbr:rec"], "value": [0.167, 0.231],
+                             "random": [0.227, 0.227]}), "05_selection_recall", cfg)
+    text = claims.results_section(cfg.results_dir, groups={"t": claims.run_time, "a": claims.reward_audit,
+                                                           "s": claims.selection_recall})
+    assert "took 1516 s in all (2 of 2 notebooks ok)" in text and "04 1500" in text and "`abc1234`" in text
+    assert "R_Cham: 1 of 2 checked orderings (per stratum) break: omitted ranks above paraphrase" in text
+    assert "R_new: 0 of 1" in text
+    assert "R_Cham 2.480 vs 2.500 (pays for silence); R_new 1.884 vs 1.754." in text
+    assert "above random: mbr:rec (" in text
+    assert claims.check_block(text, cfg.results_dir) == []
