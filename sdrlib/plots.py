@@ -38,6 +38,7 @@ import numpy as np
 
 from sdrlib.distances import set_distance
 from sdrlib.distances.costs import as_pair, cosine_cost, rescale
+from sdrlib.metrics.significance import bootstrap_weights
 from sdrlib.results import DPI, PlotError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +111,6 @@ def result_ci(result: Any, *, n_resamples: int = 1000, seed: int = 0, ci: float 
     differences between two systems need the paired test (:func:`sdrlib.metrics.significance.paired_bootstrap`).
     Example: ``result_ci(r) -> (0.571, 0.604)``.
     """
-    from sdrlib.metrics.significance import bootstrap_weights
 
     stats = np.asarray(result.stats, dtype=np.float64)
     if stats.ndim == 1:
