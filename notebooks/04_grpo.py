@@ -325,7 +325,8 @@ n_tokens = lambda t: len(tok(t, add_special_tokens=False).input_ids)  # noqa: E7
 by_stratum = decomposition.stratum_table(gens, test, count_tokens=n_tokens, limit=cfg.sft.max_new_tokens,
                                          label=posttrain.config_label)
 save_table(by_stratum, "grpo_decomposition_strata", cfg)
-by_stratum.round(3)
+# shown: positives stated, tokens and cut share per stratum (the saved table has every column)
+by_stratum.pivot_table(index="config", columns="stratum", values=["positives", "tokens", "cut"], sort=False).round(2)
 
 # %% [markdown]
 # Over training: the share of sampled completions cut at `grpo.max_completion_length` (TRL's
@@ -338,26 +339,32 @@ save_table(during, "grpo_decomposition_training", cfg)
 during.round(3)
 
 # %% [markdown]
-# How much of the drop each part explains: SFT -> drift control (`noise`) -> R_fmt -> each content reward, the
-# mean change of Findings macro F1 over seeds and its share of the whole drop SFT -> content reward; below it the
+# How much of the drop each part explains. The drift control has non-zero advantages in every group, as every
+# content reward has; R_fmt has them only in the few groups with a malformed sample, so it is a step of its own.
+# Per content reward: SFT -> drift control (`noise`) -> content reward, the mean change of Findings macro F1 over
+# seeds and its share of the whole drop SFT -> content reward; R_fmt's own row is SFT -> R_fmt. Below it the
 # paired bootstrap of each step, seed by seed (same test studies, same resamples for both systems).
 
 # %%
 f1 = {k: float(decomposition.findings_f1(v, test).corpus) for k, v in gens.items()}
-content = [r for r in grpo_configs if r not in ("noise", "const", "fmt")]
-chain = [("sft", "noise"), ("noise", "fmt")] if "noise" in configs and "fmt" in configs else [("sft", "fmt")]
-decomp = pd.concat([decomposition.decomposition_table(f1, [*chain, (chain[-1][1], c)], label=posttrain.config_label)
-                    .assign(content=posttrain.config_label(c)) for c in content], ignore_index=True)
+control = "noise" if "noise" in configs else None
+content = [r for r in grpo_configs if parse_reward(r).method not in ("const", "noise", "fmt")]
+chains = [[("sft", control), (control, c)] if control else [("sft", c)] for c in content]
+chains += [[("sft", "fmt")]] if "fmt" in configs else []
+decomp = pd.concat([decomposition.decomposition_table(f1, ch, label=posttrain.config_label)
+                    .assign(chain=posttrain.config_label(ch[-1][1])) for ch in chains], ignore_index=True)
 save_table(decomp, "grpo_decomposition", cfg)
-step_pairs = list(dict.fromkeys([(b, a) for a, b in chain] + [(c, chain[-1][1]) for c in content] +
-                                [(c, "sft") for c in content]))
+step_pairs = list(dict.fromkeys([(b, a) for ch in chains for a, b in ch] + [(c, "sft") for c in content]))
 decomp_sig = decomposition.paired_f1_table(gens, test, step_pairs, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed,
                                            label=posttrain.config_label)
 save_table(decomp_sig, "grpo_decomposition_significance", cfg)
 decomp.round(3)
 
 # %%
-decomp_sig.round(3)
+# one row per step: mean difference over seeds, and each seed's p (full table: grpo_decomposition_significance)
+decomp_sig.groupby(["A", "B"], sort=False).agg(
+    seeds=("seed", "size"), diff=("diff", "mean"),
+    p_per_seed=("p", lambda p: " ".join(f"{v:.3f}" for v in p))).round(3)
 
 # %% [markdown]
 # Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
