@@ -10,5 +10,6 @@ reward-name validation, training and the notebooks' labels all come from the reg
 - :mod:`~sdrlib.rewards.methods.exact`     ``"exact"``: R_fmt + R_exact
 - :mod:`~sdrlib.rewards.methods.distance`  any :mod:`sdrlib.distances` setting: R_fmt + R_sem
 - :mod:`~sdrlib.rewards.methods.gcarl`     ``"gcarl"``: G-CARL's R_fact + R_check
+- :mod:`~sdrlib.rewards.methods.recall`    ``"chamfer_recall_<alpha>"`` (ours): recall-weighted negation-aware Chamfer
 - :mod:`~sdrlib.rewards.methods.editgrpo`  ``"editgrpo*"``: EditGRPO's composite clinical reward and its edits
 """

@@ -1,0 +1,103 @@
+"""The recall-weighted negation-aware Chamfer reward (``chamfer_recall_<alpha>``, ours; issue 27)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sdrlib.clinical import sentence_presence
+from sdrlib.config import ConfigError, load_profile
+from sdrlib.reports import build_template
+from sdrlib.rewards import RewardError, RewardScorer, parse_reward, trl_reward_functions
+from sdrlib.rewards.methods.recall import recall_chamfer, recall_terms
+
+REF = ["The heart size is normal.", "There is a small left pleural effusion.", "No pneumothorax is seen.",
+       "The lungs are otherwise clear."]
+EDITS = {
+    "identical": list(REF),
+    "reordered": [REF[i] for i in (2, 0, 3, 1)],
+    "paraphrase": ["Heart size is within normal limits.", "A small effusion is present on the left.",
+                   "There is no pneumothorax.", "Otherwise, the lungs are clear."],
+    "omitted": [REF[0], REF[2], REF[3]],
+    "contradicted": [REF[0], "There is no pleural effusion.", REF[2], REF[3]],
+    "hallucinated": REF + ["There is a large right upper lobe consolidation."],
+}
+
+
+@pytest.fixture(scope="module")
+def emb(tmp_path_factory):
+    from sdrlib.embedding import SentenceEmbedder
+
+    return SentenceEmbedder("all-MiniLM-L6-v2", cache_dir=tmp_path_factory.mktemp("emb"))
+
+
+def _findings_distance(emb, name):
+    sc = RewardScorer(name, emb)
+    comps = [build_template(" ".join(v), "Small left pleural effusion.") for v in EDITS.values()]
+    b = sc.score(comps, [" ".join(REF)] * len(EDITS), ["Small left pleural effusion."] * len(EDITS))
+    return dict(zip(EDITS, 1.0 - b.sem_findings))
+
+
+def test_name_grammar_label_and_tags():
+    spec = parse_reward("chamfer_recall_0.8")
+    assert (spec.method, spec.opts["alpha"], spec.label) == ("chamfer_recall", 0.8, "R_Cham_rec0.8")
+    assert spec.distance is None and {"ours", "negation_aware"} <= spec.tags and spec.trains
+    assert parse_reward("chamfer_recall_1").opts["alpha"] == 1.0
+
+
+@pytest.mark.parametrize("bad", ["chamfer_recall", "chamfer_recall_", "chamfer_recall_x", "chamfer_recall_0.3",
+                                 "chamfer_recall_1.5", "chamfer_recall_0.8_neg", "chamfer_", "chamfer_recal"])
+def test_unknown_or_half_specified_names_fail_naming_the_valid_names(bad):
+    with pytest.raises(RewardError, match=r"chamfer_recall_<alpha>|alpha must be in"):
+        parse_reward(bad)
+    with pytest.raises(RewardError):  # the scorer a run builds, and the TRL functions, fail the same way
+        RewardScorer(bad)
+    with pytest.raises(RewardError):
+        trl_reward_functions(bad)
+
+
+def test_from_profile_refuses_a_half_specified_name_and_builds_a_valid_one():
+    cfg = load_profile("smoke")
+    with pytest.raises(RewardError, match="chamfer_recall_<alpha>"):
+        RewardScorer.from_profile("chamfer_recall", None, cfg.grpo)
+    sc = RewardScorer.from_profile("chamfer_recall_0.8", None, cfg.grpo)
+    assert sc.method == "chamfer_recall" and sc.lambda_fmt == cfg.grpo.lambda_fmt
+    with pytest.raises(ConfigError, match="chamfer_recall"):
+        load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer", "chamfer_recall"]})
+    ok = load_profile("smoke", {"grpo.rewards": ["fmt", "chamfer", "chamfer_recall_0.8"]})
+    assert ok.grpo.rewards[-1] == "chamfer_recall_0.8"
+
+
+def test_floors_charge_a_missed_and_a_hallucinated_finding():
+    # orthogonal embeddings are not needed: identical vectors isolate the floors
+    A = np.ones((1, 3))
+    B = np.ones((2, 3))
+    PA = sentence_presence(["No acute process."])
+    PB = sentence_presence(["No acute process.", "Small left pleural effusion."])
+    d_gen, d_ref = recall_terms(A, B, PA, PB)
+    assert np.allclose(d_ref, [0.0, 1.0]) and np.allclose(d_gen, [0.0])
+    assert recall_chamfer(A, B, PA, PB, 0.8) == pytest.approx(0.8 * 0.5)
+    assert recall_chamfer(B, A, PB, PA, 0.8) == pytest.approx(0.2 * 0.5)  # the same sentence, hallucinated
+    assert recall_chamfer(np.zeros((0, 3)), B, np.zeros((0, 14)), PB) == 1.0
+
+
+def test_edit_orderings_clinicians_expect(emb):
+    d = _findings_distance(emb, "chamfer_recall_0.8")
+    assert d["identical"] == pytest.approx(0.0, abs=1e-9) and d["reordered"] == pytest.approx(0.0, abs=1e-9)
+    # a missed finding costs at least a hallucinated one, and more than a paraphrase; a contradiction the most
+    assert d["contradicted"] >= d["omitted"] >= d["hallucinated"]
+    assert d["omitted"] > d["paraphrase"]
+    plain = _findings_distance(emb, "chamfer")
+    assert plain["omitted"] < plain["paraphrase"]  # what the plain Chamfer gets wrong (notebook 02)
+
+
+def test_trl_functions_sum_to_the_scorer_total(emb):
+    funcs, weights = trl_reward_functions("chamfer_recall_0.8", emb)
+    assert [f.__name__ for f in funcs] == ["r_fmt", "r_sem_chamfer_recall_0.8"] and weights == [1.0, 1.0]
+    cs = [build_template(" ".join(REF), "Small left pleural effusion."), "no template",
+          build_template("The lungs are clear.", "No acute process.")]
+    kw = {"findings": [" ".join(REF)] * 3, "impression": ["Small left pleural effusion."] * 3}
+    vals = np.array([f(cs, **kw) for f in funcs])
+    total = funcs[0].scorer.score(cs, kw["findings"], kw["impression"]).total
+    assert np.allclose(np.array(weights) @ vals, total)
+    assert total[0] == pytest.approx(3.0) and total[1] == 0.0 and 1.0 <= total[2] < 2.0
