@@ -101,3 +101,28 @@ def test_trl_functions_sum_to_the_scorer_total(emb):
     total = funcs[0].scorer.score(cs, kw["findings"], kw["impression"]).total
     assert np.allclose(np.array(weights) @ vals, total)
     assert total[0] == pytest.approx(3.0) and total[1] == 0.0 and 1.0 <= total[2] < 2.0
+
+
+def test_stratum_weight_grammar_and_bad_weights():
+    spec = parse_reward("chamfer_recall_1_bal2")
+    assert (spec.opts["alpha"], spec.opts["weight"], spec.label) == (1.0, 2.0, "R_Cham_rec1_bal2")
+    assert parse_reward("chamfer_recall_0.8").opts["weight"] == 1.0
+    for bad in ("chamfer_recall_1_bal", "chamfer_recall_1_bal0.5", "chamfer_recall_1_bal11", "chamfer_recall_1_balx"):
+        with pytest.raises(RewardError, match=r"chamfer_recall_<alpha>|weight after _bal"):
+            parse_reward(bad)
+
+
+def test_stratum_weight_scales_only_abnormal_references(emb):
+    from sdrlib.rewards.methods.recall import abnormal_references
+
+    normal_f, normal_i = "The heart size is normal. The lungs are clear. No pleural effusion.", "No acute process."
+    abn_f, abn_i = " ".join(REF), "Small left pleural effusion."
+    assert abnormal_references([normal_f, abn_f], [normal_i, abn_i]).tolist() == [False, True]
+    gen = "The heart size is normal. The lungs are clear."
+    comps = [build_template(gen, "No acute process.")] * 2
+    plain = RewardScorer("chamfer_recall_0.8", emb).score(comps, [normal_f, abn_f], [normal_i, abn_i])
+    bal = RewardScorer("chamfer_recall_0.8_bal3", emb).score(comps, [normal_f, abn_f], [normal_i, abn_i])
+    assert bal.sem_findings[0] == pytest.approx(plain.sem_findings[0])  # normal reference: unweighted
+    assert bal.sem_findings[1] == pytest.approx(3 * plain.sem_findings[1])  # abnormal reference: x3
+    assert bal.sem_impression[1] == pytest.approx(3 * plain.sem_impression[1])
+    assert np.array_equal(bal.fmt, plain.fmt)

@@ -24,6 +24,17 @@ things:
 ``R_sem = (1 - D_F) + (1 - D_I)`` in [0, 2], per section as every distance reward; an empty generated section
 scores ``D = 1``; ``R_sem := 0`` when ``R_fmt = 0``.
 
+3. **Stratum weight (optional, ``"chamfer_recall_<alpha>_bal<w>"``).** ``R_sem`` is multiplied by ``w`` (in
+   [1, 10]) when the *reference* states a positive finding in either section (offline labeler presence of the
+   reference text; no dataset label), so ``R_sem`` is in [0, 2w]. Why: the reward audit's expected-reward view
+   (:func:`sdrlib.experiments.audit.expected_reward_view`) shows that on normal references a sample stating a
+   (wrong) finding loses more than a sample stating a finding gains on abnormal ones, so over the prompt mix
+   silence still wins for a policy whose guesses are mostly wrong. Under Dr. GRPO (``scale_rewards: none``, the
+   cpu profile) the advantage is ``r - mean(r)`` within a prompt's group, so multiplying a prompt's rewards by
+   ``w`` is weighting that prompt ``w`` times in the policy gradient: class-balanced prompts without changing the
+   sampler. Under ``scale_rewards: group`` the weight cancels (each group is divided by its own std); the
+   registry says so, it does not refuse.
+
 Left out: uncertain ("may represent") statements count as not stated (the presence vectors read them 0), so a
 hedged finding costs like a missed one; severity and laterality are left to the embedding cost (as in
 ``chamfer_neg``). The batched engine of :mod:`sdrlib.distances` does not know this distance: it is computed
@@ -33,6 +44,7 @@ Example::
 
     spec = parse_reward("chamfer_recall_0.75")
     spec.opts["alpha"], spec.label       # -> (0.75, "R_Cham_rec0.75")
+    parse_reward("chamfer_recall_1_bal2").opts["weight"]   # -> 2.0 (abnormal references weighted 2x)
     parse_reward("chamfer_recall")       # raises RewardError naming the grammar
 """
 
@@ -50,11 +62,14 @@ from sdrlib.errors import SDRError
 from sdrlib.rewards.scorer import usable_set
 from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
 
-__all__ = ["RecallChamferMethod", "recall_chamfer", "recall_terms", "ALPHA_RANGE"]
+__all__ = ["RecallChamferMethod", "recall_chamfer", "recall_terms", "ALPHA_RANGE", "WEIGHT_RANGE",
+           "abnormal_references"]
 
 #: allowed recall weights: 0.5 = symmetric, 1 = reference->generated only
 ALPHA_RANGE = (0.5, 1.0)
-_NAME = re.compile(r"chamfer_recall_(\d+(?:\.\d+)?)")
+#: allowed stratum weights of abnormal references (1 = unweighted)
+WEIGHT_RANGE = (1.0, 10.0)
+_NAME = re.compile(r"chamfer_recall_(\d+(?:\.\d+)?)(?:_bal(\d+(?:\.\d+)?))?")
 
 
 def recall_terms(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,6 +100,22 @@ def recall_chamfer(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray,
     return float(np.clip(alpha * d_ref.mean() + (1.0 - alpha) * d_gen.mean(), 0.0, 1.0))
 
 
+def check_weight(weight: float, name: str) -> float:
+    if not math.isfinite(weight) or not WEIGHT_RANGE[0] <= weight <= WEIGHT_RANGE[1]:
+        raise RewardError(f"reward {name!r}: the stratum weight after _bal must be in [{WEIGHT_RANGE[0]:g}, "
+                          f"{WEIGHT_RANGE[1]:g}] (1 = unweighted), got {weight:g}")
+    return weight
+
+
+def abnormal_references(findings: list[str], impression: list[str]) -> np.ndarray:
+    """Boolean ``(n,)``: reference k states a positive finding in its Findings or Impression (offline labeler).
+
+    Example: ``abnormal_references(["Small left effusion."], ["Effusion."])`` -> ``array([ True])``.
+    """
+    pf, pi = section_presence(list(findings)), section_presence(list(impression))
+    return np.array([bool((a > 0).any() or (b > 0).any()) for a, b in zip(pf, pi)], dtype=bool)
+
+
 def check_alpha(alpha: float, name: str) -> float:
     if not math.isfinite(alpha) or not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:
         raise RewardError(f"reward {name!r}: alpha must be in [{ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}] (0.5 = symmetric "
@@ -98,8 +129,9 @@ class RecallChamferMethod(RewardMethod):
     name = "chamfer_recall"
     order = 30  # before the distance fallback: "chamfer_recall..." is never a distance name
     prefix = "chamfer_recall"
-    grammar = ("chamfer_recall_<alpha> (ours: recall-weighted negation-aware Chamfer with missed/hallucinated "
-               "finding floors, alpha in [0.5, 1], e.g. chamfer_recall_0.75)")
+    grammar = ("chamfer_recall_<alpha>[_bal<w>] (ours: recall-weighted negation-aware Chamfer with missed/"
+               "hallucinated finding floors, alpha in [0.5, 1], e.g. chamfer_recall_0.75; _bal<w>: R_sem x w, w in "
+               "[1, 10], for references stating a finding, e.g. chamfer_recall_1_bal2)")
     logs_failures = True
 
     def parse(self, name: str) -> RewardSpec | None:
@@ -107,10 +139,13 @@ class RecallChamferMethod(RewardMethod):
         if m is None:
             return None
         alpha = check_alpha(float(m.group(1)), name)
-        return RewardSpec(name, self.name, options=(("alpha", alpha),), tags=frozenset({"negation_aware", "ours"}))
+        weight = 1.0 if m.group(2) is None else check_weight(float(m.group(2)), name)
+        return RewardSpec(name, self.name, options=(("alpha", alpha), ("weight", weight)),
+                          tags=frozenset({"negation_aware", "ours"}))
 
     def label(self, spec: RewardSpec) -> str:
-        return f"R_Cham_rec{spec.opts['alpha']:g}"
+        w = spec.opts.get("weight", 1.0)
+        return f"R_Cham_rec{spec.opts['alpha']:g}" + (f"_bal{w:g}" if w != 1.0 else "")
 
     def score(self, scorer, valid, findings, impression, n) -> MethodScores:
         alpha = scorer.spec.opts["alpha"]
@@ -121,6 +156,11 @@ class RecallChamferMethod(RewardMethod):
                 gen = [getattr(s, sec) for _, s in valid]
                 ref = [refs[i] for i in idx]
                 sem[sec][idx] = 1.0 - section_recall_distances(scorer, gen, ref, alpha)
+            weight = scorer.spec.opts.get("weight", 1.0)
+            if weight != 1.0:
+                w = np.where(abnormal_references([findings[i] for i in idx], [impression[i] for i in idx]), weight, 1.0)
+                for sec in sem:
+                    sem[sec][idx] *= w
         return MethodScores(content=sem["findings"] + sem["impression"], sem_findings=sem["findings"],
                             sem_impression=sem["impression"])
 
