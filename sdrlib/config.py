@@ -222,8 +222,8 @@ class SFTConfig:
     tiny_image_size: int = field(default=96, metadata={"min": 16,
         "help": "tiny policy: images resized to at most this side"})
     tiny_freeze_vision: bool = field(default=False, metadata={
-        "help": "tiny policy: keep the vision tower at its random initialisation during SFT (only the merger into "
-                "the text model trains; sdrlib.models.freeze_vision_tower)"})
+        "help": "tiny policy: keep the vision tower at its random initialisation during SFT and GRPO (only the "
+                "merger into the text model trains; sdrlib.models.freeze_vision_tower)"})
     lora_r: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA rank"})
     lora_alpha: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA alpha"})
 

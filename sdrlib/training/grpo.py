@@ -194,6 +194,10 @@ def grpo(
         if is_tiny(cfg):
             models.set_cpu_threads(cfg.sft.threads)
         model, processor = load_policy(cfg, init_from)
+        if is_tiny(cfg) and cfg.sft.tiny_freeze_vision:
+            # the tower SFT kept at its random initialisation stays there: trained by GRPO, its features drift
+            # under the merger SFT fitted to them (issue 27: the noise-reward control's macro F1 drop)
+            models.freeze_vision_tower(model)
         scorer_embedder = None
         if spec.needs_embedder:
             scorer_embedder = embedder
