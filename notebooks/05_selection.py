@@ -382,7 +382,7 @@ for s_i in order[:n_examples]:
 # %% [markdown]
 # ## 10. Selection with the recall-weighted reward distance (ours, issue 27)
 # Bank selection picks typical reports, and on these policies a typical report is a normal one. The counterpart of
-# the reward that does not pay for silence (`chamfer_recall_0.8`, `sdrlib.rewards.methods.recall`; notebook 04's
+# the reward that does not pay for silence (the profile's `chamfer_recall_<alpha>[_bal<w>]`, `sdrlib.rewards.methods.recall`; notebook 04's
 # reward audit): the same distance, with each bank report (bank selection, min / avg / knn) or each other candidate
 # (MBR) as the reference, so a candidate is far from a bank report whose findings it leaves out. Findings
 # CheXpert-14 macro F1 (CXB-14) per policy against random (the exact expectation over the K candidates) and the
@@ -391,12 +391,18 @@ for s_i in order[:n_examples]:
 # %%
 from sdrlib.experiments import audit
 
-rec_name = "chamfer_recall_0.8"
+from sdrlib.rewards import parse_reward
+
+# the profile's trained recall reward (cpu: chamfer_recall_1_bal2); its distance is the recall distance at its alpha
+# (the _bal weight scales rewards per reference during training and has no role in ranking one study's candidates)
+rec_reward = next((r for r in cfg.grpo.rewards if r.startswith("chamfer_recall_")), "chamfer_recall_0.8")
+rec_alpha = parse_reward(rec_reward).opts["alpha"]
+rec_name = f"chamfer_recall_{rec_alpha:g}"
 rec_bank_pres = bank_pres if bank_pres is not None else sel.bank_presence_of(bank)
 rec_rows = []
 for p in cands:
     p_pres = pres[p] if pres[p] is not None else sel.candidate_presence(cands[p], candidate_format=formats[p])
-    rec_choices = audit.recall_selection_choices(sets[p], p_pres, bank, rec_bank_pres, k=sc.k, alpha=0.8,
+    rec_choices = audit.recall_selection_choices(sets[p], p_pres, bank, rec_bank_pres, k=sc.k, alpha=rec_alpha,
                                                  aggregations=sc.aggregations, knn_k=sc.knn_k, name=rec_name)
     strata = mscores[p].strata[:: sc.k] if mscores[p].strata is not None else None
     e = sel.evaluate_methods(rec_choices, sel.pick_metrics(mscores[p], "findings", ["CXB-14"]), sc.k, strata=strata)

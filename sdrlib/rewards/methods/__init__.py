@@ -7,6 +7,7 @@ reward-name validation, training and the notebooks' labels all come from the reg
 
 - :mod:`~sdrlib.rewards.methods.sft`       ``"sft"``: no GRPO (the SFT policy evaluated as is)
 - :mod:`~sdrlib.rewards.methods.fmt`       ``"fmt"``: R_fmt alone
+- :mod:`~sdrlib.rewards.methods.control`   ``"const"`` / ``"noise"`` (ours): controls without signal (drift control)
 - :mod:`~sdrlib.rewards.methods.exact`     ``"exact"``: R_fmt + R_exact
 - :mod:`~sdrlib.rewards.methods.distance`  any :mod:`sdrlib.distances` setting: R_fmt + R_sem
 - :mod:`~sdrlib.rewards.methods.gcarl`     ``"gcarl"``: G-CARL's R_fact + R_check
