@@ -35,7 +35,7 @@ import pandas as pd
 
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
-           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit",
+           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
            "selection_recall"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -375,11 +375,35 @@ def selection_recall(results_dir: str | Path, *, table: str = "05_selection_reca
                    f"({_src(table)}).")
     return out
 
+def decomposition(results_dir: str | Path, *, table: str = "grpo_decomposition") -> list[str]:
+    """Notebook 04's decomposition of the Findings macro F1 change: per chain (SFT -> drift control -> reward),
+    each step's mean over seeds and its share of the chain's total change."""
+    t = read_table(results_dir, table)
+    if t is None or not len(t):
+        return []
+    out = []
+    for chain, g in t.groupby("chain", sort=False):
+        steps = []
+        for _, r in g.iterrows():
+            share = "" if pd.isna(r["share of drop"]) else f", {100 * r['share of drop']:.0f} % of the change"
+            steps.append(f"{r.step} {r['F1 from']:.3f} -> {r['F1 to']:.3f} ({r.change:+.3f}{share})")
+        n = int(g.seeds.max())
+        out.append(f"- {chain} ({n} seed{'s' if n != 1 else ''}): {'; '.join(steps)} ({_src(table)}).")
+    return out
+
+
+def grpo_vs_rcham(results_dir: str | Path) -> list[str]:
+    """:func:`grpo_vs_sft` against R_Cham (the related methods and our negation-aware rewards)."""
+    return grpo_vs_sft(results_dir, base="R_Cham")
+
+
 GROUPS: dict[str, Callable[..., list[str]]] = {
     "Report language (notebook 00)": report_language,
     "SFT vs image-blind baselines (notebook 03)": sft_vs_baselines,
     "GRPO headline (notebook 04)": grpo_headline,
     "GRPO configurations vs SFT (notebook 04)": grpo_vs_sft,
+    "GRPO configurations vs R_Cham (notebook 04)": grpo_vs_rcham,
+    "Decomposing the drop in Findings macro F1 (notebook 04)": decomposition,
     "Policy movement (notebook 04)": policy_movement,
     "Normal reports (notebook 04)": positive_findings,
     "Best-of-K selection vs random (notebook 05)": selection_best_vs_random,

@@ -197,3 +197,22 @@ def test_issue27_groups_run_time_audit_and_recall_selection(tmp_path):
     assert "R_Cham 2.480 vs 2.500 (pays for silence); R_new 1.884 vs 1.754." in text
     assert "above random: mbr:rec (" in text
     assert claims.check_block(text, cfg.results_dir) == []
+
+
+def test_decomposition_chains_and_vs_rcham(tmp_path):
+    cfg = SimpleNamespace(name="cpu", seed=0, embedding=SimpleNamespace(encoder="enc"),
+                          data=SimpleNamespace(source="synthetic"), results_dir=tmp_path / "results",
+                          figures_dir=tmp_path / "figures")
+    cfg.results_dir.mkdir()
+    save_table(pd.DataFrame({"step": ["SFT -> C-noise", "C-noise -> R_Cham"], "seeds": [3, 3],
+                             "F1 from": [0.223, 0.21], "F1 to": [0.21, 0.12], "change": [-0.013, -0.09],
+                             "share of drop": [0.126, 0.874], "chain": ["R_Cham", "R_Cham"]}),
+               "grpo_decomposition", cfg)
+    save_table(pd.DataFrame({"A": ["R_rec"], "B": ["R_Cham"], "section": ["findings"],
+                             "metric": ["clinical_f1_macro14@labeler"], "diff": [0.05], "p_value": [0.03],
+                             "same_sign": ["3 of 3"]}), "grpo_significance", cfg)
+    text = claims.results_section(cfg.results_dir, groups={"d": claims.decomposition, "r": claims.grpo_vs_rcham})
+    assert ("R_Cham (3 seeds): SFT -> C-noise 0.223 -> 0.210 (-0.013, 13 % of the change); C-noise -> R_Cham "
+            "0.210 -> 0.120 (-0.090, 87 % of the change)") in text
+    assert "against R_Cham" in text and "higher for R_rec +0.050 (p = 0.030; same sign in 3 of 3 seeds)" in text
+    assert claims.check_block(text, cfg.results_dir) == []
