@@ -598,9 +598,11 @@ def plot_semantic_reward(curves: "pd.DataFrame", configs: Sequence[str], labels:
             name = labels.get(cfg_name, cfg_name) + (f" (R_sem, {dist})" if kind == "sem" else " (S_neg)")
             _draw_mean_band(ax, _seed_lines(curves, cfg_name, col), PALETTE[k % len(PALETTE)], name, smooth)
         if kind == "sem":
-            ax.set_ylim(0, 2.05)
+            # a stratum-weighted reward (chamfer_recall_<a>_bal<w>) spans 0-2w: the axis shows all of it
+            top = max([2.0] + [float(np.nanmax(curves.loc[curves.config == c, col])) for c, col in cols.items()])
+            ax.set_ylim(0, 2.05 if top <= 2.0 else top * 1.025)
             ax.set_ylabel("R_sem = (1 - D_F) + (1 - D_I), range 0-2")
-            ax.set_title("set-distance rewards: R_sem")
+            ax.set_title("set-distance rewards: R_sem" + (" (a _bal<w> reward: up to 2w)" if top > 2.0 else ""))
         else:
             ax.set_ylim(0, 1.025)
             ax.set_ylabel("S_neg = 1 - D_neg / 2, range 0-1")

@@ -385,7 +385,9 @@ def decomposition(results_dir: str | Path, *, table: str = "grpo_decomposition")
     for chain, g in t.groupby("chain", sort=False):
         steps = []
         for _, r in g.iterrows():
-            share = "" if pd.isna(r["share of drop"]) else f", {100 * r['share of drop']:.0f} % of the change"
+            # a share only where both steps move the same way (otherwise "share of the change" misleads)
+            ok = pd.notna(r["share of drop"]) and 0.0 <= r["share of drop"] <= 1.0
+            share = f", {100 * r['share of drop']:.0f} % of the change" if ok else ""
             steps.append(f"{r.step} {r['F1 from']:.3f} -> {r['F1 to']:.3f} ({r.change:+.3f}{share})")
         n = int(g.seeds.max())
         out.append(f"- {chain} ({n} seed{'s' if n != 1 else ''}): {'; '.join(steps)} ({_src(table)}).")
