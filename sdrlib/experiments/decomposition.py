@@ -35,7 +35,7 @@ from sdrlib.clinical import label_report
 from sdrlib.metrics.clinical import strata_from_labels
 from sdrlib.metrics.significance import paired_bootstrap
 from sdrlib.metrics.suite import score_reports
-from sdrlib.reports import parse_template, split_sentences
+from sdrlib.reports import build_template, parse_template, split_sentences
 
 __all__ = ["MACRO_F1", "generation_stats", "stratum_table", "training_table", "findings_f1", "paired_f1_table",
            "decomposition_table"]
@@ -82,8 +82,6 @@ def stratum_table(generations: Mapping[tuple[str, int], Sequence[str]], records:
     ``cut`` and ``no positive`` are shares). ``label`` names a configuration (``posttrain.config_label``).
     Example: ``stratum_table({("sft", 0): texts}, test, count_tokens=lambda t: len(t.split()))``.
     """
-    from sdrlib.reports import build_template
-
     refs = [build_template(r.findings, r.impression) for r in records]
     per: dict[str, list[pd.DataFrame]] = {"reference": [generation_stats(refs, records, count_tokens=count_tokens)]}
     for (config, _seed), texts in generations.items():
