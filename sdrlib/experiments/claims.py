@@ -48,6 +48,12 @@ def read_table(results_dir: str | Path, name: str) -> pd.DataFrame | None:
     return pd.read_csv(p) if p.is_file() else None
 
 
+def _rows(results_dir: str | Path, name: str) -> pd.DataFrame | None:
+    """:func:`read_table`, with a table that has no rows read as missing too (its claim group writes nothing)."""
+    t = read_table(results_dir, name)
+    return t if t is not None and len(t) else None
+
+
 def _src(*names: str) -> str:
     return ", ".join(f"`results/{n}.csv`" for n in names)
 
@@ -323,8 +329,8 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
 
 def run_time(results_dir: str | Path, *, table: str = "run_summary") -> list[str]:
     """The run's wall-clock per notebook and in all (``run_summary``, written by the runner), with its commit."""
-    t = read_table(results_dir, table)
-    if t is None or not len(t):
+    t = _rows(results_dir, table)
+    if t is None:
         return []
     parts = [f"{str(r.notebook).split('_')[0]} {r.seconds:.0f}" for _, r in t.iterrows()]
     total = float(t.total_seconds.iloc[0]) if "total_seconds" in t.columns else float(t.seconds.sum())
@@ -339,15 +345,15 @@ def reward_audit(results_dir: str | Path, *, orderings: str = "04_reward_audit_o
     """Notebook 04's reward audit: per reward, how many clinician orderings break (stratum by stratum), and the
     expected-reward view (the SFT policy's samples vs always the modal normal report, abnormal references)."""
     out = []
-    o = read_table(results_dir, orderings)
-    if o is not None and len(o):
+    o = _rows(results_dir, orderings)
+    if o is not None:
         for label, g in o.groupby("label", sort=False):
             broken = g[g.broken.astype(str) == "True"]
             kinds = sorted(set(broken.reads))
             out.append(f"- {label}: {len(broken)} of {len(g)} checked orderings (per stratum) break"
                        + (f": {'; '.join(kinds)}" if kinds else "") + f" ({_src(orderings)}).")
-    e = read_table(results_dir, expected)
-    if e is not None and len(e):
+    e = _rows(results_dir, expected)
+    if e is not None:
         rows = [f"{r.label} {r.sft_mean:.3f} vs {r.modal_normal_mean:.3f}"
                 + (" (pays for silence)" if str(r.pays_for_silence) == "True" else "") for _, r in e.iterrows()]
         n = int(e.n_refs.iloc[0]) if "n_refs" in e.columns else None
@@ -363,8 +369,8 @@ def reward_audit(results_dir: str | Path, *, orderings: str = "04_reward_audit_o
 
 def selection_recall(results_dir: str | Path, *, table: str = "05_selection_recall") -> list[str]:
     """Notebook 05's selection counterpart of the silence-proof reward: each method's corpus value vs random."""
-    t = read_table(results_dir, table)
-    if t is None or not len(t):
+    t = _rows(results_dir, table)
+    if t is None:
         return []
     out = []
     for policy, g in t.groupby("policy", sort=False):
@@ -378,8 +384,8 @@ def selection_recall(results_dir: str | Path, *, table: str = "05_selection_reca
 def decomposition(results_dir: str | Path, *, table: str = "grpo_decomposition") -> list[str]:
     """Notebook 04's decomposition of the Findings macro F1 change: per chain (SFT -> drift control -> reward),
     each step's mean over seeds and its share of the chain's total change."""
-    t = read_table(results_dir, table)
-    if t is None or not len(t):
+    t = _rows(results_dir, table)
+    if t is None:
         return []
     out = []
     for chain, g in t.groupby("chain", sort=False):
