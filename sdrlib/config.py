@@ -44,6 +44,7 @@ import yaml
 
 from sdrlib.distances import registry
 from sdrlib.errors import SDRError
+from sdrlib.numerics import KERNEL_PATHS
 from sdrlib.paths import output_root, repo_root
 from sdrlib.rewards import parse_reward, reward_names_help, settings_sections
 
@@ -388,6 +389,9 @@ class Profile:
     name: str = field(metadata={"pattern": NAME_PATTERN, "pattern_help": NAME_HELP,
                                 "help": "run name; a folder under paths.runs, so one safe path component"})
     seed: int = field(default=0, metadata={"min": 0, "max": 2**32 - 1, "help": "global seed (numpy's range)"})
+    kernel_path: str = field(default="avx2", metadata={"choices": KERNEL_PATHS, "help":
+        "CPU kernel path: avx2 pins torch / oneDNN / MKL / OpenBLAS to their AVX2 kernels so another CPU trains "
+        "the same floats (sdrlib.numerics); native lets each library pick for the CPU (GPU runs)"})
     paths: PathsConfig = field(default_factory=PathsConfig)
     data: DataConfig = field(default_factory=DataConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)

@@ -12,7 +12,7 @@
   is missing.
 
 A low layer (``sdrlib.metrics``, ``sdrlib.training``, the notebooks all write through it): it
-imports only :mod:`sdrlib.errors`, :mod:`sdrlib.io` and :mod:`sdrlib.paths`. ``cfg`` arguments are
+imports only :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.numerics` and :mod:`sdrlib.paths`. ``cfg`` arguments are
 profiles (:class:`sdrlib.config.Profile`); only their ``name``, ``seed``, ``embedding.encoder``,
 ``data.source``, ``results_dir`` and ``figures_dir`` are read.
 
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from sdrlib.errors import SDRError
 from sdrlib.io import atomic_save, atomic_write_json, atomic_write_text
+from sdrlib.numerics import machine_record
 from sdrlib.paths import repo_root
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,10 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
-           "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary"]
+           "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS"]
 
 DPI = 150
-_VERSIONED = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
+RECORDED_VERSIONS = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
               "evaluate", "sacrebleu", "rouge-score", "nltk", "bert-score")
 
 
@@ -90,10 +91,11 @@ def library_versions(packages: Iterable[str], *, missing: str | None = None) -> 
 
 
 def provenance(cfg: Any = None, **extra: Any) -> dict[str, Any]:
-    """What produced a result: profile, seed, encoder, git commit, package versions, ``extra``."""
-    versions = library_versions(_VERSIONED)
+    """What produced a result: profile, seed, encoder, git commit, package versions, the machine (CPU, kernel path,
+    threads: :func:`sdrlib.numerics.machine_record`), ``extra``."""
+    versions = library_versions(RECORDED_VERSIONS)
     rec: dict[str, Any] = {"python": platform.python_version(), "versions": versions,
-                           "git_commit": git_commit()}
+                           "git_commit": git_commit(), "machine": machine_record(cfg)}
     if cfg is not None:
         rec.update(profile=cfg.name, seed=cfg.seed, encoder=cfg.embedding.encoder,
                    data_source=cfg.data.source)

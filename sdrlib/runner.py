@@ -30,8 +30,11 @@ import dataclasses
 import csv
 import datetime as _dt
 import io
+import json
 import os
+import platform
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,8 +43,9 @@ from pathlib import Path
 
 from .config import ConfigError, load_profile, output_root, repo_root
 from .errors import SDRError
-from .io import atomic_write_text
-from .results import git_commit
+from . import numerics
+from .io import atomic_write_json, atomic_write_text
+from .results import RECORDED_VERSIONS, git_commit, library_versions
 
 __all__ = ["UsageError", "NotebookRun", "discover", "preflight", "run", "main", "write_summary"]
 
@@ -169,20 +173,66 @@ class NotebookRun:
 
 
 _SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
-                   "profile", "seed", "git_commit", "started_at", "total_seconds")
+                   "profile", "seed", "git_commit", "started_at", "total_seconds", "cpu_model", "kernel_path",
+                   "torch_cpu_capability")
+MACHINE_FILE = "machine.json"
+
+
+def _probe_machine() -> dict:
+    """:func:`sdrlib.numerics.machine_record` as a notebook kernel would see it: measured in a child process
+    of this environment that loads NumPy, torch and numba first and runs one parallel numba loop, so that numba's
+    threading layer is known (this process loads none of them)."""
+    code = ("import json, numpy, numba, torch; from sdrlib.numerics import machine_record\n"
+            "@numba.njit(parallel=True)\ndef f(x):\n    for i in numba.prange(x.size):\n        x[i] += 1.0\n"
+            "f(numpy.zeros(4)); print(json.dumps(machine_record()))")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+                               str(repo_root()), os.environ.get("PYTHONPATH", "")]))})
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        rec = numerics.machine_record()
+        rec["probe"] = "failed: libraries not loaded, their fields are missing"
+        return rec
+
+
+def record_machine(cfg) -> dict:
+    """The run's machine record (:func:`sdrlib.numerics.machine_record` with the profile's ``kernel_path``, the
+    library versions and the sdrlib source digest), written to ``<results>/machine.json``; returned."""
+    from sdrlib.training.runkeys import source_digest  # hashing sdrlib's files: only when a run starts
+
+    rec = {**_probe_machine(), "kernel_path_profile": cfg.kernel_path,
+           "python": platform.python_version(), "versions": library_versions(RECORDED_VERSIONS),
+           "sdrlib_source": source_digest(), "git_commit": git_commit(mark_dirty=True, timeout=10)}
+    try:
+        atomic_write_json(cfg.results_dir / MACHINE_FILE, rec)
+    except OSError as e:  # the run matters more than its record; the summary still carries the key fields
+        print(f"run_all: could not write {MACHINE_FILE}: {e}", file=sys.stderr)
+    return rec
+
+
+def _machine_line(rec: dict) -> str:
+    return (f"machine: {rec.get('cpu_model', 'unknown')}, {rec.get('logical_cpus')} CPUs, kernel path "
+            f"{rec.get('kernel_path')} (profile: {rec.get('kernel_path_profile')}), torch CPU capability "
+            f"{rec.get('torch_cpu_capability', 'unknown')}")
 
 
 def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: int, started_at: str,
-                  total_seconds: float, commit: str | None = None) -> tuple[Path, Path, str]:
+                  total_seconds: float, commit: str | None = None,
+                  machine: dict | None = None) -> tuple[Path, Path, str]:
     """Write ``run_summary.md`` and ``run_summary.csv`` into ``folder``; returns both paths and the Markdown.
 
     The CSV has one row per notebook with the run-level fields (profile, seed, git commit,
-    start time, total seconds) repeated on each row, so it reads on its own.
+    start time, total seconds, and from ``machine`` (:func:`record_machine`) the CPU model, the kernel path in
+    force and torch's CPU capability) repeated on each row, so it reads on its own.
     """
     commit = git_commit(mark_dirty=True, timeout=10) if commit is None else commit
+    machine = machine or {}
+    mfields = [str(machine.get(k, "")) for k in ("cpu_model", "kernel_path", "torch_cpu_capability")]
     md = [f"# Run summary: profile {profile}", "",
           f"- profile: `{profile}`, seed: {seed}, git commit: `{commit}`",
           f"- started: {started_at}, total: {total_seconds:.1f} s",
+          f"- {_machine_line(machine)}" if machine else "- machine: not recorded",
           f"- result: {_verdict(rows)}", "",
           "| notebook | status | seconds | executed notebook |", "| --- | --- | ---: | --- |"]
     for r in rows:
@@ -195,7 +245,7 @@ def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: 
     w.writerow(_SUMMARY_FIELDS)
     for r in rows:
         w.writerow([r.name, r.status, "" if r.seconds is None else f"{r.seconds:.3f}", r.executed, r.detail,
-                    profile, seed, commit, started_at, f"{total_seconds:.3f}"])
+                    profile, seed, commit, started_at, f"{total_seconds:.3f}", *mfields])
     md_path, csv_path = folder / "run_summary.md", folder / "run_summary.csv"
     atomic_write_text(md_path, text)
     atomic_write_text(csv_path, buf.getvalue())
@@ -247,6 +297,7 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     missing = preflight(cfg)
     if missing:
         return _usage(f"profile {cfg.name!r} cannot run here: " + "; ".join(missing))
+    numerics.pin_kernel_path(cfg.kernel_path)  # before any kernel starts: kernels inherit the environment
     try:
         import papermill as pm
         from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
@@ -272,7 +323,9 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
     prof_path = Path(os.path.expanduser(profile))  # as load_profile read it
     param = str(prof_path.resolve()) if prof_path.suffix in (".yaml", ".yml") else cfg.name
+    machine = record_machine(cfg)
     print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
+    print(f"run_all: {_machine_line(machine)}")
     selected = {nn for nn, _ in nbs}
     rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")
             for nn, p in all_nbs}
@@ -318,7 +371,8 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
         try:
             md_path, _, text = write_summary(
                 [rows[k] for k in sorted(rows)], cfg.results_dir, profile=cfg.name, seed=cfg.seed,
-                started_at=started.isoformat(timespec="seconds"), total_seconds=time.perf_counter() - t_run)
+                started_at=started.isoformat(timespec="seconds"), total_seconds=time.perf_counter() - t_run,
+                machine=machine)
             print("\n" + text + f"run_all: summary written to {md_path} (and .csv)", flush=True)
         except OSError as e:  # the run's own outcome matters more than its summary file
             print(f"run_all: could not write the run summary: {e}", file=sys.stderr)

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Sequence
 
 import yaml
 
 from sdrlib.config import load_profile
+from sdrlib.numerics import pin_kernel_path
 from sdrlib.rewards import reward_names_help
 from sdrlib.training.grpo import grpo
 from sdrlib.training.processes import is_main
@@ -41,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     The entry point for multi-process runs: ``accelerate launch --config_file
     configs/accelerate/2gpu.yaml -m sdrlib.training --profile paper --stage grpo --reward chamfer``
     (the paper's GRPO used 2 x H100). SFT must have run first for GRPO. ``--set KEY=VALUE`` (repeatable)
-    overrides a profile value, e.g. ``--set grpo.max_steps=10``; the value is read as YAML.
+    overrides a profile value, e.g. ``--set grpo.max_steps=10``; the value is read as YAML. From the command
+    line (``argv`` None) the profile's ``kernel_path`` is pinned first (:mod:`sdrlib.numerics`): when a pin was
+    missing, the process starts again with it set.
     """
     ap = argparse.ArgumentParser(prog="python -m sdrlib.training", description="SFT or GRPO for one profile")
     ap.add_argument("--profile", default="cpu")
@@ -53,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="retrain even if a finished run exists")
     args = ap.parse_args(argv)
     cfg = load_profile(args.profile, dict(args.overrides) or None)
+    env = dict(os.environ)
+    if argv is None and pin_kernel_path(cfg.kernel_path, env):
+        # NumPy (and maybe torch) loaded with the CPU's own kernel path: start again with the profile's pinned
+        # (sdrlib.numerics); a command line only, never a caller's process
+        os.execve(sys.executable, [sys.executable, "-m", "sdrlib.training", *sys.argv[1:]], env)
     if args.stage == "sft":
         res = sft(cfg, seed=args.seed, force=args.force)
         out = {"final": str(res.final), "seconds": res.seconds, "reused": res.reused}

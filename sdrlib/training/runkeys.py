@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sdrlib.io import atomic_write_text
+from sdrlib.numerics import machine_record
 from sdrlib.results import library_versions
 from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
@@ -109,14 +110,21 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     the policy threads and images per study, and the sentence encoder when the reward needs one),
     ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`_records_digest`), ``init``
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of
-    the sdrlib package) and ``versions`` (torch, transformers, trl, tokenizers). Two calls agree exactly
+    the sdrlib package), ``versions`` (torch, transformers, trl, tokenizers) and, on CPU, ``kernel`` (the kernel path in
+force and torch's CPU capability, plus the CPU model when the path is not pinned: :mod:`sdrlib.numerics`). Two calls agree exactly
     when a finished run can stand in for a new one.
     """
     if stage not in ("sft", "grpo"):
         raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
     key: dict[str, Any] = {"stage": stage, "seed": seed, "device": "cpu" if on_cpu() else "cuda",
                            "world_size": world_size(),
-                           "data": _records_digest(records), "code": source_digest(), "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
+                           "data": _records_digest(records), "code": source_digest(),
+                           "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
+    if key["device"] == "cpu":  # another CPU kernel path trains other floats (sdrlib.numerics)
+        mrec = machine_record()
+        key["kernel"] = {"path": mrec["kernel_path"], "capability": mrec.get("torch_cpu_capability")}
+        if mrec["kernel_path"] != "avx2":  # the native path follows the CPU
+            key["kernel"]["cpu"] = mrec["cpu_model"]
     if stage == "sft":
         key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}
     else:
