@@ -1,9 +1,20 @@
 """Print the README's "Expected results" block written from a run's result files, or check a README against them.
 
     python scripts/readme_numbers.py RESULTS_DIR                    # print the block (Markdown, with markers)
-    python scripts/readme_numbers.py RESULTS_DIR --check README.md  # every number between the markers must be
-                                                                    # in the files its paragraph names; exit 1 if not
-                                                                    # (quantifiers such as "every ..." are listed)
+    python scripts/readme_numbers.py RESULTS_DIR --also OTHER --label "this box, avx2" --label "aten default"
+                                                                    # conclusions must hold in OTHER too
+    python scripts/readme_numbers.py RESULTS_DIR --check README.md  # check a README against a run; exit 1 if not
+
+The check has two modes (``sdrlib.experiments.conclusions``), chosen from the run's ``machine.json`` and the
+machine the README's block records (``--mode`` forces one):
+
+- **exact**, when the run has the README run's kernel path and library versions: every number between the
+  markers must be in the files its paragraph names (quantifiers such as "every ..." are listed), and every
+  conclusion must come out the same;
+- **tolerant**, otherwise (another CPU kernel path, other library versions, or a run without a machine record): the
+  machine-independent paragraphs (the corpus statistics) number by number, and the conclusions by what they rest on
+  (a stated difference keeps its direction and p < 0.05 across seeds and studies; a "no difference detected" is
+  contradicted only by a significant difference larger than the detectable effect the README states).
 
 The block goes between ``<!-- results:begin -->`` and ``<!-- results:end -->`` (sdrlib.experiments.claims).
 """
@@ -16,32 +27,57 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdrlib.experiments import claims  # noqa: E402
+from sdrlib.experiments import claims, conclusions  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results_dir", type=Path, help="a run's results/ folder")
     ap.add_argument("--check", type=Path, metavar="README", help="check the marked block of this file instead")
+    ap.add_argument("--also", type=Path, action="append", default=[], metavar="RESULTS",
+                    help="another run of the same commit (another kernel path): conclusions must hold there too")
+    ap.add_argument("--label", action="append", default=None, help="a name per run, this one first (repeatable)")
+    ap.add_argument("--mode", choices=("auto", "exact", "tolerant"), default="auto", help="check mode (auto)")
     ap.add_argument("--min-int", type=int, default=10, help="integers below this are counts and not checked")
     a = ap.parse_args(argv)
-    if not a.results_dir.is_dir():
-        ap.error(f"{a.results_dir} is not a folder")
+    for d in [a.results_dir, *a.also]:
+        if not d.is_dir():
+            ap.error(f"{d} is not a folder")
+    if a.label is not None and len(a.label) != 1 + len(a.also):
+        ap.error(f"--label: {len(a.label)} names for {1 + len(a.also)} runs")
     if a.check is None:
-        sys.stdout.write(claims.results_section(a.results_dir))
+        sys.stdout.write(claims.results_section(a.results_dir, also=a.also, labels=a.label))
         return 0
     try:
         block = claims.marked_block(a.check.read_text())
     except ValueError as e:
         print(f"{a.check}: {e}", file=sys.stderr)
         return 1
-    problems = claims.check_block(block, a.results_dir, min_int=a.min_int)
+    mode, reasons = conclusions.check_mode(block, a.results_dir)
+    if a.mode != "auto":
+        mode = a.mode
+    print(f"{a.check}: {mode} check" + (f" ({'; '.join(reasons)})" if reasons else
+                                         " (the README run's kernel path and library versions)"), file=sys.stderr)
+    if mode == "exact":
+        has_table = (a.results_dir / f"{conclusions.TABLE}.csv").is_file()
+        checked = "".join(f"**{t}**{x}" if t else x for t, x in conclusions.split_groups(block)
+                          if has_table or t != conclusions.TITLE)
+        problems = claims.check_block(checked, a.results_dir, min_int=a.min_int)
+        more, notes = conclusions.check_verdicts(block, a.results_dir)
+        problems += more
+        n = len(claims.numbers_in(checked, min_int=a.min_int))
+        what = f"{n} numbers and the conclusions checked"
+    else:
+        problems, notes = conclusions.check_tolerant(block, a.results_dir, min_int=a.min_int)
+        what = "the machine-independent numbers and the conclusions checked"
     for p in problems:
         print(p)
-    for w in claims.sweeping_words(block):
-        print(f"note: '{w}': a quantifier the check cannot verify; make sure the table says so", file=sys.stderr)
-    n = len(claims.numbers_in(block, min_int=a.min_int))
-    print(f"{a.check}: {n} numbers checked against {a.results_dir}, {len(problems)} problem(s)", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if mode == "exact":
+        for w in claims.sweeping_words(block):
+            print(f"note: '{w}': a quantifier the check cannot verify; make sure the table says so", file=sys.stderr)
+    print(f"{a.check}: {what} against {a.results_dir}, {len(problems)} problem(s)", file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdrlib.experiments import conclusions as _conclusions
+
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
            "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
@@ -423,11 +425,21 @@ GROUPS: dict[str, Callable[..., list[str]]] = {
 
 
 def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., list[str]]] | None = None,
-                    markers: bool = True) -> str:
-    """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers."""
+                    markers: bool = True, also: Sequence[str | Path] = (),
+                    labels: Sequence[str] | None = None) -> str:
+    """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers.
+
+    With the default ``groups`` the block opens with the run's machine (:func:`conclusions.machine_lines`) and
+    the conclusions that hold in this run and every run in ``also`` (the same commit on other kernel paths;
+    :func:`conclusions.conclusion_lines`, which writes ``conclusions.csv`` into ``results_dir``); ``labels`` names
+    the runs (this one first)."""
+    if groups is None:
+        groups = {"Machine": _conclusions.machine_lines,
+                  _conclusions.TITLE: lambda d: _conclusions.conclusion_lines([d, *also], labels=labels),
+                  **GROUPS}
     parts = [BEGIN] if markers else []
     parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
-    for title, fn in (groups or GROUPS).items():
+    for title, fn in groups.items():
         lines = fn(results_dir)
         if lines:
             parts += ["", f"**{title}**", "", *lines]

@@ -36,9 +36,25 @@ def test_run_all_smoke(tmp_path):
     if sources:
         assert any((tmp_path / "results").glob("*.csv"))
         # the README's "Expected results" block written from this run passes its own number check
-        from sdrlib.experiments import claims
+        from sdrlib.experiments import claims, conclusions
         block = claims.marked_block(claims.results_section(tmp_path / "results"))
         assert claims.numbers_in(block) and claims.check_block(block, tmp_path / "results") == []
+        # ... in both modes of scripts/readme_numbers.py --check (issue 39): exact on this run's own machine record,
+        # tolerant against a README that records another kernel path (the conclusions and corpus statistics only)
+        machine = json.loads((tmp_path / "results" / "machine.json").read_text())
+        assert machine["kernel_path"] in ("avx2", "native") and machine["cpu_model"] and machine["versions"]["torch"]
+        readme = tmp_path / "README.md"
+        readme.write_text(claims.BEGIN + block + claims.END + "\n")
+        script = [sys.executable, str(ROOT / "scripts" / "readme_numbers.py"), str(tmp_path / "results"),
+                  "--check", str(readme)]
+        exact = subprocess.run(script, capture_output=True, text=True)
+        assert exact.returncode == 0 and "exact check" in exact.stderr, exact.stdout + exact.stderr
+        other = conclusions.readme_machine(block)
+        other["kernel_path"] = "custom: ATEN_CPU_CAPABILITY=default"
+        readme.write_text(readme.read_text().replace(json.dumps(conclusions.readme_machine(block), sort_keys=True),
+                                                     json.dumps(other, sort_keys=True)))
+        tolerant = subprocess.run(script, capture_output=True, text=True)
+        assert tolerant.returncode == 0 and "tolerant check (kernel path" in tolerant.stderr, tolerant.stderr
 
 
 def test_run_all_rejects_bad_profile_and_names_failing_cell(tmp_path):

@@ -1,0 +1,308 @@
+"""Conclusions that hold across machines and seeds, the machine a run came from, and a check that survives
+another machine.
+
+A README or notebook statement that one configuration is above or below another is made here, and only when it
+holds **in every run given** (runs of one commit on different CPU kernel paths: ``sdrlib.numerics``) **across
+seeds and studies**: in each run the paired test over seeds and studies (``seed_study_test``: the larger of a
+two-level bootstrap p and a t-test over the seeds' differences) has p < alpha, every seed's difference has the
+mean's sign, and the direction is the same in every run. Everything else reads "no difference detected at this
+size", with the smallest difference the test would detect with 80 % power (:func:`detectable_effect`) and the
+seeds a difference of the observed size would need (:func:`seeds_needed`).
+
+- :func:`conclusions`: the table (``conclusions.csv`` in the first run's results folder, written by
+  :func:`conclusion_lines`), one row per comparison of ``grpo_significance`` (configurations vs SFT and vs R_Cham,
+  Findings macro F1 and BERTScore F1) and ``sft_vs_baselines_significance`` (SFT vs the image-blind baselines);
+- :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``scripts/readme_numbers.py``);
+- :func:`readme_machine`, :func:`check_mode`: which check a run gets against a README: **exact** (every number,
+  ``claims.check_block``) when its ``machine.json`` has the README run's kernel path and library versions,
+  **tolerant** otherwise (:func:`check_tolerant`: the machine-independent paragraphs exactly, and of the
+  conclusions only what they rest on: a stated difference must have the same direction and p < alpha in the new
+  run; a "no difference detected" is contradicted only by a difference larger than the detectable effect the README
+  states, significant in every seed).
+
+Assumptions and limits: normal seed effects (the t-test), power computed at the observed seed SD (one estimate
+from 3 seeds: rough); a baseline comparison with one SFT policy has no seed level and uses the bootstrap interval;
+no multiple-comparison correction, so across 16 comparisons about one "difference" in a run is expected by
+chance at alpha 0.05: the every-run rule is what guards against it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from sdrlib.io import atomic_write_text
+from sdrlib.numerics import same_kernel_path
+
+__all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "conclusions", "conclusion_lines",
+           "machine_lines", "readme_machine", "check_mode", "check_tolerant", "MACHINE_FILE", "TABLE",
+           "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups"]
+
+ALPHA, POWER = 0.05, 0.8
+MACHINE_FILE, TABLE = "machine.json", "conclusions"
+#: claim groups whose numbers do not depend on the kernel path (data only): checked exactly in tolerant mode too
+MACHINE_INDEPENDENT = ("Report language (notebook 00)",)
+#: libraries whose version must match for an exact check (the rest of machine.json's versions are recorded only)
+COMPARED_VERSIONS = ("torch", "transformers", "trl", "numpy", "scipy", "pot", "sentence-transformers", "peft",
+                     "accelerate", "tokenizers", "numba")
+NO_DIFF = "no difference detected"
+_MACHINE_TAG = re.compile(r"<!--\s*machine:\s*(\{.*?\})\s*-->", re.S)
+_BULLET = re.compile(r"^- (?P<section>[A-Z]\w*) (?P<metric>[\w.]+), (?P<a>.+?) vs (?P<b>.+?): "
+                     r"(?P<verdict>above|below|no difference detected)\b(?P<rest>.*)$", re.M)
+_MDE = re.compile(r"detectable at this size: (\d+(?:\.\d+)?)")
+#: the README paragraph :func:`conclusion_lines` fills (its verdicts are checked in every mode)
+TITLE = "Conclusions across seeds, studies and kernel paths"
+
+
+def detectable_effect(seed_sd: float, k: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest true difference the t-test over ``k`` seeds detects with probability ``power`` at level
+    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)`` (NaN for k < 2 or no SD).
+    Example: ``detectable_effect(0.02, 3)`` -> 0.062 (3 seeds need about 3.1 seed SDs)."""
+    if k < 2 or not np.isfinite(seed_sd):
+        return float("nan")
+    t = stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)
+    return float(t * seed_sd / math.sqrt(k))
+
+
+def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,
+                 most: int = 200) -> float:
+    """Seeds at which :func:`detectable_effect` falls to ``|diff|`` (NaN when ``diff`` is 0 or the SD is
+    unknown; ``inf`` beyond ``most``). Example: ``seeds_needed(0.03, 0.02)`` -> 6."""
+    if not (np.isfinite(diff) and np.isfinite(seed_sd)) or diff == 0:
+        return float("nan")
+    for k in range(2, most + 1):
+        if detectable_effect(seed_sd, k, alpha=alpha, power=power) <= abs(diff):
+            return float(k)
+    return float("inf")
+
+
+def _bootstrap_mde(ci_low: float, ci_high: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    se = (ci_high - ci_low) / (2 * stats.norm.ppf(1 - alpha / 2))
+    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
+
+
+def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.DataFrame:
+    rows = []
+    need = {"A", "B", "section", "metric", "diff", "p_value"}  # older tables (per-seed tests) give no conclusions
+    p = results_dir / "grpo_significance.csv"
+    t = pd.read_csv(p) if p.is_file() else None
+    if t is not None and need <= set(t.columns):
+        t = t[(t.section == section) & t.B.isin(["SFT", "R_Cham"])]
+        for _, r in t.iterrows():
+            m = str(r.metric).split("@")[0]
+            if m not in metrics:
+                continue
+            k = int(r.n_seeds) if "n_seeds" in r.index and pd.notna(r.n_seeds) else 1
+            same = int(str(r.same_sign).split()[0]) if "same_sign" in r.index and pd.notna(r.same_sign) else 0
+            sd = float(r.seed_sd) if "seed_sd" in r.index and pd.notna(r.seed_sd) else float("nan")
+            rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]),
+                             p_value=float(r.p_value), seeds=k, same_sign=same, seed_sd=sd,
+                             mde=detectable_effect(sd, k), seeds_needed=seeds_needed(float(r["diff"]), sd)))
+    p = results_dir / "sft_vs_baselines_significance.csv"
+    t = pd.read_csv(p) if p.is_file() else None
+    if t is not None and need - {"A"} | {"ci_low", "ci_high"} <= set(t.columns):
+        for _, r in t[t.section == section].iterrows():
+            m = str(r.metric).split("@")[0]
+            if m not in metrics:
+                continue
+            rows.append(dict(A="SFT", B=r.B, section=section, metric=m, diff=float(r["diff"]),
+                             p_value=float(r.p_value), seeds=1, same_sign=1, seed_sd=float("nan"),
+                             mde=_bootstrap_mde(float(r.ci_low), float(r.ci_high)), seeds_needed=float("nan")))
+    return pd.DataFrame(rows, columns=["A", "B", "section", "metric", "diff", "p_value", "seeds", "same_sign",
+                                       "seed_sd", "mde", "seeds_needed"])
+
+
+def _holds(r: pd.Series, alpha: float) -> int:
+    """+1 / -1 when the run shows a difference (p < alpha, every seed with the mean's sign), else 0."""
+    if not (r.p_value < alpha and r.same_sign == r.seeds and r["diff"] != 0):
+        return 0
+    return 1 if r["diff"] > 0 else -1
+
+
+def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings",
+                metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
+                alpha: float = ALPHA) -> pd.DataFrame:
+    """One row per comparison present in the first run, with ``verdict`` (``above`` / ``below`` / ``no difference
+    detected``) under the every-run rule above, ``runs`` (how many runs have the comparison), the first run's
+    ``diff, p_value, same_sign, seeds, seed_sd, mde, seeds_needed``, and per other run ``i`` its ``diff_i`` and
+    ``p_value_i``; ``mde`` is the largest over the runs."""
+    dirs = [Path(d) for d in results_dirs]
+    if not dirs:
+        raise ValueError("conclusions needs at least one results folder")
+    base = _comparisons(dirs[0], metrics, section)
+    if base.empty:
+        return base.assign(verdict=pd.Series(dtype=str), runs=pd.Series(dtype=int))
+    keys = ["A", "B", "section", "metric"]
+    votes = [base.apply(_holds, axis=1, alpha=alpha)]
+    mde = base.mde.copy()
+    runs = pd.Series(1, index=base.index)
+    for i, d in enumerate(dirs[1:], start=2):
+        other = base[keys].merge(_comparisons(d, metrics, section), on=keys, how="left")
+        other.index = base.index
+        base[f"diff_{i}"], base[f"p_value_{i}"] = other["diff"], other.p_value
+        have = other.p_value.notna()
+        runs += have.astype(int)
+        votes.append(other.apply(lambda r: _holds(r, alpha) if pd.notna(r.p_value) else 0, axis=1))
+        mde = np.fmax(mde, other.mde)
+    v = pd.concat(votes, axis=1)
+    agree = (v.abs().min(axis=1) == 1) & (v.nunique(axis=1) == 1) & (runs == len(dirs))
+    base["verdict"] = np.where(agree, np.where(v.iloc[:, 0] > 0, "above", "below"), NO_DIFF)
+    base["mde"], base["runs"] = mde, runs
+    base["alpha"], base["power"] = alpha, POWER
+    return base
+
+
+def _fmt_p(p: float) -> str:
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
+
+
+def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str] | None = None,
+                     alpha: float = ALPHA, write: bool = True) -> list[str]:
+    """The README's conclusions paragraph from :func:`conclusions`; with ``write`` the table goes to
+    ``<first run>/conclusions.csv`` (the file the bullets name, so ``--check`` finds their numbers).
+    ``labels``: one name per run (default: run 1, run 2, ...)."""
+    dirs = [Path(d) for d in results_dirs]
+    t = conclusions(dirs, alpha=alpha)
+    if t.empty:
+        return []
+    if write:
+        atomic_write_text(dirs[0] / f"{TABLE}.csv", t.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
+    labels = list(labels or [f"run {i + 1}" for i in range(len(dirs))])
+    src = f"`results/{TABLE}.csv`"
+    n = len(dirs)
+    out = [f"- The rule: a difference is stated only when, in each of {n} run{'s' if n > 1 else ''} "
+           f"({', '.join(labels)}), p < {alpha:g} over seeds and studies, each seed has the mean's sign and the "
+           f"direction agrees; otherwise \"{NO_DIFF}\", with the difference a test of this size detects with "
+           f"{POWER * 100:.0f} % power ({src})."]
+    for _, r in t.iterrows():
+        runs = [f"{r['diff']:+.3f} ({_fmt_p(r.p_value)}"
+                + (f", {int(r.same_sign)} of {int(r.seeds)} seeds" if r.seeds > 1 else "") + f") in {labels[0]}"]
+        runs += [f"{r[f'diff_{i}']:+.3f} ({_fmt_p(r[f'p_value_{i}'])}) in {labels[i - 1]}"
+                 for i in range(2, n + 1) if pd.notna(r.get(f"p_value_{i}"))]
+        head = f"- {r.section.capitalize()} {r.metric}, {r.A} vs {r.B}: {r.verdict}"
+        if r.verdict == NO_DIFF:
+            tail = (f"; detectable at this size: {r.mde:.3f}" if np.isfinite(r.mde) else "")
+            if np.isfinite(r.seeds_needed) and r.seeds_needed > r.seeds:  # more seeds would help
+                tail += f"; a difference of {abs(r['diff']):.3f} would need {int(r.seeds_needed)} seeds"
+            elif r.seeds > 1 and np.isinf(r.seeds_needed):
+                tail += f"; a difference of {abs(r['diff']):.3f} would need more than 200 seeds"
+            out.append(f"{head} at this size: {'; '.join(runs)}{tail} ({src}).")
+        else:
+            out.append(f"{head} in {'each of the ' + str(n) + ' runs' if n > 1 else 'this run'}: {'; '.join(runs)} ({src}).")
+    return out
+
+
+# --------------------------------------------------------------------------- the machine a run came from
+def read_machine(results_dir: str | Path) -> dict | None:
+    """A run's ``machine.json`` (written by ``sdrlib.runner``), or None when the run has none."""
+    p = Path(results_dir) / MACHINE_FILE
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _key_fields(m: dict) -> dict:
+    return {"cpu_model": m.get("cpu_model"), "avx512": m.get("avx512"), "kernel_path": m.get("kernel_path"),
+            "torch_cpu_capability": m.get("torch_cpu_capability"), "logical_cpus": m.get("logical_cpus"),
+            "versions": {k: v for k, v in (m.get("versions") or {}).items() if k in COMPARED_VERSIONS}}
+
+
+def machine_lines(results_dir: str | Path) -> list[str]:
+    """The README's machine paragraph: what the run's ``machine.json`` says, and the same fields as a
+    machine-readable comment that ``--check`` compares a new run against."""
+    m = read_machine(results_dir)
+    if m is None:
+        return []
+    k = _key_fields(m)
+    vers = ", ".join(f"{n} `{v}`" for n, v in sorted(k["versions"].items()))
+    return [f"- This run: {k['cpu_model']}, {k['logical_cpus']} CPUs{' with AVX-512' if k['avx512'] else ''}, "
+            f"kernel path `{k['kernel_path']}`, torch CPU capability `{k['torch_cpu_capability']}`; {vers} "
+            f"(`{MACHINE_FILE}` in the run's results folder).",
+            f"<!-- machine: {json.dumps(k, sort_keys=True)} -->"]
+
+
+def readme_machine(block: str) -> dict | None:
+    """The machine fields a README block records (:func:`machine_lines`), or None."""
+    m = _MACHINE_TAG.search(block)
+    return json.loads(m.group(1)) if m else None
+
+
+def check_mode(block: str, results_dir: str | Path) -> tuple[str, list[str]]:
+    """``("exact", [])`` when the new run's machine record has the README run's kernel path and library versions,
+    else ``("tolerant", reasons)``."""
+    old, new = readme_machine(block), read_machine(results_dir)
+    if old is None:
+        return "tolerant", ["the README records no machine"]
+    if new is None:
+        return "tolerant", [f"{Path(results_dir) / MACHINE_FILE} is missing (a run before machine records)"]
+    new = _key_fields(new)
+    reasons = same_kernel_path(old, new)
+    for lib in sorted(set(old["versions"]) | set(new["versions"])):
+        if old["versions"].get(lib) != new["versions"].get(lib):
+            reasons.append(f"{lib} {old['versions'].get(lib)} vs {new['versions'].get(lib)}")
+    return ("exact", []) if not reasons else ("tolerant", reasons)
+
+
+def split_groups(block: str) -> list[tuple[str, str]]:
+    """``[(title, text), ...]`` of a README block's ``**title**`` paragraphs (text before the first: title "")."""
+    parts = re.split(r"^\*\*(.+?)\*\*[ \t]*$", block, flags=re.M)
+    return [("", parts[0])] + [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
+
+
+def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA) -> tuple[list[str], list[str]]:
+    """``(problems, notes)``: every conclusion bullet of ``block`` against the run's own verdict
+    (:func:`conclusions` of that run alone). A stated ``above`` / ``below`` must come out the same; a ``no
+    difference detected`` whose comparison now shows a difference larger than the README's detectable effect is a
+    problem, a smaller significant one a note (one run alone is what the rule refuses to conclude from). A
+    conclusion the run lacks is a problem."""
+    problems: list[str] = []
+    notes: list[str] = []
+    new = conclusions([results_dir], alpha=alpha)
+    seen = 0
+    for m in _BULLET.finditer(block):
+        seen += 1
+        a, b, sec, met, verdict = m["a"], m["b"], m["section"].lower(), m["metric"], m["verdict"]
+        name = f"{m['section']} {met}, {a} vs {b}"
+        row = new[(new.A == a) & (new.B == b) & (new.section == sec) & (new.metric == met)] if len(new) else new
+        if not len(row):
+            problems.append(f"{name}: not in the run's tables")
+            continue
+        r = row.iloc[0]
+        seen_as = f"diff {r['diff']:+.3f}, {_fmt_p(r.p_value)}, {int(r.same_sign)} of {int(r.seeds)} seeds"
+        if verdict != NO_DIFF:
+            if r.verdict != verdict:
+                problems.append(f"{name}: the README says {verdict}; this run: {r.verdict} ({seen_as})")
+        elif r.verdict != NO_DIFF:
+            mde_m = _MDE.search(m["rest"])
+            mde = float(mde_m.group(1)) if mde_m else float("nan")
+            msg = f"{name}: the README detects no difference; this run: {r.verdict} ({seen_as})"
+            if np.isfinite(mde) and abs(r["diff"]) > mde:
+                problems.append(msg + f", larger than the detectable {mde:.3f}")
+            else:
+                notes.append(msg + " in this one run")
+    if not seen:
+        notes.append("the README states no conclusions to compare")
+    return problems, notes
+
+
+def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10,
+                   alpha: float = ALPHA) -> tuple[list[str], list[str]]:
+    """``(problems, notes)`` of a README block against a run on another kernel path or other library versions:
+    the :data:`MACHINE_INDEPENDENT` paragraphs number by number (``claims.check_block``) and the conclusions by
+    :func:`check_verdicts`. Nothing else is compared: other numbers move with the kernel path."""
+    from sdrlib.experiments.claims import check_block  # claims imports this module for its groups
+
+    problems: list[str] = []
+    for title, text in split_groups(block):
+        if title in MACHINE_INDEPENDENT:
+            problems += check_block(text, results_dir, min_int=min_int)
+    more, notes = check_verdicts(block, results_dir, alpha=alpha)
+    return problems + more, notes

@@ -1,0 +1,133 @@
+"""Conclusions that hold across runs on other kernel paths (sdrlib.experiments.conclusions) and the two modes of
+``scripts/readme_numbers.py --check``: exact on the README run's machine, tolerant elsewhere."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sdrlib.experiments import claims, conclusions as C
+
+ROOT = Path(__file__).resolve().parents[2]
+MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "torch_cpu_capability": "AVX2",
+           "logical_cpus": 2, "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "numpy": "2.4.6"}}
+
+
+def _run(folder: Path, rows: dict[str, tuple[float, float, str]], machine: dict | None = MACHINE) -> Path:
+    """A results folder with a grpo_significance table: config -> (diff, p, same_sign) against SFT."""
+    folder.mkdir(parents=True)
+    pd.DataFrame([dict(A=a, B="SFT", section="findings", metric="clinical_f1_macro14@labeler", value_a=0.2,
+                       value_b=0.2 - d, diff=d, ci_low=d - 0.05, ci_high=d + 0.05, p_value=p, seed_sd=0.02,
+                       same_sign=s, n_seeds=3) for a, (d, p, s) in rows.items()]
+                 ).to_csv(folder / "grpo_significance.csv", index=False)
+    pd.DataFrame({"statistic": ["distinct_words"], "this corpus": [1006], "IU-Xray reference": [None],
+                  "counts": ["Findings + Impression words"]}).to_csv(folder / "00_report_language.csv", index=False)
+    if machine is not None:
+        (folder / "machine.json").write_text(json.dumps(machine))
+    return folder
+
+
+ROWS = {"G-CARL": (-0.065, 0.020, "3 of 3"), "R_exact": (0.004, 0.9, "1 of 3"), "R_Haus": (-0.07, 0.01, "2 of 3"),
+        "EditGRPO": (0.06, 0.001, "3 of 3")}
+
+
+def test_detectable_effect_and_seeds_needed():
+    t = stats.t.ppf(0.975, 2) + stats.t.ppf(0.8, 2)
+    assert C.detectable_effect(0.02, 3) == pytest.approx(t * 0.02 / 3 ** 0.5)
+    assert C.detectable_effect(0.02, 10) < C.detectable_effect(0.02, 5) < C.detectable_effect(0.02, 3)
+    k = C.seeds_needed(0.03, 0.02)
+    assert C.detectable_effect(0.02, int(k)) <= 0.03 < C.detectable_effect(0.02, int(k) - 1)
+    assert pd.isna(C.seeds_needed(0.0, 0.02)) and pd.isna(C.detectable_effect(0.02, 1))
+
+
+def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
+    a = _run(tmp_path / "a", ROWS)
+    b = _run(tmp_path / "b", {**ROWS, "G-CARL": (-0.007, 0.78, "2 of 3"), "EditGRPO": (0.05, 0.004, "3 of 3")})
+    one = C.conclusions([a]).set_index("A").verdict
+    # p < 0.05 with every seed agreeing; R_Haus has p < 0.05 but one seed the other way
+    assert one.to_dict() == {"G-CARL": "below", "R_exact": C.NO_DIFF, "R_Haus": C.NO_DIFF, "EditGRPO": "above"}
+    two = C.conclusions([a, b]).set_index("A")
+    assert two.verdict["G-CARL"] == C.NO_DIFF  # flips on the other kernel path: no conclusion
+    assert two.verdict["EditGRPO"] == "above" and two.diff_2["G-CARL"] == -0.007
+    flipped = _run(tmp_path / "c", {**ROWS, "EditGRPO": (-0.05, 0.004, "3 of 3")})
+    assert C.conclusions([a, flipped]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF
+
+
+def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
+    a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
+    lines = C.conclusion_lines([a, b], labels=["avx2", "aten default"])
+    assert (a / "conclusions.csv").is_file() and "each of 2 runs (avx2, aten default)" in lines[0]
+    text = "\n".join(lines)
+    assert "G-CARL vs SFT: below in each of the 2 runs" in text
+    assert "R_exact vs SFT: no difference detected at this size" in text and "detectable at this size: 0." in text
+    block = claims.results_section(a, also=[b], labels=["avx2", "aten default"])
+    assert claims.check_block(claims.marked_block(block), a) == []
+    assert C.readme_machine(block)["kernel_path"] == "avx2"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_check_is_exact_on_the_same_machine_and_tolerant_elsewhere(tmp_path, capsys):
+    mod = _script()
+    a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
+    assert mod.main([str(a), "--also", str(b)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text(capsys.readouterr().out)
+    # another run on the README's machine: exact (every number); its conclusions agree
+    same = _run(tmp_path / "same", ROWS)
+    assert mod.main([str(a), "--check", str(readme)]) == 0
+    assert "exact check" in capsys.readouterr().err
+    # the new run has no conclusions.csv: the conclusions' numbers are not checked, their verdicts are
+    assert mod.main([str(same), "--check", str(readme)]) == 0
+    # another kernel path, other numbers, the same conclusions: tolerant, and it passes
+    moved = {k: (d * 1.3, p / 2, s) for k, (d, p, s) in ROWS.items()}
+    other = _run(tmp_path / "other", moved, {**MACHINE, "kernel_path": "native", "cpu_model": "Intel Xeon",
+                                             "avx512": True, "torch_cpu_capability": "AVX512"})
+    assert mod.main([str(other), "--check", str(readme)]) == 0
+    err = capsys.readouterr().err
+    assert "tolerant check (kernel path avx2 vs native" in err and "0 problem(s)" in err
+    assert mod.main([str(other), "--check", str(readme), "--mode", "exact"]) == 1  # its numbers differ
+    # tolerant still checks the corpus statistics number by number ...
+    pd.DataFrame({"statistic": ["distinct_words"], "this corpus": [1007], "IU-Xray reference": [None],
+                  "counts": ["Findings + Impression words"]}).to_csv(other / "00_report_language.csv", index=False)
+    assert mod.main([str(other), "--check", str(readme)]) == 1
+    assert "1006 is in none of" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"G-CARL": (-0.007, 0.78, "2 of 3")}, "G-CARL vs SFT: the README says below; this run: no difference"),
+    ({"EditGRPO": (-0.06, 0.001, "3 of 3")}, "EditGRPO vs SFT: the README says above; this run: below"),
+    ({"R_exact": (0.2, 0.001, "3 of 3")}, "R_exact vs SFT: the README detects no difference; this run: above"),
+    ({"R_exact": (0.2, 0.001, "3 of 3")}, "larger than the detectable"),
+])
+def test_tolerant_check_fails_when_a_conclusion_does_not_hold(tmp_path, capsys, change, problem):
+    mod = _script()
+    a = _run(tmp_path / "a", ROWS)
+    assert mod.main([str(a)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text(capsys.readouterr().out)
+    other = _run(tmp_path / "other", {**ROWS, **change}, {**MACHINE, "kernel_path": "native"})
+    assert mod.main([str(other), "--check", str(readme)]) == 1
+    assert problem in capsys.readouterr().out
+
+
+def test_a_small_significant_difference_against_no_difference_is_a_note(tmp_path, capsys):
+    mod = _script()
+    a = _run(tmp_path / "a", ROWS)
+    mod.main([str(a)])
+    readme = tmp_path / "README.md"
+    readme.write_text(capsys.readouterr().out)
+    other = _run(tmp_path / "other", {**ROWS, "R_exact": (0.01, 0.04, "3 of 3")}, None)  # no machine record
+    assert mod.main([str(other), "--check", str(readme)]) == 0
+    err = capsys.readouterr().err
+    assert "machine.json is missing" in err and "note: Findings clinical_f1_macro14, R_exact vs SFT" in err
