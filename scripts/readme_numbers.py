@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(claims.numbers_in(checked, min_int=a.min_int))
         what = f"{n} numbers and the conclusions checked"
     else:
-        problems, notes = conclusions.check_tolerant(block, a.results_dir, min_int=a.min_int)
+        problems, notes = claims.check_tolerant(block, a.results_dir, min_int=a.min_int)
         what = "the machine-independent numbers and the conclusions checked"
     for p in problems:
         print(p)

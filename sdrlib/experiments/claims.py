@@ -37,7 +37,7 @@ from sdrlib.experiments import conclusions as _conclusions
 
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
-           "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
+           "numbers_in", "sweeping_words", "check_block", "check_tolerant", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
            "selection_recall"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -539,3 +539,16 @@ def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> lis
             if not _found(num, pool):
                 problems.append(f"{num} is in none of {[p.name for p in files]}: {chunk.strip()[:100]!r}")
     return problems
+
+
+def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10) -> tuple[list[str], list[str]]:
+    """``(problems, notes)`` of a README block against a run on another kernel path or other library versions:
+    the paragraphs that do not depend on the machine (``conclusions.MACHINE_INDEPENDENT``: the corpus statistics)
+    number by number (:func:`check_block`) and the conclusions by ``conclusions.check_verdicts``. Nothing else is
+    compared: other numbers move with the kernel path."""
+    problems: list[str] = []
+    for title, text in _conclusions.split_groups(block):
+        if title in _conclusions.MACHINE_INDEPENDENT:
+            problems += check_block(text, results_dir, min_int=min_int)
+    more, notes = _conclusions.check_verdicts(block, results_dir)
+    return problems + more, notes

@@ -15,7 +15,7 @@ seeds a difference of the observed size would need (:func:`seeds_needed`).
 - :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``scripts/readme_numbers.py``);
 - :func:`readme_machine`, :func:`check_mode`: which check a run gets against a README: **exact** (every number,
   ``claims.check_block``) when its ``machine.json`` has the README run's kernel path and library versions,
-  **tolerant** otherwise (:func:`check_tolerant`: the machine-independent paragraphs exactly, and of the
+  **tolerant** otherwise (``claims.check_tolerant``: the machine-independent paragraphs exactly, and of the
   conclusions only what they rest on: a stated difference must have the same direction and p < alpha in the new
   run; a "no difference detected" is contradicted only by a difference larger than the detectable effect the README
   states, significant in every seed).
@@ -42,7 +42,7 @@ from sdrlib.io import atomic_write_text
 from sdrlib.numerics import same_kernel_path
 
 __all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "conclusions", "conclusion_lines",
-           "machine_lines", "readme_machine", "check_mode", "check_tolerant", "MACHINE_FILE", "TABLE",
+           "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
            "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups"]
 
 ALPHA, POWER = 0.05, 0.8
@@ -291,18 +291,3 @@ def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA)
     if not seen:
         notes.append("the README states no conclusions to compare")
     return problems, notes
-
-
-def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10,
-                   alpha: float = ALPHA) -> tuple[list[str], list[str]]:
-    """``(problems, notes)`` of a README block against a run on another kernel path or other library versions:
-    the :data:`MACHINE_INDEPENDENT` paragraphs number by number (``claims.check_block``) and the conclusions by
-    :func:`check_verdicts`. Nothing else is compared: other numbers move with the kernel path."""
-    from sdrlib.experiments.claims import check_block  # claims imports this module for its groups
-
-    problems: list[str] = []
-    for title, text in split_groups(block):
-        if title in MACHINE_INDEPENDENT:
-            problems += check_block(text, results_dir, min_int=min_int)
-    more, notes = check_verdicts(block, results_dir, alpha=alpha)
-    return problems + more, notes
