@@ -294,10 +294,11 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
             os.environ["SDR_ROOT"] = str(_check_out(out))
         except UsageError as e:
             return _usage(e)
+    # before preflight loads torch here and before any kernel starts: kernels inherit the environment
+    numerics.pin_kernel_path(cfg.kernel_path)
     missing = preflight(cfg)
     if missing:
         return _usage(f"profile {cfg.name!r} cannot run here: " + "; ".join(missing))
-    numerics.pin_kernel_path(cfg.kernel_path)  # before any kernel starts: kernels inherit the environment
     try:
         import papermill as pm
         from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
