@@ -209,3 +209,30 @@ def same_kernel_path(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     if ca and cb and ca != cb:
         diffs.append(f"torch CPU capability {ca} vs {cb}")
     return diffs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m sdrlib.numerics``: this machine's record as JSON (torch, NumPy and numba loaded first);
+    ``--export``: the pins as shell ``export`` lines for this CPU (nothing where it has no AVX2 path), e.g.
+    ``eval "$(.venv/bin/python -m sdrlib.numerics --export)"; .venv/bin/jupyter lab`` pins a JupyterLab session
+    as ``run_all.sh`` pins its notebooks."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m sdrlib.numerics", description=main.__doc__.split(";")[0])
+    ap.add_argument("--export", action="store_true", help="print the pins as shell export lines")
+    a = ap.parse_args(argv)
+    if a.export:
+        env: dict[str, str] = {}
+        pin_kernel_path("avx2", env)
+        print("\n".join(f"export {k}={v}" for k, v in env.items()))
+        return 0
+    import numpy  # noqa: F401  (loaded so that the record has their fields)
+    import torch  # noqa: F401
+
+    print(json.dumps(machine_record(), indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -87,3 +87,12 @@ def test_a_process_started_with_the_pins_records_them():
                                     check=True).stdout)
     assert rec["kernel_path"] == "avx2" and rec["torch_cpu_capability"] == "AVX2"
     assert rec["env"]["MKL_CBWR"] == "AVX2" and rec["torch_threads"] >= 1
+
+
+def test_export_prints_the_pins_for_a_shell(capsys):
+    assert numerics.main(["--export"]) == 0
+    lines = capsys.readouterr().out.split()
+    if numerics.can_pin():
+        assert [ln for ln in lines if ln != "export"] == [f"{k}={v}" for k, v in KERNEL_PINS.items()]
+    else:
+        assert lines == []
