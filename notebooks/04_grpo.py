@@ -351,7 +351,7 @@ positives.round(3)
 
 # %% [markdown]
 # ### Decomposing the drop
-# Why does every configuration, R_fmt included, lower Findings macro F1 below SFT? Three suspects (issue 27):
+# Why did every configuration, R_fmt included, lower Findings macro F1 below SFT in earlier runs (`ef27b0d`)? Three suspects (issue 27):
 # (a) **drift without signal**: the `noise` control (`sdrlib.rewards.methods.control`) trains exactly like the
 # others with a hashed uniform reward that says nothing about format or content, so its advantages are pure noise
 # and its change from SFT is what the optimiser, learning rate and loss do alone (`const`, reward 1 everywhere,
@@ -469,6 +469,22 @@ sig_cols = ["A", "B", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd
 print(protocol)
 (sig[(sig.section == "findings") & sig.metric.str.split("@").str[0].isin(show)][sig_cols]
  .assign(metric=lambda t: t.metric.str.split("@").str[0]).round(3) if len(sig) else sig)
+
+# %% [markdown]
+# ### What this run concludes
+# A configuration is called above or below another only when the test over seeds **and** studies gives p < 0.05
+# **and** every seed's difference has the mean's sign (`sdrlib.experiments.conclusions`); everything else reads "no
+# difference detected at this size", with the smallest difference this test would detect with 80 % power at this
+# run's seed spread and the seeds a difference of the observed size would need. The README's conclusions add one
+# more condition: the same verdict in a run of the same commit on another CPU kernel path (README, "Machines and
+# kernel paths"), because the trained weights, and with them these differences, move with the kernel path.
+
+# %%
+from sdrlib.experiments.conclusions import conclusions
+
+verdicts = conclusions([cfg.results_dir])
+(verdicts[["A", "B", "metric", "diff", "p_value", "same_sign", "seeds", "mde", "seeds_needed", "verdict"]]
+ .rename(columns={"mde": "detectable (80 % power)", "same_sign": "seeds with its sign"}).round(3))
 
 # %% [markdown]
 # ## 7. Sample generations
