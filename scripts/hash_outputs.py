@@ -14,7 +14,8 @@ Usage::
     python scripts/hash_outputs.py ROOT --compare before.json      # compare another run with them
 
 ``--compare`` prints one line per file that differs, is missing or is new, and exits 1 when any
-value-bearing file differs (a table's timing-free hash or a model file), 0 otherwise.
+value-bearing file differs (a table's timing-free hash or a model file), 0 otherwise, 2 with one line naming a file
+it cannot read (a table that is not UTF-8, a `--compare` file that is not its JSON object, no results/ folder).
 
 Left out: figures (PNG bytes depend on the matplotlib build and fonts) and executed notebooks (they
 carry times and paths); run keys (``run_key.json``) change by design when the code moves.
@@ -43,12 +44,24 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def csv_without_timing(data: bytes) -> bytes:
-    """The CSV ``data`` with every column whose header looks like a timing dropped (``TIMING``).
+class Unreadable(Exception):
+    """A file this script reads is not what it should be; the message names it (exit 2, one line)."""
+
+
+def csv_without_timing(data: bytes, name: str = "the table") -> bytes:
+    """The CSV ``data`` with every column whose header looks like a timing dropped (``TIMING``); a table that is
+    not UTF-8 text raises :class:`Unreadable` naming ``name``.
 
     Example: ``b"name,seconds\\nchamfer,1.2\\n"`` -> ``b"name\\r\\nchamfer\\r\\n"``.
     """
-    rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Unreadable(f"{name}: not UTF-8 text (byte {e.start}); a result table is a UTF-8 CSV") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as e:
+        raise Unreadable(f"{name}: not a CSV table ({e})") from None
     if not rows:
         return data
     keep = [i for i, h in enumerate(rows[0]) if not TIMING.search(h)]
@@ -63,7 +76,7 @@ def hash_outputs(root: Path) -> dict[str, dict[str, str]]:
     """``{relative path: {"sha256": ..., ["values": ...]}}`` for the tables and final model files under ``root``."""
     root = Path(root)
     if not (root / "results").is_dir():
-        raise SystemExit(f"hash_outputs: {root} has no results/ folder (pass the root a run wrote, e.g. --out)")
+        raise Unreadable(f"{root} has no results/ folder (pass the root a run wrote, e.g. --out)")
     files = sorted(p for p in (root / "results").iterdir()
                    if p.is_file() and p.suffix in (".csv", ".md") and not p.name.endswith(".meta.json"))
     files += sorted(p for p in (root / "runs").glob("**/final/*") if p.is_file()) if (root / "runs").is_dir() else []
@@ -72,7 +85,7 @@ def hash_outputs(root: Path) -> dict[str, dict[str, str]]:
         data = p.read_bytes()
         entry = {"sha256": _sha(data)}
         if p.suffix == ".csv":
-            entry["values"] = _sha(csv_without_timing(data))
+            entry["values"] = _sha(csv_without_timing(data, str(p)))
         out[p.relative_to(root).as_posix()] = entry
     return out
 
@@ -99,7 +112,35 @@ def compare(now: dict[str, dict[str, str]], before: dict[str, dict[str, str]]) -
     return lines, bad
 
 
+def read_hashes(path: Path) -> dict[str, dict[str, str]]:
+    """Hashes written earlier by this script (``--compare``): a JSON object of path -> {"sha256": ...,
+    ["values": ...]}; anything else raises :class:`Unreadable` naming the file and what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror or type(e).__name__})") from None
+    except UnicodeDecodeError as e:
+        raise Unreadable(f"{path}: not UTF-8 text (byte {e.start}); expected this script's JSON output") from None
+    except json.JSONDecodeError as e:
+        raise Unreadable(f"{path}: not JSON (line {e.lineno}: {e.msg}); expected this script's output") from None
+    if not isinstance(data, dict):
+        raise Unreadable(f"{path}: a JSON {type(data).__name__}, not the object of path -> hashes this script writes")
+    for k, v in data.items():
+        if not (isinstance(v, dict) and isinstance(v.get("sha256"), str)):
+            raise Unreadable(f"{path}: entry {k!r} is not {{\"sha256\": ...}} (not this script's output)")
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0 (hashes printed, or every value identical), 1 (values differ), 2 (a file it cannot read)."""
+    try:
+        return _main(argv)
+    except Unreadable as e:
+        print(f"hash_outputs: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", type=Path, help="output root of a run (the --out of run_all.sh)")
     ap.add_argument("--compare", type=Path, metavar="JSON", help="hashes written earlier by this script")
@@ -109,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(now, sys.stdout, indent=1, sort_keys=True)
         print()
         return 0
-    lines, bad = compare(now, json.loads(a.compare.read_text()))
+    lines, bad = compare(now, read_hashes(a.compare))
     for line in lines:
         print(line)
     n_model = sum(1 for k in now if "/final/" in k)

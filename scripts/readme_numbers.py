@@ -28,9 +28,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdrlib.experiments import claims, conclusions  # noqa: E402
+from sdrlib.results import ResultTableError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; exit 0 (printed, or the check passed), 1 (problems found), 2 (bad usage or a file it
+    cannot read: one line naming the file)."""
+    try:
+        return _main(argv)
+    except ResultTableError as e:
+        print(f"readme_numbers: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results_dir", type=Path, help="a run's results/ folder")
     ap.add_argument("--check", type=Path, metavar="README", help="check the marked block of this file instead")
@@ -49,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(claims.results_section(a.results_dir, also=a.also, labels=a.label))
         return 0
     try:
-        block = claims.marked_block(a.check.read_text())
+        block = claims.marked_block(a.check.read_text(encoding="utf-8"))
+    except OSError as e:
+        print(f"readme_numbers: {a.check}: cannot read ({e.strerror or type(e).__name__})", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:
+        print(f"readme_numbers: {a.check}: not UTF-8 text (byte {e.start})", file=sys.stderr)
+        return 2
     except ValueError as e:
         print(f"{a.check}: {e}", file=sys.stderr)
         return 1

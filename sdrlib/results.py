@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
-           "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS"]
+           "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS",
+           "ResultTableError", "read_result_table", "TABLES_READ"]
 
 DPI = 150
 RECORDED_VERSIONS = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
@@ -109,6 +110,36 @@ def save_fig(fig: "Figure", name: str, cfg: Any) -> Path:
     atomic_save(path, lambda p: fig.savefig(p, dpi=DPI, bbox_inches="tight", format="png",
                                             metadata={"Software": None}))
     return path
+
+
+class ResultTableError(SDRError, ValueError):
+    """A result file a reader needs is unreadable: not UTF-8 text, empty, not a table, or without a column it
+    needs. The message names the file and what is wrong (``scripts/readme_numbers.py`` prints it, exit 2)."""
+
+
+#: every table :func:`read_result_table` read, in order (a caller clears it to learn which files one step read)
+TABLES_READ: list[Path] = []
+
+
+def read_result_table(results_dir: str | Path, name: str) -> "pd.DataFrame | None":
+    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it.
+
+    A file that exists but cannot be read as a CSV table (binary or not UTF-8, empty, malformed) raises
+    :class:`ResultTableError` naming it. Each file read is appended to :data:`TABLES_READ`."""
+    import pandas as pd
+
+    p = Path(results_dir) / f"{name}.csv"
+    if not p.is_file():
+        return None
+    TABLES_READ.append(p)
+    try:
+        return pd.read_csv(p, encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultTableError(f"{p}: not UTF-8 text (byte {e.start}); a result table is a UTF-8 CSV") from None
+    except pd.errors.EmptyDataError:
+        raise ResultTableError(f"{p}: empty (no header row); re-run the notebook that writes it") from None
+    except (pd.errors.ParserError, ValueError) as e:
+        raise ResultTableError(f"{p}: not a CSV table ({' '.join(str(e).split())[:120]})") from None
 
 
 def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.experiments import conclusions as _conclusions
+from sdrlib.results import TABLES_READ, ResultTableError, read_result_table
 
 __all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
@@ -45,9 +46,9 @@ _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def read_table(results_dir: str | Path, name: str) -> pd.DataFrame | None:
-    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it."""
-    p = Path(results_dir) / f"{name}.csv"
-    return pd.read_csv(p) if p.is_file() else None
+    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it
+    (:func:`sdrlib.results.read_result_table`: an unreadable file raises ``ResultTableError`` naming it)."""
+    return read_result_table(results_dir, name)
 
 
 def _rows(results_dir: str | Path, name: str) -> pd.DataFrame | None:
@@ -204,7 +205,11 @@ def positive_findings(results_dir: str | Path, *, table: str = "grpo_positive_fi
     """The share of Findings sections with no positive finding (labeler), per configuration: more or fewer
     normal reports than ``base``, and where the references are."""
     t = read_table(results_dir, table)
-    if t is None or column not in t.columns or base not in set(t.config):
+    if t is None:
+        return []
+    if column not in t.columns:
+        raise KeyError(column)  # named with its file by results_section
+    if base not in set(t.config):  # a run without the base policy has nothing to compare against
         return []
     v = {_name(r) if r.config not in (base, "reference") else r.config: float(r[column]) for _, r in t.iterrows()}
     b = v[base]
@@ -223,8 +228,10 @@ def report_language(results_dir: str | Path, *, table: str = "00_report_language
     ``counts`` column when the table has one) and no comparison where the reference counts something else
     (an empty reference cell)."""
     t = read_table(results_dir, table)
-    if t is None or ours not in t.columns:
+    if t is None:
         return []
+    if ours not in t.columns:
+        raise KeyError(ours)  # named with its file by results_section
     parts = []
     for _, r in t.iterrows():
         what = f" ({r['counts']})" if "counts" in t.columns and pd.notna(r["counts"]) else ""
@@ -440,7 +447,13 @@ def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., 
     parts = [BEGIN] if markers else []
     parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
     for title, fn in groups.items():
-        lines = fn(results_dir)
+        TABLES_READ.clear()
+        try:
+            lines = fn(results_dir)
+        except (KeyError, AttributeError) as e:  # a table without a column its paragraph reads
+            names = ", ".join(str(p) for p in dict.fromkeys(TABLES_READ)) or "its tables"
+            raise ResultTableError(f"{names}: no column {e} (read for the paragraph {title!r}); re-run the "
+                                   "notebook that writes it") from None
         if lines:
             parts += ["", f"**{title}**", "", *lines]
     if markers:
@@ -491,7 +504,11 @@ def sweeping_words(text: str) -> list[str]:
 def _pool(paths: Iterable[Path]) -> list[float]:
     vals = []
     for p in paths:
-        vals += [float(x) for x in _NUM.findall(p.read_text())]
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ResultTableError(f"{p}: not UTF-8 text (byte {e.start}); a result table is a UTF-8 CSV") from None
+        vals += [float(x) for x in _NUM.findall(text)]
     return vals
 
 

@@ -40,6 +40,7 @@ from scipy import stats
 
 from sdrlib.io import atomic_write_text
 from sdrlib.numerics import same_kernel_path
+from sdrlib.results import ResultTableError, read_result_table
 
 __all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "conclusions", "conclusion_lines",
            "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
@@ -91,8 +92,7 @@ def _bootstrap_mde(ci_low: float, ci_high: float, *, alpha: float = ALPHA, power
 def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.DataFrame:
     rows = []
     need = {"A", "B", "section", "metric", "diff", "p_value"}  # older tables (per-seed tests) give no conclusions
-    p = results_dir / "grpo_significance.csv"
-    t = pd.read_csv(p) if p.is_file() else None
+    t = read_result_table(results_dir, "grpo_significance")
     if t is not None and need <= set(t.columns):
         t = t[(t.section == section) & t.B.isin(["SFT", "R_Cham"])]
         for _, r in t.iterrows():
@@ -105,8 +105,7 @@ def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.
             rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]),
                              p_value=float(r.p_value), seeds=k, same_sign=same, seed_sd=sd,
                              mde=detectable_effect(sd, k), seeds_needed=seeds_needed(float(r["diff"]), sd)))
-    p = results_dir / "sft_vs_baselines_significance.csv"
-    t = pd.read_csv(p) if p.is_file() else None
+    t = read_result_table(results_dir, "sft_vs_baselines_significance")
     if t is not None and need - {"A"} | {"ci_low", "ci_high"} <= set(t.columns):
         for _, r in t[t.section == section].iterrows():
             m = str(r.metric).split("@")[0]
@@ -201,12 +200,18 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
 
 # --------------------------------------------------------------------------- the machine a run came from
 def read_machine(results_dir: str | Path) -> dict | None:
-    """A run's ``machine.json`` (written by ``sdrlib.runner``), or None when the run has none."""
+    """A run's ``machine.json`` (written by ``sdrlib.runner``), or None when the run has none; a file that is not
+    a JSON object raises ``ResultTableError`` naming it."""
     p = Path(results_dir) / MACHINE_FILE
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not p.is_file():
         return None
+    try:
+        rec = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ResultTableError(f"{p}: not a JSON machine record ({type(e).__name__})") from None
+    if not isinstance(rec, dict):
+        raise ResultTableError(f"{p}: not a JSON object (a {type(rec).__name__})")
+    return rec
 
 
 def _key_fields(m: dict) -> dict:

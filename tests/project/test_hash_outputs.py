@@ -47,5 +47,6 @@ def test_csv_without_timing_drops_only_timing_columns():
 
 
 def test_a_root_without_results_is_refused(tmp_path):
-    with pytest.raises(SystemExit, match="no results"):
+    with pytest.raises(hash_outputs.Unreadable, match="no results"):
         hash_outputs.hash_outputs(tmp_path)
+    assert hash_outputs.main([str(tmp_path)]) == 2  # one line on stderr, not a traceback
