@@ -374,10 +374,14 @@ def _check_budget(time_budget_s: object) -> "float | None":
         return None
     ok = isinstance(time_budget_s, (int, float, np.integer, np.floating)) \
         and not isinstance(time_budget_s, (bool, np.bool_))
-    if not ok or not math.isfinite(float(time_budget_s)) or float(time_budget_s) <= 0:
-        raise DistanceSpecError(f"time_budget_s must be None or a positive finite number of seconds, "
-                                f"got {time_budget_s!r}")
-    return float(time_budget_s)
+    try:
+        value = float(time_budget_s) if ok else math.nan
+    except OverflowError:  # an int beyond float range (10**400): not a usable number of seconds
+        value = math.inf
+    if not math.isfinite(value) or value <= 0:
+        shown = repr(time_budget_s) if len(repr(time_budget_s)) <= 40 else repr(time_budget_s)[:37] + "..."
+        raise DistanceSpecError(f"time_budget_s must be None or a positive finite number of seconds, got {shown}")
+    return value
 
 
 def _watched(kernel: Callable, args: tuple, budget: _Budget, what: str, work: float = np.inf) -> None:

@@ -178,7 +178,8 @@ def test_time_budget_is_honoured(monkeypatch):
     assert time.monotonic() - t0 < 2 * (FIRE_AFTER_S + LANDS_WITHIN_S)
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "10", True, [1.0]])
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "10", True, [1.0], 10**400, -(10**400),
+                                 np.float64("inf"), np.int64(0)])
 def test_unusable_time_budget_is_refused(bad):
     A = random_sets(np.random.default_rng(0), 2, 8, n_min=2, n_max=3)
     with pytest.raises(DistanceSpecError, match="time_budget_s"):
