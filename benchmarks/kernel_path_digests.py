@@ -7,7 +7,7 @@ paths, thread counts and loads, one policy digest each (``sdrlib.numerics``; REA
 
 Each row is a fresh ``python -m sdrlib.training --profile smoke --stage sft --force`` (then ``--stage grpo`` with
 ``--stage grpo``) in its own output root, with the row's environment on top of a clean one (the pins of
-``sdrlib.numerics`` removed first) and ``--set kernel_path=native`` (so the command pins nothing itself), except
+``sdrlib.numerics`` and the thread-count variables removed first: "native" is the machine's defaults) and ``--set kernel_path=native`` (so the command pins nothing itself), except
 the "pinned" rows, which train with the profile's own ``kernel_path: avx2``. "busy" runs a CPU-bound process on every core
 while it trains. Rows whose digest equals the first row's say "same"; the table is printed as Markdown and, with
 ``--out FILE``, written as CSV.
@@ -36,6 +36,8 @@ SETTINGS: dict[str, tuple[dict[str, str], bool]] = {
     "native again": ({}, False),
     "busy": ({}, True),
     "omp2": ({"OMP_NUM_THREADS": "2"}, False),
+    "numba 1 thread": ({"NUMBA_NUM_THREADS": "1"}, False),
+    "openblas 1 thread": ({"OPENBLAS_NUM_THREADS": "1"}, False),
     "pinned (avx2)": (dict(KERNEL_PINS), False),
     "pinned, busy": (dict(KERNEL_PINS), True),
     "aten default": ({"ATEN_CPU_CAPABILITY": "default"}, False),
@@ -81,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in SETTINGS]
     if unknown:
         ap.error(f"unknown rows {unknown}; choose from {list(SETTINGS)}")
-    base = {k: v for k, v in os.environ.items() if k not in KERNEL_PINS}
+    threads = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+    base = {k: v for k, v in os.environ.items() if k not in KERNEL_PINS and k not in threads}
     base["PYTHONPATH"] = str(ROOT)
     rows = []
     first = None
