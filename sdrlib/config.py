@@ -103,27 +103,6 @@ def _distance_setting(name: str, where: str) -> None:
                       "hung_pen_<alpha>, partial_<rho>)")
 
 
-def _same_key(keyf: Any, value: Any) -> Any:
-    """``keyf(value)`` (a canonical form), or the value itself where there is none or ``keyf`` refuses it (the
-    item's own check then reports it)."""
-    if keyf is None:
-        return ("as written", value)
-    try:
-        return keyf(value)
-    except Exception:  # noqa: BLE001 - a malformed item is the "each" check's to report, with its own message
-        return ("as written", value)
-
-
-def _distance_key(name: str) -> tuple:
-    """What a distance setting computes, whatever its spelling (``sinkhorn_0.1`` = ``sinkhorn_0.10``)."""
-    return registry.get(name).key
-
-
-def _reward_key(name: str) -> tuple:
-    """What a reward configuration trains, whatever its spelling (``chamfer_recall_1`` = ``chamfer_recall_1.0``)."""
-    return parse_reward(name).key
-
-
 def _reward_name(name: str, where: str) -> None:
     """Refuse a reward configuration :func:`sdrlib.rewards.parse_reward` refuses (its message names the valid ones)."""
     try:
@@ -179,7 +158,7 @@ class EmbeddingConfig:
 @dataclass(frozen=True)
 class DistancesConfig:
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff"],
-                             metadata={"nonempty": True, "unique": _distance_key, "each": _distance_setting,
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
                                        "help": "registered distance settings to evaluate"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for the batched engine"})
 
@@ -257,7 +236,7 @@ class GRPOConfig:
     :mod:`sdrlib.rewards.methods`); profiles are built with :func:`_grpo_class`, this class plus those."""
 
     rewards: list[str] = field(default_factory=lambda: ["fmt", "exact", "chamfer", "hausdorff"],
-                               metadata={"nonempty": True, "unique": _reward_key, "each": _reward_name,
+                               metadata={"nonempty": True, "unique": True, "each": _reward_name,
                                          "help": "reward configurations run after SFT"})
     max_steps: int = field(default=50, metadata={"min": 1, "help": "GRPO optimizer steps"})
     learning_rate: float = field(default=2.0e-5, metadata={"gt": 0, "help": "AdamW learning rate"})
@@ -285,7 +264,7 @@ class GRPOConfig:
         "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     eval_n: int = field(default=0, metadata={"min": 0,
         "help": "test studies scored per configuration and seed (0 = all)"})
-    ablations: list[str] = field(default_factory=list, metadata={"unique": _reward_key, "each": _reward_name,
+    ablations: list[str] = field(default_factory=list, metadata={"unique": True, "each": _reward_name,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
 
@@ -328,14 +307,14 @@ class SelectionConfig:
                 "and 06 alike; 0 = all of it, embedding.bank_size)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "ot", "sinkhorn_0.1", "hung_nn",
                                                       "partial_adaptive"],
-                             metadata={"nonempty": True, "unique": _distance_key, "each": _distance_setting,
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
                                        "help": "distance settings swept (eq. 7)"})
     aggregations: list[str] = field(default_factory=lambda: list(SELECTION_AGGREGATIONS),
                                     metadata={"nonempty": True, "unique": True, "each": _aggregation,
                                               "help": "aggregations over the bank swept (eq. 8): min | avg | knn"})
     knn_k: int = field(default=5, metadata={"min": 1,
         "help": "neighbours of the knn aggregation (the paper does not state k; clipped to the bank size)"})
-    policies: list[str] = field(default_factory=list, metadata={"unique": _reward_key,
+    policies: list[str] = field(default_factory=list, metadata={"unique": True,
         "help": "local policies sampled: sft and/or GRPO configurations of grpo.rewards (empty = all of them)"})
     api_models: list[str] = field(default_factory=list, metadata={"unique": True,
         "help": "OpenAI-compatible models to draw candidates from (empty = none; needs api_base_url)"})
@@ -389,14 +368,14 @@ class PruningConfig:
         "help": "tokens a candidate may spend on one sentence (round) before it counts as ready"})
     n_test: int = field(default=24, metadata={"min": 0, "help": "test studies decoded live (0 = all)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "hung_nn"],
-                             metadata={"nonempty": True, "unique": _distance_key, "each": _distance_setting,
+                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
                                        "help": "distance settings compared (Tables 4 / 29)"})
-    live_names: list[str] = field(default_factory=lambda: ["chamfer"], metadata={"unique": _distance_key,
+    live_names: list[str] = field(default_factory=lambda: ["chamfer"], metadata={"unique": True,
         "each": _distance_setting, "help": "settings pruned live (the others are replayed on the same token ids)"})
     aggregation: str = field(default="avg", metadata={"choices": SELECTION_AGGREGATIONS,
         "help": "aggregation over the bank (eq. 8)"})
     policies: list[str] = field(default_factory=lambda: ["sft", "chamfer"], metadata={"nonempty": True,
-        "unique": _reward_key, "help": "policies: sft and/or GRPO configurations of grpo.rewards"})
+        "unique": True, "help": "policies: sft and/or GRPO configurations of grpo.rewards"})
     sweep_p: list[float] = field(default_factory=lambda: [0.25, 0.5, 0.75], metadata={"nonempty": True,
         "unique": True, "each": _fraction, "help": "p values of the replayed quality-vs-tokens sweep"})
     sweep_warmup: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={"nonempty": True,
@@ -545,16 +524,9 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
         raise ConfigError(f"{where} = {_r(value)}: must not be empty; allowed: "
                           + ("at least one item" if isinstance(value, list) else "a non-empty string"))
     if meta.get("unique"):
-        keyf = meta["unique"] if callable(meta["unique"]) else None
-        groups: dict[Any, list] = {}
-        for v in value:
-            groups.setdefault(_same_key(keyf, v), []).append(v)
-        dupes = [g for g in groups.values() if len(g) > 1]
+        dupes = sorted({v for v in value if value.count(v) > 1})
         if dupes:
-            spelled = [" / ".join(dict.fromkeys(map(str, g))) for g in dupes]
-            two = any(len(set(map(str, g))) > 1 for g in dupes)
-            raise ConfigError(f"{where} = {_r(value)}: repeats {spelled}"
-                              + (" (one setting written two ways)" if two else "") + "; allowed: each item once")
+            raise ConfigError(f"{where} = {_r(value)}: repeats {dupes}; allowed: each item once")
     if "each" in meta:
         for i, v in enumerate(value):
             try:
@@ -622,23 +594,21 @@ def _check_profile(p: Profile) -> None:
         raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {g.grad_accum}: not a multiple "
                           f"of grpo.num_generations = {g.num_generations}; allowed: a product divisible by "
                           "num_generations (whole groups of completions)")
-    trained = {_same_key(_reward_key, r): r for r in g.rewards}
-    both = [r for r in g.ablations if _same_key(_reward_key, r) in trained]
+    both = [r for r in g.ablations if r in g.rewards]
     if both:
         raise ConfigError(f"grpo.ablations = {both}: already in grpo.rewards; allowed: configurations not in "
                           "grpo.rewards (each runs once, at grpo.ablation_seeds seeds)")
     pr = p.pruning
     if not pr.p < 1:
         raise ConfigError(f"pruning.p = {pr.p!r}: out of range; allowed: a fraction in (0, 1)")
-    for where, pols, extra in (("selection.policies", p.selection.policies, " (empty = all of them)"),
-                               ("pruning.policies", pr.policies, "")):
-        bad = [x for x in pols if x != "sft" and x not in g.rewards]
-        if bad:
-            respell = {x: trained[_same_key(_reward_key, x)] for x in bad if _same_key(_reward_key, x) in trained}
-            hint = ("; " + ", ".join(f"write {x!r} as grpo.rewards spells it: {y!r}" for x, y in respell.items())
-                    if respell else "")
-            raise ConfigError(f"{where} = {bad}: not trained by this profile{hint}; allowed: 'sft' or one of "
-                              f"grpo.rewards = {list(g.rewards)}{extra}")
+    bad_sel = [x for x in p.selection.policies if x != "sft" and x not in g.rewards]
+    if bad_sel:
+        raise ConfigError(f"selection.policies = {bad_sel}: not trained by this profile; allowed: 'sft' or one of "
+                          f"grpo.rewards = {list(g.rewards)} (empty = all of them)")
+    bad = [x for x in pr.policies if x != "sft" and x not in g.rewards]
+    if bad:
+        raise ConfigError(f"pruning.policies = {bad}: not trained by this profile; allowed: 'sft' or one of "
+                          f"grpo.rewards = {list(g.rewards)}")
     sc = p.selection
     prompts = sc.api_prompts
     bad_prompts = [x for x in prompts if x not in API_PROMPTS]

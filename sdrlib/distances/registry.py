@@ -196,11 +196,6 @@ class DistanceSpec:
         return self.contradiction > 0
 
     @property
-    def key(self) -> tuple:
-        """What the setting computes, whatever its spelling: ``sinkhorn_0.1`` and ``sinkhorn_0.10`` share it."""
-        return (self.family, tuple(sorted((k, repr(v)) for k, v in self.params.items())), float(self.contradiction))
-
-    @property
     def origin(self) -> str:
         """``"paper"`` for the paper's 15 settings, else ``"sdr extension"`` (ours, or a new parameter value)."""
         return "paper" if REGISTRY.get(self.name) == self else "sdr extension"

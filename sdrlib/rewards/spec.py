@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdrlib.distances import registry
 from sdrlib.errors import SDRError
 from sdrlib.reports import ReportTextError
 
@@ -77,13 +76,6 @@ class RewardSpec:
     @property
     def opts(self) -> dict[str, Any]:
         return dict(self.options)
-
-    @property
-    def key(self) -> tuple:
-        """What the configuration trains, whatever its spelling: ``chamfer_recall_1`` / ``chamfer_recall_1.0`` and
-        ``sinkhorn_0.1`` / ``sinkhorn_0.10`` share it (the distance setting's ``DistanceSpec.key``)."""
-        dist = registry.get(self.distance).key if self.distance is not None else None
-        return (self.method, dist, tuple((k, repr(v)) for k, v in self.options))
 
     @property
     def impl(self) -> RewardMethod:
