@@ -137,12 +137,8 @@ class RewardScorer:
     embedder : SentenceEmbedder, optional
         Needed for every reward but ``fmt`` / ``exact``; built lazily with the default encoder when
         omitted (local files only).
-    lambda_fmt, lambda_sem : float, optional
-        Non-negative finite weights of the combined reward (not bool). ``None`` (the default): the method's own
-        where it fixes them (the controls: 0 / 1; G-CARL: its settings' ``lambda_fmt`` / 1, eq. 14), else 1.0.
-        An explicit value that contradicts a method's fixed weight raises :class:`RewardError`: this
-        constructor is the one place a scorer's weights are decided, for :meth:`from_profile` and
-        ``trl_reward_functions`` too.
+    lambda_fmt, lambda_sem : float
+        Non-negative finite weights of the combined reward (not bool).
     max_chars : int
         Completions longer than this score 0 ("too_long"); a positive int.
     settings : optional
@@ -162,8 +158,8 @@ class RewardScorer:
 
     reward: Any
     embedder: Any = None
-    lambda_fmt: float | None = None
-    lambda_sem: float | None = None
+    lambda_fmt: float = 1.0
+    lambda_sem: float = 1.0
     max_chars: int = DEFAULT_MAX_CHARS
     settings: Any = None
     data: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -178,42 +174,22 @@ class RewardScorer:
         self.reward = self.spec.name
         if not self.spec.trains:
             raise RewardError(f"reward {self.reward!r} means no GRPO: there is nothing to score")
+        self.lambda_fmt, self.lambda_sem = _check_weights(self.lambda_fmt, self.lambda_sem)
         self.max_chars = check_max_chars(self.max_chars)
         self.impl = get_method(self.spec.method)
         self.settings = self.impl.check_settings(self.settings)
-        self.lambda_fmt, self.lambda_sem = self._weights(self.lambda_fmt, self.lambda_sem)
         self.state = self.impl.prepare(self, self.data)
-
-    def _weights(self, lambda_fmt: Any, lambda_sem: Any) -> tuple[float, float]:
-        """The scorer's ``(lambda_fmt, lambda_sem)``: the method's fixed ones (``default_lambdas``), an explicit
-        contradicting value refused, else the given ones (``None`` = 1.0), checked."""
-        fixed = self.impl.default_lambdas(self.settings)
-        if fixed is None:
-            return _check_weights(1.0 if lambda_fmt is None else lambda_fmt, 1.0 if lambda_sem is None else lambda_sem)
-        for key, given, have in (("lambda_fmt", lambda_fmt, fixed[0]), ("lambda_sem", lambda_sem, fixed[1])):
-            if given is not None and check_weight(given, key) != have:
-                where = (f"set grpo.{self.impl.name}.{key} (its settings)" if self.impl.settings is not None
-                         and hasattr(self.settings, key) else "it has no other weighting")
-                raise RewardError(f"reward {self.reward!r} fixes {key} = {have:g} ({where}); got {given!r}")
-        return _check_weights(*fixed)
 
     @classmethod
     def from_profile(cls, reward: Any, embedder: Any, grpo_cfg: Any, data: Mapping[str, Any] | None = None
                      ) -> RewardScorer:
         """The scorer a GRPO run of the profile uses: weights, ``max_chars`` and the method's settings
-        (``grpo.<method>``) from the profile's ``grpo`` section (``cfg.grpo``), unless the method fixes its own
-        weights (the controls; G-CARL's eq. 14), as the constructor decides. A ``grpo_cfg`` that is not a grpo
-        section (the whole profile, ``None``) raises ``TypeError`` naming what to pass.
-        Example: ``RewardScorer.from_profile("gcarl", emb, cfg.grpo)``."""
-        if grpo_cfg is None or not all(hasattr(grpo_cfg, k) for k in ("lambda_fmt", "lambda_sem", "max_chars")):
-            whole = " (that is the whole profile)" if hasattr(grpo_cfg, "grpo") else ""
-            raise TypeError(f"RewardScorer.from_profile: grpo_cfg must be a profile's grpo section, e.g. cfg.grpo; "
-                            f"got {type(grpo_cfg).__name__}{whole}")
+        (``grpo.<method>``) from the profile's ``grpo`` section, unless the method fixes its own weights
+        (G-CARL's eq. 14). Example: ``RewardScorer.from_profile("gcarl", emb, cfg.grpo)``."""
         spec = parse_reward(reward)
         impl = get_method(spec.method)
         settings = impl.check_settings(getattr(grpo_cfg, impl.name) if impl.settings is not None else None)
-        fixed = impl.default_lambdas(settings) is not None  # the profile's weights are for the other methods
-        lf, ls = (None, None) if fixed else (grpo_cfg.lambda_fmt, grpo_cfg.lambda_sem)
+        lf, ls = impl.default_lambdas(settings) or (grpo_cfg.lambda_fmt, grpo_cfg.lambda_sem)
         return cls(spec, embedder, lf, ls, grpo_cfg.max_chars, settings=settings, data=data)
 
     @property

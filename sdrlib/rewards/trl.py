@@ -66,9 +66,14 @@ def trl_reward_functions(
     Example: ``funcs, w = trl_reward_functions("hausdorff")``.
     """
     if scorer is None:
-        scorer = RewardScorer(  # the scorer decides the weights (a method's fixed ones, else 1.0)
-            parse_reward(reward), embedder, lambda_fmt, lambda_sem,
-            DEFAULT_MAX_CHARS if max_chars is None else max_chars, settings=settings, data=data,
+        spec = parse_reward(reward)
+        impl = get_method(spec.method)
+        checked = impl.check_settings(settings) if spec.trains else settings
+        default_fmt, default_sem = (impl.default_lambdas(checked) if spec.trains else None) or (1.0, 1.0)
+        scorer = RewardScorer(
+            spec, embedder, default_fmt if lambda_fmt is None else lambda_fmt,
+            default_sem if lambda_sem is None else lambda_sem, DEFAULT_MAX_CHARS if max_chars is None else max_chars,
+            settings=checked, data=data,
         )
     else:
         if settings is not None or data is not None:

@@ -16,8 +16,7 @@ by itself (the reward comparison of notebook 04 is then about what the content r
 Both fix ``lambda_fmt = 0, lambda_sem = 1`` (:meth:`RewardMethod.default_lambdas`): ``r_fmt`` is still logged,
 with weight 0, so the total reward TRL sees is the control alone, ``const`` = 1 and ``noise`` in [0, 1).
 Left out: a label-permutation control (a content reward scored against another study's reference).
-Example: ``RewardScorer("const").score([c], [f], [i]).total -> [1.]`` (any ``c``: the weights are fixed; an
-explicit ``lambda_fmt=1.0`` is refused).
+Example: ``RewardScorer("const", lambda_fmt=0.0).score([c], [f], [i]).total -> [1.]``.
 """
 
 from __future__ import annotations
