@@ -78,6 +78,20 @@ class RewardSpec:
         return dict(self.options)
 
     @property
+    def key(self) -> tuple:
+        """The reward itself, not its spelling: ``(method, distance key, options)`` (numbers as floats).
+
+        ``chamfer_recall_1`` and ``chamfer_recall_1.0``, ``sinkhorn_0.1`` and ``sinkhorn_0.10`` share a key
+        (:func:`sdrlib.distances.registry.distance_key`); the profile's duplicate checks compare keys.
+        """
+        from sdrlib.distances.registry import distance_key  # the registry is loaded by every distance reward
+
+        def norm(v: Any) -> Any:
+            return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        dist = None if self.distance is None else distance_key(self.distance)
+        return (self.method, dist, tuple((k, norm(v)) for k, v in self.options))
+
+    @property
     def impl(self) -> RewardMethod:
         """The registered :class:`RewardMethod` of this spec."""
         return get_method(self.method)
