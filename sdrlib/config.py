@@ -62,14 +62,16 @@ class ConfigError(SDRError, ValueError):
 #   "min" / "max"  inclusive bounds            "gt"        exclusive lower bound
 #   "choices"      allowed values              "pattern"   regex the whole string must match
 #                                              "pattern_help"  how the pattern reads in a message
-#   "nonempty"     no "" or []                 "unique"    no repeated list items
+#   "nonempty"     no "" or []                 "unique"    no repeated list items (compared by "key")
+#   "key"          canonical key of an item for "unique": ``_reward_key`` / ``_distance_key`` (one
+#                  reward or distance setting spelt twice, ``sinkhorn_0.1`` / ``sinkhorn_0.10``, repeats)
 #   "each"         validator(item, where) for every list item (the distance / reward registries)
 #   "finite"       floats must be finite (also inside lists) unless this is False
 #   "path"         a file or folder (or a name): a leading ``~`` / ``~user`` is expanded
 #                  (os.path.expanduser) when the profile loads; one that cannot be is refused
 # Constraints that involve several fields are in ``_check_profile``.
 CONSTRAINT_KEYS = frozenset({"min", "max", "gt", "choices", "pattern", "pattern_help", "nonempty", "unique",
-                             "each", "finite", "path"})
+                             "key", "each", "finite", "path"})
 
 #: ``data.source`` values with a loader in :func:`sdrlib.data.load_split` (``synthcxr`` = ``synthetic``)
 DATA_SOURCES: tuple[str, ...] = ("synthetic", "synthcxr", "mimic", "rexgradient", "iuxray")
@@ -111,6 +113,28 @@ def _reward_name(name: str, where: str) -> None:
         valid = reward_names_help()
         allowed = "" if valid in str(exc) else f"; allowed: {valid}"
         raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
+
+
+def _distance_key(name: Any) -> Any:
+    """The setting a distance name denotes (:func:`sdrlib.distances.registry.distance_key`); the name itself
+    when the registry refuses it (``"each"`` then names the problem)."""
+    try:
+        return ("distance", registry.distance_key(name))
+    except (KeyError, ValueError, TypeError):
+        return name
+
+
+def _reward_key(name: Any) -> Any:
+    """The reward a configuration name denotes (:attr:`sdrlib.rewards.RewardSpec.key`; ``"sft"`` included);
+    the name itself when the parser refuses it."""
+    try:
+        return ("reward", parse_reward(name).key)
+    except (KeyError, ValueError, TypeError):
+        return name
+
+
+_UNIQUE_DISTANCES = {"unique": True, "key": _distance_key, "each": _distance_setting}
+_UNIQUE_REWARDS = {"unique": True, "key": _reward_key, "each": _reward_name}
 
 
 # --------------------------------------------------------------------------- sections
@@ -158,7 +182,7 @@ class EmbeddingConfig:
 @dataclass(frozen=True)
 class DistancesConfig:
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff"],
-                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                             metadata={"nonempty": True, **_UNIQUE_DISTANCES,
                                        "help": "registered distance settings to evaluate"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for the batched engine"})
 
@@ -236,7 +260,7 @@ class GRPOConfig:
     :mod:`sdrlib.rewards.methods`); profiles are built with :func:`_grpo_class`, this class plus those."""
 
     rewards: list[str] = field(default_factory=lambda: ["fmt", "exact", "chamfer", "hausdorff"],
-                               metadata={"nonempty": True, "unique": True, "each": _reward_name,
+                               metadata={"nonempty": True, **_UNIQUE_REWARDS,
                                          "help": "reward configurations run after SFT"})
     max_steps: int = field(default=50, metadata={"min": 1, "help": "GRPO optimizer steps"})
     learning_rate: float = field(default=2.0e-5, metadata={"gt": 0, "help": "AdamW learning rate"})
@@ -264,7 +288,7 @@ class GRPOConfig:
         "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     eval_n: int = field(default=0, metadata={"min": 0,
         "help": "test studies scored per configuration and seed (0 = all)"})
-    ablations: list[str] = field(default_factory=list, metadata={"unique": True, "each": _reward_name,
+    ablations: list[str] = field(default_factory=list, metadata={**_UNIQUE_REWARDS,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
 
@@ -307,14 +331,14 @@ class SelectionConfig:
                 "and 06 alike; 0 = all of it, embedding.bank_size)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "ot", "sinkhorn_0.1", "hung_nn",
                                                       "partial_adaptive"],
-                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                             metadata={"nonempty": True, **_UNIQUE_DISTANCES,
                                        "help": "distance settings swept (eq. 7)"})
     aggregations: list[str] = field(default_factory=lambda: list(SELECTION_AGGREGATIONS),
                                     metadata={"nonempty": True, "unique": True, "each": _aggregation,
                                               "help": "aggregations over the bank swept (eq. 8): min | avg | knn"})
     knn_k: int = field(default=5, metadata={"min": 1,
         "help": "neighbours of the knn aggregation (the paper does not state k; clipped to the bank size)"})
-    policies: list[str] = field(default_factory=list, metadata={"unique": True,
+    policies: list[str] = field(default_factory=list, metadata={"unique": True, "key": _reward_key,
         "help": "local policies sampled: sft and/or GRPO configurations of grpo.rewards (empty = all of them)"})
     api_models: list[str] = field(default_factory=list, metadata={"unique": True,
         "help": "OpenAI-compatible models to draw candidates from (empty = none; needs api_base_url)"})
@@ -368,14 +392,14 @@ class PruningConfig:
         "help": "tokens a candidate may spend on one sentence (round) before it counts as ready"})
     n_test: int = field(default=24, metadata={"min": 0, "help": "test studies decoded live (0 = all)"})
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff", "hung_nn"],
-                             metadata={"nonempty": True, "unique": True, "each": _distance_setting,
+                             metadata={"nonempty": True, **_UNIQUE_DISTANCES,
                                        "help": "distance settings compared (Tables 4 / 29)"})
-    live_names: list[str] = field(default_factory=lambda: ["chamfer"], metadata={"unique": True,
-        "each": _distance_setting, "help": "settings pruned live (the others are replayed on the same token ids)"})
+    live_names: list[str] = field(default_factory=lambda: ["chamfer"], metadata={**_UNIQUE_DISTANCES,
+        "help": "settings pruned live (the others are replayed on the same token ids)"})
     aggregation: str = field(default="avg", metadata={"choices": SELECTION_AGGREGATIONS,
         "help": "aggregation over the bank (eq. 8)"})
     policies: list[str] = field(default_factory=lambda: ["sft", "chamfer"], metadata={"nonempty": True,
-        "unique": True, "help": "policies: sft and/or GRPO configurations of grpo.rewards"})
+        "unique": True, "key": _reward_key, "help": "policies: sft and/or GRPO configurations of grpo.rewards"})
     sweep_p: list[float] = field(default_factory=lambda: [0.25, 0.5, 0.75], metadata={"nonempty": True,
         "unique": True, "each": _fraction, "help": "p values of the replayed quality-vs-tokens sweep"})
     sweep_warmup: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={"nonempty": True,
@@ -509,6 +533,10 @@ def _allowed_range(meta: dict) -> str:
     return " and ".join(p for p in parts if p)
 
 
+def _same(v: Any) -> Any:
+    return v
+
+
 def _check_constraints(value: Any, meta: Any, where: str) -> None:
     """Enforce a field's metadata constraints (see CONSTRAINT_KEYS) on its type-checked value."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -524,9 +552,11 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
         raise ConfigError(f"{where} = {_r(value)}: must not be empty; allowed: "
                           + ("at least one item" if isinstance(value, list) else "a non-empty string"))
     if meta.get("unique"):
-        dupes = sorted({v for v in value if value.count(v) > 1})
+        keys = [meta.get("key", _same)(v) for v in value]
+        dupes = sorted({str(v) for v, k in zip(value, keys) if keys.count(k) > 1})
         if dupes:
-            raise ConfigError(f"{where} = {_r(value)}: repeats {dupes}; allowed: each item once")
+            also = " (one setting spelt twice)" if len(dupes) > len({k for k in keys if keys.count(k) > 1}) else ""
+            raise ConfigError(f"{where} = {_r(value)}: repeats {dupes}{also}; allowed: each item once")
     if "each" in meta:
         for i, v in enumerate(value):
             try:
@@ -594,7 +624,7 @@ def _check_profile(p: Profile) -> None:
         raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {g.grad_accum}: not a multiple "
                           f"of grpo.num_generations = {g.num_generations}; allowed: a product divisible by "
                           "num_generations (whole groups of completions)")
-    both = [r for r in g.ablations if r in g.rewards]
+    both = [r for r in g.ablations if _reward_key(r) in {_reward_key(x) for x in g.rewards}]
     if both:
         raise ConfigError(f"grpo.ablations = {both}: already in grpo.rewards; allowed: configurations not in "
                           "grpo.rewards (each runs once, at grpo.ablation_seeds seeds)")

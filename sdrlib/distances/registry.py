@@ -196,6 +196,17 @@ class DistanceSpec:
         return self.contradiction > 0
 
     @property
+    def key(self) -> tuple:
+        """The setting itself, not its spelling: ``(family, sorted params, contradiction)``, numbers as floats.
+
+        Two names of one setting share it (``sinkhorn_0.1`` / ``sinkhorn_0.10``, ``partial_adaptive`` /
+        ``partial``'s registered value); the profile's duplicate checks compare keys (:func:`distance_key`).
+        """
+        def norm(v: Any) -> Any:
+            return float(v) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else v
+        return (self.family, tuple(sorted((k, norm(v)) for k, v in self.params.items())), float(self.contradiction))
+
+    @property
     def origin(self) -> str:
         """``"paper"`` for the paper's 15 settings, else ``"sdr extension"`` (ours, or a new parameter value)."""
         return "paper" if REGISTRY.get(self.name) == self else "sdr extension"
@@ -394,6 +405,14 @@ def registry_table(include_extensions: bool = True):
                           "params": ", ".join([f"{k}={v}" for k, v in s.params.items()]
                                               + ([f"contradiction={s.contradiction}"] if s.negation_aware else [])),
                           "description": s.description} for s in specs])
+
+
+def distance_key(name: "str | DistanceSpec") -> tuple:
+    """The canonical key of a distance name (:attr:`DistanceSpec.key`): equal for two spellings of one setting.
+
+    Example: ``distance_key("sinkhorn_0.1") == distance_key("sinkhorn_0.10")``; raises as :func:`get`.
+    """
+    return get(name).key
 
 
 def get(name: "str | DistanceSpec") -> DistanceSpec:

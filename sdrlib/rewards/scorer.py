@@ -137,8 +137,10 @@ class RewardScorer:
     embedder : SentenceEmbedder, optional
         Needed for every reward but ``fmt`` / ``exact``; built lazily with the default encoder when
         omitted (local files only).
-    lambda_fmt, lambda_sem : float
-        Non-negative finite weights of the combined reward (not bool).
+    lambda_fmt, lambda_sem : float, optional
+        Non-negative finite weights of the combined reward (not bool); ``None`` (the default) = the method's
+        own (:meth:`~sdrlib.rewards.spec.RewardMethod.lambdas`: G-CARL's ``settings.lambda_fmt, 1``, the
+        controls' ``0, 1``, else ``1, 1``), as a profile's run would use them.
     max_chars : int
         Completions longer than this score 0 ("too_long"); a positive int.
     settings : optional
@@ -158,8 +160,8 @@ class RewardScorer:
 
     reward: Any
     embedder: Any = None
-    lambda_fmt: float = 1.0
-    lambda_sem: float = 1.0
+    lambda_fmt: float | None = None
+    lambda_sem: float | None = None
     max_chars: int = DEFAULT_MAX_CHARS
     settings: Any = None
     data: Mapping[str, Any] | None = field(default=None, repr=False)
@@ -174,10 +176,11 @@ class RewardScorer:
         self.reward = self.spec.name
         if not self.spec.trains:
             raise RewardError(f"reward {self.reward!r} means no GRPO: there is nothing to score")
-        self.lambda_fmt, self.lambda_sem = _check_weights(self.lambda_fmt, self.lambda_sem)
-        self.max_chars = check_max_chars(self.max_chars)
         self.impl = get_method(self.spec.method)
         self.settings = self.impl.check_settings(self.settings)
+        self.lambda_fmt, self.lambda_sem = _check_weights(
+            *self.impl.lambdas(self.settings, self.lambda_fmt, self.lambda_sem))
+        self.max_chars = check_max_chars(self.max_chars)
         self.state = self.impl.prepare(self, self.data)
 
     @classmethod
@@ -185,11 +188,20 @@ class RewardScorer:
                      ) -> RewardScorer:
         """The scorer a GRPO run of the profile uses: weights, ``max_chars`` and the method's settings
         (``grpo.<method>``) from the profile's ``grpo`` section, unless the method fixes its own weights
-        (G-CARL's eq. 14). Example: ``RewardScorer.from_profile("gcarl", emb, cfg.grpo)``."""
+        (G-CARL's eq. 14, the controls), through :meth:`~sdrlib.rewards.spec.RewardMethod.lambdas` as the
+        constructor. ``grpo_cfg`` is the profile's ``grpo`` section (``cfg.grpo``); the whole profile,
+        ``None`` or another object without its fields raises ``TypeError`` naming the argument.
+        Example: ``RewardScorer.from_profile("gcarl", emb, cfg.grpo)``."""
         spec = parse_reward(reward)
         impl = get_method(spec.method)
+        need = ("lambda_fmt", "lambda_sem", "max_chars") + ((impl.name,) if impl.settings is not None else ())
+        missing = [k for k in need if not hasattr(grpo_cfg, k)]
+        if missing:
+            hint = " (the whole profile: pass cfg.grpo)" if hasattr(grpo_cfg, "grpo") else ""
+            raise TypeError(f"RewardScorer.from_profile: grpo_cfg must be the profile's grpo section (cfg.grpo), "
+                            f"got {type(grpo_cfg).__name__}{hint} without {missing}")
         settings = impl.check_settings(getattr(grpo_cfg, impl.name) if impl.settings is not None else None)
-        lf, ls = impl.default_lambdas(settings) or (grpo_cfg.lambda_fmt, grpo_cfg.lambda_sem)
+        lf, ls = impl.lambdas(settings, defaults=(grpo_cfg.lambda_fmt, grpo_cfg.lambda_sem))
         return cls(spec, embedder, lf, ls, grpo_cfg.max_chars, settings=settings, data=data)
 
     @property

@@ -78,6 +78,20 @@ class RewardSpec:
         return dict(self.options)
 
     @property
+    def key(self) -> tuple:
+        """The reward itself, not its spelling: ``(method, distance key, options)`` (numbers as floats).
+
+        ``chamfer_recall_1`` and ``chamfer_recall_1.0``, ``sinkhorn_0.1`` and ``sinkhorn_0.10`` share a key
+        (:func:`sdrlib.distances.registry.distance_key`); the profile's duplicate checks compare keys.
+        """
+        from sdrlib.distances.registry import distance_key  # the registry is loaded by every distance reward
+
+        def norm(v: Any) -> Any:
+            return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        dist = None if self.distance is None else distance_key(self.distance)
+        return (self.method, dist, tuple((k, norm(v)) for k, v in self.options))
+
+    @property
     def impl(self) -> RewardMethod:
         """The registered :class:`RewardMethod` of this spec."""
         return get_method(self.method)
@@ -176,8 +190,22 @@ class RewardMethod:
         return settings
 
     def default_lambdas(self, settings: Any) -> tuple[float, float] | None:
-        """``(lambda_fmt, lambda_sem)`` this method fixes (G-CARL's eq. 14), else ``None`` (the profile's)."""
+        """``(lambda_fmt, lambda_sem)`` this method fixes (G-CARL's eq. 14, the controls' ``0, 1``), else
+        ``None`` (the profile's). Read through :meth:`lambdas` only."""
         return None
+
+    def lambdas(self, settings: Any, lambda_fmt: Any = None, lambda_sem: Any = None,
+                defaults: tuple[Any, Any] = (1.0, 1.0)) -> tuple[Any, Any]:
+        """The one owner of a scorer's ``(lambda_fmt, lambda_sem)`` for this method (checked settings given).
+
+        An explicit ``lambda_fmt`` / ``lambda_sem`` (not ``None``) wins; else the weights the method fixes
+        (:meth:`default_lambdas`), else ``defaults`` (``1.0, 1.0``; the profile's ``grpo.lambda_fmt`` /
+        ``grpo.lambda_sem`` under :meth:`~sdrlib.rewards.RewardScorer.from_profile`). The scorer's
+        constructor, ``from_profile`` and :func:`~sdrlib.rewards.trl_reward_functions` all go through here,
+        so ``RewardScorer("noise")`` weighs like the profile's run (``0, 1``). Values are checked by the caller.
+        """
+        base = self.default_lambdas(settings) or defaults
+        return (base[0] if lambda_fmt is None else lambda_fmt, base[1] if lambda_sem is None else lambda_sem)
 
     def run_key(self, spec: RewardSpec, settings: Any) -> dict:
         """The settings that decide what a run of ``spec`` produces (in its run key)."""

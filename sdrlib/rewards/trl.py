@@ -15,7 +15,7 @@ import numpy as np
 
 from sdrlib.rewards.completion import BAD_REASONS, DEFAULT_MAX_CHARS, check_max_chars, check_weight
 from sdrlib.rewards.scorer import RewardBreakdown, RewardScorer, reference_texts
-from sdrlib.rewards.spec import RewardError, get_method, parse_reward
+from sdrlib.rewards.spec import RewardError, parse_reward
 
 __all__ = ["trl_reward_functions"]
 
@@ -66,15 +66,9 @@ def trl_reward_functions(
     Example: ``funcs, w = trl_reward_functions("hausdorff")``.
     """
     if scorer is None:
-        spec = parse_reward(reward)
-        impl = get_method(spec.method)
-        checked = impl.check_settings(settings) if spec.trains else settings
-        default_fmt, default_sem = (impl.default_lambdas(checked) if spec.trains else None) or (1.0, 1.0)
-        scorer = RewardScorer(
-            spec, embedder, default_fmt if lambda_fmt is None else lambda_fmt,
-            default_sem if lambda_sem is None else lambda_sem, DEFAULT_MAX_CHARS if max_chars is None else max_chars,
-            settings=checked, data=data,
-        )
+        # None weights: the method's own (RewardMethod.lambdas, the one owner, through the constructor)
+        scorer = RewardScorer(reward, embedder, lambda_fmt, lambda_sem,
+                              DEFAULT_MAX_CHARS if max_chars is None else max_chars, settings=settings, data=data)
     else:
         if settings is not None or data is not None:
             raise RewardError("settings and data belong to the scorer; set them on the RewardScorer")

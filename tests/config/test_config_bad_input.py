@@ -607,3 +607,48 @@ def test_rehearsal_profile_needs_nothing_this_machine_lacks(monkeypatch, tmp_pat
     assert runner.preflight(load_profile("rehearsal")) == []
     assert runner.preflight(load_profile("rehearsal", {"data.standin_n": 0}))[0].startswith(
         f"no MIMIC-CXR folder at {tmp_path / 'data' / 'mimic-cxr-standin'}")
+
+
+# --------------------------------------------------------------------------- one reward, one name (issue 36.2)
+# Two spellings of one setting (a numeric option written another way, a registered setting and its
+# family_value form) repeat it; every list the profile checks for repeats compares canonical keys.
+SAME_REWARD = [("chamfer_recall_1", "chamfer_recall_1.0"), ("chamfer_recall_0.8", "chamfer_recall_0.80"),
+               ("chamfer_recall_1_bal2", "chamfer_recall_1.0_bal2.0"), ("sinkhorn_0.1", "sinkhorn_0.10"),
+               ("uot_1", "uot_1.0"), ("chamfer", "chamfer")]
+SAME_DISTANCE = [("sinkhorn_0.1", "sinkhorn_0.10"), ("sinkhorn_0.1", "sinkhorn_1e-1"), ("hung_pen_0.5", "hung_pen_.5"),
+                 ("chamfer_neg", "chamfer_neg_1"), ("chamfer", "chamfer")]
+
+
+@pytest.mark.parametrize("a, b", SAME_REWARD)
+def test_two_spellings_of_one_reward_share_a_key_and_repeat_in_every_reward_list(a, b):
+    from sdrlib.rewards import parse_reward
+
+    assert parse_reward(a).key == parse_reward(b).key
+    for key in ("grpo.rewards", "grpo.ablations"):
+        with pytest.raises(ConfigError, match=rf"{key}.*repeats"):
+            load_profile("smoke", {key: ["fmt", a, b]})
+    with pytest.raises(ConfigError, match="grpo.ablations.*already in grpo.rewards"):
+        load_profile("smoke", {"grpo.rewards": ["fmt", a], "grpo.ablations": [b]})
+    for key in ("selection.policies", "pruning.policies"):
+        with pytest.raises(ConfigError, match=rf"{key}.*repeats"):
+            load_profile("smoke", {"grpo.rewards": ["fmt", a], key: [a, b]})
+
+
+@pytest.mark.parametrize("a, b", SAME_DISTANCE)
+def test_two_spellings_of_one_distance_share_a_key_and_repeat_in_every_distance_list(a, b):
+    from sdrlib.distances.registry import distance_key
+
+    assert distance_key(a) == distance_key(b)
+    for key in ("distances.names", "selection.names", "pruning.names", "pruning.live_names"):
+        with pytest.raises(ConfigError, match=rf"{key}.*repeats"):
+            load_profile("smoke", {key: ["hausdorff", a, b]})
+
+
+@pytest.mark.parametrize("a, b", [("chamfer_recall_0.8", "chamfer_recall_0.9"), ("sinkhorn_0.1", "sinkhorn_0.01"),
+                                  ("chamfer", "chamfer_neg"), ("chamfer_recall_1", "chamfer_recall_1_bal2")])
+def test_different_settings_keep_different_keys(a, b):
+    from sdrlib.rewards import parse_reward
+
+    assert parse_reward(a).key != parse_reward(b).key
+    ok = load_profile("smoke", {"grpo.rewards": ["fmt", a, b], "pruning.policies": ["sft"]})
+    assert ok.grpo.rewards == ["fmt", a, b]

@@ -310,11 +310,13 @@ def test_bad_weights_are_refused_at_construction(value):
     for kwargs in ({"lambda_fmt": value}, {"lambda_sem": value}):
         if value == 1e308 and "lambda_fmt" in kwargs:
             kwargs = {"lambda_fmt": 1e308, "lambda_sem": 1e308}  # finite each, their total is not
+        if value is None:  # None means "the method's weight" (RewardMethod.lambdas), here and in TRL
+            assert (RewardScorer("exact", **kwargs).lambda_fmt, RewardScorer("exact", **kwargs).lambda_sem) == (1, 1)
+            continue
         with pytest.raises(RewardError, match="lambda"):
             RewardScorer("exact", **kwargs)
-        if value is not None:  # None means "the default" in trl_reward_functions
-            with pytest.raises(RewardError, match="lambda"):
-                trl_reward_functions("exact", **kwargs)
+        with pytest.raises(RewardError, match="lambda"):
+            trl_reward_functions("exact", **kwargs)
 
 
 @pytest.mark.parametrize("value", BAD_MAX_CHARS, ids=repr)

@@ -13,10 +13,12 @@ by itself (the reward comparison of notebook 04 is then about what the content r
   drift that the optimiser, learning rate and loss cause by themselves (the **drift control**). Same inputs,
   same rewards: a rerun is reproducible.
 
-Both fix ``lambda_fmt = 0, lambda_sem = 1`` (:meth:`RewardMethod.default_lambdas`): ``r_fmt`` is still logged,
-with weight 0, so the total reward TRL sees is the control alone, ``const`` = 1 and ``noise`` in [0, 1).
+Both fix ``lambda_fmt = 0, lambda_sem = 1`` (:meth:`RewardMethod.default_lambdas`, read through
+:meth:`RewardMethod.lambdas` by the scorer built directly, from a profile or for TRL alike): ``r_fmt`` is still
+logged, with weight 0, so the total reward TRL sees is the control alone, ``const`` = 1 and ``noise`` in [0, 1).
+An explicit ``lambda_fmt`` given to the scorer wins (then the control is no longer one).
 Left out: a label-permutation control (a content reward scored against another study's reference).
-Example: ``RewardScorer("const", lambda_fmt=0.0).score([c], [f], [i]).total -> [1.]``.
+Example: ``RewardScorer("const").score([c], [f], [i]).total -> [1.]`` for any completion ``c``.
 """
 
 from __future__ import annotations
