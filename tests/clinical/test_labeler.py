@@ -20,6 +20,10 @@ the dev rows and before the rule was coded, by the same author and from the same
 phrasings the rule was not fitted to rather than an independent sample of real reports. Before the rule
 the labeler read 11 of the 27 dev and 19 of the 34 held-out structured rows wrong (and "No lines or
 tubes."); after it, none (the four held-out list sentences were right before and after).
+
+Issue 36 (remaining layouts, old disease, hedges after the mention, devices): rows marked ``36`` in the
+``issue`` column. The held-out rows were written and committed before any rule for them; until the rules
+land they are left out of the quality floors (``_sentences(..., issues=("",))``).
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from sdrlib.clinical import evaluate_labeler, label_report, label_reports
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "labeler_sentences.csv"
 
 
-def _sentences(which: str) -> tuple[list[str], list[dict[str, int]], list[str]]:
+def _sentences(which: str, *, issues: tuple[str, ...] = ("",)) -> tuple[list[str], list[dict[str, int]], list[str]]:
+    """Texts, gold labels and categories of one part of the sentence set (rows of the given ``issue`` column)."""
     with FIXTURE.open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["set"] == which]
+        rows = [r for r in csv.DictReader(f) if r["set"] == which and r["issue"] in issues]
     return [r["text"] for r in rows], [parse_label_string(r["labels"]) for r in rows], [r["category"] for r in rows]
 
 
