@@ -71,6 +71,8 @@ from sdrlib.vocabulary import (CHEXPERT_14, PATHOLOGIES, apply_no_finding, check
 __all__ = ["label_report", "label_reports", "evaluate_labeler"]
 
 # --------------------------------------------------------------------------- phrase lists
+# Access routes whose tip names a line ("right IJ tip in the SVC": a device without the word "catheter").
+_ROUTE = r"\bij\b|internal jugular|subclavian|jugular|femoral|hickman|port|picc"
 # Direct mentions: any match is a mention of the observation.
 _MENTIONS: dict[str, list[str]] = {
     "Enlarged Cardiomediastinum": [
@@ -131,8 +133,23 @@ _MENTIONS: dict[str, list[str]] = {
         r"\bett\b", r"\bngt?\b(?= tube| tip)", r"enteric tube", r"cardiac device",
         # structured-report keys and lists: "Lines/tubes: none.", "No lines or tubes."
         r"lines? ?(?:/|&|and|or) ?tubes?", r"tubes? ?(?:/|&|and|or) ?lines?",
+        # issue 36: monitoring leads, stimulators, and line tips named by their route, not "catheter"
+        r"(?:monitor(?:ing)?|cardiac monitor(?:ing)?|telemetry|ecg|ekg|electrocardiogram) (?:leads?|wires?|electrodes?)",
+        r"(?:(?:spinal|spinal cord|dorsal column|vagal nerve|vagus nerve|phrenic nerve|nerve|deep brain) )"
+        r"?stimulators?", r"neurostimulators?", r"swan[- ]ganz",
+        rf"(?:{_ROUTE})(?: (?:approach|access|line|sheath|dialysis|port))?(?: with(?: the| its)?)? tip",
+        rf"tip of the (?:(?:right|left)(?:[- ]sided)? )?(?:{_ROUTE})",
     ],
 }
+
+# Old disease (issue 36): a mention preceded by one of these within its noun phrase is past, not active, and
+# read as negative (CheXpert negates "history of XXX"; "prior" / "old" / "sequelae of" are read alike).
+# Only for observations that name an active process; a healed fracture is still a fracture.
+_PAST_BEFORE = re.compile(
+    r"(?:(?<![\w-])(?:prior|previous|old|remote|past|healed|treated|resolved)(?: \w+){0,2}"
+    r"|(?<![\w-])(?:sequelae?|residua(?:ls?)?|residual changes?) (?:of|from) (?:(?:a|the) )?(?:\w+ ){0,3})[ ]?$")
+_PAST_OBSERVATIONS = ("Pneumonia",)
+_PAST_LOOKBACK = 60  # characters before a mention searched for a past marker
 
 # Phrases that are negative statements by themselves ("the costophrenic angles are sharp").
 _DIRECT_NEG: dict[str, list[str]] = {
@@ -176,6 +193,7 @@ _NEG_PRE = [
     r"absence of", r"resolution of", r"clear of", r"rules? out",
     r"ruled out", r"\bnor\b", r"no longer", r"removal of", r"interval removal of", r"no signs? of",
     r"never", r"fails? to (?:show|reveal|demonstrate)", r"nothing to suggest",
+    r"history of",  # CheXpert: "history of XXX" is a negation pattern (issue 36)
 ]
 _NEG_POST = [
     r"(?:is|are|was|were|has|have) (?:been )?(?:resolved|removed)", r"(?:is|are) (?:not seen|absent)",
@@ -202,6 +220,9 @@ _UNC_POST = [
     r"(?:is|are) difficult to exclude", r"(?:cannot|can not) be (?:entirely )?excluded",
     r"(?:would|may|might) be difficult to exclude", r"of (?:uncertain|unclear|indeterminate) (?:significance|etiology)",
 ]
+# A hedge after its mention, ending the sentence: "Small right pleural effusion, possibly." (issue 36).
+_UNC_TAIL = re.compile(r",\s*(?:most |very |quite )?(?:possibly|possible|likely|probably|probable|questionable|"
+                       r"suspected|presumably|presumed|perhaps)\s*[.!?]*\s*$", re.IGNORECASE)
 _PSEUDO = [
     r"no (?:significant |substantial |appreciable |definite |interval )*change", r"not changed",
     r"without (?:significant |interval )*change", r"no (?:significant )?(?:increase|decrease)",
@@ -245,6 +266,7 @@ _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     ("pseudo", _word_re(_PSEUDO)),
     ("unc_both", _word_re([r"versus", r"\bvs\b\.?"])),
     ("unc_post", _word_re(_UNC_POST)),
+    ("unc_post", _UNC_TAIL),
     ("unc_pre", _word_re(_UNC_PRE)),
     ("neg_post", _word_re(_NEG_POST)),
     ("neg_both", _word_re(_NEG_BOTH)),
@@ -470,6 +492,9 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                 continue  # "Pneumothorax: no pneumothorax is seen." the value's own mention decides
             else:
                 status = _status(low, m.start(), m.end(), triggers_at(m.start()))
+            if status == 1 and obs in _PAST_OBSERVATIONS and _PAST_BEFORE.search(
+                    low, max(0, m.start() - _PAST_LOOKBACK), m.start()):
+                status = 0  # "residuals of prior granulomatous infection": not an active pneumonia
             out[obs] = combine_status(out.get(obs), status)
 
     for obs, rx in _DIRECT_NEG_RE.items():
