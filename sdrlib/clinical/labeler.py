@@ -41,12 +41,67 @@ How a sentence is read:
    finding; "Heart size: normal." stays an attribute anchor (Cardiomegaly negative).
    A value that mixes statuses ("none, but there is ...") falls back to the rules above.
 
+Issue 36 decisions (remaining layouts and real-report errors), each against the CheXpert
+labeler's published conventions (github.com/stanfordmlgroup/chexpert-labeler: ``phrases/``
+and ``patterns/``) and each tested with its opposite in ``tests/clinical/test_labeler.py``:
+
+5. Dash layouts: a spaced dash after a short key is a key separator like a colon
+   ("Pneumothorax - none" -> 0, "Pneumothorax - small" -> 1, several on one line:
+   "Pneumothorax - none, Effusion - small, Edema - none"); en / em dashes count as dashes.
+   A hyphen inside a word is none ("right-sided"), and in prose a spaced dash ends a
+   trigger's scope like "but" ("No pneumothorax - small left effusion." -> effusion 1).
+   CheXpert reads sentences through a parser and has no template rule; we follow the
+   reading a radiologist gives the template, as in point 4.
+6. Sub-keys: a finding key with an empty value followed by side or zone keys ("Right",
+   "left lung", "bilateral", "apical", "bases") takes their values' combined status
+   (positive over uncertain over negative, as CheXpert aggregates mentions):
+   "Pneumothorax: Right: none." -> 0, "Pneumothorax: right: none, left: small." -> 1.
+   When a sentence ends in sub-keys, sentences that hold only sub-keys go on stating the
+   same finding ("Pleural effusion: Left: none. Right: small." -> 1). That carry is the one
+   place where the report's labels are more than the merge of its sentences' labels.
+7. A value followed by another finding: a bare status ("no", "none", "yes", "possible")
+   followed by a comma or semicolon and a further mention is the key's whole value, and
+   the rest is prose ("Pneumothorax: no, large effusion." -> pneumothorax 0, effusion 1;
+   "Pneumothorax: yes, no effusion." -> 1 and 0). CheXpert applies a negation only to the
+   phrase it governs in the parse; "no" governs the answer, not "large effusion".
+8. Hedges after the mention: a hedge word alone after a comma at the end of the sentence
+   (", possibly." ", likely." ", probably." ", questionable." ...) makes the clause before it
+   uncertain ("Small right pleural effusion, possibly." -> -1; "Pneumothorax, likely." -> -1;
+   "Pneumothorax, small." stays 1), as CheXpert's uncertainty pattern "XXX modified by
+   possible / probable / questionable / suspected" does.
+9. Markdown / pipe tables: each row is read as ``key: value`` ("| Pneumothorax | none |"
+   -> 0, "| ... | small |" -> 1), rule rows ("|---|---|") and the header row ("| Finding |
+   Status |", which names no finding) add nothing, a third column is a sub-key's value.
+10. Old disease. "History of XXX" is negative (a CheXpert negation pattern,
+   ``{} <{dependency:/nmod:of/} {lemma:/history|.../}``). Pneumonia (an active infection)
+   preceded in its noun phrase by "prior", "previous", "old", "remote", "past", "healed",
+   "treated", "resolved" or by "sequela(e) / residua(ls) / residual changes of" is negative
+   ("Residuals of prior granulomatous infection.", "Scarring from prior pneumonia" -> Pneumonia 0,
+   the scarring still Lung Opacity 1); "Findings of acute infection", "Infection in the right
+   upper lobe" stay 1. CheXpert has this only for "history of"; "prior infection" is the same
+   statement. Fractures are not treated so: "Old healed rib fractures." and "Healing rib
+   fracture." are Fracture 1, since CheXpert's Fracture mention has no age rule and a healed
+   fracture is still seen on the film; "No acute rib fracture." and "No history of fracture."
+   are 0.
+11. Uncertainty that belongs to another finding stays with it (unchanged rule, now tested):
+   "Opacities at the bases may represent scarring or edema." -> Lung Opacity 1, Edema -1;
+   "Patchy right basilar airspace opacity." -> Lung Opacity 1 and no Pneumonia at all;
+   "..., possibly pneumonia." -> Pneumonia -1. An opacity is not a pneumonia mention
+   (CheXpert's Pneumonia phrases are pneumonia / infection / infectious (process)).
+12. Devices the list missed (CheXpert's support-device phrases are broad: tube, line,
+   catheter, lead-bearing "pacer", "device", "hardware", "apparatus", ...): monitor / ECG /
+   EKG / telemetry leads, wires or electrodes; spinal cord / dorsal column / vagal nerve /
+   deep brain stimulators and neurostimulators; Swan-Ganz; a line tip named by its route
+   ("Right IJ tip in the distal SVC", "subclavian approach with tip at the cavoatrial
+   junction", "Tip of the right IJ ...", "port tip"). Bare "leads" or "tip" stay no mention.
+   Removal reads negative as for every device ("The monitor leads have been removed." -> 0).
+
 Left out: coreference across sentences, temporal reasoning ("resolved since
-prior" is read as negative), hierarchical propagation (an opacity mention does
+prior" is read as negative; "Pneumonia in 2019, treated." is still positive),
+hierarchical propagation (an opacity mention does
 not imply Lung Opacity children or vice versa), clinical knowledge beyond
-the phrase lists, dash or table layouts of structured reports ("Pneumothorax -
-none", "Pneumothorax | none") and sub-keys across sentences ("Pneumothorax: Right:
-none. Left: none." is read positive: the key's own value is empty). Hedged mentions ("may represent pneumonia") are
+the phrase lists; sub-keys that name a finding rather than a side ("Lungs: Effusion: none")
+are ordinary keys. Hedged mentions ("may represent pneumonia") are
 uncertain (-1) as in CheXpert; human labels that leave hedges out (IU-Xray's MeSH
 terms) count them as errors when uncertain is read as positive. ``evaluate_labeler``
 measures what that costs.
@@ -71,6 +126,8 @@ from sdrlib.vocabulary import (CHEXPERT_14, PATHOLOGIES, apply_no_finding, check
 __all__ = ["label_report", "label_reports", "evaluate_labeler"]
 
 # --------------------------------------------------------------------------- phrase lists
+# Access routes whose tip names a line ("right IJ tip in the SVC": a device without the word "catheter").
+_ROUTE = r"\bij\b|internal jugular|subclavian|jugular|femoral|hickman|port|picc"
 # Direct mentions: any match is a mention of the observation.
 _MENTIONS: dict[str, list[str]] = {
     "Enlarged Cardiomediastinum": [
@@ -131,8 +188,23 @@ _MENTIONS: dict[str, list[str]] = {
         r"\bett\b", r"\bngt?\b(?= tube| tip)", r"enteric tube", r"cardiac device",
         # structured-report keys and lists: "Lines/tubes: none.", "No lines or tubes."
         r"lines? ?(?:/|&|and|or) ?tubes?", r"tubes? ?(?:/|&|and|or) ?lines?",
+        # issue 36: monitoring leads, stimulators, and line tips named by their route, not "catheter"
+        r"(?:monitor(?:ing)?|cardiac monitor(?:ing)?|telemetry|ecg|ekg|electrocardiogram) (?:leads?|wires?|electrodes?)",
+        r"(?:(?:spinal|spinal cord|dorsal column|vagal nerve|vagus nerve|phrenic nerve|nerve|deep brain) )"
+        r"?stimulators?", r"neurostimulators?", r"swan[- ]ganz",
+        rf"(?:{_ROUTE})(?: (?:approach|access|line|sheath|dialysis|port))?(?: with(?: the| its)?)? tip",
+        rf"tip of the (?:(?:right|left)(?:[- ]sided)? )?(?:{_ROUTE})",
     ],
 }
+
+# Old disease (issue 36): a mention preceded by one of these within its noun phrase is past, not active, and
+# read as negative (CheXpert negates "history of XXX"; "prior" / "old" / "sequelae of" are read alike).
+# Only for observations that name an active process; a healed fracture is still a fracture.
+_PAST_BEFORE = re.compile(
+    r"(?:(?<![\w-])(?:prior|previous|old|remote|past|healed|treated|resolved)(?: \w+){0,2}"
+    r"|(?<![\w-])(?:sequelae?|residua(?:ls?)?|residual changes?) (?:of|from) (?:(?:a|the) )?(?:\w+ ){0,3})[ ]?$")
+_PAST_OBSERVATIONS = ("Pneumonia",)
+_PAST_LOOKBACK = 60  # characters before a mention searched for a past marker
 
 # Phrases that are negative statements by themselves ("the costophrenic angles are sharp").
 _DIRECT_NEG: dict[str, list[str]] = {
@@ -176,6 +248,7 @@ _NEG_PRE = [
     r"absence of", r"resolution of", r"clear of", r"rules? out",
     r"ruled out", r"\bnor\b", r"no longer", r"removal of", r"interval removal of", r"no signs? of",
     r"never", r"fails? to (?:show|reveal|demonstrate)", r"nothing to suggest",
+    r"history of",  # CheXpert: "history of XXX" is a negation pattern (issue 36)
 ]
 _NEG_POST = [
     r"(?:is|are|was|were|has|have) (?:been )?(?:resolved|removed)", r"(?:is|are) (?:not seen|absent)",
@@ -202,6 +275,9 @@ _UNC_POST = [
     r"(?:is|are) difficult to exclude", r"(?:cannot|can not) be (?:entirely )?excluded",
     r"(?:would|may|might) be difficult to exclude", r"of (?:uncertain|unclear|indeterminate) (?:significance|etiology)",
 ]
+# A hedge after its mention, ending the sentence: "Small right pleural effusion, possibly." (issue 36).
+_UNC_TAIL = re.compile(r",\s*(?:most |very |quite )?(?:possibly|possible|likely|probably|probable|questionable|"
+                       r"suspected|presumably|presumed|perhaps)\s*[.!?]*\s*$", re.IGNORECASE)
 _PSEUDO = [
     r"no (?:significant |substantial |appreciable |definite |interval )*change", r"not changed",
     r"without (?:significant |interval )*change", r"no (?:significant )?(?:increase|decrease)",
@@ -236,6 +312,7 @@ def _word_re(patterns: Iterable[str]) -> re.Pattern[str]:
 
 _MENTION_RE = {obs: _word_re(p) for obs, p in _MENTIONS.items()}
 _ANCHOR_RE = {obs: _word_re(p) for obs, p in _ANCHORS.items()}
+_ANY_MENTION_RE = _word_re([p for ps in _MENTIONS.values() for p in ps])
 _DIRECT_NEG_RE = {obs: _word_re(p) for obs, p in _DIRECT_NEG.items()}
 _NOT_MENTION_RE = _word_re(_NOT_MENTIONS)
 _QPOS_RE = _word_re([_Q_POS])
@@ -245,11 +322,13 @@ _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     ("pseudo", _word_re(_PSEUDO)),
     ("unc_both", _word_re([r"versus", r"\bvs\b\.?"])),
     ("unc_post", _word_re(_UNC_POST)),
+    ("unc_post", _UNC_TAIL),
     ("unc_pre", _word_re(_UNC_PRE)),
     ("neg_post", _word_re(_NEG_POST)),
     ("neg_both", _word_re(_NEG_BOTH)),
     ("neg_pre", _word_re(_NEG_PRE)),
-    ("term", re.compile(rf"(?<![\w-])(?:{_alt(_TERMINATE)})(?![\w])|;", re.IGNORECASE)),
+    # a spaced dash ends a scope too: "No pneumothorax - small left effusion." (issue 36)
+    ("term", re.compile(rf"(?<![\w-])(?:{_alt(_TERMINATE)})(?![\w])|;|[ \t]-{{1,2}}[ \t]", re.IGNORECASE)),
 ]
 _CLAUSE_SPLIT = re.compile(r";|,? but |,? however,? |,? whereas |,? while |,? although ", re.IGNORECASE)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\.)(?=[A-Z])")
@@ -258,8 +337,13 @@ _WORD = re.compile(r"\w+")
 # Structured ("templated") reports: "<key>: <value>". The key names findings ("Pneumothorax",
 # "Effusion, pneumothorax", "Lines/tubes"), the value states them ("none", "small", "possible").
 # A colon counts after a letter or bracket and not before a digit ("10:30" is no key).
-_KEY_COLON = re.compile(r"(?<=[a-z)\]])[ \t]*:(?!\d)")
+# A spaced dash is a key separator too ("Pneumothorax - none"); a hyphen inside a word is not.
+_KEY_COLON = re.compile(r"(?<=[a-z)\]])(?:[ \t]*:(?!\d)|[ \t]+-{1,2}[ \t]+(?![\d.]))")
 _KEY_MAX_WORDS = 8  # a longer text before a colon is prose, not a key
+# Sub-keys name a side or zone: "Pneumothorax: Right: none, left: small." (issue 36)
+_SUBKEY = re.compile(r"(?:(?:on )?(?:the )?(?:right|left|bilateral(?:ly)?|both|apical|apex|apices|basal|basilar|"
+                     r"bases?|upper|lower|mid(?:dle)?)(?: (?:side|sides|lung|lungs|hemithorax|lobe|zone|zones))?)",
+                     re.IGNORECASE)
 # Status words that are no trigger in prose (triggers at the head of a value count too:
 # "no", "absent", "not seen", "resolved" -> 0; "possible", "cannot be excluded" -> -1; "unchanged" -> 1).
 _VALUE_WORDS: list[tuple[re.Pattern[str], int]] = [
@@ -271,7 +355,36 @@ _VALUE_WORDS: list[tuple[re.Pattern[str], int]] = [
 _VALUE_POSITIVE = _word_re([r"small|moderate|large|mild|severe|trace|tiny|minimal|massive|extensive|present|yes"])
 
 
+_DASHES = re.compile("[\u2010-\u2015\u2212]")  # en / em dashes, minus: "Fracture \u2013 none" keeps its dash
+_TABLE_ROW_SPLIT = re.compile(r"\|[ \t]*\|")  # "| a | b | | c | d |": rows joined on one line
+_TABLE_RULE = re.compile(r"[\s|:+=-]*")  # "|---|:---|"
+
+
+def _tables(text: str) -> str:
+    """Markdown / pipe table rows as ``key: value.`` sentences ("| Pneumothorax | none |" -> "Pneumothorax: none.").
+
+    Rule rows ("|---|---|") are dropped; rows joined on one line are split; cells of a row are joined with
+    ": ", so a third column reads as a sub-key's value ("| Effusion | right | small |").
+    """
+    if "|" not in text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        if "|" not in line:
+            lines.append(line)
+            continue
+        rows = []
+        for row in _TABLE_ROW_SPLIT.split(line):
+            cells = [c.strip().rstrip(".").strip() for c in row.split("|")]
+            cells = [c for c in cells if c]
+            if cells and not _TABLE_RULE.fullmatch(" ".join(cells)):
+                rows.append(": ".join(cells) + ".")
+        lines.append(" ".join(rows))
+    return "\n".join(lines)
+
+
 def _normalize(text: str) -> str:
+    text = _tables(_DASHES.sub("-", text))
     text = unicodedata.normalize("NFKD", text)
     text = text.encode("ascii", "ignore").decode("ascii")
     text = re.sub(r"[ \t\r\f\v]+", " ", text)
@@ -365,30 +478,46 @@ def _skip(sent: str, pos: int, end: int, chars: str = " \t") -> int:
     return pos
 
 
-def _value_status(sent: str, start: int, end: int, trig: list[_Span]) -> int | None:
-    """What the value ``sent[start:end]`` of a key says of the key's findings (1, 0, -1), or None.
+def _value_status(sent: str, start: int, end: int, trig: list[_Span]) -> tuple[int | None, int]:
+    """What the value ``sent[start:end]`` of a key says of the key's findings (1, 0, -1, or None), and where it ends.
 
     A negative or uncertain head ("none", "no", "not seen", "possible") decides when nothing after it
     (up to a termination word such as "but") mentions, negates or hedges anything ("none on the left" -> 0;
     "no pneumothorax is seen" -> None), and is positive when a size or presence word follows ("none on
     the left, small on the right" -> 1). A value without such a head is positive unless it negates or
     hedges something ("small left", "unchanged", "endotracheal tube in place" -> 1).
+
+    A bare head followed by a comma or semicolon and another finding ends there ("no, large effusion": the
+    value is "no", the effusion is read as prose); the returned end is then the head's end, else ``end``.
     """
     pos = _skip(sent, start, end)
     if not re.search(r"[a-z]", sent[pos:end]):
-        return None
+        return None, end
     status, head_end = _head(sent, pos, end, trig)
     inner = [t for t in trig if head_end <= t.start and t.end <= end]
+    if status is not None:
+        after = _skip(sent, head_end, end)
+        if after < end and sent[after] in ",;" and _mentions(sent[after:end]):
+            return status, head_end  # "Pneumothorax: no, large effusion."
     if status in (0, -1):
         stop = min((t.start for t in inner if t.kind == "term"), default=end)
         rest = sent[head_end:stop]
-        if any(t.kind != "term" and t.end <= stop for t in inner) or any(
-                rx.search(rest) for rx in _MENTION_RE.values()):
-            return None
-        return 1 if _VALUE_POSITIVE.search(rest) else status
+        if any(t.kind != "term" and t.end <= stop for t in inner) or _mentions(rest):
+            return None, end
+        return (1 if _VALUE_POSITIVE.search(rest) else status), end
     if any(t.kind not in ("term", "pseudo") for t in inner):
-        return None
-    return 1
+        return None, end
+    return 1, end
+
+
+def _mentions(text: str) -> bool:
+    """Whether ``text`` mentions any observation (a direct mention, not an attribute anchor)."""
+    return _ANY_MENTION_RE.search(text) is not None
+
+
+def _is_subkey(text: str) -> bool:
+    """A key that only says where ("Right", "left lung", "bilateral"): a sub-key of the finding key before it."""
+    return bool(_SUBKEY.fullmatch(text.strip(" \t,;.")))
 
 
 def _is_key(sent: str, start: int, end: int, trig: list[_Span]) -> bool:
@@ -417,16 +546,40 @@ def _structure(sent: str, trig: list[_Span]) -> list[_Pair]:
         next_key = None
         if i + 1 < len(colons):
             status, head_end = _head(sent, _skip(sent, vstart, nxt), nxt, trig)
+            sep = max(sent.rfind(",", vstart, nxt), sent.rfind(";", vstart, nxt))
             if status is not None:
                 kstart = _skip(sent, head_end, nxt, " \t,;")
                 if _is_key(sent, kstart, nxt, trig):
                     vend, next_key = head_end, (kstart, nxt)
+            elif (sep >= 0 and not _mentions(sent[vstart:sep])
+                  and _is_key(sent, _skip(sent, sep + 1, nxt), nxt, trig)):
+                # "Consolidation - right lower lobe; pneumothorax - none": the value ends at the separator
+                vend, next_key = sep, (_skip(sent, sep + 1, nxt), nxt)
             elif _is_key(sent, vstart, nxt, trig):
                 vend, next_key = vstart, (vstart, nxt)
         if key is not None:
-            pairs.append(_Pair(key, (vstart, vend), _value_status(sent, vstart, vend, trig)))
+            status, vend = _value_status(sent, vstart, vend, trig)
+            pairs.append(_Pair(key, (vstart, vend), status))
         key = next_key
-    return pairs
+    return _subkeys(sent, pairs)
+
+
+def _subkeys(sent: str, pairs: list[_Pair]) -> list[_Pair]:
+    """A key with an empty value followed by sub-keys ("Pneumothorax: Right: none, left: small.") takes
+    the combined status of their values (positive over uncertain over negative)."""
+    out = list(pairs)
+    for i, p in enumerate(pairs):
+        if p.status is not None or re.search(r"[a-z]", sent[p.value[0]:p.value[1]]):
+            continue
+        status = None
+        for q in pairs[i + 1:]:
+            if not _is_subkey(sent[q.key[0]:q.key[1]]):
+                break
+            if q.status is not None:
+                status = combine_status(status, q.status)
+        if status is not None:
+            out[i] = _Pair(p.key, p.value, status)
+    return out
 
 
 def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -437,7 +590,34 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _label_sentence(sent: str, out: dict[str, int]) -> None:
+def _named(text: str) -> tuple[str, ...]:
+    """Observations a key names ("Effusion, pneumothorax" -> both)."""
+    return tuple(obs for obs, rx in _MENTION_RE.items() if rx.search(text))
+
+
+def _carried_subkeys(low: str, pairs: list[_Pair], parent: tuple[str, ...], out: dict[str, int]
+                     ) -> tuple[str, ...]:
+    """Sub-keys across a sentence break ("Pleural effusion: Left: none. Right: small.").
+
+    ``parent`` names the findings of a key whose sub-keys ended the previous sentence; a sentence made only
+    of sub-keys states them, and passes the parent on. Returns the findings to carry into the next sentence.
+    """
+    if parent and pairs and pairs[0].key[0] == 0 and all(_is_subkey(low[p.key[0]:p.key[1]]) for p in pairs):
+        for p in pairs:
+            if p.status is not None:
+                for obs in parent:
+                    out[obs] = combine_status(out.get(obs), p.status)
+        return parent
+    for i, p in enumerate(pairs):
+        rest = pairs[i + 1:]
+        if (rest and not re.search(r"[a-z]", low[p.value[0]:p.value[1]])
+                and all(_is_subkey(low[q.key[0]:q.key[1]]) for q in rest)):
+            return _named(low[p.key[0]:p.key[1]])
+    return ()
+
+
+def _label_sentence(sent: str, out: dict[str, int], parent: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Add one sentence's labels to ``out``; returns the findings whose sub-keys may go on in the next one."""
     low = sent.lower()
     # Remove look-alike phrases ("pericardial effusion") so they do not match.
     low = _blank(low, [(m.start(), m.end()) for m in _NOT_MENTION_RE.finditer(low)])
@@ -451,6 +631,7 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
     # ("no" in "Pneumothorax: no, effusion: small.") reaches nothing outside that value.
     pairs = _structure(low, trig)
     stated = [p.value for p in pairs if p.status is not None]
+    carry = _carried_subkeys(low, pairs, parent, out) if pairs else ()
 
     def triggers_at(pos: int) -> list[_Span]:
         if not stated:
@@ -470,6 +651,9 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                 continue  # "Pneumothorax: no pneumothorax is seen." the value's own mention decides
             else:
                 status = _status(low, m.start(), m.end(), triggers_at(m.start()))
+            if status == 1 and obs in _PAST_OBSERVATIONS and _PAST_BEFORE.search(
+                    low, max(0, m.start() - _PAST_LOOKBACK), m.start()):
+                status = 0  # "residuals of prior granulomatous infection": not an active pneumonia
             out[obs] = combine_status(out.get(obs), status)
 
     for obs, rx in _DIRECT_NEG_RE.items():
@@ -506,13 +690,15 @@ def _label_sentence(sent: str, out: dict[str, int]) -> None:
                 else:
                     status = _status(low, cstart + q[0], cstart + q[1], triggers_at(cstart + q[0]))
                 out[obs] = combine_status(out.get(obs), status)
+    return carry
 
 
 @lru_cache(maxsize=65536)
 def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
+    carry: tuple[str, ...] = ()
     for sent in _sentences(_normalize(text)):
-        _label_sentence(sent, out)
+        carry = _label_sentence(sent, out, carry)
     return tuple(ordered_labels(apply_no_finding(out)).items())
 
 

@@ -20,6 +20,14 @@ the dev rows and before the rule was coded, by the same author and from the same
 phrasings the rule was not fitted to rather than an independent sample of real reports. Before the rule
 the labeler read 11 of the 27 dev and 19 of the 34 held-out structured rows wrong (and "No lines or
 tubes."); after it, none (the four held-out list sentences were right before and after).
+
+Issue 36 (remaining layouts, old disease, hedges after the mention, devices): rows marked ``36`` in the
+``issue`` column. The 53 held-out rows were written and committed before any rule for them (commit
+"labeler sentences: 53 held-out rows ..."), the 30 dev rows next, then the rules. Before the rules the
+labeler read 0.453 of the held-out and 0.433 of the dev issue-36 rows exactly, after them all of both
+(``python scripts/labeler_scores.py --old 6cc3dd8 --issue 36`` prints the table). Same author, same
+brief as the rules: they test phrasings, not an independent sample. One held-out row ("Old healed left
+rib fractures.") repeats a dev row; it was right before and after.
 """
 
 from __future__ import annotations
@@ -37,9 +45,11 @@ from sdrlib.clinical import evaluate_labeler, label_report, label_reports
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "labeler_sentences.csv"
 
 
-def _sentences(which: str) -> tuple[list[str], list[dict[str, int]], list[str]]:
+def _sentences(which: str, *, issues: tuple[str, ...] | None = None
+               ) -> tuple[list[str], list[dict[str, int]], list[str]]:
+    """Texts, gold labels and categories of one part of the sentence set (all rows, or those of ``issues``)."""
     with FIXTURE.open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["set"] == which]
+        rows = [r for r in csv.DictReader(f) if r["set"] == which and (issues is None or r["issue"] in issues)]
     return [r["text"] for r in rows], [parse_label_string(r["labels"]) for r in rows], [r["category"] for r in rows]
 
 
@@ -263,3 +273,99 @@ def test_sentence_presence_agrees_with_report_labels_on_structured_text():
 def test_label_reports_matches_label_report():
     texts = ["No pneumothorax.", "Mild cardiomegaly."]
     assert label_reports(texts) == [label_report(t) for t in texts]
+
+
+# Issue 36: the remaining layouts and real-report errors, each with its opposite (decisions: points 5-12 of
+# the labeler's docstring).
+@pytest.mark.parametrize("text, expected", [
+    # 5. dash layouts, several on one line, en dash, a spaced dash ends a scope in prose
+    ("Pneumothorax - none", {"Pneumothorax": 0, "No Finding": 1}),
+    ("Pneumothorax - small", {"Pneumothorax": 1}),
+    ("Pneumothorax - none, Effusion - small, Edema - none", {"Edema": 0, "Pneumothorax": 0, "Pleural Effusion": 1}),
+    ("Pneumothorax - none, Effusion - none, Edema - none",
+     {"No Finding": 1, "Edema": 0, "Pneumothorax": 0, "Pleural Effusion": 0}),
+    ("Fracture \u2013 none.", {"No Finding": 1, "Fracture": 0}),
+    ("Fracture \u2014 left seventh rib.", {"Fracture": 1}),
+    ("No pneumothorax - small left effusion.", {"Pneumothorax": 0, "Pleural Effusion": 1}),
+    ("No pneumothorax - no effusion.", {"No Finding": 1, "Pneumothorax": 0, "Pleural Effusion": 0}),
+    ("Right-sided pleural effusion.", {"Pleural Effusion": 1}),
+    # 6. sub-keys, in one sentence and across a sentence break
+    ("Pneumothorax: Right: none.", {"No Finding": 1, "Pneumothorax": 0}),
+    ("Pneumothorax: Right: small.", {"Pneumothorax": 1}),
+    ("Pneumothorax: right: no; left: no.", {"No Finding": 1, "Pneumothorax": 0}),
+    ("Pneumothorax: right: none, left: small apical.", {"Pneumothorax": 1}),
+    ("Pleural effusion: Left: none. Right: none.", {"No Finding": 1, "Pleural Effusion": 0}),
+    ("Pleural effusion: Left: none. Right: small.", {"Pleural Effusion": 1}),
+    ("Pleural effusion: Left: none. Right: none. Pneumothorax: small.", {"Pneumothorax": 1, "Pleural Effusion": 0}),
+    # 7. a value followed by another finding
+    ("Pneumothorax: no, large effusion.", {"Pneumothorax": 0, "Pleural Effusion": 1}),
+    ("Pneumothorax: yes, no effusion.", {"Pneumothorax": 1, "Pleural Effusion": 0}),
+    ("Edema: none, small left effusion.", {"Edema": 0, "Pleural Effusion": 1}),
+    ("Edema: mild, no effusion.", {"Edema": 1, "Pleural Effusion": 0}),
+    # 8. hedges after the mention
+    ("Small right pleural effusion, possibly.", {"Pleural Effusion": -1}),
+    ("Small right pleural effusion, again seen.", {"Pleural Effusion": 1}),
+    ("Pneumothorax, likely.", {"Pneumothorax": -1}),
+    ("Pneumothorax, small.", {"Pneumothorax": 1}),
+    # 9. Markdown / pipe tables, joined rows, no outer pipes
+    ("| Pneumothorax | none |", {"No Finding": 1, "Pneumothorax": 0}),
+    ("| Pneumothorax | small |", {"Pneumothorax": 1}),
+    ("| Finding | Status |\n|---|---|\n| Edema | no |\n| Consolidation | yes |", {"Edema": 0, "Consolidation": 1}),
+    ("| Finding | Status | |---|---| | Edema | no | | Consolidation | no |",
+     {"No Finding": 1, "Edema": 0, "Consolidation": 0}),
+    ("Pneumothorax | none", {"No Finding": 1, "Pneumothorax": 0}),
+    ("| Effusion | right | small |", {"Pleural Effusion": 1}),
+    # 10. old disease
+    ("Residuals of prior granulomatous infection.", {"No Finding": 1, "Pneumonia": 0}),
+    ("Findings of acute infection in the right lower lobe.", {"Pneumonia": 1}),
+    ("History of pneumonia.", {"No Finding": 1, "Pneumonia": 0}),
+    ("Scarring from prior pneumonia in the lingula.", {"Lung Opacity": 1, "Pneumonia": 0}),
+    ("Compared to prior, worsening pneumonia.", {"Pneumonia": 1}),
+    ("Old healed rib fractures.", {"Fracture": 1}),
+    ("Healing rib fracture.", {"Fracture": 1}),
+    ("No acute rib fracture.", {"No Finding": 1, "Fracture": 0}),
+    # 11. uncertainty that belongs to another finding
+    ("Opacities at the bases may represent scarring or edema.", {"Lung Opacity": 1, "Edema": -1}),
+    ("Patchy right basilar airspace opacity.", {"Lung Opacity": 1}),
+    ("Patchy right basilar airspace opacity, possibly pneumonia.", {"Lung Opacity": 1, "Pneumonia": -1}),
+    # 12. devices
+    ("Monitor leads overlie the chest.", {"No Finding": 1, "Support Devices": 1}),
+    ("The monitor leads have been removed.", {"No Finding": 1, "Support Devices": 0}),
+    ("Spinal cord stimulator in place.", {"No Finding": 1, "Support Devices": 1}),
+    ("Interval removal of the spinal stimulator.", {"No Finding": 1, "Support Devices": 0}),
+    ("Right IJ tip in the distal SVC.", {"No Finding": 1, "Support Devices": 1}),
+    ("Left subclavian approach with tip at the cavoatrial junction.", {"No Finding": 1, "Support Devices": 1}),
+    ("Leads overlie the chest.", {"No Finding": 1}),
+    ("The tip of the tongue.", {"No Finding": 1}),
+])
+def test_issue36_layouts_old_disease_hedges_and_devices(text, expected):
+    assert label_report(text) == expected
+
+
+def test_labeler_scores_script_reads_the_sentence_set_and_names_a_bad_file(tmp_path, capsys):
+    """scripts/labeler_scores.py: the table's scores, and one line + exit 2 for a file it cannot read."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("labeler_scores", Path(__file__).parents[2] / "scripts" / "labeler_scores.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["labeler_scores"] = mod
+    spec.loader.exec_module(mod)
+    rows = [r for r in mod.read_rows(FIXTURE) if r["set"] == "heldout" and r["issue"] == "36"]
+    exact, macro, n = mod.score(__import__("sdrlib.clinical.labeler", fromlist=["x"]), rows)
+    assert n >= 50 and exact == 1.0 and macro == 1.0
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\xff\xfe\x00junk")
+    with pytest.raises(SystemExit) as exc:
+        mod.read_rows(bad)
+    assert exc.value.code == 2 and "bad.csv" in capsys.readouterr().err
+
+
+def test_issue36_rows_read_alike_sentence_by_sentence_except_carried_subkeys():
+    """Per-sentence labels (what presence and the distances see) merge to the report's labels on every issue-36
+    row but the one whose sub-keys go on across a sentence break (docstring point 6)."""
+    from sdrlib.reports import split_sentences
+
+    texts = _sentences("dev", issues=("36",))[0] + _sentences("heldout", issues=("36",))[0]
+    differ = [t for t in texts if merge_labels(*[label_report(s) for s in split_sentences(t)]) != label_report(t)]
+    assert differ == ["Pleural effusion: Left: none. Right: small."]
