@@ -84,11 +84,13 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from sdrlib.metrics import radgraph_compat
 from sdrlib.metrics.backends import (BackendUnavailable, comet_checkpoint, package_version, radgraph_model_dir,
                                      radgraph_unavailable_reason, resolve_bertscore_backbone, why_unavailable)
 from sdrlib.metrics.base import EvaluationInputError, MetricResult, mean_result
@@ -491,12 +493,19 @@ class RadGraphOutputError(RuntimeError):
 RADGRAPH_LEVELS = ("simple", "partial", "complete")
 
 
-def _radgraph_scorer(model_type: str) -> Any:
-    """The package's ``F1RadGraph(reward_level="all")``, built once per :func:`score_reports` call."""
+def _radgraph_scorer(model_type: str, model_dir: Path) -> Any:
+    """The package's ``F1RadGraph(reward_level="all")`` on the model folder the probe found, built once per
+    :func:`score_reports` call.
+
+    Under transformers 5 :func:`sdrlib.metrics.radgraph_compat.install` first gives radgraph 0.1.18's bundled
+    allennlp the tokenizer methods it calls (a radgraph release it was not tested with is refused with
+    :class:`~sdrlib.metrics.radgraph_compat.RadGraphVersionError`; :func:`score_reports` records it).
+    """
+    radgraph_compat.install()
     from radgraph import F1RadGraph
 
     try:
-        return F1RadGraph(reward_level="all", model_type=model_type)
+        return F1RadGraph(reward_level="all", model_type=model_type, model_cache_dir=str(model_dir.parent))
     except Exception as e:  # noqa: BLE001 - re-raised with what failed; score_reports records it
         raise RuntimeError(f"radgraph could not build its {model_type!r} annotator: {type(e).__name__}: {e}") from e
 
@@ -672,7 +681,7 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
         # All or nothing: a failure in any section (e.g. out of memory in the second) drops every
         # section's RadGraph values and names the failure, so no table mixes scored and unscored parts.
         try:
-            scorer = _radgraph_scorer(radgraph_model)
+            scorer = _radgraph_scorer(radgraph_model, rg_dir)
             for s in sections:
                 results[s] += _radgraph(scorer, text_p[s], text_r[s], defined[s], radgraph_model)
         except Exception as e:  # noqa: BLE001 - a broken optional scorer must not sink the run
