@@ -131,3 +131,19 @@ def test_a_small_significant_difference_against_no_difference_is_a_note(tmp_path
     assert mod.main([str(other), "--check", str(readme)]) == 0
     err = capsys.readouterr().err
     assert "machine.json is missing" in err and "note: Findings clinical_f1_macro14, R_exact vs SFT" in err
+
+
+def test_tables_rebuilt_from_a_readme_block_round_trip(tmp_path):
+    """scripts/tables_from_readme.py reads back what the block wrote (the evidence of a run whose files are gone)."""
+    spec = importlib.util.spec_from_file_location("tables_from_readme", ROOT / "scripts" / "tables_from_readme.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = _run(tmp_path / "a", ROWS)
+    sig, _ = mod.tables(claims.results_section(a))
+    got = sig.set_index("A")
+    for cfg, (d, p, s) in ROWS.items():
+        assert got.loc[cfg, "diff"] == pytest.approx(d, abs=5e-4) and got.loc[cfg, "p_value"] == pytest.approx(p)
+        assert got.loc[cfg, "same_sign"] == s and got.loc[cfg, "B"] == "SFT"
+    # the committed evidence of the 5b7f196 run: what the README of 6cc3dd8 stated
+    old = pd.read_csv(ROOT / "docs" / "evidence" / "run-5b7f196" / "grpo_significance.csv").set_index(["A", "B", "metric"])
+    assert old.loc[("G-CARL", "SFT", "clinical_f1_macro14"), "p_value"] == 0.02
