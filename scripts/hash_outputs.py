@@ -14,7 +14,9 @@ Usage::
     python scripts/hash_outputs.py ROOT --compare before.json      # compare another run with them
 
 ``--compare`` prints one line per file that differs, is missing or is new, and exits 1 when any
-value-bearing file differs (a table's timing-free hash or a model file), 0 otherwise.
+value-bearing file differs (a table's timing-free hash or a model file), 0 otherwise. A file it cannot
+read (a table that is not UTF-8 text, a ``--compare`` file that is not this script's JSON object, an
+I/O error) ends in one line naming the file and what is wrong, exit 2.
 
 Left out: figures (PNG bytes depend on the matplotlib build and fonts) and executed notebooks (they
 carry times and paths); run keys (``run_key.json``) change by design when the code moves.
@@ -31,6 +33,11 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sdrlib.errors import SDRError  # noqa: E402
+from sdrlib.io import decode_text, one_line_errors  # noqa: E402
+
 #: column headers that hold run times or speeds ("seconds", "first s", "step_s_per_step", "ref_us", "speedup",
 #: "sweep_ref_h", "gflops_matmul", "reward_share", "first/warm", "wall-clock ratio ...")
 TIMING = re.compile(r"(seconds|time|speed|wall|share|gflops|/warm|\bs\b|_s$|_s_|_us$|_h$|_at$|commit|executed)",
@@ -39,16 +46,27 @@ TIMING = re.compile(r"(seconds|time|speed|wall|share|gflops|/warm|\bs\b|_s$|_s_|
 ASSEMBLED = ("headline.md",)
 
 
+class HashInputError(SDRError, ValueError):
+    """A file this script reads is unusable; the message names it (``main`` prints it, exit 2)."""
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def csv_without_timing(data: bytes) -> bytes:
+def csv_without_timing(data: bytes, what: str = "table") -> bytes:
     """The CSV ``data`` with every column whose header looks like a timing dropped (``TIMING``).
 
+    Text as :func:`sdrlib.io.decode_text` reads it (UTF-8, or a byte-order mark); bytes that are not
+    text raise :class:`HashInputError` naming ``what``.
     Example: ``b"name,seconds\\nchamfer,1.2\\n"`` -> ``b"name\\r\\nchamfer\\r\\n"``.
     """
-    rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    try:
+        rows = list(csv.reader(io.StringIO(decode_text(data, what, lenient=False).text)))
+    except SDRError as e:
+        raise HashInputError(f"{e} (a results table is text written by the notebooks)") from None
+    except csv.Error as e:
+        raise HashInputError(f"{what}: not a CSV table ({e})") from None
     if not rows:
         return data
     keep = [i for i, h in enumerate(rows[0]) if not TIMING.search(h)]
@@ -72,9 +90,30 @@ def hash_outputs(root: Path) -> dict[str, dict[str, str]]:
         data = p.read_bytes()
         entry = {"sha256": _sha(data)}
         if p.suffix == ".csv":
-            entry["values"] = _sha(csv_without_timing(data))
+            entry["values"] = _sha(csv_without_timing(data, str(p)))
         out[p.relative_to(root).as_posix()] = entry
     return out
+
+
+def read_hashes(path: Path) -> dict[str, dict[str, str]]:
+    """The hashes this script wrote to ``path`` (``--compare``), checked: a JSON object mapping each
+    relative path to ``{"sha256": ..., ["values": ...]}``; :class:`HashInputError` naming the file otherwise."""
+    try:
+        obj = json.loads(decode_text(Path(path).read_bytes(), str(path), lenient=False).text)
+    except SDRError as e:
+        raise HashInputError(str(e)) from None
+    except ValueError as e:  # JSONDecodeError
+        raise HashInputError(f"{path}: not JSON ({e}); pass the file `hash_outputs.py ROOT > before.json` "
+                             "wrote") from None
+    if not isinstance(obj, dict):
+        raise HashInputError(f"{path}: a JSON {type(obj).__name__}, not the object of file hashes "
+                             "`hash_outputs.py ROOT > before.json` writes")
+    for k, v in obj.items():
+        if not (isinstance(v, dict) and isinstance(v.get("sha256"), str)
+                and isinstance(v.get("values", ""), str)):
+            raise HashInputError(f"{path}: entry {k!r} is {json.dumps(v)[:60]}, not "
+                                 '{"sha256": "...", ["values": "..."]}')
+    return obj
 
 
 def compare(now: dict[str, dict[str, str]], before: dict[str, dict[str, str]]) -> tuple[list[str], bool]:
@@ -99,6 +138,7 @@ def compare(now: dict[str, dict[str, str]], before: dict[str, dict[str, str]]) -
     return lines, bad
 
 
+@one_line_errors("hash_outputs")  # a file it cannot read: one line naming it, exit 2
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", type=Path, help="output root of a run (the --out of run_all.sh)")
@@ -109,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(now, sys.stdout, indent=1, sort_keys=True)
         print()
         return 0
-    lines, bad = compare(now, json.loads(a.compare.read_text()))
+    lines, bad = compare(now, read_hashes(a.compare))
     for line in lines:
         print(line)
     n_model = sum(1 for k in now if "/final/" in k)

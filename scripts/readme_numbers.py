@@ -17,8 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdrlib.experiments import claims  # noqa: E402
+from sdrlib.io import decode_text, one_line_errors  # noqa: E402
 
 
+@one_line_errors("readme_numbers")  # a file it cannot read: one line naming it, exit 2
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results_dir", type=Path, help="a run's results/ folder")
@@ -30,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.check is None:
         sys.stdout.write(claims.results_section(a.results_dir))
         return 0
+    text = decode_text(a.check.read_bytes(), str(a.check), lenient=False).text  # not UTF-8: exit 2 naming it
     try:
-        block = claims.marked_block(a.check.read_text())
+        block = claims.marked_block(text)
     except ValueError as e:
         print(f"{a.check}: {e}", file=sys.stderr)
         return 1

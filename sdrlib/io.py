@@ -10,14 +10,17 @@ Text read from files a person or a spreadsheet tool may have saved goes through 
 (:func:`read_text`): a byte-order mark decides the encoding (UTF-8, UTF-16 LE / BE, UTF-32 LE / BE),
 else UTF-8, else (``lenient=True``) Windows-1252, else Latin-1; the result says which was used, so a
 caller can count files that were not plain UTF-8. An output path given on a command line goes
-through :func:`output_path` (a leading ``~`` expanded, or one line saying why it cannot be).
+through :func:`output_path` (a leading ``~`` expanded, or one line saying why it cannot be); a
+script's ``main`` wrapped in :func:`one_line_errors` ends a file it cannot use in one line, exit 2.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +29,8 @@ from typing import Any, Callable
 from sdrlib.errors import SDRError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "atomic_save", "read_json",
-           "Decoded", "TextDecodeError", "bom_encoding", "decode_text", "read_text", "OutputPathError", "output_path"]
+           "Decoded", "TextDecodeError", "bom_encoding", "decode_text", "read_text", "OutputPathError", "output_path",
+           "one_line_errors"]
 
 #: byte-order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one)
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -176,3 +180,23 @@ def output_path(value: str | os.PathLike, what: str = "output path") -> Path:
         raise OutputPathError(f"{what} {text}: cannot expand {text.split(os.sep)[0]!r} (no such user, or HOME "
                               "unset); give an absolute path or one relative to this folder")
     return Path(out)
+
+
+def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorator for a command's ``main(argv) -> int``: a deliberate error (:class:`~sdrlib.errors.SDRError`,
+    whose message names the input) or an ``OSError`` (``<file>: <reason>``) is printed as one line
+    ``<prog>: ...`` on stderr and ``main`` returns 2, instead of a traceback.
+
+    Example: ``@one_line_errors("hash_outputs")`` above ``def main(argv=None)``.
+    """
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(*args: Any, **kwargs: Any) -> int:
+            try:
+                return main(*args, **kwargs)
+            except (SDRError, OSError) as e:
+                what = f"{e.filename}: {e.strerror or e}" if isinstance(e, OSError) and e.filename else str(e)
+                print(f"{prog}: {what}", file=sys.stderr)
+                return 2
+        return run
+    return wrap

@@ -26,6 +26,7 @@ claims about figures.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -33,7 +34,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
+from sdrlib.errors import SDRError
+from sdrlib.io import decode_text
+
+__all__ = ["BEGIN", "END", "ClaimsInputError", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
            "numbers_in", "sweeping_words", "check_block", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
            "selection_recall"]
@@ -42,10 +46,42 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
+class ClaimsInputError(SDRError, ValueError):
+    """A result file the claims cannot read (not UTF-8, empty, not a table, a column missing): names the file."""
+
+
+#: (path, columns) of the tables read by the claim group being written: :func:`results_section` names the one
+#: lacking a column a group asks for
+_READ: list[tuple[Path, list[str]]] = []
+
+
+def _text(p: Path) -> str:
+    """A result file's text; :class:`ClaimsInputError` naming it when it is not UTF-8 (a binary file)."""
+    try:
+        return decode_text(p.read_bytes(), str(p), lenient=False).text
+    except SDRError as e:
+        raise ClaimsInputError(f"{e}; a results file is text written by the notebooks: re-run the one that "
+                               "writes it") from None
+
+
 def read_table(results_dir: str | Path, name: str) -> pd.DataFrame | None:
-    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it."""
+    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it.
+
+    :class:`ClaimsInputError` naming the file when it is not UTF-8 text, empty (pandas' bare
+    ``EmptyDataError``) or not a CSV table.
+    """
     p = Path(results_dir) / f"{name}.csv"
-    return pd.read_csv(p) if p.is_file() else None
+    if not p.is_file():
+        return None
+    try:
+        t = pd.read_csv(io.StringIO(_text(p)))
+    except pd.errors.EmptyDataError:
+        raise ClaimsInputError(f"{p}: empty (no header row); re-run the notebook that writes it") from None
+    except (pd.errors.ParserError, ValueError) as e:
+        raise ClaimsInputError(f"{p}: not a CSV table ({str(e).strip()}); re-run the notebook that writes "
+                               "it") from None
+    _READ.append((p, [str(c) for c in t.columns]))
+    return t
 
 
 def _rows(results_dir: str | Path, name: str) -> pd.DataFrame | None:
@@ -424,11 +460,27 @@ GROUPS: dict[str, Callable[..., list[str]]] = {
 
 def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., list[str]]] | None = None,
                     markers: bool = True) -> str:
-    """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers."""
+    """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers.
+
+    A table a group cannot use (a column missing, cells of another kind) raises :class:`ClaimsInputError` naming
+    the file (the one lacking the column when one of the group's tables does) and the group.
+    """
     parts = [BEGIN] if markers else []
     parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
     for title, fn in (groups or GROUPS).items():
-        lines = fn(results_dir)
+        _READ.clear()
+        try:
+            lines = fn(results_dir)
+        except ClaimsInputError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            # a table without a column the group reads (bare KeyError: 'Metric'), or cells of another kind
+            col = (e.args[0] if isinstance(e, KeyError) and e.args
+                   else getattr(e, "name", None) if isinstance(e, AttributeError) else None)  # t.distance
+            files = [str(p) for p, cols in _READ if col is not None and col not in cols] or [str(p) for p, _ in _READ]
+            what = f"no column {col!r}" if col is not None else f"{type(e).__name__}: {e}"
+            raise ClaimsInputError(f"{' or '.join(files) or results_dir}: {what}, which the claim group {title!r} "
+                                   "reads; re-run the notebook that writes it") from None
         if lines:
             parts += ["", f"**{title}**", "", *lines]
     if markers:
@@ -479,7 +531,7 @@ def sweeping_words(text: str) -> list[str]:
 def _pool(paths: Iterable[Path]) -> list[float]:
     vals = []
     for p in paths:
-        vals += [float(x) for x in _NUM.findall(p.read_text())]
+        vals += [float(x) for x in _NUM.findall(_text(p))]
     return vals
 
 

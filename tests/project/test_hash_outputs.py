@@ -49,3 +49,39 @@ def test_csv_without_timing_drops_only_timing_columns():
 def test_a_root_without_results_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="no results"):
         hash_outputs.hash_outputs(tmp_path)
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"not json {", "not JSON"),
+    (b"", "not JSON"),
+    (b"[1, 2]", "a JSON list, not the object of file hashes"),
+    (b"42", "a JSON int"),
+    (b'{"results/t.csv": "abc"}', "entry 'results/t.csv'"),
+    (b'{"results/t.csv": {"values": "x"}}', "entry 'results/t.csv'"),
+    (b"\x89PNG\r\n\x1a\n\xff\xfe\xfd", "not UTF-8"),
+])
+def test_an_unusable_compare_file_is_one_line_naming_it(tmp_path, capsys, content, says):
+    """Was a bare JSONDecodeError / TypeError / AttributeError / UnicodeDecodeError."""
+    before = tmp_path / "before.json"
+    before.write_bytes(content)
+    rc = hash_outputs.main([str(_run(tmp_path / "b")), "--compare", str(before)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"hash_outputs: {before}") and says in err and err.count("\n") == 1, err
+    assert hash_outputs.main([str(tmp_path / "b"), "--compare", str(tmp_path / "none.json")]) == 2
+    assert "none.json: No such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("compare", [False, True])
+def test_a_results_table_that_is_not_text_is_one_line_naming_it(tmp_path, capsys, compare):
+    """Was a bare UnicodeDecodeError, in both modes."""
+    root = _run(tmp_path / "a")
+    (root / "results" / "t.csv").write_bytes(b"config,macro_f1\nR_Cham,0.08\xe9\n")  # cp1252, not UTF-8
+    before = tmp_path / "before.json"
+    before.write_text("{}")
+    rc = hash_outputs.main([str(root)] + (["--compare", str(before)] if compare else []))
+    out, err = capsys.readouterr()
+    assert rc == 2 and not out and err == f"hash_outputs: {root / 'results' / 't.csv'}: not UTF-8 text " \
+                                        "(invalid continuation byte at byte 27); re-save it as UTF-8 (a results " \
+                                        "table is text written by the notebooks)\n", err
+    (root / "results" / "t.csv").write_bytes("config,macro_f1\nR_Cham,0.08\n".encode("utf-16"))  # with its mark
+    assert hash_outputs.main([str(root)]) == 0
