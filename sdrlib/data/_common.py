@@ -213,7 +213,10 @@ def _read_csv_rows(text: str, rep: LoadReport, path: Path):
 
     lines = io.StringIO(text, newline="").readlines()  # physical lines, as csv counts them
     reader = csv.reader(iter(lines), strict=True)
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise ValueError(f"line 1 (the header): a stray quote ({e})") from None
     if header is None:
         raise ValueError("empty file: no header row")
     if '"' in lines[0] and not _CSV_RECORD.fullmatch("".join(lines[:reader.line_num])):
