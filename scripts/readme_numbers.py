@@ -72,7 +72,7 @@ def _main(argv: list[str] | None) -> int:
         return 1
     mode, reasons = conclusions.check_mode(block, a.results_dir)
     if a.mode != "auto":
-        mode = a.mode
+        mode, reasons = a.mode, [f"--mode {a.mode}"]
     print(f"{a.check}: {mode} check" + (f" ({'; '.join(reasons)})" if reasons else
                                          " (the README run's kernel path and library versions)"), file=sys.stderr)
     if mode == "exact":

@@ -44,7 +44,7 @@ from pathlib import Path
 from .config import ConfigError, load_profile, output_root, repo_root
 from .errors import SDRError
 from . import numerics
-from .io import atomic_write_json, atomic_write_text
+from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
 __all__ = ["UsageError", "NotebookRun", "discover", "preflight", "run", "main", "write_summary"]
@@ -88,10 +88,10 @@ def _select(nbs: list[tuple[str, Path]], start: str | None, only: list[str] | No
 def _check_out(out: str) -> Path:
     """``--out`` (a leading ``~`` expanded) as an absolute folder that exists (created) and accepts files;
     :class:`UsageError` otherwise."""
-    p = Path(os.path.expanduser(out))  # Path.expanduser raises RuntimeError for an unknown ~user
-    if str(p).startswith("~"):
-        raise UsageError(f"--out {out}: cannot expand {out.split('/')[0]!r} (no such user, or HOME unset); "
-                         "give an absolute path or one relative to this folder")
+    try:
+        p = output_path(out, "--out")  # the one helper for a user's output path (also the stand-in command's)
+    except OutputPathError as e:
+        raise UsageError(str(e)) from None
     if p.exists() and not p.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder; give a folder (it is created if missing)")
     try:

@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Sequence
 
 from sdrlib.data.records import DataError, LoadReport
+from sdrlib.io import TextDecodeError, bom_encoding, decode_text
 from sdrlib.reports import normalize_text
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -44,20 +45,22 @@ SECTIONS = ("findings", "impression")
 
 
 def decode_bytes(raw: bytes, rep: LoadReport, what: str) -> str:
-    """UTF-8 (with or without BOM); else Windows-1252, else Latin-1, each noted in ``rep``.
+    """File bytes as text by :func:`sdrlib.io.decode_text`, what it did counted in ``rep``.
 
-    Control characters (NUL, ...) are removed and noted. Example:
+    A byte-order mark decides (UTF-8, UTF-16 LE / BE, UTF-32 LE / BE: a file saved by a spreadsheet
+    tool); else UTF-8; else Windows-1252, else Latin-1. A file that was not UTF-8 is noted
+    ``decoded_utf16`` / ``decoded_utf32`` / ``decoded_cp1252`` / ``decoded_latin1`` with its name and
+    encoding. Bytes that break the encoding their mark names raise :class:`DataError` naming ``what``.
+    Control characters (NUL, ...) are removed and noted ``control_chars_removed``. Example:
     ``decode_bytes(b"caf\\xe9", rep, "x.txt")`` -> ``"café"`` and ``rep.notes["decoded_cp1252"] == 1``.
     """
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            text = raw.decode("cp1252")
-            rep.note("decoded_cp1252", what)
-        except UnicodeDecodeError:
-            text = raw.decode("latin-1")
-            rep.note("decoded_latin1", what)
+        dec = decode_text(raw, what)
+    except TextDecodeError as e:
+        raise DataError(str(e)) from None
+    if dec.other:
+        rep.note(dec.note, f"{what} ({dec.encoding}{', byte-order mark' if dec.bom else ''})")
+    text = dec.text
     if _CONTROL.search(text):
         text = _CONTROL.sub(" ", text)
         rep.note("control_chars_removed", what)
@@ -76,12 +79,22 @@ def half_written(raw: bytes) -> int:
     A file that ends in NUL bytes was cut off while it was written (the writer had
     extended or preallocated it and stopped): its text stops mid-way, often mid-word,
     and nothing says how much is missing. A NUL inside the text is only a stray control
-    character (removed by :func:`decode_bytes`). UTF-16 text (a BOM) is not judged.
+    character (removed by :func:`decode_bytes`). UTF-16 / UTF-32 text (a byte-order mark) is judged
+    by whole characters, since its ASCII characters have NUL bytes of their own: NUL characters at the
+    end, plus NUL bytes short of a whole character.
     Example: ``half_written(b"IMPRESSION: No acu\x00\x00") -> 2``; ``half_written(b"Normal.\n") -> 0``.
     """
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    enc = bom_encoding(raw)
+    if enc in (None, "utf-8-sig"):
+        return len(raw) - len(raw.rstrip(b"\x00"))
+    unit = 4 if enc.startswith("utf-32") else 2
+    tail = len(raw) % unit  # a partial character: padding only when it is all NUL
+    if tail and raw[-tail:].strip(b"\x00"):
         return 0
-    return len(raw) - len(raw.rstrip(b"\x00"))
+    body, n = raw[:len(raw) - tail], 0
+    while len(body) - n >= unit * 2 and body[len(body) - n - unit:len(body) - n] == b"\x00" * unit:
+        n += unit
+    return n + tail
 
 
 def normalise_id(value: object) -> str | None:
@@ -169,24 +182,45 @@ def _json_rows(obj: Any, rep: LoadReport, path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+#: one CSV record as RFC 4180 writes it: fields unquoted (no quote inside) or quoted (inner quotes doubled)
+_CSV_RECORD = re.compile(r'(?:"(?:[^"]|"")*"|[^,"\r\n]*)(?:,(?:"(?:[^"]|"")*"|[^,"\r\n]*))*(?:\r\n|\n|\r)?')
+
+
 def _read_csv_rows(text: str, rep: LoadReport, path: Path):
     """A CSV's rows as a DataFrame of ``str`` cells, each row checked against the header.
 
-    Parsed by :mod:`csv` (``strict``: an unclosed or stray quote raises ``csv.Error``, which
-    :func:`read_table` reports for the file). A row with more or fewer fields than the header
-    (a field with an unquoted comma, a line cut short) is skipped and counted
-    ``malformed_row`` with its line: pandas took a longer first row's first field as the
-    row index (``KeyError: 0`` in the loaders) and refused a longer later row for the whole
-    file. A row whose fields are all blank (a blank line, ``,,,``) is kept as a row of
-    ``""`` for the loaders to count as ``empty_row``. Repeated header names get pandas'
-    ``.1`` suffixes. ``df.attrs["lines"]`` holds each kept row's line number.
+    Parsed by :mod:`csv` (``strict``). Rows skipped and counted ``malformed_row`` with the file
+    and line, the rest loaded:
+
+    - a row with more or fewer fields than the header (a field with an unquoted comma, a line cut
+      short): pandas took a longer first row's first field as the row index (``KeyError: 0`` in
+      the loaders) and refused a longer later row for the whole file;
+    - a row with a stray quote (RFC 4180: a quote inside an unquoted field, ``5514"2506``, or
+      text after a closing quote): :mod:`csv` kept ``5514"2506`` as an id, which then named no
+      report (``missing_report``, or "download mimic-cxr-reports.zip" when every row had one);
+    - a quote that opens a field and is never closed (``"55142506,...``): it swallowed every
+      later line (``unexpected end of data`` for the whole file); reading resumes on the next line.
+
+    A row whose fields are all blank (a blank line, ``,,,``) is kept as a row of ``""`` for the
+    loaders to count as ``empty_row``. Repeated header names get pandas' ``.1`` suffixes.
+    ``df.attrs["lines"]`` holds each kept row's line number. A header that cannot be read, and a
+    file none of whose rows can (every id with a stray quote: the MIMIC loader said "download
+    mimic-cxr-reports.zip"), raise ``csv.Error`` / ``ValueError`` (:func:`read_table` names the file).
     """
+    import itertools
+
     import pandas as pd
 
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header = next(reader, None)
+    lines = io.StringIO(text, newline="").readlines()  # physical lines, as csv counts them
+    reader = csv.reader(iter(lines), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise ValueError(f"line 1 (the header): a stray quote ({e})") from None
     if header is None:
         raise ValueError("empty file: no header row")
+    if '"' in lines[0] and not _CSV_RECORD.fullmatch("".join(lines[:reader.line_num])):
+        raise ValueError("line 1 (the header): a stray quote")
     cols: list[str] = []
     for c in header:
         name, k = c, 0
@@ -194,20 +228,47 @@ def _read_csv_rows(text: str, rep: LoadReport, path: Path):
             k += 1
             name = f"{c}.{k}"
         cols.append(name)
-    rows, lines, n = [], [], len(cols)
-    start = reader.line_num + 1
-    for fields in reader:
-        line, start = start, reader.line_num + 1
-        if len(fields) == n:
-            rows.append(fields)
-        elif all(not f.strip() for f in fields):  # a blank line ([]) or blank fields of another count
-            rows.append([""] * n)
-        else:
-            rep.skip("malformed_row", f"{path.name} line {line}: {len(fields)} fields, the header has {n}")
-            continue
-        lines.append(line)
+    rows, kept, n = [], [], len(cols)
+    bad, first_bad = 0, ""
+
+    def malformed(line: int, why: str) -> None:
+        nonlocal bad, first_bad
+        bad += 1
+        first_bad = first_bad or f"line {line}: {why}"
+        rep.skip("malformed_row", f"{path.name} line {line}: {why}")
+
+    pos = reader.line_num  # lines read so far
+    while pos < len(lines):
+        base, done = pos, 0
+        reader = csv.reader(itertools.islice(lines, base, None), strict=True)
+        try:
+            for fields in reader:
+                first, done = base + done, reader.line_num  # 0-based index of the record's first line
+                line, pos = first + 1, base + done
+                raw = lines[first] if pos == first + 1 else "".join(lines[first:pos])
+                if '"' in raw and not _CSV_RECORD.fullmatch(raw):
+                    malformed(line, "a stray quote (a quote inside an unquoted field, or text after a closing "
+                                    "quote)")
+                    continue
+                if len(fields) == n:
+                    rows.append(fields)
+                elif all(not f.strip() for f in fields):  # a blank line ([]) or blank fields of another count
+                    rows.append([""] * n)
+                else:
+                    malformed(line, f"{len(fields)} fields, the header has {n}")
+                    continue
+                kept.append(line)
+            pos = len(lines)
+        except csv.Error as e:
+            line = base + done + 1
+            why = ("a stray quote: the quoted field it opens is never closed" if "unexpected end of data" in str(e)
+                   else f"a stray quote: the quoted field it opens does not end at a comma ({e})")
+            malformed(line, why)
+            pos = line  # resume on the next line
+    if not rows and bad:
+        raise ValueError(f"none of its {bad} row(s) can be read ({first_bad}); fix or re-download the file")
     df = pd.DataFrame(rows, columns=cols, dtype=object)  # str cells; object: 3x faster to build than str
-    df.attrs["lines"] = lines
+    df.attrs["lines"] = kept
     return df
 
 

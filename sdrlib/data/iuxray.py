@@ -11,8 +11,8 @@ IU-Xray has no official split. Studies are assigned by a seeded hash of the uid
 machines and independent of row order. Anonymisation tokens (``XXXX``) are kept.
 
 Skips (counted): ``empty_row``, ``bad_row`` (no uid), ``malformed_row`` (a CSV row with more
-or fewer fields than its header, or a uid that is a non-integral number such as ``5.5``; in either
-CSV), ``duplicate_study_id`` (second
+or fewer fields than its header, a stray quote, or a uid that is a non-integral number such as
+``5.5``; in either CSV, file and line named), ``duplicate_study_id`` (second
 row with a uid already seen), ``missing_findings`` / ``missing_impression``,
 ``unsafe_path`` (a projection ``filename`` that is absolute or whose ``..`` leads
 outside ``root``: never opened), ``no_image`` (no projection row or no file
@@ -21,7 +21,8 @@ is in both files (:func:`sdrlib.data._common.normalise_id`), so its images, labe
 are those of ``12``. Both CSVs are read by :func:`sdrlib.data._common.read_table`: an
 unreadable file (or one ending in NUL padding, cut off while written) raises DataError naming
 it. Notes: ``missing_image`` (one of several), ``orphan_projection`` (projection row without a
-report), ``decoded_cp1252``.
+report), ``decoded_utf16`` / ``decoded_utf32`` (a CSV saved with a byte-order mark: read),
+``decoded_cp1252``.
 
 Labels: IU-Xray's ``Problems`` column (``;``-separated MeSH headings, e.g. ``Cardiomegaly;Pulmonary
 Atelectasis``; when absent or blank, the headings of ``MeSH``, the part of each ``;``-item before its

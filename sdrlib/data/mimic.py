@@ -13,17 +13,20 @@ The split value ``validate`` maps to ``"val"``.
 
 Skipped studies are counted by reason in the :class:`~sdrlib.data.LoadReport`:
 ``bad_row`` (empty ids), ``empty_row``, ``malformed_row`` (a CSV row with more or fewer fields
-than its header, or a subject / study id that is a non-integral number such as ``5.5``; in any
-of the CSVs), ``bad_split_value``, ``conflicting_study_id`` (same study
+than its header, a stray quote (``5514"2506``, or a quote never closed), or a subject / study id that
+is a non-integral number such as ``5.5``; in any of the CSVs: file and line named), ``bad_split_value``, ``conflicting_study_id`` (same study
 id under another subject or split), ``missing_report``, ``empty_report``, ``truncated_report``
 (the file ends in NUL padding: cut off while it was written, its last section incomplete),
+``undecodable_report`` (a UTF-16 / UTF-32 byte-order mark followed by bytes that are not that encoding),
 ``missing_findings`` / ``missing_impression`` (sections in ``require``), ``unsafe_path`` (a
 split row whose ids are not plain names, e.g. ``../x``: never opened), ``no_image`` (none of its images exists).
 Subject and study ids written as floats (``50414267.0``, ``5.0414267E7``: a spreadsheet
 round-trip) are read as the integers they are (:func:`sdrlib.data._common.normalise_id`).
 The CSVs are read by :func:`sdrlib.data._common.read_table`: a truncated ``.csv.gz``, an
 unparsable CSV or one ending in NUL padding raises DataError naming the file. Kept-but-noted:
-``duplicate_dicom``, ``missing_image`` (one of several), ``decoded_cp1252`` / ``decoded_latin1``,
+``duplicate_dicom``, ``missing_image`` (one of several), ``decoded_utf16`` / ``decoded_utf32`` (a report or
+CSV saved with a UTF-16 / UTF-32 byte-order mark, e.g. by a spreadsheet tool: read, and counted per file),
+``decoded_cp1252`` / ``decoded_latin1``,
 ``control_chars_removed`` (a stray control character inside an otherwise complete report).
 
 Left out: the DICOM originals, view filtering (all images of a study are listed), and
@@ -184,7 +187,11 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
         if half_written(raw):
             rep.skip("truncated_report", f"{report_path}: ends in {half_written(raw)} NUL byte(s)")
             continue
-        text = decode_bytes(raw, rep, report_path.name)
+        try:
+            text = decode_bytes(raw, rep, report_path.name)
+        except DataError as e:  # a byte-order mark the bytes then break
+            rep.skip("undecodable_report", str(e))
+            continue
         if not text.strip():
             rep.skip("empty_report", str(report_path))
             continue

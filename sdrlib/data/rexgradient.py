@@ -25,12 +25,14 @@ Study ids written as floats (``123.0``: a spreadsheet round-trip, or a JSON numb
 the integers they are (:func:`sdrlib.data._common.normalise_id`); text ids are kept as written.
 
 Skips (counted): ``empty_row``, ``bad_row`` (no id, or a JSON line that is not an object),
-``malformed_row`` (a CSV row with more or fewer fields than its header, or an id that is a
-non-integral number such as ``5.5``),
+``malformed_row`` (a CSV row with more or fewer fields than its header, a stray quote, or an id
+that is a non-integral number such as ``5.5``),
 ``conflicting_study_id`` (same id, different text), ``missing_findings`` /
 ``missing_impression``, ``unsafe_path`` (one per image path outside ``root``),
 ``no_image``. Notes:
-``merged_rows`` (image rows of one study), ``missing_image`` (one of several).
+``merged_rows`` (image rows of one study), ``missing_image`` (one of several), ``decoded_utf16`` /
+``decoded_utf32`` / ``decoded_cp1252`` (a metadata file not in UTF-8, e.g. saved with a UTF-16
+byte-order mark by a spreadsheet tool: read, and counted).
 
 Left out: the interstitial-pattern bounding boxes, view filtering, Indication / Comparison.
 

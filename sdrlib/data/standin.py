@@ -67,6 +67,14 @@ A whole download without its reports (MIMIC-CXR-JPG alone) or with its images st
 
 Deterministic: the same arguments give byte-identical folders (no timestamps in gzip, tar or PNG).
 
+Any size: studies are streamed to disk, each study's images drawn when it is written (one study's images in
+memory; the index tables, texts and the returned :class:`StandIn` keep a few KB per study). ReXGradient's
+archive goes through the disk (scratch PNGs, the tar straight into the zstd stream, cut into parts; the
+scratch files are removed). Above :data:`SAMPLE_STUDIES` studies the bytes per study are measured on a sample
+and a size the free disk cannot hold is refused before anything is written; the command prints progress to
+stderr every :data:`PROGRESS_EVERY_S` seconds. ``OUT_DIR`` goes through :func:`sdrlib.io.output_path` (as the
+runner's ``--out``): an unknown ``~user`` is one line, exit 2, as is any other unusable folder.
+
 Left out: DICOMs, the MIMIC ``negbio`` labels, report addenda, IU-Xray's ``XXXX`` inside findings,
 ReXGradient's interstitial-pattern boxes and private test split.
 
@@ -88,22 +96,24 @@ import io
 import json
 import os
 import re
+import shutil
 import sys
 import tarfile
 import textwrap
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from sdrlib.errors import SDRError
+from sdrlib.io import OutputPathError, one_line_errors, output_path
 from sdrlib.vocabulary import CHEXPERT_14, apply_no_finding, ordered_labels
 
 from .records import SPLITS
 from .iuxray import iuxray_split_of
-from .synthcxr import generate_study, render_image
+from .synthcxr import generate_report, generate_study, render_image
 
 __all__ = ["LAYOUTS", "DEFECTS", "StandIn", "StandInStudy", "StandInError", "write_standin", "unpack_rexgradient",
            "split_sizes", "main"]
@@ -261,7 +271,7 @@ def _write(path: Path, data: bytes) -> None:
 
 @dataclass
 class _Draft:
-    """A study before it is written: SynthCXR texts and labels, views, ids and images."""
+    """A study before it is written: SynthCXR texts and labels, views and ids; its images on demand (:meth:`render`)."""
 
     split: str
     index: int
@@ -272,30 +282,40 @@ class _Draft:
     labels: dict[str, int]
     devices: list[str]
     views: list[str]  # view of each image, in writing order
-    images: list[np.ndarray]
     drop: str | None = None  # "findings" | "impression": the section this study lacks
     extra: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    layout: str = "mimic"
+    image_size: int = 64
+    truth: Any = None
+
+    def render(self) -> list[np.ndarray]:
+        """The study's images, one per view, drawn now (a draft holds none: only one study's images are in
+        memory at a time). The first is SynthCXR's own image of the study, the others its extra views."""
+        sp = SPLITS.index(self.split)
+        return [generate_study(self.seed, self.split, self.index, self.image_size).image] + [
+            render_image(self.truth, self.devices, _rng(self.seed, self.layout, 7, sp, self.index, j),
+                         size=self.image_size) for j in range(1, len(self.views))]
 
 
 def _drafts(layout: str, n: int, seed: int, image_size: int, p_missing_section: float,
-            splits: dict[str, int]) -> list[_Draft]:
+            splits: dict[str, int], tick: Callable[[str], None] = lambda phase: None) -> list[_Draft]:
     out = []
     for split in SPLITS:
         for i in range(splits[split]):
-            st = generate_study(seed, split, i, image_size)
+            st = generate_report(seed, split, i)  # generate_study's texts and labels; its image is drawn on writing
             rng = _rng(seed, layout, _LAYOUT_CODE[layout], SPLITS.index(split), i)
             frontal = "AP" if (st.devices and rng.random() < 0.8) or rng.random() < 0.25 else "PA"
             k = int(rng.choice([1, 2, 3], p=[0.2, 0.65, 0.15]))
             views = [frontal, "LATERAL", frontal][:k]
-            images = [st.image] + [render_image(st.truth, st.devices, _rng(seed, layout, 7, SPLITS.index(split), i, j),
-                                                size=image_size) for j in range(1, k)]
             drop = None
             if rng.random() < p_missing_section:
                 drop = "findings" if rng.random() < 0.5 else "impression"
             out.append(_Draft(split=split, index=i, findings=st.findings, impression=st.impression,
                               labels_findings=dict(st.labels_findings), labels_impression=dict(st.labels_impression),
-                              labels=dict(st.labels), devices=list(st.devices), views=views, images=images, drop=drop,
-                              extra={"rng": rng}))
+                              labels=dict(st.labels), devices=list(st.devices), views=views, drop=drop,
+                              extra={"rng": rng}, seed=seed, layout=layout, image_size=image_size, truth=st.truth))
+            tick("drafted")
     return out
 
 
@@ -314,7 +334,10 @@ def _check_args(layout: str, out_dir: Any, n: int, seed: int, image_size: int, d
             raise StandInError(f"{name} must be an integer >= {lo}, got {v!r}")
     if not (isinstance(p_missing_section, (int, float)) and 0.0 <= float(p_missing_section) <= 1.0):
         raise StandInError(f"p_missing_section must be a number in [0, 1], got {p_missing_section!r}")
-    root = Path(out_dir).expanduser()
+    try:
+        root = output_path(out_dir, "out_dir")  # ~ expanded; an unknown ~user is one line, not a RuntimeError
+    except OutputPathError as e:
+        raise StandInError(str(e)) from None
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise StandInError(f"{root} exists and is not an empty folder; the stand-in is written only into a new "
                            "or empty folder (it must never mix with a real download)")
@@ -381,8 +404,8 @@ def _mimic_label_cell(v: int | None) -> str:
     return "" if v is None else f"{float(v):.1f}"
 
 
-def _write_mimic(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None
-                 ) -> tuple[list[StandInStudy], str | None]:
+def _write_mimic(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+                 tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     rng = _rng(seed, "mimic", 99)
     used_subjects: set[int] = set()
     used_studies: set[int] = set()
@@ -453,13 +476,15 @@ def _write_mimic(root: Path, drafts: list[_Draft], seed: int, image_size: int, d
         hms = int(d.extra["rng"].integers(0, 86400))
         time = f"{hms // 3600:02d}{hms // 60 % 60:02d}{hms % 60:02d}.{int(d.extra['rng'].integers(0, 1000)):03d}"
         exam = _mimic_exam(d.views)[0]
+        images = d.render() if not (defect == "missing-image" and st.study_id == target) else None
         for j in write_order:
             dicom, view = d.extra["dicoms"][j], d.views[j]
             split_rows.append([dicom, sid, subj, _MIMIC_SPLIT[d.split]])
             meta_rows.append([dicom, subj, sid, exam, view, image_size, image_size, date, time, exam,
                               _VIEW_CODE[view], "Erect" if view != "AP" else "Recumbent"])
-            if not (defect == "missing-image" and st.study_id == target):
-                _write(root / rel_dir / f"{dicom}.jpg", _jpg(d.images[j]))
+            if images is not None:
+                _write(root / rel_dir / f"{dicom}.jpg", _jpg(images[j]))
+        tick("written")
         lab = st.labels or {}
         chex_rows.append([subj, sid] + [_mimic_label_cell(lab.get(c)) for c in _MIMIC_CHEXPERT_COLS])
 
@@ -492,8 +517,8 @@ def _grdn(*parts: object) -> str:
     return "GRDN" + out
 
 
-def _write_rexgradient(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None
-                       ) -> tuple[list[StandInStudy], str | None]:
+def _write_rexgradient(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+                       tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     studies: list[StandInStudy] = []
     for d in drafts:
         rng = d.extra["rng"]
@@ -544,42 +569,63 @@ def _write_rexgradient(root: Path, drafts: list[_Draft], seed: int, image_size: 
         blob = (json.dumps(entries, indent=2) + "\n").encode("utf-8")
         _write(meta_dir / f"{_REX_SPLIT[split]}_metadata.json", blob)
         _write(meta_dir / f"{_REX_SPLIT[split]}_metadata_view_position.json", blob)
-    # the images: deid_png/... in a tar, zstd-compressed, cut in parts (as released)
-    tar_buf = io.BytesIO()
-    with tarfile.open(fileobj=tar_buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        dirs: set[str] = set()
-        members: list[tuple[str, bytes]] = []
-        for d, st in zip(drafts, studies):
-            if defect == "missing-image" and st.study_id == target:
-                continue
-            for r, img in zip(d.extra["rel"], d.images):
-                members.append((r, _png(img)))
-        for name, data in sorted(members):
-            parts = name.split("/")
-            for k in range(1, len(parts)):
-                dname = "/".join(parts[:k])
-                if dname not in dirs:
-                    dirs.add(dname)
-                    ti = tarfile.TarInfo(dname)
-                    ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, 0
-                    tar.addfile(ti)
-            ti = tarfile.TarInfo(name)
-            ti.size, ti.mode, ti.mtime = len(data), 0o644, 0
-            tar.addfile(ti, io.BytesIO(data))
-    packed = _zstd(tar_buf.getvalue())
-    k = len(packed)
-    for i in range(_REX_PARTS):
-        _write(root / f"deid_png.part{i:02d}", packed[i * k // _REX_PARTS:(i + 1) * k // _REX_PARTS])
+    # the images: deid_png/... in a tar, zstd-compressed, cut in parts (as released). Streamed through the disk:
+    # each PNG to a scratch folder as its study is drawn, then the tar (members in name order) straight into
+    # the zstd stream of a scratch file, which is cut into the parts; the scratch files are removed.
+    import pyarrow as pa
+
+    scratch, packed_path = root / ".standin-png", root / ".deid_png.tar.zst"
+    members: list[tuple[str, Path]] = []
+    for d, st in zip(drafts, studies):
+        if not (defect == "missing-image" and st.study_id == target):
+            for r, img in zip(d.extra["rel"], d.render()):
+                members.append((r, scratch / f"{len(members)}.png"))
+                _write(members[-1][1], _png(img))
+        tick("written")
+    with pa.OSFile(str(packed_path), "wb") as sink, pa.CompressedOutputStream(sink, "zstd") as out:
+        with tarfile.open(fileobj=_Stream(out), mode="w", format=tarfile.GNU_FORMAT) as tar:
+            dirs: set[str] = set()
+            for name, png in sorted(members):
+                parts = name.split("/")
+                for k in range(1, len(parts)):
+                    dname = "/".join(parts[:k])
+                    if dname not in dirs:
+                        dirs.add(dname)
+                        ti = tarfile.TarInfo(dname)
+                        ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, 0
+                        tar.addfile(ti)
+                ti = tarfile.TarInfo(name)
+                ti.size, ti.mode, ti.mtime = png.stat().st_size, 0o644, 0
+                with png.open("rb") as f:
+                    tar.addfile(ti, f)
+                png.unlink()
+    shutil.rmtree(scratch, ignore_errors=True)
+    k = packed_path.stat().st_size
+    with packed_path.open("rb") as src:
+        for i in range(_REX_PARTS):
+            with (root / f"deid_png.part{i:02d}").open("wb") as dst:
+                left = (i + 1) * k // _REX_PARTS - i * k // _REX_PARTS
+                while left:
+                    chunk = src.read(min(left, 1 << 24))
+                    dst.write(chunk)
+                    left -= len(chunk)
+    packed_path.unlink()
     return studies, target
 
 
-def _zstd(data: bytes) -> bytes:
-    import pyarrow as pa
+class _Stream:
+    """A write-only file object over a pyarrow output stream, for :mod:`tarfile` (which asks where it is)."""
 
-    sink = pa.BufferOutputStream()
-    with pa.CompressedOutputStream(sink, "zstd") as out:
-        out.write(data)
-    return sink.getvalue().to_pybytes()
+    def __init__(self, out: Any) -> None:
+        self.out, self.pos = out, 0
+
+    def write(self, data: bytes) -> int:
+        self.out.write(data)
+        self.pos += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.pos
 
 
 def unpack_rexgradient(root: str | os.PathLike) -> Path:
@@ -625,8 +671,8 @@ def _iu_headings(labels: dict[str, int]) -> tuple[str, str, dict[str, int]]:
     return problems, mesh, ordered_labels(apply_no_finding({o: 1 for o in pos}))
 
 
-def _write_iuxray(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None
-                  ) -> tuple[list[StandInStudy], str | None]:
+def _write_iuxray(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+                  tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     studies: list[StandInStudy] = []
     for uid, d in enumerate(drafts, start=1):
         f, imp = _section_texts(d)
@@ -660,19 +706,94 @@ def _write_iuxray(root: Path, drafts: list[_Draft], seed: int, image_size: int, 
                                 f"XXXX-year-old {'male' if rng.random() < 0.5 else 'female'} with "
                                 f"{_INDICATIONS[int(rng.integers(len(_INDICATIONS)))]}.",
                                 "None." if rng.random() < 0.6 else "XXXX", st.findings, st.impression])
+        images = d.render() if not (defect == "missing-image" and st.study_id == target) else None
         for j in d.extra["write_order"]:
             proj_rows.append([st.study_id, d.extra["names"][j], d.extra["pviews"][j]])
-            if not (defect == "missing-image" and st.study_id == target):
-                _write(root / "images" / "images_normalized" / d.extra["names"][j], _png(d.images[j]))
+            if images is not None:
+                _write(root / "images" / "images_normalized" / d.extra["names"][j], _png(images[j]))
+        tick("written")
     _write(root / "indiana_reports.csv", _csv_bytes(
         ["uid", "MeSH", "Problems", "image", "indication", "comparison", "findings", "impression"], report_rows))
     _write(root / "indiana_projections.csv", _csv_bytes(["uid", "filename", "projection"], proj_rows))
     return studies, target
 
 
+# --------------------------------------------------------------------------- size and progress
+#: above this many studies the bytes per study are measured on a sample of this size before writing
+SAMPLE_STUDIES = 12
+#: seconds between two progress lines
+PROGRESS_EVERY_S = 5.0
+
+
+def _bytes_on_disk(root: Path) -> int:
+    """Bytes the files under ``root`` take, each rounded up to 4 KiB blocks."""
+    return sum(-(-p.stat().st_size // 4096) * 4096 for p in root.rglob("*") if p.is_file())
+
+
+def _human(b: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if b < 1000 or unit == "PB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+        b /= 1000
+    return f"{b:.1f} PB"  # pragma: no cover
+
+
+def _check_disk(layout: str, root: Path, n: int, seed: int, image_size: int, defect: str | None,
+                p_missing_section: float, unpack: bool) -> None:
+    """Refuse (:class:`StandInError`, one line) ``n`` studies that cannot fit the free disk under ``root``.
+
+    The bytes per study are those of a stand-in of :data:`SAMPLE_STUDIES` studies written with the same
+    arguments into a scratch folder (images dominate; their size depends on ``image_size``), times
+    1.1; ReXGradient's are counted twice (the archive is written beside scratch copies of its images).
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="standin-sample-") as tmp:
+        write_standin(layout, Path(tmp) / "s", n=SAMPLE_STUDIES, seed=seed, image_size=image_size,
+                      defect=None, p_missing_section=p_missing_section, unpack=unpack)
+        per_study = _bytes_on_disk(Path(tmp) / "s") / SAMPLE_STUDIES * (2 if layout == "rexgradient" else 1)
+    need = per_study * n * 1.1
+    where = root
+    while not where.exists():
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need > free:
+        raise StandInError(f"{n} {layout} studies need about {_human(need)} ({_human(per_study)} per study at "
+                           f"image size {image_size}, measured on {SAMPLE_STUDIES}), but {where} has "
+                           f"{_human(free)} free; use a smaller --n (at most about {int(free / per_study / 1.1)}) "
+                           "or a folder on a larger disk")
+
+
+class _Progress:
+    """``tick(phase)`` once per study and phase (``drafted``, ``written``); a line to stderr every
+    :data:`PROGRESS_EVERY_S` seconds and when a phase is done: ``standin: written 1200/5000 studies
+    (240/s, about 16 s left)``."""
+
+    def __init__(self, total: int, stream: Any = None) -> None:
+        import time
+
+        self.total, self.stream, self.clock = total, stream, time.monotonic
+        self.phase, self.done, self.start = "", 0, self.clock()
+        self.last = self.start
+
+    def __call__(self, phase: str) -> None:
+        if phase != self.phase:
+            self.phase, self.done, self.start = phase, 0, self.clock()
+            self.last = self.start
+        self.done += 1
+        now = self.clock()
+        if now - self.last >= PROGRESS_EVERY_S or self.done == self.total:
+            self.last = now
+            rate = self.done / max(now - self.start, 1e-9)
+            left = f", about {(self.total - self.done) / rate:.0f} s left" if self.done < self.total else ""
+            print(f"standin: {phase} {self.done}/{self.total} studies ({rate:.0f}/s{left})",
+                  file=self.stream or sys.stderr, flush=True)
+
+
 # --------------------------------------------------------------------------- entry points
 def write_standin(layout: str, out_dir: str | os.PathLike, *, n: int = 12, seed: int = 0, image_size: int = 64,
-                  defect: str | None = None, p_missing_section: float = 0.1, unpack: bool = False) -> StandIn:
+                  defect: str | None = None, p_missing_section: float = 0.1, unpack: bool = False,
+                  progress: bool = False) -> StandIn:
     """Write ``n`` synthetic studies into ``out_dir`` in the layout of a real download.
 
     Parameters
@@ -693,6 +814,16 @@ def write_standin(layout: str, out_dir: str | os.PathLike, *, n: int = 12, seed:
         Share of studies written without Findings or Impression (skipped and counted by the loaders).
     unpack : bool
         ReXGradient only: also unpack the image archive (:func:`unpack_rexgradient`).
+    progress : bool
+        Print progress to stderr (studies drafted / written, rate, time left) every
+        :data:`PROGRESS_EVERY_S` seconds and at the end of each phase (the command line does).
+
+    Size: studies are streamed to disk, one study's images in memory at a time (the index tables,
+    texts and :class:`StandIn` keep a few KB per study). Above :data:`SAMPLE_STUDIES` studies the
+    bytes per study are measured on a stand-in of that many (same arguments, a scratch folder) and a
+    size that cannot fit the free disk under ``out_dir`` is refused before anything is written
+    (:class:`StandInError`; ReXGradient counts its archive twice: scratch PNGs and parts, or parts and
+    unpacked images).
 
     Returns
     -------
@@ -700,11 +831,14 @@ def write_standin(layout: str, out_dir: str | os.PathLike, *, n: int = 12, seed:
         What was written and what the loaders should keep and skip (:meth:`StandIn.expected`).
     """
     root = _check_args(layout, out_dir, n, seed, image_size, defect, p_missing_section)
+    if int(n) > SAMPLE_STUDIES:
+        _check_disk(layout, root, int(n), int(seed), int(image_size), defect, float(p_missing_section), unpack)
     root.mkdir(parents=True, exist_ok=True)
     sizes = split_sizes(int(n)) if layout != "iuxray" else {"train": int(n), "val": 0, "test": 0}
-    drafts = _drafts(layout, int(n), int(seed), int(image_size), float(p_missing_section), sizes)
+    tick = _Progress(int(n)) if progress else (lambda phase: None)
+    drafts = _drafts(layout, int(n), int(seed), int(image_size), float(p_missing_section), sizes, tick)
     writer = {"mimic": _write_mimic, "rexgradient": _write_rexgradient, "iuxray": _write_iuxray}[layout]
-    studies, target = writer(root, drafts, int(seed), int(image_size), defect)
+    studies, target = writer(root, drafts, int(seed), int(image_size), defect, tick)
     st = StandIn(layout=layout, root=root, seed=int(seed), n=int(n), image_size=int(image_size), defect=defect,
                  defect_study=target, studies=studies, packed=layout == "rexgradient")
     (root / MANIFEST).write_text(json.dumps(st.to_json(), indent=2) + "\n", encoding="utf-8")
@@ -714,6 +848,7 @@ def write_standin(layout: str, out_dir: str | os.PathLike, *, n: int = 12, seed:
     return st
 
 
+@one_line_errors("standin")  # StandInError (arguments, size, folder) or an OSError: one line, exit 2
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m sdrlib.data.standin LAYOUT OUT_DIR [--n N] [--seed S] [--image-size PX] [--defect D] [--unpack]``."""
     ap = argparse.ArgumentParser(prog="python -m sdrlib.data.standin",
@@ -729,12 +864,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--unpack", action="store_true",
                     help="rexgradient: also unpack deid_png.part* into deid_png/ (as the dataset card says)")
     args = ap.parse_args(argv)
-    try:
-        st = write_standin(args.layout, args.out_dir, n=args.n, seed=args.seed, image_size=args.image_size,
-                           defect=args.defect, p_missing_section=args.p_missing_section, unpack=args.unpack)
-    except StandInError as e:
-        print(f"standin: {e}", file=sys.stderr)
-        return 2
+    st = write_standin(args.layout, args.out_dir, n=args.n, seed=args.seed, image_size=args.image_size,
+                       defect=args.defect, p_missing_section=args.p_missing_section, unpack=args.unpack,
+                       progress=True)
     splits = ("train", "val", "test")
     counts = []
     for sp in splits:

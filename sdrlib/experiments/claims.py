@@ -451,7 +451,10 @@ def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., 
         try:
             lines = fn(results_dir)
         except (KeyError, AttributeError) as e:  # a table without a column its paragraph reads
-            names = ", ".join(str(p) for p in dict.fromkeys(TABLES_READ)) or "its tables"
+            read = list(dict.fromkeys(TABLES_READ))
+            col = e.args[0] if isinstance(e, KeyError) and e.args else getattr(e, "name", None)
+            lacking = [p for p in read if col is not None and col not in pd.read_csv(p, nrows=0).columns]
+            names = ", ".join(str(p) for p in (lacking or read)) or "its tables"
             raise ResultTableError(f"{names}: no column {e} (read for the paragraph {title!r}); re-run the "
                                    "notebook that writes it") from None
         if lines:

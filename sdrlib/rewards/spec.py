@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sdrlib.distances.registry import distance_key
 from sdrlib.errors import SDRError
 from sdrlib.reports import ReportTextError
 
@@ -84,7 +85,6 @@ class RewardSpec:
         ``chamfer_recall_1`` and ``chamfer_recall_1.0``, ``sinkhorn_0.1`` and ``sinkhorn_0.10`` share a key
         (:func:`sdrlib.distances.registry.distance_key`); the profile's duplicate checks compare keys.
         """
-        from sdrlib.distances.registry import distance_key  # the registry is loaded by every distance reward
 
         def norm(v: Any) -> Any:
             return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v

@@ -68,8 +68,8 @@ def _damaged(kind: str, tmp: Path) -> Path:
         raw[len(raw) // 2: len(raw) // 2 + 40] = b"\x00" * 40
         (tmp / "c.csv.gz").write_bytes(bytes(raw))
         return tmp / "c.csv.gz"
-    if kind == "unclosed_quote":
-        (tmp / "q.csv").write_text('a,b\n1,"never closed\n2,3\n')
+    if kind == "quoted_header":  # a stray quote in the header: no column names to read
+        (tmp / "q.csv").write_text('a,"b\n1,2\n')
         return tmp / "q.csv"
     if kind == "nul_padded":  # cut off while written: the last row is incomplete
         (tmp / "z.csv").write_bytes(b"a,b\n1,two words\n2,thr" + b"\x00" * 64)
@@ -91,7 +91,7 @@ def _damaged(kind: str, tmp: Path) -> Path:
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["truncated_gzip", "not_gzip", "corrupt_gzip", "unclosed_quote", "nul_padded",
+@pytest.mark.parametrize("kind", ["truncated_gzip", "not_gzip", "corrupt_gzip", "quoted_header", "nul_padded",
                                   "empty_csv", "bad_json", "scalar_json", "truncated_parquet", "folder"])
 def test_read_table_turns_every_read_failure_into_a_named_data_error(tmp_path, kind):
     from sdrlib.data import LoadReport
@@ -159,13 +159,13 @@ def test_mimic_truncated_gzip_names_the_file(tmp_path):
     with pytest.raises(DataError, match=r"chexpert\.csv\.gz"):
         load_mimic(root2, "train")
     root3 = _mimic(tmp_path / "m3", rows[:2])
-    (root3 / "mimic-cxr-2.0.0-metadata.csv").write_text('dicom_id,ViewPosition\n"d0,PA\n')
-    with pytest.raises(DataError, match=r"metadata\.csv: cannot read"):
+    (root3 / "mimic-cxr-2.0.0-metadata.csv").write_text('dicom_id,"ViewPosition\nd0,PA\n')  # a stray quote
+    with pytest.raises(DataError, match=r"metadata\.csv: cannot read .*line 1 \(the header\): a stray quote"):
         load_mimic(root3, "train")
 
 
 @pytest.mark.parametrize("name, content", [
-    ("train_metadata.csv", b'id,Findings\nS1,"never closed\nS2,x\n'),         # unclosed quote
+    ("train_metadata.csv", b'id,"Findings\nS1,x\nS2,x\n'),                   # a quote in the header
     ("train_metadata.csv", b""),                                             # empty file
     ("train_metadata.json", b'{"S1": {"Findings": "x"'),                     # truncated JSON
     ("train_metadata.csv.gz", None),                                         # truncated gzip
@@ -186,7 +186,7 @@ def test_rexgradient_damaged_metadata_names_the_file(tmp_path, name, content):
 
 
 def test_iuxray_unparsable_csv_names_the_file(tmp_path):
-    (tmp_path / "indiana_reports.csv").write_text('uid,findings,impression\n1,"open quote,x\n')
+    (tmp_path / "indiana_reports.csv").write_text('uid,findings,"impression\n1,open quote,x\n')
     (tmp_path / "indiana_projections.csv").write_text("uid,filename,projection\n1,a.png,Frontal\n")
     with pytest.raises(DataError, match=r"indiana_reports\.csv: cannot read"):
         load_iuxray(tmp_path, "train")

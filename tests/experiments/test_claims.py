@@ -220,3 +220,55 @@ def test_decomposition_chains_and_vs_rcham(tmp_path):
             "0.210 -> 0.120 (-0.090, 87 % of the change)") in text
     assert "against R_Cham" in text and "higher for R_rec +0.050 (p = 0.030; same sign in 3 of 3 seeds)" in text
     assert claims.check_block(text, cfg.results_dir) == []
+
+
+def _readme_numbers():
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("damage", ["binary", "empty", "no_columns_it_reads"])
+def test_script_names_every_results_table_it_cannot_read(results, tmp_path, capsys, damage):
+    """Each table the claims read, damaged in turn: one line naming it, exit 2 (was a bare UnicodeDecodeError,
+    EmptyDataError or KeyError: 'Metric')."""
+    import shutil
+
+    mod, skipped = _readme_numbers(), []
+    for table in sorted(results.glob("*.csv")):
+        res = Path(shutil.copytree(results, tmp_path / f"{damage}_{table.stem}"))
+        path = res / table.name
+        if damage == "binary":
+            path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe" + bytes(range(256)))
+        elif damage == "empty":
+            path.write_bytes(b"")
+        else:  # the same rows under other column names (e.g. a table without its Metric column)
+            t = pd.read_csv(table)
+            t.columns = [f"x{i}" for i in range(len(t.columns))]
+            t.to_csv(path, index=False)
+        rc = mod.main([str(res)])
+        out, err = capsys.readouterr()
+        if rc == 0 and damage == "no_columns_it_reads":  # a group that checks its key column writes nothing
+            assert f"results/{table.name}" not in out and not err, table.name
+            skipped.append(table.stem)
+            continue
+        assert rc == 2, table.name
+        assert err.count("\n") == 1 and err.startswith(f"readme_numbers: {path}") and "Traceback" not in err, err
+    # these groups look for their value columns first (an older run's table) and write nothing without them
+    assert set(skipped) <= {"00_report_language", "grpo_policy_movement", "grpo_positive_findings"}, skipped
+
+
+def test_script_names_a_readme_or_result_file_it_cannot_read(results, tmp_path, capsys):
+    mod = _readme_numbers()
+    readme = tmp_path / "README.md"
+    readme.write_bytes("<!-- results:begin -->\nRésumé 0.5\n".encode("cp1252"))  # not UTF-8
+    assert mod.main([str(results), "--check", str(readme)]) == 2
+    assert capsys.readouterr().err.startswith(f"readme_numbers: {readme}: not UTF-8")
+    assert mod.main([str(results), "--check", str(tmp_path / "nothing.md")]) == 2
+    assert "nothing.md: cannot read (No such file" in capsys.readouterr().err
+    mod.main([str(results)])
+    readme.write_text(capsys.readouterr().out)
+    (results / "grpo_headline_findings.md").write_bytes(b"\xff\xfe\x00\xd8")  # a broken UTF-16 mark
+    assert mod.main([str(results), "--check", str(readme), "--mode", "exact"]) == 2  # the exact check reads it
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"readme_numbers: {results / 'grpo_headline_findings.md'}: ")
