@@ -483,8 +483,12 @@ print(protocol)
 from sdrlib.experiments.conclusions import conclusions
 
 verdicts = conclusions([cfg.results_dir])
-(verdicts[["A", "B", "metric", "diff", "p_value", "same_sign", "seeds", "mde", "seeds_needed", "verdict"]]
- .rename(columns={"mde": "detectable (80 % power)", "same_sign": "seeds with its sign"}).round(3))
+differ = verdicts[verdicts.verdict != "no difference detected"]
+print(f"{len(differ)} of {len(verdicts)} comparisons (Findings macro F1 and BERTScore F1) show a difference: "
+      + (", ".join(f"{r.A} {r.verdict} {r.B} on {r.metric}" for r in differ.itertuples()) or "none"))
+print("Findings CheXpert-14 macro F1 (the file results/grpo_significance.csv has every metric):")
+(verdicts[verdicts.metric == "clinical_f1_macro14"][["A", "B", "diff", "p_value", "same_sign", "mde", "verdict"]]
+ .rename(columns={"mde": "detectable", "same_sign": "seeds +/-"}).head(30).round(3))
 
 # %% [markdown]
 # ## 7. Sample generations
