@@ -129,7 +129,9 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
                 metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
                 alpha: float = ALPHA) -> pd.DataFrame:
     """One row per comparison present in the first run, with ``verdict`` (``above`` / ``below`` / ``no difference
-    detected``) under the every-run rule above, ``runs`` (how many runs have the comparison), the first run's
+    detected``) under the every-run rule above (every run that has the comparison, and at least two of them when
+    several runs are given: a run that stopped early, or a rebuilt one that quoted fewer tables, leaves out what it
+    lacks), ``runs`` (how many runs have the comparison), the first run's
     ``diff, p_value, same_sign, seeds, seed_sd, mde, seeds_needed``, and per other run ``i`` its ``diff_i`` and
     ``p_value_i``; ``mde`` is the largest over the runs."""
     dirs = [Path(d) for d in results_dirs]
@@ -148,10 +150,12 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
         base[f"diff_{i}"], base[f"p_value_{i}"] = other["diff"], other.p_value
         have = other.p_value.notna()
         runs += have.astype(int)
-        votes.append(other.apply(lambda r: _holds(r, alpha) if pd.notna(r.p_value) else 0, axis=1))
+        votes.append(other.apply(lambda r: _holds(r, alpha) if pd.notna(r.p_value) else np.nan, axis=1))
         mde = np.fmax(mde, other.mde)
     v = pd.concat(votes, axis=1)
-    agree = (v.abs().min(axis=1) == 1) & (v.nunique(axis=1) == 1) & (runs == len(dirs))
+    # every run that has the comparison shows it the same way, and at least two runs have it (one alone cannot
+    # show that it survives another machine) unless only one run was given
+    agree = (v.abs().min(axis=1) == 1) & (v.nunique(axis=1) == 1) & (runs >= min(2, len(dirs)))
     base["verdict"] = np.where(agree, np.where(v.iloc[:, 0] > 0, "above", "below"), NO_DIFF)
     base["mde"], base["runs"] = mde, runs
     base["alpha"], base["power"] = alpha, POWER
@@ -176,8 +180,9 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
     labels = list(labels or [f"run {i + 1}" for i in range(len(dirs))])
     src = f"`results/{TABLE}.csv`"
     n = len(dirs)
-    out = [f"- The rule: a difference is stated only when, in each of {n} run{'s' if n > 1 else ''} "
-           f"({', '.join(labels)}), p < {alpha:g} over seeds and studies, each seed has the mean's sign and the "
+    which = (f"in each of the {n} runs ({', '.join(labels)}) that has the comparison (at least two)" if n > 1
+             else f"in this run ({labels[0]})")
+    out = [f"- The rule: a difference is stated only when, {which}, p < {alpha:g} over seeds and studies, each seed has the mean's sign and the "
            f"direction agrees; otherwise \"{NO_DIFF}\", with the difference a test of this size detects with "
            f"{POWER * 100:.0f} % power ({src})."]
     for _, r in t.iterrows():
@@ -194,7 +199,7 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
                 tail += f"; a difference of {abs(r['diff']):.3f} would need more than 200 seeds"
             out.append(f"{head} at this size: {'; '.join(runs)}{tail} ({src}).")
         else:
-            out.append(f"{head} in {'each of the ' + str(n) + ' runs' if n > 1 else 'this run'}: {'; '.join(runs)} ({src}).")
+            out.append(f"{head} in {'each of ' + str(int(r.runs)) + ' runs' if n > 1 else 'this run'}: {'; '.join(runs)} ({src}).")
     return out
 
 

@@ -56,14 +56,19 @@ def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
     assert two.verdict["EditGRPO"] == "above" and two.diff_2["G-CARL"] == -0.007
     flipped = _run(tmp_path / "c", {**ROWS, "EditGRPO": (-0.05, 0.004, "3 of 3")})
     assert C.conclusions([a, flipped]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF
+    # a run without the comparison (stopped early, or rebuilt from fewer tables) leaves it out; two runs must have it
+    partial = _run(tmp_path / "d", {k: v for k, v in ROWS.items() if k != "EditGRPO"})
+    three = C.conclusions([a, b, partial]).set_index("A")
+    assert three.verdict["EditGRPO"] == "above" and three.runs["EditGRPO"] == 2
+    assert C.conclusions([a, partial]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF  # one run alone
 
 
 def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
     a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
     lines = C.conclusion_lines([a, b], labels=["avx2", "aten default"])
-    assert (a / "conclusions.csv").is_file() and "each of 2 runs (avx2, aten default)" in lines[0]
+    assert (a / "conclusions.csv").is_file() and "each of the 2 runs (avx2, aten default)" in lines[0]
     text = "\n".join(lines)
-    assert "G-CARL vs SFT: below in each of the 2 runs" in text
+    assert "G-CARL vs SFT: below in each of 2 runs" in text
     assert "R_exact vs SFT: no difference detected at this size" in text and "detectable at this size: 0." in text
     block = claims.results_section(a, also=[b], labels=["avx2", "aten default"])
     assert claims.check_block(claims.marked_block(block), a) == []
