@@ -82,11 +82,22 @@ def _gather(G, ci, co, bi, bo, k, j, M):
 
 # ----------------------------------------------------------------------------- nearest neighbour
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out):
-    """Chamfer (eq. 12) or Hausdorff (eq. 13) for every pair."""
+    """Chamfer (eq. 12) or Hausdorff (eq. 13) for every pair. Cannot be stopped: the engine runs
+    :func:`nn_pairs_stoppable`."""
+    nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, stop):
+    """:func:`nn_pairs` that another thread can stop (``stop`` as in :func:`entropic_pairs_stoppable`:
+    read once per bank sentence of a pair; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
     for p in prange(P):
+        if _stopped(stop):
+            out[p] = np.nan
+            continue
         k, j = pk[p], pj[p]
         r0, r1 = co[k], co[k + 1]
         c0, c1 = bo[j], bo[j + 1]
@@ -96,6 +107,8 @@ def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out):
         colsum = 0.0
         colmax = 0.0
         for c in range(m):
+            if _stopped(stop):
+                break
             row = G[bi[c0 + c]]
             best = _INF
             for r in range(n):
@@ -104,15 +117,27 @@ def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out):
                 rowmin[r] = min(rowmin[r], v)
             colsum += best
             colmax = max(colmax, best)
-        if hausdorff:
+        if _stopped(stop):  # stopped mid-pair (or just after): not a value
+            out[p] = np.nan
+        elif hausdorff:
             out[p] = max(rowmin.max(), colmax)
         else:
             out[p] = 0.5 * (rowmin.sum() / n + colsum / m)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
+    """Chamfer / Hausdorff for every (bank set jl[x], candidate set k): out[x, k] (:func:`nn_grid_stoppable`
+    that cannot be stopped)."""
+    nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, stop):
     """Chamfer / Hausdorff for every (bank set jl[x], candidate set k): out[x, k].
+
+    ``stop`` as in :func:`entropic_pairs_stoppable`, read once per bank sentence (a stopped bank set's
+    row of ``out`` is NaN).
 
     One sweep per bank set over all candidate sentences: each bank sentence's cosine row
     is read once for all K candidate sets. Minima of the cost are taken as maxima of the
@@ -129,6 +154,8 @@ def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
         colsum = np.zeros(Kc)
         colmax = np.zeros(Kc)
         for c in range(c0, c1):
+            if _stopped(stop):
+                break
             row = G[bi[c]]
             for k in range(Kc):
                 best = -_INF
@@ -141,7 +168,9 @@ def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
                 colmax[k] = max(colmax[k], cst)
         for k in range(Kc):
             n = co[k + 1] - co[k]
-            if hausdorff:
+            if _stopped(stop):
+                out[x, k] = np.nan
+            elif hausdorff:
                 rm = 0.0
                 for r in range(co[k], co[k + 1]):
                     cr = _cost(rowbest[r])
@@ -158,10 +187,11 @@ def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
 # ----------------------------------------------------------------------------- assignment
 
 @njit(cache=True)
-def lsa(C, nr, nc, col4row):
+def lsa(C, nr, nc, col4row, stop):
     """Min-cost injective assignment of the nr <= nc rows of C[:nr, :nc]; fills col4row, returns the cost.
 
-    SciPy's rectangular LSAP (shortest augmenting path, Crouse 2016).
+    SciPy's rectangular LSAP (shortest augmenting path, Crouse 2016). A non-zero ``stop[0]`` (another
+    thread's flag, :func:`_stopped`) is read once per augmented row; then the result is NaN.
     """
     u = np.zeros(nr)
     v = np.zeros(nc)
@@ -174,6 +204,8 @@ def lsa(C, nr, nc, col4row):
     for r in range(nr):
         col4row[r] = -1
     for cur in range(nr):
+        if _stopped(stop):
+            return np.nan
         min_val = 0.0
         i = cur
         num_rem = nc
@@ -227,19 +259,32 @@ def lsa(C, nr, nc, col4row):
     return total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def hung_pairs(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out):
-    """mode 0: Hung-NN (eq. 19); mode 1: Hung-Pen (eq. 20) with alpha; optional min(1, .)."""
+    """mode 0: Hung-NN (eq. 19); mode 1: Hung-Pen (eq. 20) with alpha; optional min(1, .). Cannot be
+    stopped: the engine runs :func:`hung_pairs_stoppable`."""
+    hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out, stop):
+    """:func:`hung_pairs` that another thread can stop (``stop`` read once per augmented row of
+    :func:`lsa`; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
     for p in prange(P):
+        if _stopped(stop):
+            out[p] = np.nan
+            continue
         M = np.empty((nmax, nmax))
         n, m, _ = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        out[p] = hung_value(M, n, m, mode, alpha, clip)
+        out[p] = hung_value(M, n, m, mode, alpha, clip, stop)
+        if _stopped(stop):
+            out[p] = np.nan
 
 
 @njit(cache=True)
-def hung_value(M, n, m, mode, alpha, clip):
-    """Hung-NN (mode 0) or Hung-Pen (mode 1) of one pair's cost block M[:n, :m]."""
+def hung_value(M, n, m, mode, alpha, clip, stop):
+    """Hung-NN (mode 0) or Hung-Pen (mode 1) of one pair's cost block M[:n, :m]; ``stop`` as in :func:`lsa`."""
     if n <= m:
         C = M[:n, :m]
         nr, nc = n, m
@@ -247,7 +292,9 @@ def hung_value(M, n, m, mode, alpha, clip):
         C = M[:n, :m].T.copy()
         nr, nc = m, n
     col4row = np.empty(nr, np.int64)
-    total = lsa(C, nr, nc, col4row)
+    total = lsa(C, nr, nc, col4row, stop)
+    if total != total:  # stopped
+        return total
     if mode == 0:
         used = np.zeros(nc, np.bool_)
         for r in range(nr):
@@ -267,10 +314,11 @@ def hung_value(M, n, m, mode, alpha, clip):
 # ----------------------------------------------------------------------------- transport (exact)
 
 @njit(cache=True)
-def ssp_transport(Mt, n, m, target):
+def ssp_transport(Mt, n, m, target, stop):
     """Min-cost flow of value ``target`` (units: row supply m, column demand n) on costs Mt[:n, :m].
 
-    Returns sum(flow * Mt). Successive shortest paths with Dijkstra on reduced costs.
+    Returns sum(flow * Mt), or NaN once ``stop[0]`` is non-zero (read once per augmenting path, each a
+    Dijkstra of O((n + m)^2)). Successive shortest paths with Dijkstra on reduced costs.
     Nodes: rows 0..n-1, columns n..n+m-1, source S = n+m, sink T = n+m+1.
     """
     V = n + m + 2
@@ -286,6 +334,8 @@ def ssp_transport(Mt, n, m, target):
     sent = 0.0
     tol = 1e-9
     while target - sent > tol:
+        if _stopped(stop):
+            return np.nan
         dist[:] = _INF
         done[:] = False
         dist[S] = 0.0
@@ -365,25 +415,39 @@ def ssp_transport(Mt, n, m, target):
     return total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out):
-    """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~ (on M if not scale)."""
+    """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~ (on M if not scale).
+    Cannot be stopped: the engine runs :func:`transport_pairs_stoppable`."""
+    transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out, np.zeros(1, np.int64))
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out, stop):
+    """:func:`transport_pairs` that another thread can stop (``stop`` read once per augmenting path /
+    assigned row; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
     for p in prange(P):
+        if _stopped(stop):
+            out[p] = np.nan
+            continue
         M = np.empty((nmax, nmax))
         n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
-        out[p] = transport_value(M, n, m, mx, rho, zero_atol, scale)
+        out[p] = transport_value(M, n, m, mx, rho, zero_atol, scale, stop)
+        if _stopped(stop):
+            out[p] = np.nan
 
 
 @njit(cache=True)
-def transport_value(M, n, m, mx, rho, zero_atol, scale):
-    """Exact OT / partial OT (``transport_pairs``) of one pair's cost block M[:n, :m] with max ``mx``."""
+def transport_value(M, n, m, mx, rho, zero_atol, scale, stop):
+    """Exact OT / partial OT (``transport_pairs``) of one pair's cost block M[:n, :m] with max ``mx``;
+    ``stop`` as in :func:`ssp_transport`."""
     if mx <= zero_atol:
         return 0.0
     Mt = M[:n, :m] / (mx if scale else 1.0)  # x / 1.0 is exact: the _raw settings see M itself
     if rho < 0.0 and n == m:  # uniform OT with n = m is an assignment (Birkhoff)
         col4row = np.empty(n, np.int64)
-        return lsa(Mt, n, n, col4row) / n
+        return lsa(Mt, n, n, col4row, stop) / n
     nm = float(n * m)
     if rho < 0.0:
         target = nm
@@ -392,7 +456,7 @@ def transport_value(M, n, m, mx, rho, zero_atol, scale):
     else:
         target = min(rho, 1.0) * nm
     target = min(target, nm)
-    return ssp_transport(Mt, n, m, target) / nm
+    return ssp_transport(Mt, n, m, target, stop) / nm
 
 
 # ----------------------------------------------------------------------------- entropic
@@ -866,9 +930,9 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
         if fam <= 1:
             val = nn_value(M, n, m, fam == 1)
         elif fam <= 3:
-            val = hung_value(M, n, m, fam - 2, alpha, clip)
+            val = hung_value(M, n, m, fam - 2, alpha, clip, never)
         elif fam <= 5:
-            val = transport_value(M, n, m, mx, rho, zero_atol, scale)
+            val = transport_value(M, n, m, mx, rho, zero_atol, scale, never)
         else:
             val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
                                      never)

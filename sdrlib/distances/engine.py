@@ -30,22 +30,28 @@ round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
 
 **Long solves can be stopped.** numba's compiled loops do not look at signals, so a Sinkhorn / UOT /
 GW solve on large sets used to ignore Ctrl-C and any timer until it finished (GW on two 2,000-sentence
-sets: minutes). The iterative families now run in a worker thread that releases the GIL
+sets: minutes; ``partial_adaptive`` on one 2,000 x 2,000 pair: ~57 s, issue 36). Every CPU family (the iterative ones
+and, since issue 36, the exact ones: Chamfer, Hausdorff, Hungarian, OT, partial OT) runs in a worker thread
+that releases the GIL
 (``*_stoppable`` kernels; a solve bounded by ~0.1 s, :data:`_INLINE_WORK`, runs in the calling thread
 when no budget is given); the calling thread waits in slices of :data:`_POLL_S` seconds, so Ctrl-C
 (``KeyboardInterrupt``), a signal handler's exception (a caller's ``signal.setitimer`` timer) or the
 caller's ``time_budget_s`` lands there at once; it then raises a stop flag that every running solve
-reads once per (inner) iteration, waits for the worker (milliseconds) and re-raises (measured:
-0.02-0.06 s from Ctrl-C to the exception; ``benchmarks/bench_gw_large.py --interrupt``). The iterations
+reads once per (inner) iteration (exact families: per bank sentence, per augmented row of the assignment,
+per augmenting path of the transport), waits for the worker (milliseconds) and re-raises (measured:
+0.02-0.06 s from Ctrl-C to the exception; ``benchmarks/bench_gw_large.py --interrupt``,
+``benchmarks/bench_stop_latency.py`` for the exact families). The iterations
 themselves are unchanged, so the values are the same bits. Large GW pairs (``n * m >=``
 :data:`~sdrlib.distances._blas.GW_BLAS_MIN_NM`) run POT's own matrix-product formulation in numpy
 (:mod:`sdrlib.distances._blas`), which returns to the interpreter between BLAS calls: the reference's
 value and speed (0.9-1.1x at 250 to 2,000 sentences) where the numba loops took 2.4x (250) to more
 than 9x (2,000) the reference's time.
-``time_budget_s`` is checked inside the iterative solvers and between the other solvers' calls;
-running past it raises :class:`~sdrlib.distances.errors.DistanceTimeoutError`. The exact families
-(Chamfer, Hausdorff, Hungarian, OT, partial OT) finish each kernel call before Ctrl-C or the budget
-is seen. On ``device="cuda"`` the GPU kernels are not stoppable.
+``time_budget_s`` (a positive finite number of seconds; anything else, ``10**400`` included, raises
+:class:`~sdrlib.distances.errors.DistanceSpecError` naming it) is checked inside every CPU solver;
+running past it raises :class:`~sdrlib.distances.errors.DistanceTimeoutError`. Not stoppable: the
+negation-aware settings' driver (``_kernels.neg_pairs``), the GPU kernels (``device="cuda"``) and the
+per-pair reference :func:`~sdrlib.distances.set_distance` (POT's and SciPy's C code), which finish a
+call before Ctrl-C or a budget is seen.
 
 Scope: float64 throughout (``dtype`` is not an option: the 1e-5 agreement and the
 ``M = 0`` tests are float64 statements). With ``device="cuda"`` step 2 runs on the GPU
@@ -375,13 +381,13 @@ def _check_budget(time_budget_s: object) -> "float | None":
     ok = isinstance(time_budget_s, (int, float, np.integer, np.floating)) \
         and not isinstance(time_budget_s, (bool, np.bool_))
     try:
-        value = float(time_budget_s) if ok else math.nan
-    except OverflowError:  # an int beyond float range (10**400): not a usable number of seconds
-        value = math.inf
-    if not math.isfinite(value) or value <= 0:
-        shown = repr(time_budget_s) if len(repr(time_budget_s)) <= 40 else repr(time_budget_s)[:37] + "..."
-        raise DistanceSpecError(f"time_budget_s must be None or a positive finite number of seconds, got {shown}")
-    return value
+        seconds = float(time_budget_s) if ok else math.nan  # an int beyond float range (10**400) overflows
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise DistanceSpecError(f"time_budget_s must be None or a positive finite number of seconds, "
+                                f"got {time_budget_s!r:.60}")
+    return seconds
 
 
 def _watched(kernel: Callable, args: tuple, budget: _Budget, what: str, work: float = np.inf) -> None:
@@ -511,22 +517,30 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         return check_range(out, spec.name), conv
     args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
     nmax = int(max(cand.sizes.max(), bank.sizes.max()))
+    # the exact families run stoppable too (_watched); worst-case work: n m per nearest-neighbour pair,
+    # n m (n + m) per assignment / transport pair (one O((n + m)^2) path search per augmentation, <= n + m of them)
+    n_c, n_b = cand.sizes[pk].astype(float), bank.sizes[pj].astype(float)
+    cells = float(np.sum(n_c * n_b))
+    cubic = float(np.sum(n_c * n_b * (n_c + n_b)))
     if fam in ("chamfer", "hausdorff") and grid is not None:
         og = np.empty((len(grid), cand.n_sets))
-        K.nn_grid(G, cand.index, cand.offsets, bank.index, bank.offsets, grid, fam == "hausdorff", og)
+        _watched(K.nn_grid_stoppable, (G, cand.index, cand.offsets, bank.index, bank.offsets, grid,
+                                       fam == "hausdorff", og), budget, spec.name, cells)
         out = og.ravel()
     elif fam in ("chamfer", "hausdorff"):
-        K.nn_pairs(*args, fam == "hausdorff", out)
+        _watched(K.nn_pairs_stoppable, (*args, fam == "hausdorff", out), budget, spec.name, cells)
     elif fam == "hung_nn":
-        K.hung_pairs(*args, nmax, 0, 0.0, False, out)
+        _watched(K.hung_pairs_stoppable, (*args, nmax, 0, 0.0, False, out), budget, spec.name, cubic)
     elif fam == "hung_pen":
-        K.hung_pairs(*args, nmax, 1, prm["alpha"], prm["clip"], out)
+        _watched(K.hung_pairs_stoppable, (*args, nmax, 1, prm["alpha"], prm["clip"], out), budget, spec.name, cubic)
         return check_range(out, spec.name, spec.upper), conv
     elif fam == "ot":
-        K.transport_pairs(*args, nmax, -1.0, ZERO_COST_ATOL, prm["rescale"], out)
+        _watched(K.transport_pairs_stoppable, (*args, nmax, -1.0, ZERO_COST_ATOL, prm["rescale"], out), budget,
+                 spec.name, cubic)
     elif fam == "partial":
         rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
-        K.transport_pairs(*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out)
+        _watched(K.transport_pairs_stoppable, (*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out), budget,
+                 spec.name, cubic)
     elif fam in ("sinkhorn", "uot"):
         tau = -1.0 if fam == "sinkhorn" else prm["tau"]
         log_domain = fam == "sinkhorn" and prm["eps"] < K.LOG_DOMAIN_EPS
@@ -535,7 +549,6 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         if gpu:
             _cuda_kernels.entropic_pairs(*ent, device=solver)
         else:
-            cells = float(np.sum(cand.sizes[pk].astype(float) * bank.sizes[pj]))
             work = prm["max_iter"] * 4 * cells * (10 if log_domain else 1)  # log domain: an exp per entry
             _watched(K.entropic_pairs_stoppable, ent, budget, spec.name, work)
     else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests

@@ -292,10 +292,10 @@ def test_a_broken_solver_value_raises_instead_of_becoming_0_or_1(bad, monkeypatc
     with pytest.raises(DistanceRangeError, match="chamfer"):
         set_distance(A, B, "chamfer")
 
-    def broken_nn(G, ci, co, bi, bo, jl, hausdorff, out):
+    def broken_nn(G, ci, co, bi, bo, jl, hausdorff, out, stop):
         out[:] = bad
 
-    monkeypatch.setattr(engine.K, "nn_grid", broken_nn)
+    monkeypatch.setattr(engine.K, "nn_grid_stoppable", broken_nn)
     with pytest.raises(DistanceRangeError, match="chamfer"):
         pairwise_distances([A], [B], "chamfer")
 
