@@ -146,7 +146,8 @@ TRL_CPU_MIN = (1, 16)
 def packages_needed(cfg) -> list[tuple[str, str]]:
     """``(import name, the setting that asks for it)`` of each optional package the profile needs: Unsloth for a
     paper policy (``sft.policy`` not ``tiny``), vLLM for ``grpo.use_vllm``, bitsandbytes for ``sft.load_in_4bit``
-    and flash-attention for ``sft.attn_implementation: flash_attention_2`` (when a profile names them)."""
+    and flash-attention for ``sft.attn_implementation: flash_attention_2`` (neither field exists in
+    ``sdrlib.config`` today, so no profile asks for those two yet; the check reads them when present)."""
     sft = cfg.sft
     out = [("unsloth", f"sft.policy={sft.policy}")] if sft.policy != "tiny" else []
     if cfg.grpo.use_vllm:
