@@ -1,22 +1,24 @@
-"""GPU check in one short lease: the distance engine, plain TRL vs Unsloth, BERTScore; one JSON, one Markdown.
+"""GPU check in one short lease: the distance engine, plain TRL vs Unsloth, vLLM, BERTScore, RadGraph; one JSON.
 
 Run on a GPU machine that has Python 3.12, torch, transformers, numba-cuda and the CUDA toolkit but no
 package registry, with the wheels of ``scripts/gpu_wheels.sh`` beside the repository (``.whl/``):
 
-    scripts/gpu_wheels.sh                                   # here, once: trl, unsloth, ... into .whl/ (32 MiB)
-    python3 benchmarks/gpu_check.py --out "$OUT"            # there, with .whl/ carried along: <= 585 s
+    scripts/gpu_wheels.sh                                   # here, once: trl, unsloth, ... into .whl/ (~35 MiB)
+    python3 benchmarks/gpu_check.py --out "$OUT"            # there, with .whl/ carried along: <= 480 s
     .venv/bin/python benchmarks/gpu_check.py --dry-run      # anywhere: every part but the CUDA calls, tiny sizes
 
-(with this workplace's device tool: ``run(command='python3 benchmarks/gpu_check.py --out "$OUT"',
-carry=[".whl"], timeout_s=600)``; the JSON and the Markdown come back from ``$OUT``, rewritten after every
-part, so a command stopped from outside still returns the parts that finished).
+(with this workplace's device tool, the first lease as it is, no edits:
+``run(command='PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT"', carry=[".whl"],
+timeout_s=540)``; the JSON and the Markdown come back from ``$OUT``, rewritten after every part, so a command
+stopped from outside still returns the parts that finished; the 60 s between the deadline and the limit are
+for the start and the transfer back).
 
 The check first installs ``.whl/*.whl`` into a temporary folder (``pip install --no-index --no-deps
 --target TMP``; ``--no-deps`` because ``--target`` would otherwise want torch and transformers again from the
 wheel folder, and the wheel set is exact) and puts that folder first on every part's ``PYTHONPATH``. Then
 each part runs in its own subprocess with its own time budget (``--budget PART=SECONDS``; on the GPU install
-45, env 35, engine 100, prepare 60, plain 100, unsloth 160, bertscore 60: 560 s, and no part runs past
-``--deadline`` 585 s); a part that runs out of time is killed with its process group and reported as
+30, env 25, engine 70, prepare 45, plain 75, unsloth 120, vllm 40, bertscore 35, radgraph 25: 465 s, and no
+part runs past ``--deadline`` 480 s); a part that runs out of time is killed with its process group and reported as
 ``timeout`` with whatever it had written so far, and the next part starts on time, so no part can eat
 another's time. The parts, in order:
 
@@ -42,22 +44,32 @@ another's time. The parts, in order:
   (``torch.cuda.max_memory_allocated``) per stage, and the SFT loss. SFT 8 steps (batch 8), GRPO 4 steps
   (batch 16 = 2 prompts x 8 generations, completions up to 96 tokens). The random policy's completions fail
   the report template, so its GRPO steps are generation + update with a reward that stops at the format
-  check: the semantic reward's own cost is measured on the CPU runs, not here.
+  check: the semantic reward's own cost is measured on the CPU runs, not here. The JSON's
+  ``unsloth_vs_plain`` gives the step-time ratio per stage (plain / Unsloth: above 1, Unsloth is faster).
+- **vllm**: when vLLM is importable, the prepared policy loaded by ``vllm.LLM`` (bf16, eager) and 2 prompts x 8
+  samples of up to 96 tokens generated: load time and generated tokens per second. Skipped, without failing
+  the check, when vLLM is not installed: no release installs beside the gpu pins, so the paper profile has
+  ``grpo.use_vllm: false`` (README, Installing for a GPU) and the wheel set does not carry it.
 - **bertscore** (c): ``sdrlib.metrics.nlg.bertscore_f1`` on the GPU on synthetic report pairs, with a
   randomly initialised backbone of roberta-large's dimensions (24 layers x 1024, layer 17; BERT
   architecture and a locally trained WordPiece vocabulary: values meaningless, cost realistic): pairs per
   second, and the largest |GPU - CPU| F1 difference on the first pairs.
+- **radgraph** (d): RadGraph under our transformers through ``sdrlib.metrics.radgraph_compat`` (issue 33
+  item 3): ``install()``, then radgraph's real annotator (``F1RadGraph``) around the tiny random-weight model of
+  ``tests/radgraph_tiny.py`` on a few reports, on the GPU. Skipped, without failing the check, where radgraph is
+  not installed.
 
 ``--dry-run`` runs every part on the CPU with tiny sizes (CPU engine against itself, a tiny Qwen3-VL, a tiny
-backbone), except **unsloth**, which is reported as skipped: Unsloth refuses vision models without a GPU. The
+backbone), except **unsloth** and **vllm**, which are reported as skipped: Unsloth refuses vision models without
+a GPU, and vLLM needs one. The
 wheels are for CPython 3.12; on another Python the dry run uses the environment's own packages and says so.
 Exit status: 0 every part ok (or skipped in a dry run), 1 a part failed or ran out of time, 2 no CUDA GPU
 (without ``--dry-run``). The JSON and the Markdown go to ``--out`` (``gpu_check.json``, ``gpu_check.md``),
 with the parts' own output (``gpu_check.log``, the last 300 kB of each), so a failure there can be read here.
 
-Versions: the GPU machine's transformers (5.17.0 when this was written) is Unsloth 2026.10.9's newest
-supported release, and Unsloth also requires trl <= 1.15.0 and datasets < 5, so the wheels carry trl 1.15.0
-and datasets 4.8.5, not the pins 1.16.0 / 5.2.0 (README, Python versions); both paths use the same ones.
+Versions: the gpu extra's pins (pyproject.toml): transformers 5.17.0 (the core pin; the GPU machine's, and the
+newest Unsloth 2026.10.9 accepts), trl 1.15.0 and datasets 4.8.5 (the wheels carry these two); both training
+paths use the same ones (README, Installing for a GPU).
 
 Qwen3-VL-2B-Instruct's dimensions (:data:`QWEN3_VL_2B`), from its published ``config.json`` as quoted in
 public code: a test fixture that copies
@@ -98,16 +110,25 @@ for _k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 LOG_TAIL_BYTES = 300_000  # per part, in gpu_check.log
 
-PARTS = ("env", "engine", "prepare", "plain", "unsloth", "bertscore")
-#: seconds per part on the GPU machine; their sum (560 s, with the install) fits one 10-minute command
-BUDGETS = {"install": 45, "env": 35, "engine": 100, "prepare": 60, "plain": 100, "unsloth": 160, "bertscore": 60}
-DRY_BUDGETS = {"install": 60, "env": 60, "engine": 90, "prepare": 60, "plain": 120, "unsloth": 30, "bertscore": 60}
-#: no part starts or runs past this many seconds after the start (``--deadline``); the command limit is 600 s
-DEADLINE = 585
-NEEDS_PREPARE = ("plain", "unsloth", "bertscore")
+PARTS = ("env", "engine", "prepare", "plain", "unsloth", "vllm", "bertscore", "radgraph")
+#: seconds per part on the GPU machine; their sum (465 s, with the install) fits under the deadline
+BUDGETS = {"install": 30, "env": 25, "engine": 70, "prepare": 45, "plain": 75, "unsloth": 120, "vllm": 40,
+           "bertscore": 35, "radgraph": 25}
+DRY_BUDGETS = {"install": 60, "env": 60, "engine": 150, "prepare": 90, "plain": 150, "unsloth": 30, "vllm": 30,
+               "bertscore": 90, "radgraph": 90}
+#: no part starts or runs past this many seconds after the start (``--deadline``); the first lease's command runs
+#: under timeout_s=540 (README), which leaves a minute for the start and the transfer back
+DEADLINE = 480
+#: the dry run's (no lease: room for a busy CPU)
+DRY_DEADLINE = 900
+NEEDS_PREPARE = ("plain", "unsloth", "vllm", "bertscore")
+#: parts whose "skipped" (a package that is not there by choice) does not fail the check
+OPTIONAL = ("vllm", "radgraph")
+#: sdrlib.metrics.radgraph_compat's patch function and its end-to-end check (issue 33 item 3), first found wins
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 PACKAGES = ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets", "unsloth", "unsloth_zoo",
-            "numba", "numba-cuda", "numpy", "pot", "bert-score", "evaluate", "sentence-transformers", "pysbd")
+            "vllm", "triton", "numba", "numba-cuda", "numpy", "pot", "bert-score", "evaluate", "sentence-transformers",
+            "pysbd", "radgraph")
 SKIP = 4  # a part's exit status for "skipped, with a reason"
 
 #: Qwen3-VL-2B-Instruct's published dimensions (module doc says where they come from).
@@ -325,6 +346,7 @@ def orchestrate(args) -> int:
             _write_outputs(out, report)  # after every part: a command killed from outside keeps what ran
             if report.get("error"):
                 break
+    report["unsloth_vs_plain"] = step_time_ratio(report["parts"])
     report["seconds"] = round(time.perf_counter() - t_start, 1)
     md = _write_outputs(out, report)
     print(md)
@@ -332,8 +354,20 @@ def orchestrate(args) -> int:
     if report.get("error"):
         return 2
     bad = [n for n, r in report["parts"].items() if r["status"] in ("error", "timeout")
-           or (r["status"] == "skipped" and not (args.dry_run and n == "unsloth"))]
+           or (r["status"] == "skipped" and n not in OPTIONAL and not (args.dry_run and n == "unsloth"))]
     return 1 if bad else 0
+
+
+def step_time_ratio(parts: dict) -> dict:
+    """Per stage (sft, grpo): the plain TRL path's mean step time over Unsloth's (> 1: Unsloth is faster), and
+    the same for peak GPU memory; ``None`` where a path did not run that stage."""
+    out = {}
+    for stage in ("sft", "grpo"):
+        a, b = parts.get("plain", {}).get(stage) or {}, parts.get("unsloth", {}).get(stage) or {}
+        t = a.get("mean_step_s") / b["mean_step_s"] if a.get("mean_step_s") and b.get("mean_step_s") else None
+        m = b["peak_mem_mib"] / a["peak_mem_mib"] if a.get("peak_mem_mib") and b.get("peak_mem_mib") else None
+        out[stage] = {"step_time_plain_over_unsloth": t, "peak_mem_unsloth_over_plain": m}
+    return out
 
 
 # =========================================================================== Markdown
@@ -422,6 +456,15 @@ def markdown(r: dict) -> str:
                   f"(second call; the first, with model load: {_f(b.get('first_call_s'))} s); "
                   f"max |{b['device']} - cpu| F1 on {b.get('agreement_pairs')} pairs: {_f(b.get('max_abs_diff_vs_cpu'))}; "
                   f"mean F1 {_f(b.get('mean_f1'))} (random weights: only the cost means anything)."]
+    v = P.get("vllm", {})
+    if v.get("tokens_per_s"):
+        lines += ["", "## vLLM generation", "",
+                  f"{v['prompts']} prompts x {v['n']} samples: {_f(v['tokens_per_s'], '{:,.0f}')} generated tokens/s "
+                  f"(load {_f(v.get('load_s'))} s, generate {_f(v.get('generate_s'))} s)."]
+    g = P.get("radgraph", {})
+    if g.get("status") == "ok":
+        lines += ["", "## (d) RadGraph through sdrlib.metrics.radgraph_compat", "",
+                  f"patch: {g.get('apply', '—')}; end-to-end check: {g.get('check', '—')}"]
     return "\n".join(lines) + "\n"
 
 
@@ -856,8 +899,74 @@ def part_bertscore(args, work: Path, res: dict) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- vLLM and RadGraph
+
+
+def part_vllm(args, work: Path, res: dict) -> int:
+    """The prepared policy through ``vllm.LLM`` when vLLM is importable (skipped otherwise, and in a dry run)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        res["reason"] = ("vLLM is not installed: no release installs beside the gpu pins, so configs/paper.yaml "
+                         "has grpo.use_vllm: false (README, Installing for a GPU)")
+        return SKIP
+    if args.dry_run:
+        res["reason"] = "dry run: vLLM needs a GPU"
+        return SKIP
+    from vllm import LLM, SamplingParams
+
+    from sdrlib.data import load_split
+
+    cfg = _profile(work, args)
+    train = load_split(cfg, "train")
+    t0 = time.perf_counter()
+    llm = LLM(model=str(work / "policy"), dtype="bfloat16", enforce_eager=True, gpu_memory_utilization=0.3,
+              max_model_len=1024, seed=0)
+    res["load_s"] = round(time.perf_counter() - t0, 1)
+    _emit(work, "vllm", res)
+    prompts = [f"Findings: {r.findings[:200]}" for r in list(train)[:2]]
+    sp = SamplingParams(n=8, temperature=1.0, max_tokens=96, seed=0)
+    t0 = time.perf_counter()
+    outs = llm.generate(prompts, sp)
+    dt = time.perf_counter() - t0
+    tokens = sum(len(c.token_ids) for o in outs for c in o.outputs)
+    res.update(prompts=len(prompts), n=8, generate_s=round(dt, 2), tokens=tokens,
+               tokens_per_s=tokens / dt if dt > 0 else None)
+    return 0
+
+
+def part_radgraph(args, work: Path, res: dict) -> int:
+    """RadGraph F1 through radgraph's real annotator on the device: ``sdrlib.metrics.radgraph_compat.install()``
+    (issue 33 item 3), then ``F1RadGraph`` around the tiny random-weight model of ``tests/radgraph_tiny.py`` on a
+    few reports (values meaningless: the weights are random; what is shown is that the pipeline runs there).
+    radgraph not installed -> skipped (optional part)."""
+    try:
+        import radgraph  # noqa: F401
+    except ImportError:
+        res["reason"] = "radgraph is not installed (scripts/gpu_wheels.sh carries it)"
+        return SKIP
+    sys.path.insert(0, str(REPO / "tests"))
+    from radgraph import F1RadGraph
+    from radgraph_tiny import write_model
+
+    from sdrlib.metrics import radgraph_compat
+
+    res["install"] = radgraph_compat.install()
+    cache = work / "radgraph_cache"
+    write_model(cache)
+    cuda = -1 if args.dry_run else 0
+    t0 = time.perf_counter()
+    f1 = F1RadGraph(reward_level="all", model_type="radgraph", model_cache_dir=str(cache), cuda=cuda)
+    hyps = ["Small left pleural effusion.", "No pneumothorax. Heart size is normal."]
+    refs = ["Left pleural effusion is small.", "Heart size normal. No pneumothorax."]
+    mean, per, _, _ = f1(hyps=hyps, refs=refs)
+    res.update(mean_reward=[round(float(x), 4) for x in mean], seconds=round(time.perf_counter() - t0, 2),
+               device="cpu" if cuda < 0 else "cuda:0")
+    return 0
+
+
 PART_FUNCS = {"env": part_env, "engine": part_engine, "prepare": part_prepare, "plain": part_plain,
-              "unsloth": part_unsloth, "bertscore": part_bertscore}
+              "unsloth": part_unsloth, "vllm": part_vllm, "bertscore": part_bertscore, "radgraph": part_radgraph}
 
 
 def child(args) -> int:
@@ -879,7 +988,7 @@ def child(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes, no CUDA call (Unsloth skipped)")
+    ap.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes, no CUDA call (Unsloth, vLLM skipped)")
     ap.add_argument("--out", default=os.environ.get("OUT") or str(REPO / "runs" / "gpu_check"),
                     help="folder for gpu_check.json and gpu_check.md (default $OUT, else runs/gpu_check)")
     ap.add_argument("--wheels", default=str(REPO / ".whl"), help="wheel folder from scripts/gpu_wheels.sh")
@@ -887,8 +996,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", action="store_true", help="the distance engine alone (--parts env,engine)")
     ap.add_argument("--budget", action="append", default=[], metavar="PART=SECONDS",
                     help=f"override a part's time budget (GPU defaults: {BUDGETS})")
-    ap.add_argument("--deadline", type=float, default=DEADLINE,
-                    help=f"seconds after the start past which no part runs (default {DEADLINE})")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help=f"seconds after the start past which no part runs (default {DEADLINE}; dry run {DRY_DEADLINE})")
     ap.add_argument("--steps-sft", type=int, default=None, help="SFT steps per path (default 8; dry run 3)")
     ap.add_argument("--steps-grpo", type=int, default=None, help="GRPO steps per path (default 4; dry run 2)")
     ap.add_argument("--engine-K", type=int, default=5, help="candidate sets per call in the engine check")
@@ -901,6 +1010,8 @@ def main(argv: list[str] | None = None) -> int:
         args.steps_sft = 3 if args.dry_run else 8
     if args.steps_grpo is None:
         args.steps_grpo = 2 if args.dry_run else 4
+    if args.deadline is None:
+        args.deadline = DRY_DEADLINE if args.dry_run else DEADLINE
     if args.engine:
         args.parts = "env,engine"
     if args.part:

@@ -116,17 +116,23 @@ def _split(req: str) -> tuple[str, str]:
 
 
 def check_pins(pins: dict[str, list[str]], env: dict[str, str]) -> list[str]:
-    """Problems: a requirement that is not an exact pin, two versions of one package, environment.yml
+    """Problems: a requirement that is not an exact pin, two versions of one package within one install set
+    (``SETS``; the cpu and gpu extras are alternatives and may pin different versions, e.g. trl), environment.yml
     disagreeing with pyproject.toml's cpu + dev stack."""
-    problems, seen = [], {}
+    problems = []
     for group, reqs in pins.items():
         for r in reqs:
             name, version = _split(r)
             if not version or any(c in version for c in "<>!=~*,; "):
                 problems.append(f"{group}: {r!r} is not an exact pin (name==version)")
-                continue
-            if seen.setdefault(name, (version, group))[0] != version:
-                problems.append(f"{name} is pinned to {seen[name][0]} ({seen[name][1]}) and {version} ({group})")
+    for groups in SETS.values():
+        seen: dict[str, tuple[str, str]] = {}
+        for group in groups:
+            for r in pins.get(group, []):
+                name, version = _split(r)
+                if version and seen.setdefault(name, (version, group))[0] != version:
+                    problems.append(f"{name} is pinned to {seen[name][0]} ({seen[name][1]}) and {version} ({group})")
+    problems = list(dict.fromkeys(problems))
     stack = {_split(r)[0]: _split(r)[1] for g in SETS["cpu"] for r in pins.get(g, [])}
     for name, version in sorted(stack.items()):
         if name not in env:
@@ -155,13 +161,13 @@ def pin_conflicts(report: list[dict], pins: dict[str, list[str]], py: str) -> di
     env = {"python_version": py, "python_full_version": f"{py}.0", "sys_platform": "linux",
            "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
-    meta = {canon(i["name"]): i for i in report}
+    meta = {(canon(i["name"]), i["version"]): i for i in report}  # a package may have one version per set
     out = {}
     for s, groups in SETS.items():
         pinned = {_split(r)[0]: _split(r)[1] for g in groups for r in pins.get(g, [])}
         found = []
         for name in pinned:
-            info = meta.get(name)
+            info = meta.get((name, pinned[name]))
             if info is None:
                 continue
             for rd in info.get("requires_dist", []):
@@ -372,15 +378,22 @@ def run_checks(pythons: list[str], *, sets: tuple[str, ...] = ("cpu", "gpu"), gl
     result: dict = {"requires_python": requires_python(), "pythons": list(pythons), "glibc_max": f"2.{glibc}",
                     "pin_problems": check_pins(pins, environment_pins()), "wheels": {}, "pin_conflicts": {},
                     "lock": {}, "lock_size": 0, "resolve": {}}
-    all_pins = list(dict.fromkeys(r for g in ("core", "cpu", "gpu", "dev") for r in pins.get(g, [])))
-    pinned = {_req_name(r) for r in all_pins}
+    every_pin = list(dict.fromkeys(r for g in ("core", "cpu", "gpu", "dev") for r in pins.get(g, [])))
+    pinned = {_req_name(r) for r in every_pin}
+    # one version of each package per pip call: a second version (the gpu extra's trl) goes in its own call
+    first: dict[str, str] = {}
+    for r in every_pin:
+        first.setdefault(_req_name(r), r)
+    all_pins = list(first.values())
+    alternates = [r for r in every_pin if r not in all_pins]
     lock = installed_lock() if lock is None else lock
     rest = [r for r in lock if _req_name(r) not in pinned]
     result["lock_size"] = len(lock)
     with tempfile.TemporaryDirectory(prefix="sdr-pyver-") as folder:
         local = LocalWheels(Path(folder), list(extra or []))
         kw = {"local": local, "glibc": glibc, "timeout": timeout}
-        jobs = _chunks(all_pins, max(1, chunks // 2)) + _chunks(rest, max(1, chunks - chunks // 2))
+        jobs = (_chunks(all_pins, max(1, chunks // 2)) + _chunks(rest, max(1, chunks - chunks // 2))
+                + ([alternates] if alternates else []))
         with ThreadPoolExecutor(max_workers=max(2, len(pythons) * len(jobs))) as ex:
             futs = {py: [ex.submit(resolve, job, py, deps=False, **kw) for job in jobs if job] for py in pythons}
             rfuts = {(py, s): ex.submit(resolve, [r for g in SETS[s] for r in pins.get(g, [])], py, deps=True, **kw)

@@ -10,13 +10,23 @@
 # and the machine lacks is fetched (--no-deps, exact versions), not torch, transformers or numpy. The
 # parts' imports were listed with a dry run; Unsloth's own were read from its code: xformers,
 # bitsandbytes, torchao, cut_cross_entropy, tyro, msgspec, hf_transfer and diffusers are optional at
-# run time (16-bit LoRA, no 4-bit loading, no vLLM) and large, so they stay out; the script prints every
-# requirement it leaves out. POT is not needed: the GPU check never imports `ot` (the reference solvers
+# run time (16-bit LoRA, no 4-bit loading, no vLLM) and large, so they stay out; so are pydantic, structlog,
+# json5 and nest-asyncio (imported only by unsloth_cli / Unsloth Studio, or inside try/except: unsloth_zoo's
+# __init__ silences a pydantic warning if pydantic is there) and defusedxml (nltk's XML corpora, unused);
+# the script prints every requirement it leaves out (unsloth 2026.10.9 + radgraph 0.1.18: 15 wheels, 34.6 MiB). POT is not needed: the GPU check never imports `ot` (the reference solvers
 # load only with sdrlib.distances.set_distance), and its wheel alone is 31 MiB.
 #
-# Versions: Unsloth 2026.10.9 (the newest) accepts transformers <= 5.17.0 (the GPU machine has 5.17.0),
-# trl <= 1.15.0 and datasets < 5, so trl 1.15.0 and datasets 4.8.5 come here instead of the pins 1.16.0 and
-# 5.2.0 (README, Python versions); plain TRL and Unsloth then run on the same TRL.
+# What must already be on that machine (not shipped; gpu_check.py's install part names any requirement of the
+# shipped wheels that nothing there satisfies): CPython 3.12, a CUDA build of torch (2.13.0 is the gpu pin),
+# transformers 5.17.0 (the newest unsloth 2026.10.9 accepts, and the core pin), tokenizers, accelerate, peft,
+# numpy, numba + numba-cuda, sentence-transformers, pandas, pyarrow, scipy, h5py, pyyaml and the rest of HAS below.
+#
+# Versions: read from pyproject.toml, so the wheels follow the pins: the gpu extra's trl (1.15.0, the newest
+# unsloth 2026.10.9 accepts), datasets and unsloth; the core's evaluate, bert-score, pysbd and nltk; the dev
+# extra's radgraph (sdist-only: built here, once, to its pure-Python wheel) for gpu_check.py's RadGraph part
+# (issue 33 item 3). Their own unpinned requirements that the machine lacks come at the versions of the cpu lock
+# (scripts/setup.sh's .venv) or, for datasets 4.8.5's caps, the newest it accepts. vLLM is not shipped: no release
+# installs beside the gpu pins (README, Installing for a GPU), and its wheel alone is far over the limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,18 +35,38 @@ LIMIT_MIB=64
 PY="${SDR_PYTHON:-.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 
+pin() {  # pin GROUP NAME: "name==version" as pyproject.toml pins it in GROUP (core, cpu, gpu, dev)
+  "$PY" - "$1" "$2" <<'PYEOF'
+import re, sys, tomllib
+proj = tomllib.load(open("pyproject.toml", "rb"))["project"]
+group, name = sys.argv[1], sys.argv[2]
+reqs = proj["dependencies"] if group == "core" else proj["optional-dependencies"][group]
+canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+hits = [r for r in reqs if canon(r.split("==")[0]) == canon(name)]
+if not hits:
+    sys.exit(f"gpu_wheels: pyproject.toml's {group} pins no {name}")
+print(hits[0])
+PYEOF
+}
+
+UNSLOTH="$(pin gpu unsloth)"
 WHEELS=(
-  "unsloth==2026.10.9"      # part (b): the paper profile's GPU path (FastVisionModel + LoRA)
-  "unsloth_zoo==2026.10.9"  # Unsloth's patches and kernels
-  "trl==1.15.0"             # part (b): SFTTrainer / GRPOTrainer, the newest Unsloth 2026.10.9 accepts
-  "datasets==4.8.5"         # TRL's datasets (and evaluate's); < 5 for Unsloth
-  "fsspec==2026.2.0"        # datasets 4.8.5 requires fsspec <= 2026.2.0; the machine's may be newer
-  "dill==0.4.1"             # datasets' serialisation (< 0.4.2 for datasets 4.8.5)
-  "multiprocess==0.70.19"   # datasets' workers (< 0.70.20 for datasets 4.8.5)
-  "evaluate==0.4.6"         # part (c): sdrlib's metrics run as local evaluate modules
-  "bert-score==0.3.13"      # part (c): BERTScore
-  "pysbd==0.3.4"            # sdrlib.reports.split_sentences (the GRPO reward's sentence split)
+  "$UNSLOTH"                            # part (b): the paper profile's GPU path (FastVisionModel + LoRA)
+  "unsloth_zoo==${UNSLOTH#*==}"         # Unsloth's patches and kernels (released with it, same version)
+  "$(pin gpu trl)"                      # part (b): SFTTrainer / GRPOTrainer, the newest Unsloth accepts
+  "$(pin gpu datasets)"                 # TRL's datasets (and evaluate's); < 5 for Unsloth
+  "fsspec==2026.2.0"                    # datasets 4.8.5 requires fsspec <= 2026.2.0; the machine's may be newer
+  "dill==0.4.1"                         # datasets' serialisation (< 0.4.2 for datasets 4.8.5)
+  "multiprocess==0.70.19"               # datasets' workers (< 0.70.20 for datasets 4.8.5)
+  "$(pin core evaluate)"                # part (c): sdrlib's metrics run as local evaluate modules
+  "$(pin core bert-score)"              # part (c): BERTScore
+  "$(pin core pysbd)"                   # sdrlib.reports.split_sentences (the GRPO reward's sentence split)
+  "$(pin core nltk)"                    # radgraph's and sdrlib.metrics' tokenisation
+  "appdirs==1.4.4"                      # radgraph (versions of the cpu lock)
+  "jsonpickle==4.1.4"                   # radgraph
+  "dotmap==1.3.30"                      # radgraph
 )
+SDIST_ONLY=("$(pin dev radgraph)")      # part (d): RadGraph F1's code; no wheel on PyPI, a pure-Python build
 
 PLATFORMS=()
 for n in $(seq 17 28); do PLATFORMS+=(--platform "manylinux_2_${n}_x86_64"); done
@@ -48,6 +78,13 @@ mkdir -p "$DEST"
 env -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL -u PIP_CONSTRAINT PIP_CONFIG_FILE=/dev/null \
   "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   --python-version 3.12 --implementation cp --abi cp312 "${PLATFORMS[@]}" -d "$DEST" "${WHEELS[@]}"
+
+env -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL -u PIP_CONSTRAINT PIP_CONFIG_FILE=/dev/null \
+  "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$DEST" "${SDIST_ONLY[@]}"
+for w in "$DEST"/*.whl; do  # what was built must install on CPython 3.12
+  case "$w" in *-py3-none-any.whl|*-py2.py3-none-any.whl|*-py312-*|*-cp312-*|*-abi3-*) ;;
+    *) echo "gpu_wheels: $w is not a wheel for CPython 3.12" >&2; exit 1 ;; esac
+done
 
 "$PY" - "$DEST" "$LIMIT_MIB" <<'EOF'
 import re, sys, zipfile

@@ -47,7 +47,7 @@ from . import numerics
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
-__all__ = ["UsageError", "NotebookRun", "discover", "preflight", "run", "main", "write_summary"]
+__all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary"]
 
 KERNEL = "sdr"
 
@@ -114,13 +114,79 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def _module_available(module: str) -> bool:
+    """Whether ``module`` is installed (found on the path; not imported: Unsloth patches transformers on import and
+    must come first, vLLM takes seconds)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+#: the optional packages a profile may ask for: import name -> how to install it (README, Installing for a GPU)
+INSTALL = {
+    "unsloth": 'pip install -e ".[gpu]" (unsloth 2026.10.9)',
+    "vllm": ("no vLLM release installs beside the gpu pins (each pins numba 0.65.0; README, Installing for a "
+             "GPU): set grpo.use_vllm: false, or build the separate vLLM environment described there"),
+    "bitsandbytes": "pip install bitsandbytes (4-bit loading)",
+    "flash_attn": "pip install flash-attn --no-build-isolation (a CUDA toolkit matching torch's)",
+}
+#: the first TRL release whose SFT / GRPO log-probabilities run without Triton (trl.kernels.chunked_logprob's
+#: plain-torch tiles); 1.15.0 calls the Triton-only ``_ChunkedLogProbFunction``, None on a CPU torch
+TRL_CPU_MIN = (1, 16)
+
+
+def packages_needed(cfg) -> list[tuple[str, str]]:
+    """``(import name, the setting that asks for it)`` of each optional package the profile needs: Unsloth for a
+    paper policy (``sft.policy`` not ``tiny``), vLLM for ``grpo.use_vllm``, bitsandbytes for ``sft.load_in_4bit``
+    and flash-attention for ``sft.attn_implementation: flash_attention_2`` (neither field exists in
+    ``sdrlib.config`` today, so no profile asks for those two yet; the check reads them when present)."""
+    sft = cfg.sft
+    out = [("unsloth", f"sft.policy={sft.policy}")] if sft.policy != "tiny" else []
+    if cfg.grpo.use_vllm:
+        out.append(("vllm", "grpo.use_vllm"))
+    if getattr(sft, "load_in_4bit", False):
+        out.append(("bitsandbytes", "sft.load_in_4bit"))
+    if str(getattr(sft, "attn_implementation", "") or "").startswith("flash_attention"):
+        out.append(("flash_attn", f"sft.attn_implementation={sft.attn_implementation}"))
+    return out
+
+
+def _trl_too_old_for_cpu(cfg) -> str | None:
+    """A phrase when the tiny policy (trained on the CPU) would meet a TRL older than 1.16 (None: fine)."""
+    if cfg.sft.policy != "tiny":
+        return None
+    v = _version("trl")
+    if v is None:
+        return None
+    nums = tuple(int(x) for x in re.findall(r"\d+", v)[:2])
+    if nums >= TRL_CPU_MIN:
+        return None
+    return (f"trl {v} cannot train the tiny policy on the CPU (its SFT and GRPO log-probabilities call the Triton-only "
+            f"_ChunkedLogProbFunction, None without Triton, and Triton needs a GPU driver): pip install "
+            f"\"trl==1.16.0\" (the cpu extra, pip install -e \".[cpu]\"; README, Installing for a GPU)")
+
+
 def preflight(cfg) -> list[str]:
     """What the profile needs that this machine lacks, one phrase each (empty: nothing missing).
 
     Checked before any notebook starts: a CUDA GPU (a paper policy, ``grpo.use_vllm``, a device set to ``cuda``),
-    the paper policy's weights (a local folder or the Hugging Face cache; never downloaded) and the dataset folder
-    of a real ``data.source`` (unless ``data.standin_n`` writes a stand-in there). Each phrase says how to provide it.
-    Example: ``preflight(load_profile("paper"))`` on a laptop -> three phrases.
+    the optional packages of :func:`packages_needed` (Unsloth, vLLM, bitsandbytes, flash-attention), a TRL that
+    trains on the CPU for the tiny policy (>= 1.16), the paper policy's weights (a local folder or the Hugging Face
+    cache; never downloaded) and the dataset folder of a real ``data.source`` (unless ``data.standin_n`` writes a
+    stand-in there). Each phrase says how to provide it.
+    Example: ``preflight(load_profile("paper"))`` on a laptop -> four phrases (GPU, unsloth, weights, data).
     """
     from sdrlib import models  # torch and transformers: deferred so a bad command line answers at once
 
@@ -132,6 +198,12 @@ def preflight(cfg) -> list[str]:
     if wants and not _cuda_available():
         out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after pip install -e \".[gpu]\", "
                    "or use --profile rehearsal (the paper's code paths on CPU) or cpu")
+    for module, why in packages_needed(cfg):
+        if not _module_available(module):
+            out.append(f"{module} is not installed ({why} needs it): {INSTALL[module]}")
+    trl = _trl_too_old_for_cpu(cfg)
+    if trl:
+        out.append(trl)
     if not tiny and models.local_weights(cfg.sft.policy) is None:
         repo = models.PAPER_MODELS.get(cfg.sft.policy.lower(), cfg.sft.policy)
         out.append(f"no weights for sft.policy={cfg.sft.policy} (neither a folder with config.json nor {repo} in the "

@@ -577,13 +577,14 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     out = tmp_path / "out"
     rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
     assert rc == 2 and err.count("\n") == 1 and "profile 'paper' cannot run here" in err, err
-    assert "no CUDA GPU (sft.policy=qwen3-vl-2b, grpo.use_vllm need one)" in err and "--profile rehearsal" in err
+    assert "no CUDA GPU (sft.policy=qwen3-vl-2b need one)" in err and "--profile rehearsal" in err
     assert "no weights for sft.policy=qwen3-vl-2b" in err and "huggingface-cli download unsloth/Qwen3-VL-2B-Instruct" in err
     assert f"no MIMIC-CXR folder at {out / 'data' / 'mimic-cxr'} (data.root)" in err
     assert "python -m sdrlib.data.standin mimic" in err and "Traceback" not in err
     assert no_notebooks == [] and [p.name for p in out.iterdir()] == []
     # each one alone: a GPU and weights present, only the dataset missing; an explicit cuda device without a GPU
     monkeypatch.setattr(runner, "_cuda_available", lambda: True)
+    monkeypatch.setattr(runner, "_module_available", lambda module: True)  # unsloth
     monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
     rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
     assert rc == 2 and "GPU" not in err and "weights" not in err and "no MIMIC-CXR folder" in err, err
@@ -595,6 +596,46 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     p.write_text("extends: smoke\ndistances:\n  device: cuda\n")
     rc, _, err = _main(capsys, "--profile", str(p), "--out", str(out))
     assert rc == 2 and "no CUDA GPU (distances.device=cuda need one)" in err, err
+
+
+def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path):
+    """Unsloth for a paper policy, vLLM for grpo.use_vllm: one phrase each with its install command; the paper
+    profile leaves vLLM off (no release installs beside the gpu pins)."""
+    from sdrlib import models, runner
+
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
+    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
+    missing = {"unsloth", "vllm"}
+    monkeypatch.setattr(runner, "_module_available", lambda module: module not in missing)
+    paper = load_profile("paper", {"data.standin_n": 8})
+    assert paper.grpo.use_vllm is False
+    assert runner.packages_needed(paper) == [("unsloth", "sft.policy=qwen3-vl-2b")]
+    assert runner.preflight(paper) == [
+        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): pip install -e ".[gpu]" (unsloth 2026.10.9)']
+    got = runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True}))
+    assert len(got) == 2 and got[1].startswith("vllm is not installed (grpo.use_vllm needs it): no vLLM release")
+    assert "set grpo.use_vllm: false" in got[1]
+    missing.clear()
+    assert runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True})) == []
+
+
+def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path):
+    """trl 1.15's SFT / GRPO log-probabilities are Triton-only (None on a CPU torch): the tiny policy (CPU) needs
+    trl >= 1.16, said in one line with the install command; a paper policy (GPU, Unsloth's trl 1.15) does not."""
+    from sdrlib import models, runner
+
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
+    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
+    monkeypatch.setattr(runner, "_module_available", lambda module: True)
+    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
+    monkeypatch.setattr(runner, "_version", lambda dist: "1.15.0")
+    got = runner.preflight(load_profile("rehearsal"))
+    assert len(got) == 1 and got[0].startswith("trl 1.15.0 cannot train the tiny policy on the CPU")
+    assert 'pip install "trl==1.16.0"' in got[0]
+    assert runner.preflight(load_profile("paper", {"data.standin_n": 8})) == []
+    monkeypatch.setattr(runner, "_version", lambda dist: "1.16.0")
+    assert runner.preflight(load_profile("rehearsal")) == []
 
 
 def test_rehearsal_profile_needs_nothing_this_machine_lacks(monkeypatch, tmp_path):

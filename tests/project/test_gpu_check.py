@@ -36,9 +36,15 @@ def test_dry_run_runs_every_part_but_unsloth(tmp_path):
     rc, r, md, log = _run(tmp_path)
     parts = r["parts"]
     assert rc == 0, log[-3000:]
-    assert {n: p["status"] for n, p in parts.items()} == {
-        "env": "ok", "engine": "ok", "prepare": "ok", "plain": "ok", "unsloth": "skipped", "bertscore": "ok"}
+    status = {n: p["status"] for n, p in parts.items()}
+    radgraph = status.pop("radgraph")
+    assert status == {"env": "ok", "engine": "ok", "prepare": "ok", "plain": "ok", "unsloth": "skipped",
+                      "vllm": "skipped", "bertscore": "ok"}
     assert "Unsloth refuses vision models without a GPU" in parts["unsloth"]["reason"]
+    # vLLM and RadGraph's compatibility layer: optional parts, skipped with a reason while absent
+    assert "vLLM" in parts["vllm"]["reason"]
+    assert radgraph == "ok" or "radgraph is not installed" in parts["radgraph"]["reason"]
+    assert r["deadline_s"] == gpu_check.DRY_DEADLINE and set(r["unsloth_vs_plain"]) == {"sft", "grpo"}
     assert r["install"]["status"] == "skipped" and "no wheels" in r["install"]["reason"]
     # (a) every setting of the engine table, CPU against itself: identical values and flags
     from sdrlib.distances import EXTENSIONS, REGISTRY
@@ -74,6 +80,30 @@ def test_a_part_out_of_time_is_reported_and_the_next_part_runs_on_time(tmp_path)
     assert "ran out of its 2 s budget" in e["reason"]
     assert env["status"] == "ok" and env["versions"]["torch"] != "absent"
     assert "| engine | timeout |" in md
+
+
+def test_the_step_time_ratio_and_the_budgets():
+    """Plain / Unsloth mean step time per stage (None where a path did not run); the GPU budgets fit the 480 s
+    deadline, which fits the first lease's 540 s command (README)."""
+    parts = {"plain": {"sft": {"mean_step_s": 3.0, "peak_mem_mib": 1000.0}, "grpo": {"mean_step_s": 8.0}},
+             "unsloth": {"sft": {"mean_step_s": 1.5, "peak_mem_mib": 600.0}}}
+    r = gpu_check.step_time_ratio(parts)
+    assert r["sft"] == {"step_time_plain_over_unsloth": 2.0, "peak_mem_unsloth_over_plain": 0.6}
+    assert r["grpo"] == {"step_time_plain_over_unsloth": None, "peak_mem_unsloth_over_plain": None}
+    assert set(gpu_check.BUDGETS) == {"install", *gpu_check.PARTS} == set(gpu_check.DRY_BUDGETS)
+    assert sum(gpu_check.BUDGETS.values()) <= gpu_check.DEADLINE == 480
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert """run(command='PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT"', carry=[".whl"], timeout_s=540)""" in readme
+
+
+def test_the_radgraph_part_runs_radgraphs_annotator_through_the_compat_layer(tmp_path):
+    """The part the device runs, on the CPU: radgraph_compat installed, F1RadGraph around the tiny random model."""
+    pytest.importorskip("radgraph")
+    res: dict = {}
+    args = gpu_check.main.__globals__["argparse"].Namespace(dry_run=True)
+    assert gpu_check.part_radgraph(args, tmp_path, res) == 0, res
+    assert res["device"] == "cpu" and len(res["mean_reward"]) == 3
+    assert all(0.0 <= x <= 1.0 for x in res["mean_reward"])
 
 
 def test_the_engine_table_is_parsed():

@@ -61,6 +61,24 @@ def test_pin_check_names_a_mismatch():
     assert "environment.yml pins extra-pkg==1.0, which pyproject.toml's cpu + dev stack lacks" in problems
 
 
+def test_the_cpu_and_gpu_extras_may_pin_different_versions_but_one_set_may_not():
+    """The cpu and gpu extras are alternative install sets (trl 1.16.0 / 1.15.0): a difference between them is
+    allowed; one inside a set (core + gpu, core + cpu + dev) is not."""
+    pins = {"core": ["transformers==5.17.0"], "cpu": ["trl==1.16.0"], "dev": [], "gpu": ["trl==1.15.0"]}
+    assert cpv.check_pins(pins, {"transformers": "5.17.0", "trl": "1.16.0"}) == []
+    pins["dev"] = ["trl==1.15.0"]
+    assert "trl is pinned to 1.16.0 (cpu) and 1.15.0 (dev)" in cpv.check_pins(pins, {"transformers": "5.17.0"})
+
+
+def test_pin_conflicts_read_each_sets_own_version_of_a_package():
+    report = [{"name": "trl", "version": "1.16.0", "requires_dist": ["transformers>=5.20"]},
+              {"name": "trl", "version": "1.15.0", "requires_dist": ["transformers>=4.56"]}]
+    pins = {"core": ["transformers==5.17.0"], "cpu": ["trl==1.16.0"], "dev": [], "gpu": ["trl==1.15.0"]}
+    found = cpv.pin_conflicts(report, pins, "3.12")
+    assert found["gpu"] == []
+    assert found["cpu"] == ["trl 1.16.0 requires transformers>=5.20, pinned transformers==5.17.0"]
+
+
 def test_pin_conflicts_are_read_from_the_pins_own_metadata():
     report = [{"name": "unsloth", "version": "1", "requires_dist": [
         "transformers<=5.17.0", "trl<=1.15.0; python_version >= '3.99'", "xformers; extra == 'x'"]}]
@@ -117,9 +135,6 @@ def test_the_cpu_set_pins_do_not_contradict_each_other(result, py):
     assert result["pin_conflicts"][py]["cpu"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="known: unsloth 2026.10.9, the newest, requires transformers<=5.17.0, "
-                   "trl<=1.15.0 and datasets<5; the core / gpu pins are 5.24.0 / 1.16.0 / 5.2.0, so pip refuses "
-                   "'.[gpu]' as pinned (README, Python versions). Remove this mark when the pins agree.")
 @pytest.mark.parametrize("py", ["3.12", "3.13"])
 def test_the_gpu_set_pins_do_not_contradict_each_other(result, py):
     assert result["pin_conflicts"][py]["gpu"] == []
