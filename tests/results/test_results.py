@@ -73,4 +73,5 @@ def test_git_commit_is_short_or_unknown(monkeypatch):
 def test_provenance_records_profile_and_extra(tmp_path):
     rec = provenance(_cfg(tmp_path), foo=1)
     assert rec["profile"] == "smoke" and rec["seed"] == 3 and rec["foo"] == 1 and "git_commit" in rec
-    assert set(provenance()) == {"python", "versions", "git_commit"}
+    assert set(provenance()) == {"python", "versions", "git_commit", "machine"}
+    assert {"cpu_model", "kernel_path", "logical_cpus"} <= set(provenance()["machine"])  # what decides floats
