@@ -32,6 +32,11 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sdrlib.errors import SDRError  # noqa: E402
+from sdrlib.io import one_line_errors  # noqa: E402
+
 #: column headers that hold run times or speeds ("seconds", "first s", "step_s_per_step", "ref_us", "speedup",
 #: "sweep_ref_h", "gflops_matmul", "reward_share", "first/warm", "wall-clock ratio ...")
 TIMING = re.compile(r"(seconds|time|speed|wall|share|gflops|/warm|\bs\b|_s$|_s_|_us$|_h$|_at$|commit|executed)",
@@ -44,7 +49,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class Unreadable(Exception):
+class Unreadable(SDRError):
     """A file this script reads is not what it should be; the message names it (exit 2, one line)."""
 
 
@@ -131,13 +136,10 @@ def read_hashes(path: Path) -> dict[str, dict[str, str]]:
     return data
 
 
+@one_line_errors("hash_outputs")  # Unreadable (an SDRError): one line naming the file, exit 2
 def main(argv: list[str] | None = None) -> int:
     """Exit 0 (hashes printed, or every value identical), 1 (values differ), 2 (a file it cannot read)."""
-    try:
-        return _main(argv)
-    except Unreadable as e:
-        print(f"hash_outputs: {e}", file=sys.stderr)
-        return 2
+    return _main(argv)
 
 
 def _main(argv: list[str] | None) -> int:

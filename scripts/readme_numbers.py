@@ -28,17 +28,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdrlib.experiments import claims, conclusions  # noqa: E402
-from sdrlib.results import ResultTableError  # noqa: E402
+from sdrlib.io import one_line_errors  # noqa: E402
 
 
+@one_line_errors("readme_numbers")  # a ResultTableError (an SDRError) or OSError: one line naming the file, exit 2
 def main(argv: list[str] | None = None) -> int:
     """The command line; exit 0 (printed, or the check passed), 1 (problems found), 2 (bad usage or a file it
     cannot read: one line naming the file)."""
-    try:
-        return _main(argv)
-    except ResultTableError as e:
-        print(f"readme_numbers: {e}", file=sys.stderr)
-        return 2
+    return _main(argv)
 
 
 def _main(argv: list[str] | None) -> int:
