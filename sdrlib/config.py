@@ -404,6 +404,9 @@ class PruningConfig:
         "unique": True, "each": _fraction, "help": "p values of the replayed quality-vs-tokens sweep"})
     sweep_warmup: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={"nonempty": True,
         "unique": True, "each": _nonneg, "help": "warm-up values of the replayed sweep"})
+    min_template_share: float = field(default=0.5, metadata={"min": 0, "max": 1, "help":
+        "notebook 06 stops when a policy writes fewer of its standard candidates on the <think>/<answer> template "
+        "(off-template text scores 0 on every metric; sdrlib.experiments.pruning_checks.require_template)"})
 
 
 @dataclass(frozen=True)

@@ -398,6 +398,20 @@ def _run_rounds(tracks: list[_Track], advance: Callable[[list[int]], None], drop
 
 
 # --------------------------------------------------------------------------- live decoding
+def _cache_kwarg(model: Any) -> str:
+    """The name under which ``model.forward`` takes the KV cache: ``past_key_values`` (transformers <= 5.17, the
+    pinned version) or ``cache`` (later 5.x). A wrong name is swallowed by ``**kwargs`` and the model silently decodes
+    each token without its history, so the name is read off the signature, and refused when neither is there."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    for name in ("past_key_values", "cache"):
+        if name in params:
+            return name
+    raise PruningError(f"{type(model).__name__}.forward takes neither past_key_values nor cache: live decoding "
+                       "needs a model that reads a KV cache")
+
+
 class _LiveBatch:
     """K candidates of one study decoding in one batch with a shared, row-selected KV cache."""
 
@@ -424,6 +438,7 @@ class _LiveBatch:
         self.delta = int(rd.reshape(-1)[0]) if rd is not None else 0
         self.mrope = rd is not None
         self.cache.batch_repeat_interleave(k)
+        self.cache_kw = _cache_kwarg(model)
         first = out.logits[0, -1].float().cpu()
         self.logits = {j: first for j in range(k)}
         self.rows = list(range(k))  # cache row -> candidate
@@ -496,8 +511,8 @@ class _LiveBatch:
         self.mask = torch.cat([self.mask, col], dim=1)
         position_ids = pos.unsqueeze(0).expand(3, B, 1) if self.mrope else pos
         with torch.inference_mode():
-            out = self.model(input_ids=inp, attention_mask=self.mask, position_ids=position_ids, cache=self.cache,
-                             use_cache=True, logits_to_keep=1)
+            out = self.model(input_ids=inp, attention_mask=self.mask, position_ids=position_ids,
+                             use_cache=True, logits_to_keep=1, **{self.cache_kw: self.cache})
         self.forwards += 1
         last = out.logits[:, -1].float().cpu()
         for r, c in enumerate(self.rows):

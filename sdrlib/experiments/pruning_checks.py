@@ -12,6 +12,8 @@ says what the numbers say, in whichever direction they go:
   1/K (the rate two independent uniform picks would agree); :func:`agreement_sentences`.
 - :func:`collapse_rates` / :func:`collapse_table`: the share of studies whose K candidates carry the same
   positive CheXpert-14 labels (offline labeler) or the same text; :func:`collapse_warnings`.
+- :func:`template_table` / :func:`require_template`: the share of candidates on the ``<think>/<answer>`` template,
+  refused below a floor before any table is written.
 
 Left out: significance over seeds (notebook 06 prunes one policy seed) and multiple-comparison correction (the
 p-values are per row, as everywhere in the notebooks).
@@ -28,10 +30,13 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from sdrlib.clinical.labeler import label_report
+from sdrlib.pruning import PruningError
+from sdrlib.reports import parse_template
 from sdrlib.selection.evaluation import selected_result
 
 __all__ = ["versus_random", "random_verdicts", "pick_agreement", "agreement_table", "agreement_sentences",
-           "label_vector", "collapse_rates", "collapse_table", "collapse_warnings"]
+           "label_vector", "collapse_rates", "collapse_table", "collapse_warnings", "template_table",
+           "require_template"]
 
 _TAG = re.compile(r"</?\w+>")
 
@@ -190,3 +195,33 @@ def collapse_warnings(table: pd.DataFrame, *, threshold: float = 0.5, collapsed:
                  "clinical content; its differences there are wording only.")
         out.append(s)
     return out
+
+
+# --------------------------------------------------------------------------- generations on the template
+def template_table(candidates: Mapping[str, Sequence[Sequence[str]]]) -> pd.DataFrame:
+    """Per policy: how many of its S x K candidates parse as the ``<think>/<answer>`` template
+    (:func:`sdrlib.reports.parse_template`, strict), with the first one that does not."""
+    rows = []
+    for label, runs in candidates.items():
+        texts = [t for row in runs for t in row]
+        bad = [t for t in texts if parse_template(t) is None]
+        rows.append({"policy": label, "candidates": len(texts), "on template": len(texts) - len(bad),
+                     "share on template": (len(texts) - len(bad)) / len(texts) if texts else float("nan"),
+                     "first off template": bad[0][:160] if bad else ""})
+    return pd.DataFrame(rows)
+
+
+def require_template(candidates: Mapping[str, Sequence[Sequence[str]]], *, min_share: float = 0.5) -> pd.DataFrame:
+    """:func:`template_table`, refusing (:class:`~sdrlib.pruning.PruningError`) when a policy writes fewer than
+    ``min_share`` of its candidates on the template. Off-template text scores as an empty report, so every metric
+    of every pick would be 0 and every comparison "equal": a broken decoder or an untrained policy, not a result
+    (the default run of 9b33e39 wrote such tables when the KV cache went in under a name the model ignored)."""
+    table = template_table(candidates)
+    low = table[~(table["share on template"] >= min_share)]
+    if len(low):
+        detail = "; ".join(f"{r.policy}: {r['on template']} of {r.candidates} on template, e.g. "
+                           f"{r['first off template']!r}" for _, r in low.iterrows())
+        raise PruningError(f"generations off the <think>/<answer> template (fewer than {min_share:.0%}): {detail}. "
+                           "Check the policy (notebooks 03/04) and the decoder (sdrlib.pruning) before reading "
+                           "any table of this notebook")
+    return table

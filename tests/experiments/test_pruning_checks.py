@@ -6,6 +6,7 @@ import pytest
 
 from sdrlib.experiments import pruning_checks as checks
 from sdrlib.experiments.tables import paired_table
+from sdrlib.pruning import PruningError
 from sdrlib.metrics.base import mean_result
 
 
@@ -54,3 +55,12 @@ def test_versus_random_pairs_and_verdicts():
     assert "above random on 1 of 2 metrics" in s and "below on 1" in s and "does not hold" in s
     (s2,) = checks.random_verdicts(t[t.metric == "A"].rename(columns={"p_value": "p_seed"}), p_col="p_seed")
     assert "holds here" in s2 and "does not" not in s2
+
+
+def test_require_template_refuses_a_policy_off_the_template():
+    good = "<think>Looked.</think> <answer>Findings: The lungs are clear. Impression: Normal.</answer>"
+    ok = checks.require_template({"SFT": [[good, good], [good, "garbage"]]})
+    assert ok.loc[0, "on template"] == 3 and ok.loc[0, "share on template"] == 0.75
+    assert ok.loc[0, "first off template"] == "garbage"
+    with pytest.raises(PruningError, match=r"R_Cham: 1 of 4 on template, e.g. 'pulmonary"):
+        checks.require_template({"SFT": [[good, good]], "R_Cham": [[good, "pulmonary m m m"], ["x", "y"]]})

@@ -224,6 +224,35 @@ def test_live_pruning_matches_standard_generation_and_replay(policy, scorer, war
     assert any_saved
 
 
+def test_greedy_batch_decoder_is_transformers_generate(policy):
+    """The batch decoder against ``model.generate`` (greedy, one candidate each): the same tokens. A KV cache
+    passed under a name the model does not read decodes every token without its history (garbage text that
+    every other check here still accepts, since standard and live share the decoder)."""
+    model, proc = policy
+    for study in range(2):
+        imgs = [_img(study)]
+        std = pr.generate_standard(model, proc, imgs, 2, seed=0, temperature=0.0, max_new_tokens=40)
+        text = proc.apply_chat_template(prompt_messages(1), add_generation_prompt=True, tokenize=False)
+        batch = proc(text=[text], images=[imgs], return_tensors="pt")
+        with torch.inference_mode():
+            out = model.generate(**batch, do_sample=False, max_new_tokens=40, pad_token_id=proc.tokenizer.pad_token_id)
+        ref = out[0, batch["input_ids"].shape[1]:].tolist()
+        assert std.ids[0] == std.ids[1] == ref[: len(std.ids[0])] and len(std.ids[0]) == len(ref)
+        assert std.texts[0] == proc.tokenizer.decode(ref, skip_special_tokens=True)
+
+
+def test_cache_kwarg_is_read_off_the_forward_signature(policy):
+    model, _ = policy
+
+    class NoCache(torch.nn.Module):
+        def forward(self, input_ids=None, **kwargs):
+            return input_ids
+
+    assert pr._cache_kwarg(model) in ("past_key_values", "cache")
+    with pytest.raises(pr.PruningError, match="KV cache"):
+        pr._cache_kwarg(NoCache())
+
+
 def test_live_k_equal_one_is_the_standard_generation(policy):
     model, proc = policy
     live = pr.prune_live(model, proc, [_img(0)], None, pr.PruneParams(k=1), seed=3, max_new_tokens=60)
