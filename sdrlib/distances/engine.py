@@ -10,7 +10,11 @@ format of ``ReportBank.matrix(section)`` / ``.offsets(section)``. Work per call:
 2. one matrix product gives the cosines between all unique candidate and all unique
    bank vectors (numpy, or torch on ``device="cuda"``);
 3. a compiled (numba) kernel per family reduces every pair's block to its distance,
-   in parallel over pairs (see :mod:`sdrlib.distances._kernels`).
+   in parallel over pairs (see :mod:`sdrlib.distances._kernels`); a *large* exact-OT, partial-OT, UOT or
+   Hungarian pair (``n * m`` past a measured crossover, :data:`sdrlib.distances._large.POT_MIN_NM`: 32 x 32
+   for OT on unequal sets up to 256 x 256 for Hungarian; report sets never reach them) goes to the
+   reference's own POT / SciPy call on the same cost block instead, where a single pair is faster
+   (:mod:`sdrlib.distances._large`; ``benchmarks/bench_large_pairs.py``).
 
 Every family is computed exactly as the reference computes it (same definitions,
 same iterative updates and stopping rules); the tests check agreement to 1e-5
@@ -45,7 +49,11 @@ themselves are unchanged, so the values are the same bits. Large GW pairs (``n *
 :data:`~sdrlib.distances._blas.GW_BLAS_MIN_NM`) run POT's own matrix-product formulation in numpy
 (:mod:`sdrlib.distances._blas`), which returns to the interpreter between BLAS calls: the reference's
 value and speed (0.9-1.1x at 250 to 2,000 sentences) where the numba loops took 2.4x (250) to more
-than 9x (2,000) the reference's time.
+than 9x (2,000) the reference's time. Large pairs routed to POT / SciPy (step 3) run one after the other
+in a worker thread (``sdr-distance-pot``) that the calling thread waits on in the same slices: Ctrl-C or
+the budget lands at once, the worker stops before its next pair, and the pair it is solving (POT's C
+code does not look at a flag: at most one solve, ~3 s for ``partial_adaptive`` at 2,000 x 2,100) finishes
+in the background and is dropped (``tests/distances/test_distances_large.py``).
 ``time_budget_s`` (a positive finite number of seconds; anything else, ``10**400`` included, raises
 :class:`~sdrlib.distances.errors.DistanceSpecError` naming it) is checked inside every CPU solver;
 running past it raises :class:`~sdrlib.distances.errors.DistanceTimeoutError`. Not stoppable: the
@@ -75,6 +83,7 @@ from typing import Callable, Sequence, Union
 import numpy as np
 
 from sdrlib.distances import _kernels as K
+from sdrlib.distances import _large
 from sdrlib.distances._blas import GW_BLAS_MIN_NM, gw_loss_blas
 from sdrlib.distances.costs import ZERO_COST_ATOL, _as_float_array, check_range, cosine_cost, rescale, unit_rows
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError, DistanceTimeoutError
@@ -211,6 +220,39 @@ def _check_packed(ps: PackedSets, name: str) -> PackedSets:
     return ps
 
 
+#: columns sorted on before the rows are compared whole (:func:`unique_rows`)
+_PREFIX_COLS = 4
+
+
+def unique_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(mat, axis=0, return_inverse=True)``, the same arrays, without its structured-dtype sort.
+
+    ``mat``: finite (S, d) float64, S >= 1. numpy sorts the rows as records of d float fields (about 1 us
+    per comparison at d = 768: ~30 ms for two 500-sentence sets, more than POT's whole solve of the pair).
+    Here a stable :func:`numpy.lexsort` on the first :data:`_PREFIX_COLS` columns orders them; adjacent rows
+    are then compared whole. Rows that agree on those columns are either equal (duplicates: the first in
+    input order is kept, as numpy's stable sort keeps it) or, rarely, differ further on, when the
+    lexicographic order needs every column, or agree as floats but not as bits (0.0 against -0.0, where numpy's
+    unstable sort picks the representative): then this falls back to ``np.unique`` itself. Either way the
+    result is numpy's, bit for bit (the tests compare them), so every downstream float is unchanged.
+    Returns ``(unique (U, d), index (S,) int64)``.
+    """
+    k = min(_PREFIX_COLS, mat.shape[1])
+    order = np.lexsort(mat[:, k - 1::-1].T)  # lexsort's last key is the primary one: column 0 first
+    srt = mat[order]
+    same_prefix = (srt[1:, :k] == srt[:-1, :k]).all(axis=1)
+    if same_prefix.any():
+        bits = srt.view(np.uint64)  # equal bits, not equal floats: 0.0 and -0.0 send this to numpy's own sort
+        whole = (bits[1:][same_prefix] == bits[:-1][same_prefix]).all(axis=1)
+        if not whole.all():
+            unique, index = np.unique(mat, axis=0, return_inverse=True)
+            return unique, index.reshape(-1).astype(np.int64)
+    new = np.concatenate([[True], ~same_prefix])
+    index = np.empty(len(mat), np.int64)
+    index[order] = np.cumsum(new) - 1
+    return srt[new], index
+
+
 def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> PackedSets:
     """Validate, normalise and deduplicate sets into :class:`PackedSets`.
 
@@ -270,7 +312,7 @@ def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> Pac
         raise DistanceInputError(f"{name}: rows {bad[:5].tolist()} contain NaN or inf")
     if len(mat):
         mat = unit_rows(mat, name)  # scale-safe: 1e300 rows give the same unit rows as unit ones
-        unique, index = np.unique(mat, axis=0, return_inverse=True)
+        unique, index = unique_rows(mat)
     else:
         unique, index = mat, np.zeros(0, np.int64)
     return PackedSets(np.ascontiguousarray(unique), index.reshape(-1).astype(np.int64), offs, _checked=True)
@@ -390,6 +432,14 @@ def _check_budget(time_budget_s: object) -> "float | None":
     return seconds
 
 
+def _wait(done: threading.Event, budget: _Budget, what: str) -> None:
+    """Wait for ``done`` in :data:`_POLL_S` slices (where Python delivers signals); raise
+    :class:`DistanceTimeoutError` once ``budget`` expires."""
+    while not done.wait(_POLL_S):
+        if budget.expired():
+            raise budget.error(what)
+
+
 def _watched(kernel: Callable, args: tuple, budget: _Budget, what: str, work: float = np.inf) -> None:
     """Run a ``*_stoppable`` numba kernel, ``kernel(*args, stop)``, so that it can be stopped.
 
@@ -423,9 +473,7 @@ def _watched(kernel: Callable, args: tuple, budget: _Budget, what: str, work: fl
 
     threading.Thread(target=work, name="sdr-distance-solver", daemon=True).start()
     try:
-        while not done.wait(_POLL_S):
-            if budget.expired():
-                raise budget.error(what)
+        _wait(done, budget, what)
     except BaseException:
         stop[0] = 1
         while not done.is_set():
@@ -515,8 +563,20 @@ def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, ban
         else:
             _gw_cpu(spec, cand, bank, pk, pj, out, conv, budget)
         return check_range(out, spec.name), conv
+    if not gpu and fam in _large.FAMILIES:  # large pairs on POT / SciPy (measured crossover, :mod:`._large`)
+        big = _large.route_key(fam, cand.sizes[pk], bank.sizes[pj])
+        if big.any():
+            small = np.flatnonzero(~big)
+            if len(small):
+                out[small], conv[small] = _run_kernels(spec, G, cand, bank, pk[small], pj[small], None, solver,
+                                                       budget)
+            ob, cb = np.empty(int(big.sum())), np.ones(int(big.sum()), dtype=np.bool_)
+            _large.solve(fam, prm, G, cand.index, cand.offsets, bank.index, bank.offsets, pk[big], pj[big], ob, cb,
+                         lambda done: _wait(done, budget, spec.name))
+            out[big], conv[big] = ob, cb
+            return check_range(out, spec.name, spec.upper), conv
     args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
-    nmax = int(max(cand.sizes.max(), bank.sizes.max()))
+    nmax = int(max(cand.sizes[pk].max(), bank.sizes[pj].max()))
     # the exact families run stoppable too (_watched); worst-case work: n m per nearest-neighbour pair,
     # n m (n + m) per assignment / transport pair (one O((n + m)^2) path search per augmentation, <= n + m of them)
     n_c, n_b = cand.sizes[pk].astype(float), bank.sizes[pj].astype(float)

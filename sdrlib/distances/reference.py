@@ -20,7 +20,8 @@ They follow the paper literally; the choices the paper leaves open are:
   paper's ``M~``); ``rescale=False`` transports ``M`` itself (the ``_raw`` settings of the registry).
   The ``M = 0`` shortcut applies to both.
 - **Negation-aware variants (ours)**: every function except GW takes an optional precomputed cost
-  ``M`` (default: the cosine cost of eq. 11 between A and B); :func:`sdrlib.distances.set_distance`
+  ``M`` (default: the cosine cost of eq. 11 between A and B; when ``M`` is given, ``A`` and ``B`` are not
+  read by the transport families, which the engine's large-pair route, :mod:`._large`, relies on); :func:`sdrlib.distances.set_distance`
   passes the negation-aware cost ``M'`` (``negation.negation_cost``) there. The rescaling, when on, is applied to the cost given.
 - **GW** with ``min(n, m) < 2`` returns 1.0 (the paper's zero-similarity fallback).
 - **Partial OT**: the transported mass is ``min(rho, sum p, sum q)``; for n = m and
@@ -87,7 +88,7 @@ def ot_emd(A: np.ndarray, B: np.ndarray, rescale: bool = True,
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
-    return float(ot.emd2(_uniform(len(A)), _uniform(len(B)), Mt)), True
+    return float(ot.emd2(_uniform(Mt.shape[0]), _uniform(Mt.shape[1]), Mt)), True
 
 
 def sinkhorn(A: np.ndarray, B: np.ndarray, eps: float, stop_thr: float = 1e-9,
@@ -98,7 +99,7 @@ def sinkhorn(A: np.ndarray, B: np.ndarray, eps: float, stop_thr: float = 1e-9,
         return 0.0, True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # non-convergence is reported through `converged`
-        val, log = ot.sinkhorn2(_uniform(len(A)), _uniform(len(B)), Mt, eps, method="sinkhorn_log",
+        val, log = ot.sinkhorn2(_uniform(Mt.shape[0]), _uniform(Mt.shape[1]), Mt, eps, method="sinkhorn_log",
                                 numItermax=max_iter, stopThr=stop_thr, log=True)
     converged = bool(log["err"]) and float(log["err"][-1]) < stop_thr
     return float(val), converged
@@ -119,7 +120,7 @@ def uot(A: np.ndarray, B: np.ndarray, tau: float, eps: float = 0.1, stop_thr: fl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # POT warns that reg_type="entropy" overrides c
         val, log = ot.unbalanced.sinkhorn_unbalanced2(
-            _uniform(len(A)), _uniform(len(B)), Mt, eps, tau, method="sinkhorn", reg_type="entropy",
+            _uniform(Mt.shape[0]), _uniform(Mt.shape[1]), Mt, eps, tau, method="sinkhorn", reg_type="entropy",
             returnCost="linear", numItermax=max_iter, stopThr=stop_thr, log=True)
     converged = bool(log["err"]) and float(log["err"][-1]) < stop_thr
     return float(val), converged
@@ -179,7 +180,7 @@ def hung_pen(A: np.ndarray, B: np.ndarray, alpha: float, clip: bool = True,
     """Eq. (20): mean matched cost + ``alpha |n - m|``; ``min(1, .)`` when ``clip``."""
     M = _oriented(_cost(A, B, M))
     rows, cols = linear_sum_assignment(M)
-    val = M[rows, cols].mean() + alpha * abs(len(A) - len(B))
+    val = M[rows, cols].mean() + alpha * abs(M.shape[0] - M.shape[1])
     return (min(1.0, val) if clip else float(val)), True
 
 
@@ -199,8 +200,9 @@ def partial(A: np.ndarray, B: np.ndarray, rho: float | str, rescale: bool = True
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
-    mass = partial_mass(rho, len(A), len(B))
-    return float(ot.partial.partial_wasserstein2(_uniform(len(A)), _uniform(len(B)), Mt, m=mass)), True
+    n, m = Mt.shape
+    mass = partial_mass(rho, n, m)
+    return float(ot.partial.partial_wasserstein2(_uniform(n), _uniform(m), Mt, m=mass)), True
 
 
 __all__ = ["chamfer", "hausdorff", "ot_emd", "sinkhorn", "uot", "gw", "hung_nn", "hung_pen", "partial",

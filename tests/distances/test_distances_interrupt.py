@@ -78,6 +78,10 @@ def _long_gw():
     return cands, bank, make_spec("gw", eps=0.05, tol=1e-300, max_iter=10 ** 5)
 
 
+#: the long UOT pairs here are past the POT threshold: kept on the kernels, whose stopping this file tests
+pytestmark = pytest.mark.usefixtures("kernels_only")
+
+
 def _long_pair(family: str):
     """One 300 x 300 pair whose Sinkhorn / UOT does not meet stop_thr 1e-300 for a long time (10^7
     iterations of ~0.2 ms allowed; measured uninterrupted: > 20 s each, stopped there by a budget; UOT

@@ -28,6 +28,9 @@ FIRE_AFTER_S = 0.5
 #: from the interrupt to the exception (measured 0.01-0.07 s; uninterrupted these solves take 5-90 s)
 LANDS_WITHIN_S = 1.0
 
+#: these pairs are past the POT thresholds: kept on the kernels, whose stopping this file tests
+pytestmark = pytest.mark.usefixtures("kernels_only")
+
 #: one long pair per exact family with a long single solve: (spec, n, m)
 LONG_PAIRS = {
     "hung_nn": (make_spec("hung_nn"), 4000, 4000),  # 2,000 x 2,000 solves in under 0.5 s on a quiet box
