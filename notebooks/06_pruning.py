@@ -34,7 +34,7 @@ from sdrlib import pruning as pr, selection as sel
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments import posttrain
+from sdrlib.experiments import posttrain, pruning_checks as checks
 from sdrlib.experiments import tables as compare
 from sdrlib.generation import load_images
 from sdrlib.metrics.suite import metric_kwargs
@@ -77,6 +77,9 @@ print(cfg.name, params, f"N={len(bank)} bank reports, {len(test)} test studies, 
 # candidates. Both are timed per study in this process, one after the other. A partial report is scored on its
 # first t sentences over the sections every candidate has begun (Findings until all reach the Impression;
 # `sdrlib.pruning.partial_totals` says why).
+# A policy that writes fewer than `pruning.min_template_share` of its candidates (0.5; smoke: 0) on the
+# `<think>/<answer>` template stops the notebook here:
+# every metric of such text is 0, so the tables below would compare zeros.
 
 # %%
 std, live = {}, {}
@@ -95,6 +98,9 @@ for name, path in dirs.items():
     print(f"{label}: {len(test)} studies, standard + {len(pc.live_names)} live setting(s) in "
           f"{time.perf_counter() - t0:.0f} s")
     del model, processor
+# off-template text scores as an empty report: refuse before any table (sdrlib.experiments.pruning_checks)
+checks.require_template({label: [s.texts for s in runs] for label, runs in std.items()},
+                        min_share=pc.min_template_share)
 
 # %% [markdown]
 # ## 2. Live vs replay
@@ -257,8 +263,6 @@ sig[(sig.section == "findings") & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (
 #   (offline labeler) or the same text; there, no choice among the candidates changes the clinical content.
 
 # %%
-from sdrlib.experiments import pruning_checks as checks
-
 per_section = {label: {s: sel.pick_metrics(mscores[label], s) for s in ("findings", "impression")} for label in std}
 vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.k),
                                  n_resamples=cfg.metrics.bootstrap, seed=cfg.seed, value_names=("pruning", "random"))
