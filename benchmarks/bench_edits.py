@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     cfg = load_profile(args.profile)
     set_cpu_threads(cfg.sft.threads)
     recs = load_split(cfg, "train")[: args.n]
-    model, proc = training.load_policy(cfg, training.run_dir(cfg, "sft", seed=cfg.seed) / "final")
+    model, proc = training.load_policy(cfg, training.policy_dir(cfg, "sft"))
     imgs = [load_images(r.image_paths, cfg.sft.max_images) for r in recs]
     cands = generate_candidates(model, proc, imgs, args.k, temperature=cfg.grpo.temperature, seed=args.seed,
                                 max_new_tokens=cfg.grpo.max_completion_length, batch_size=cfg.sft.eval_batch_size)

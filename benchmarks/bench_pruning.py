@@ -46,13 +46,12 @@ def main(argv=None) -> int:
     from sdrlib.data import load_split
     from sdrlib.embedding import ReportBank, SentenceEmbedder
     from sdrlib.generation import load_images
-    from sdrlib.training import load_policy, run_dir
+    from sdrlib.training import load_policy, policy_dir
 
     cfg = load_profile(args.profile)
     n = args.studies or (3 if args.quick else 8)
     test = load_split(cfg, "test")[:n]
-    path = run_dir(cfg, "sft", seed=cfg.seed) / "final" if args.policy == "sft" else \
-        run_dir(cfg, "grpo", args.policy, cfg.seed) / "final"
+    path = policy_dir(cfg, args.policy)
     model, proc = load_policy(cfg, path)
     emb = SentenceEmbedder.from_config(cfg)
     bank = sel.head_bank(ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train",

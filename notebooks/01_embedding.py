@@ -40,7 +40,8 @@ from sdrlib.results import save_fig, save_table
 # Progress bars are plain text (tqdm's console bar): readable in JupyterLab and in papermill's logs alike. Without
 # ipywidgets, tqdm.auto says so once ("IProgress not found") and falls back to exactly that bar; silence the notice.
 warnings.filterwarnings("ignore", message="IProgress not found")
-from sdrlib.reports import build_template, format_reward, parse_template, split_report, split_sentences
+from sdrlib.reports import build_template, parse_template, split_report, split_sentences
+from sdrlib.rewards import format_reward
 from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
@@ -77,8 +78,11 @@ F, I
 
 # %% [markdown]
 # ## 3. The template and the format reward
-# The policy writes `<think> Findings </think> <answer> Impression </answer>`. `format_reward` is 1 only when each
-# tag occurs exactly once, in order, around non-empty content, with nothing else outside (paper sec. 3.2).
+# The policy writes `<think> Findings </think> <answer> Impression </answer>`. Under the paper's rule (sec. 3.2)
+# R_fmt is 1 only when each tag occurs exactly once, in order, around non-empty content, with nothing else outside.
+# Training scores a stricter rule (`format_reward(text)`, mode `"training"`): the paper's, and no chat or vision
+# special token, no control character and at most 4,000 characters, so a completion that leaks `<|im_end|>` into
+# its Findings earns nothing.
 
 # %%
 target = build_template(sections.findings, sections.impression)
@@ -89,8 +93,10 @@ cases = {
     "nested": "<think> a <think> b </think> </think> <answer> c </answer>",
     "empty answer": "<think> a </think> <answer>  </answer>",
     "chatter after": target + " Hope this helps!",
+    "chat token inside": build_template(sections.findings + " <|im_end|>", sections.impression),
 }
-pd.DataFrame({"R_fmt": {k: format_reward(v) for k, v in cases.items()}})
+pd.DataFrame({"R_fmt (paper's rule)": {k: format_reward(v, "paper") for k, v in cases.items()},
+              "R_fmt (training)": {k: format_reward(v) for k, v in cases.items()}})
 
 # %%
 assert parse_template(target) == sections

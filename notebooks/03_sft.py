@@ -34,6 +34,7 @@ from sdrlib.data import load_split, stratum
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
+from sdrlib.metrics.significance import format_p
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
@@ -200,11 +201,8 @@ image_gap.round(4)
 
 # %%
 def verdict(row) -> str:
-    if row.ci_low > 0:
-        return f"beats {row.B} ({row.value_a:.3f} vs {row.value_b:.3f}, p = {row.p_value:.3f})"
-    if row.ci_high < 0:
-        return f"is worse than {row.B} ({row.value_a:.3f} vs {row.value_b:.3f}, p = {row.p_value:.3f})"
-    return f"is not distinguishable from {row.B} ({row.value_a:.3f} vs {row.value_b:.3f}, p = {row.p_value:.3f})"
+    word = "beats" if row.ci_low > 0 else "is worse than" if row.ci_high < 0 else "is not distinguishable from"
+    return f"{word} {row.B} ({row.value_a:.3f} vs {row.value_b:.3f}, {format_p(row.p_value)})"
 
 
 for r in sig[sig.section == "findings"].itertuples():

@@ -40,9 +40,10 @@ from sdrlib.embedding import SentenceEmbedder
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
+from sdrlib.metrics.significance import format_p
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
-from sdrlib.reports import build_template, parse_template
+from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.rewards.methods.editgrpo import edit_report
 from sdrlib.utils import quiet, set_seed
@@ -72,7 +73,7 @@ print(cfg.name, model, configs, "seeds", seeds, f"ablation seeds {seeds[:cfg.grp
 
 # %%
 ref = train[0]
-sents = [s.strip() + "." for s in ref.findings.split(".") if s.strip()]
+sents = split_sentences(ref.findings)
 cases = {
     "reference": build_template(ref.findings, ref.impression),
     "reordered": build_template(" ".join(sents[::-1]), ref.impression),
@@ -145,7 +146,7 @@ if controls:
  .pivot_table(index="reads", columns="label", values="diff", aggfunc="first", sort=False).round(3))
 
 # %%
-sft_dir = training.run_dir(cfg, "sft", seed=cfg.seed) / "final"
+sft_dir = training.policy_dir(cfg, "sft")
 samples: dict[str, list[str]] = {}
 for s in seeds:
     for r, c in zip(test, posttrain.generate_test(cfg, sft_dir, test, seed=s)):
@@ -523,7 +524,7 @@ if base.is_file():
     head += [f"## SFT vs image-blind baselines (notebook 03: {n03} test studies, one SFT sample, paired bootstrap "
              f"over studies; not the GRPO protocol below)", ""]
     head += [f"- {r.section.capitalize()} {r.metric.split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} {r.value_b:.3f} "
-             f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r.p_value:.3f})"
+             f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r.p_value)})"
              for r in b.itertuples()]
     head.append("")
 else:
@@ -564,4 +565,4 @@ if len(sig):
         word = "above" if r.diff > 0 else "below" if r.diff < 0 else "equal to"
         verdict = "significant" if r.p_value < 0.05 else "not significant"
         print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.diff):.4f} on average "
-              f"({verdict} over seeds and studies, p = {r.p_value:.3f}; same sign in {r.same_sign} seeds)")
+              f"({verdict} over seeds and studies, {format_p(r.p_value)}; same sign in {r.same_sign} seeds)")

@@ -40,7 +40,7 @@ from sdrlib.generation import load_images
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_pruning_sweep, result_ci, style
 from sdrlib.results import save_fig, save_table
-from sdrlib.training import load_policy, run_dir
+from sdrlib.training import load_policy, policy_dir
 from sdrlib.utils import quiet, set_seed
 
 cfg = load_profile(profile)
@@ -58,8 +58,7 @@ scorers = {n: pr.BankScorer(bank, emb, n, pc.aggregation, knn_k=cfg.selection.kn
            for n in pc.names[:1]}
 for n in pc.names[1:]:
     scorers[n] = scorers[pc.names[0]].for_distance(n)
-dirs = {k: run_dir(cfg, "sft", seed=cfg.seed) / "final" if k == "sft" else run_dir(cfg, "grpo", k, cfg.seed) / "final"
-        for k in pc.policies}
+dirs = {k: policy_dir(cfg, k) for k in pc.policies}
 missing = {k: str(v) for k, v in dirs.items() if not v.is_dir()}
 if missing:
     raise pr.PruningError(f"policies not found: {missing}; run notebooks 03 (SFT) and 04 (GRPO) on profile "

@@ -69,9 +69,10 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    """Write ``obj`` as indented, key-sorted JSON, atomically."""
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+def atomic_write_json(path: str | os.PathLike, obj: Any, *, sort_keys: bool = True) -> Path:
+    """Write ``obj`` as indented JSON, atomically: keys sorted, or with ``sort_keys=False`` in the order the
+    writer built them (a run record, whose readers turn its dicts into table columns in that order)."""
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=sort_keys, default=str) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -40,6 +40,7 @@ from sdrlib.distances import set_distance
 from sdrlib.distances.costs import as_pair, cosine_cost, rescale
 from sdrlib.metrics.significance import bootstrap_weights
 from sdrlib.results import DPI, PlotError
+from sdrlib.selection import pca_2d
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -174,18 +175,6 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width) or [""]
 
 
-def _pca2(X: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
-    """2-D PCA fitted on the rows of ``X``, applied to ``X`` and ``others`` (fixed signs: deterministic)."""
-    X = np.asarray(X, dtype=np.float64)
-    mu = X.mean(axis=0)
-    _, _, vt = np.linalg.svd(X - mu, full_matrices=False)
-    W = vt[:2].T
-    if W.shape[1] < 2:  # fewer than two directions of spread: pad with zeros
-        W = np.pad(W, ((0, 0), (0, 2 - W.shape[1])))
-    W = W * np.where(W[np.abs(W).argmax(axis=0), range(2)] < 0, -1.0, 1.0)  # largest loading positive
-    return [(np.asarray(Y, dtype=np.float64) - mu) @ W for Y in (X, *others)]
-
-
 def _check_rows(sentences: Sequence[str], E: Any, name: str) -> np.ndarray:
     E = np.asarray(E, dtype=np.float64)
     if E.ndim != 2 or E.shape[0] != len(sentences):
@@ -220,7 +209,7 @@ def plot_report_embedding(findings: Sequence[str], impression: Sequence[str], E_
     E = np.concatenate([EF.reshape(-1, d), EI.reshape(-1, d)])
     C = None if context is None else np.asarray(context, dtype=np.float64).reshape(-1, d)
     fit = E if C is None or not len(C) else np.concatenate([C, E])
-    xy, cxy = _pca2(fit, fit)[1], None
+    xy, cxy = pca_2d(fit, fit)[1], None
     if C is not None and len(C):
         cxy, xy = xy[: len(C)], xy[len(C):]
     tags = [f"F{i + 1}" for i in range(len(findings))] + [f"I{j + 1}" for j in range(len(impression))]
@@ -323,7 +312,7 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
     A = _check_rows(a_sentences, A, a_name)
     B = _check_rows(b_sentences, B, b_name)
     L = set_distance_links(A, B)
-    xa, xb = _pca2(np.concatenate([A, B]), A, B)[1:]
+    xa, xb = pca_2d(np.concatenate([A, B]), A, B)[1:]
     amber, slate, red, green = PALETTE[1], "#44546A", PALETTE[3], PALETTE[2]
     ta, tb = [f"G{i + 1}" for i in range(len(A))], [f"R{j + 1}" for j in range(len(B))]
     M, Mt, P = L["cost"], L["cost_scaled"], L["plan"]

@@ -15,11 +15,11 @@ Three jobs, each a pure function of the text:
   De-identification placeholders (``XXXX``, ``___``) stay inside their sentence.
   Cost is linear in the text length: pysbd (superlinear) only ever sees pieces
   of at most ``_CHUNK`` characters.
-- :func:`build_template`, :func:`parse_template` and :func:`format_reward`
-  implement the template ``<think> F </think> <answer> I </answer>`` and the
-  paper's validity rule: each of the four tags exactly once, in that order, each
+- :func:`build_template` and :func:`parse_template` implement the template
+  ``<think> F </think> <answer> I </answer>`` and the paper's validity rule: each of the four tags exactly once, in that order, each
   pair enclosing visible content (:func:`is_blank`: white space, zero-width and
-  other invisible characters do not count), and nothing visible outside them.
+  other invisible characters do not count), and nothing visible outside them
+  (R_fmt under either rule is :func:`sdrlib.rewards.format_reward`).
   This is the one template reader of the package: :func:`split_template` (the tag
   scan), ``parse_template(mode="loose")`` (an API answer with text around the
   template), :func:`parse_template_partial` (a candidate still being decoded) and
@@ -32,8 +32,8 @@ Example::
 
     >>> split_sentences("Heart size normal. 1. No effusion. .")
     ['Heart size normal.', 'No effusion.']
-    >>> format_reward(build_template("Lungs clear.", "Normal."))
-    1.0
+    >>> parse_template(build_template("Lungs clear.", "Normal.")) is not None
+    True
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ __all__ = [
     "strip_template_tags",
     "TemplateParts",
     "PartialTemplate",
-    "format_reward",
     "TEMPLATE_TAGS",
     "TEMPLATE_MODES",
 ]
@@ -478,11 +477,6 @@ def parse_template_partial(text: str) -> PartialTemplate:
         impression = text[a0:a1 if a1 >= 0 else len(text)]
         open_sec = "impression" if a1 < 0 else None
     return PartialTemplate(strip_template_tags(findings), strip_template_tags(impression), open_sec)
-
-
-def format_reward(text: str | bytes) -> float:
-    """R_fmt of the paper: ``1.0`` when :func:`parse_template` accepts ``text``, else ``0.0``."""
-    return 1.0 if parse_template(text) is not None else 0.0
 
 
 # --------------------------------------------------------------------------- answers laid out any way (API candidates)

@@ -17,7 +17,7 @@ from typing import Any
 from sdrlib.generation import generate_candidates, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.selection.errors import SelectionError
-from sdrlib.training import load_policy, run_dir
+from sdrlib.training import load_policy, policy_dir
 
 __all__ = ["policy_dirs", "api_serve_dir", "write_candidates", "read_candidates", "local_candidates"]
 
@@ -25,10 +25,7 @@ __all__ = ["policy_dirs", "api_serve_dir", "write_candidates", "read_candidates"
 def policy_dirs(cfg) -> dict[str, Path]:
     """The local policies notebook 05 samples: SFT (notebook 03) and every GRPO configuration (notebook 04), or
     the subset ``selection.policies``, seed ``cfg.seed`` each: ``{configuration: final policy folder}``. A missing one raises naming the notebook."""
-    out = {"sft": run_dir(cfg, "sft", seed=cfg.seed) / "final"}
-    for r in cfg.grpo.rewards:
-        if r != "sft":
-            out[r] = run_dir(cfg, "grpo", r, cfg.seed) / "final"
+    out = {r: policy_dir(cfg, r) for r in ["sft", *(r for r in cfg.grpo.rewards if r != "sft")]}
     if cfg.selection.policies:  # the profile's subset, in its order
         out = {r: out[r] for r in cfg.selection.policies}
     missing = {k: str(p) for k, p in out.items() if not p.is_dir()}
@@ -44,7 +41,7 @@ def api_serve_dir(cfg) -> Path | None:
     name = cfg.selection.api_serve
     if not name:
         return None
-    path = (run_dir(cfg, "sft", seed=cfg.seed) if name == "sft" else run_dir(cfg, "grpo", name, cfg.seed)) / "final"
+    path = policy_dir(cfg, name)
     if not path.is_dir():
         raise SelectionError(f"selection.api_serve = {name!r}: no trained policy at {path}; run notebooks 03 (SFT) "
                              f"and 04 (GRPO) on profile {cfg.name!r} first")

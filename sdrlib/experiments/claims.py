@@ -34,9 +34,10 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.experiments import conclusions as _conclusions
+from sdrlib.metrics.significance import format_p
 from sdrlib.results import TABLES_READ, ResultTableError, read_result_table
 
-__all__ = ["BEGIN", "END", "read_table", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
+__all__ = ["BEGIN", "END", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
            "numbers_in", "sweeping_words", "check_block", "check_tolerant", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
            "selection_recall"]
@@ -45,15 +46,9 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def read_table(results_dir: str | Path, name: str) -> pd.DataFrame | None:
-    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it
-    (:func:`sdrlib.results.read_result_table`: an unreadable file raises ``ResultTableError`` naming it)."""
-    return read_result_table(results_dir, name)
-
-
 def _rows(results_dir: str | Path, name: str) -> pd.DataFrame | None:
-    """:func:`read_table`, with a table that has no rows read as missing too (its claim group writes nothing)."""
-    t = read_table(results_dir, name)
+    """:func:`sdrlib.results.read_result_table`, with a table that has no rows read as missing too (its claim group writes nothing)."""
+    t = read_result_table(results_dir, name)
     return t if t is not None and len(t) else None
 
 
@@ -67,10 +62,6 @@ def _mean(cell: object) -> float:
     m = _NUM.search(str(cell).replace("**", "")) if not str(cell).startswith("not computed") else None
     return float(m.group()) if m else float("nan")
 
-
-def _p(p: float) -> str:
-    """Example: ``_p(0.0412)`` -> "p = 0.041", ``_p(2e-4)`` -> "p < 0.001"."""
-    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
 
 
 def _direction(diff: float, digits: int = 3) -> str:
@@ -96,7 +87,7 @@ def _join(items: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- GRPO
 def _seeds(results_dir: str | Path) -> dict[str, int]:
     for name in ("grpo_policy_movement", "grpo_positive_findings"):
-        t = read_table(results_dir, name)
+        t = read_result_table(results_dir, name)
         if t is not None and {"config", "seeds"} <= set(t.columns):
             return {str(r.config): int(r.seeds) for r in t.itertuples()}
     return {}
@@ -105,7 +96,7 @@ def _seeds(results_dir: str | Path) -> dict[str, int]:
 def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findings", base: str = "SFT") -> list[str]:
     """The headline table as Markdown (bold removed; one-seed configurations marked ``(1 seed)``; rows that read
     ``not computed`` listed after it) and, per metric, the configurations above and below ``base``."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     seeds = _seeds(results_dir)
@@ -143,7 +134,7 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
     difference (``diff_col``; default ``diff``, else ``mean_diff``) and either ``p_col`` (one p per row, the
     across-seed test) or, when the table has no such column, the per-seed ``n_sig`` / ``n_seeds`` columns.
     One sentence per metric: the configurations above and below, and how many differ significantly."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     diff_col = diff_col or ("diff" if "diff" in t.columns else "mean_diff")
@@ -159,7 +150,7 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
         def sig(r) -> str:
             if p_col is not None:
                 has_sign = "same_sign" in r.index and pd.notna(r["same_sign"])
-                return _p(r[p_col]) + (f"; same sign in {r['same_sign']} seeds" if has_sign else "")
+                return format_p(r[p_col]) + (f"; same sign in {r['same_sign']} seeds" if has_sign else "")
             return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
 
         up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]
@@ -179,7 +170,7 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
 def policy_movement(results_dir: str | Path, *, table: str = "grpo_policy_movement") -> list[str]:
     """Total reward over the first vs the last steps per configuration (rises / falls / unchanged) and the KL
     range, from notebook 04's movement table."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     first, last = [c for c in t.columns if c.startswith("reward first")], [c for c in t.columns
@@ -204,7 +195,7 @@ def positive_findings(results_dir: str | Path, *, table: str = "grpo_positive_fi
                       column: str = "share with no positive finding") -> list[str]:
     """The share of Findings sections with no positive finding (labeler), per configuration: more or fewer
     normal reports than ``base``, and where the references are."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     if column not in t.columns:
@@ -227,7 +218,7 @@ def report_language(results_dir: str | Path, *, table: str = "00_report_language
     """Notebook 00's report-language statistics beside the IU-Xray reference, each with what it counts (the
     ``counts`` column when the table has one) and no comparison where the reference counts something else
     (an empty reference cell)."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     if ours not in t.columns:
@@ -245,7 +236,7 @@ def report_language(results_dir: str | Path, *, table: str = "00_report_language
 def sft_vs_baselines(results_dir: str | Path, *, table: str = "sft_vs_baselines_significance",
                      p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
     """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the direction."""
-    t = read_table(results_dir, table)
+    t = read_result_table(results_dir, table)
     if t is None:
         return []
     out = []
@@ -253,7 +244,7 @@ def sft_vs_baselines(results_dir: str | Path, *, table: str = "sft_vs_baselines_
         word = _direction(r["diff"])
         out.append(f"- {r.section.capitalize()} {str(r.metric).split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} "
                    f"{r.value_b:.3f}, {word} it (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
-                   f"p = {r[p_col]:.3f}{'' if r[p_col] < alpha else ', not significant'}; {_src(table)}).")
+                   f"{format_p(r[p_col])}{'' if r[p_col] < alpha else ', not significant'}; {_src(table)}).")
     return out
 
 
@@ -268,7 +259,7 @@ def selection_best_vs_random(results_dir: str | Path, *,
     was picked)``; the value column is ``best`` (the paper's on-test pick) or ``test`` (picked on validation)."""
     out = []
     for name, label in tables:
-        t = read_table(results_dir, name)
+        t = read_result_table(results_dir, name)
         if t is None:
             continue
         col = "best" if "best" in t.columns else "test"
@@ -290,7 +281,7 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``
     (Findings), and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
     out = []
-    tok = read_table(results_dir, "06_tokens")
+    tok = read_result_table(results_dir, "06_tokens")
     if tok is not None:
         live = tok[tok.source == "live"] if "source" in tok.columns else tok
         for _, r in live.iterrows():
@@ -301,15 +292,15 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
         names = set(live.distance)
     else:
         names = None
-    vs = read_table(results_dir, "06_pruning_vs_standard")
+    vs = read_result_table(results_dir, "06_pruning_vs_standard")
     if vs is not None:
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
         for _, r in g.iterrows():
             word = _direction(r["diff"])
             out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.pruning:.3f}, "
                        f"{word} standard best-of-K {r.standard:.3f} (diff {r['diff']:+.3f}, 95 % CI "
-                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], p = {r[p_col]:.3f}; {_src('06_pruning_vs_standard')}).")
-    vr = read_table(results_dir, "06_pruning_vs_random")
+                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}; {_src('06_pruning_vs_standard')}).")
+    vr = read_result_table(results_dir, "06_pruning_vs_random")
     if vr is not None:
         vr = vr[vr.distance.isin(names)] if names else vr
         for (policy, n, section), g in vr.groupby(["policy", "distance", "section"], sort=False):
@@ -319,15 +310,15 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
             out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} "
                        f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}){ties}; "
                        f"p < {alpha:g}: {sig_up} above, {sig_down} below ({_src('06_pruning_vs_random')}).")
-    ag = read_table(results_dir, "06_survivor_vs_standard_pick")
+    ag = read_result_table(results_dir, "06_survivor_vs_standard_pick")
     if ag is not None:
         ag = ag[ag.distance.isin(names)] if names else ag
         for _, r in ag.iterrows():
             side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
             out.append(f"- {r.policy}, {r.distance}: the survivor is standard best-of-K's pick in {int(r.same)} of "
                        f"{int(r.n)} studies ({100 * r.rate:.1f} %), {side} the chance rate {100 * r.chance:.0f} % "
-                       f"(exact binomial {_p(r.p_value)}; {_src('06_survivor_vs_standard_pick')}).")
-    co = read_table(results_dir, "06_candidate_collapse")
+                       f"(exact binomial {format_p(r.p_value)}; {_src('06_survivor_vs_standard_pick')}).")
+    co = read_result_table(results_dir, "06_candidate_collapse")
     if co is not None:
         for _, r in co.iterrows():
             out.append(f"- {r.policy}: the K candidates carry identical positive labels in "

@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from sdrlib.io import atomic_write_text
+from sdrlib.metrics.significance import format_p
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
@@ -162,9 +163,6 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
     return base
 
 
-def _fmt_p(p: float) -> str:
-    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
-
 
 def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str] | None = None,
                      alpha: float = ALPHA, write: bool = True) -> list[str]:
@@ -186,9 +184,9 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
            f"direction agrees; otherwise \"{NO_DIFF}\", with the difference a test of this size detects with "
            f"{POWER * 100:.0f} % power ({src})."]
     for _, r in t.iterrows():
-        runs = [f"{r['diff']:+.3f} ({_fmt_p(r.p_value)}"
+        runs = [f"{r['diff']:+.3f} ({format_p(r.p_value)}"
                 + (f", {int(r.same_sign)} of {int(r.seeds)} seeds" if r.seeds > 1 else "") + f") in {labels[0]}"]
-        runs += [f"{r[f'diff_{i}']:+.3f} ({_fmt_p(r[f'p_value_{i}'])}) in {labels[i - 1]}"
+        runs += [f"{r[f'diff_{i}']:+.3f} ({format_p(r[f'p_value_{i}'])}) in {labels[i - 1]}"
                  for i in range(2, n + 1) if pd.notna(r.get(f"p_value_{i}"))]
         head = f"- {r.section.capitalize()} {r.metric}, {r.A} vs {r.B}: {r.verdict}"
         if r.verdict == NO_DIFF:
@@ -286,7 +284,7 @@ def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA)
             problems.append(f"{name}: not in the run's tables")
             continue
         r = row.iloc[0]
-        seen_as = f"diff {r['diff']:+.3f}, {_fmt_p(r.p_value)}, {int(r.same_sign)} of {int(r.seeds)} seeds"
+        seen_as = f"diff {r['diff']:+.3f}, {format_p(r.p_value)}, {int(r.same_sign)} of {int(r.seeds)} seeds"
         if verdict != NO_DIFF:
             if r.verdict != verdict:
                 problems.append(f"{name}: the README says {verdict}; this run: {r.verdict} ({seen_as})")

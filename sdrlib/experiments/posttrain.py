@@ -155,7 +155,7 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
         data = json.loads(cache.read_text(encoding="utf-8"))
         if all(data.get(k) == v for k, v in key.items()):
             return list(data["generations"])
-    with training.quiet(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
+    with training.logs_to(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
         model, processor = training.load_policy(cfg, policy_dir)
     images = [load_images(r.image_paths, s.max_images) for r in test_records]
     if shuffle_images:

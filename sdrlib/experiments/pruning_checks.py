@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from sdrlib.clinical.labeler import label_report
+from sdrlib.metrics.significance import format_p
 from sdrlib.pruning import PruningError
 from sdrlib.reports import parse_template
 from sdrlib.selection.evaluation import selected_result
@@ -61,13 +62,9 @@ def versus_random(choices: Mapping[str, Mapping[str, np.ndarray]],
                            selected_result(r, c, k), selected_result(r, "random", k), {})
 
 
-def _p(p: float) -> str:
-    """Example: ``_p(0.0412)`` -> "p = 0.041", ``_p(2e-4)`` -> "p < 0.001"."""
-    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
-
 
 def _fmt_row(r: Any, a: str, b: str, p_col: str) -> str:
-    return f"{r.metric} {r['diff']:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {_p(r[p_col])}"
+    return f"{r.metric} {r['diff']:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}"
 
 
 def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05,
@@ -141,7 +138,7 @@ def agreement_sentences(table: pd.DataFrame, *, p_col: str = "p_value", alpha: f
                    else f"not distinguishable from chance ({side} it)")
         out.append(f"{r.policy}, {r.distance}: the pruning survivor is standard best-of-{round(1 / r.chance)}'s "
                    f"pick in {int(r.same)} of {int(r.n)} studies ({100 * r.rate:.1f} %), against "
-                   f"{100 * r.chance:.0f} % for two independent random picks (exact binomial {_p(r[p_col])}): "
+                   f"{100 * r.chance:.0f} % for two independent random picks (exact binomial {format_p(r[p_col])}): "
                    f"{verdict}.")
     return out
 

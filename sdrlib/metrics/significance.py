@@ -34,7 +34,14 @@ from scipy import stats as _st
 
 from sdrlib.metrics.base import MetricResult
 
-__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test"]
+__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test", "format_p"]
+
+
+def format_p(p: float) -> str:
+    """A p-value as every table, notebook and README sentence prints it: three decimals, and below 0.0005
+    (which rounds to 0.000) ``"p < 0.001"``. Example: ``format_p(0.0412) -> "p = 0.041"``,
+    ``format_p(2e-4) -> "p < 0.001"``; NaN gives ``"p = nan"``."""
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:

@@ -90,8 +90,8 @@ Left out: reward models, length penalties, per-sentence credit assignment.
 
 from __future__ import annotations
 
-from sdrlib.rewards.completion import (BAD_REASONS, DEFAULT_MAX_CHARS, check_completion, check_max_chars,
-                                       check_weight, completion_text)
+from sdrlib.rewards.completion import (BAD_REASONS, DEFAULT_MAX_CHARS, FORMAT_MODES, check_completion,
+                                       check_max_chars, check_weight, completion_text, format_reward)
 from sdrlib.rewards.methods.exact import exact_match_section, normalise_sentence
 from sdrlib.rewards.scorer import RewardBreakdown, RewardScorer, prewarm
 from sdrlib.rewards.spec import (MethodScores, ReferenceTextError, RewardError, RewardMethod, RewardSpec,
@@ -100,7 +100,7 @@ from sdrlib.rewards.spec import (MethodScores, ReferenceTextError, RewardError, 
                                  validate_reward_name)
 from sdrlib.rewards.trl import trl_reward_functions
 
-__all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "RewardError", "ReferenceTextError", "RewardBreakdown", "RewardScorer",
+__all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "format_reward", "RewardError", "ReferenceTextError", "RewardBreakdown", "RewardScorer",
            "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions", "check_completion", "check_max_chars",
            "check_weight", "completion_text", "exact_match_section", "normalise_sentence", "prewarm",
            "trl_reward_functions", "parse_reward", "validate_reward_name", "method_of", "register_method",

@@ -4,7 +4,8 @@ One place for the rules every reward method and the EditGRPO edits share (below 
 completion's text (:func:`completion_text`: plain strings, UTF-8 bytes, conversational messages,
 content given as text parts) and its validity (:func:`check_completion`: not text, non-text tokens,
 too long, no template, a blank section; the template itself is read by
-:func:`sdrlib.reports.parse_template`, the one template parser). Also the number checks of reward
+:func:`sdrlib.reports.parse_template`, the one template parser); R_fmt itself (:func:`format_reward`, the
+paper's rule or the one training applies, by name). Also the number checks of reward
 weights and ``max_chars`` (:func:`check_weight`, :func:`check_max_chars`).
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 from sdrlib.reports import is_blank, parse_template, split_template
 from sdrlib.rewards.spec import RewardError
 
-__all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "check_completion", "completion_text", "check_weight",
+__all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "check_completion", "format_reward", "completion_text", "check_weight",
            "check_max_chars"]
 
 #: Why a completion scored R_fmt = 0 (counted in :attr:`RewardScorer.counts`).
@@ -130,3 +131,26 @@ def check_completion(text: Any, max_chars: int = DEFAULT_MAX_CHARS):
     if is_blank(sections.findings) or is_blank(sections.impression):
         return None, "empty_section"
     return sections, None
+
+
+#: The two rules R_fmt can follow (:func:`format_reward`).
+FORMAT_MODES: tuple[str, ...] = ("training", "paper")
+
+
+def format_reward(text: Any, mode: str = "training", max_chars: int = DEFAULT_MAX_CHARS) -> float:
+    """R_fmt of one completion, ``1.0`` or ``0.0``, under a named rule; never raises on the text.
+
+    ``mode="paper"``: the paper's rule (sec. 3.2): :func:`sdrlib.reports.parse_template` accepts the text
+    (each tag once, in order, around visible content, nothing outside). ``mode="training"`` (what every
+    reward method scores, :class:`~sdrlib.rewards.RewardScorer`): the paper's rule and the checks of
+    :func:`check_completion` on top (text, no chat / vision special tokens or control characters, at most
+    ``max_chars`` characters). Every completion the training rule accepts, the paper's accepts.
+    Raises :class:`RewardError` for an unknown ``mode`` or a bad ``max_chars``.
+    Example: ``format_reward("<think> a <|im_end|> </think> <answer> b </answer>", "paper") -> 1.0``, and
+    ``0.0`` under ``"training"`` (a chat token inside the Findings).
+    """
+    if mode == "paper":
+        return 1.0 if parse_template(text) is not None else 0.0
+    if mode != "training":
+        raise RewardError(f"format_reward: mode must be one of {FORMAT_MODES}, got {mode!r}")
+    return 1.0 if check_completion(text, max_chars)[0] is not None else 0.0

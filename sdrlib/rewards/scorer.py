@@ -298,7 +298,7 @@ class RewardScorer:
             failed += int(bad.sum())
             out[pairs] = np.where(bad, 1.0, d)
         self.counts["sem_failed"] += failed
-        return np.clip(out, 0.0, 1.0)  # 1 - clip(D, 0, 1) is sdrlib.distances.reward
+        return np.clip(out, 0.0, 1.0)  # distances in [0, 1]; the reward 1 - D is sdrlib.distances.reward
 
     def _encode(self, generated: list[str], references: list[str]):
         """Sentence-embedding sets of both lists, one encoder pass when nothing fails.

@@ -348,7 +348,15 @@ def mean_vectors(*section_sets: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def pca_2d(fit: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
-    """2-D PCA fitted on the rows of ``fit`` (NaN rows ignored), applied to ``fit`` and ``others``."""
+    """2-D PCA fitted on the rows of ``fit``, applied to ``fit`` and each of ``others``: the one PCA of the
+    package (Fig. 2b here, the embedding figures of :mod:`sdrlib.plots`).
+
+    ``fit`` is ``(n, d)``, each of ``others`` ``(m, d)``; returns ``[(n, 2), (m, 2), ...]``. Rows of ``fit``
+    with a NaN or inf are left out of the fit (their projection is NaN); each component's sign is fixed
+    (its largest loading positive), so the same rows always give the same picture; with fewer than two
+    directions of spread (``d = 1``) the second coordinate is 0. Raises :class:`SelectionError` with fewer
+    than two finite rows.
+    """
     X = np.asarray(fit, dtype=np.float64)
     ok = np.isfinite(X).all(axis=1)
     if ok.sum() < 2:
@@ -356,4 +364,7 @@ def pca_2d(fit: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     mu = X[ok].mean(axis=0)
     _, _, vt = np.linalg.svd(X[ok] - mu, full_matrices=False)
     W = vt[:2].T
+    if W.shape[1] < 2:  # fewer than two directions of spread: pad with zeros
+        W = np.pad(W, ((0, 0), (0, 2 - W.shape[1])))
+    W = W * np.where(W[np.abs(W).argmax(axis=0), range(2)] < 0, -1.0, 1.0)  # largest loading positive
     return [(np.asarray(Y, dtype=np.float64) - mu) @ W for Y in (X, *others)]

@@ -10,7 +10,7 @@
   changes comes from its registry entry (:mod:`sdrlib.rewards.methods`), never from a branch here.
 
 Modules: :mod:`~sdrlib.training.datasets` (HF datasets), :mod:`~sdrlib.training.policy` (preflight, the tiny
-policy's shape, loading), :mod:`~sdrlib.training.runlog` (progress line, quiet log, step timer, curves,
+policy's shape, loading), :mod:`~sdrlib.training.runlog` (progress line, library logs to a file, step timer, curves,
 saving), :mod:`~sdrlib.training.runkeys` (run folders and the keys that decide reuse: every file of the
 sdrlib package is in them), :mod:`~sdrlib.training.sft`, :mod:`~sdrlib.training.grpo`,
 :mod:`~sdrlib.training.editgrpo_trainer`, :mod:`~sdrlib.training.cli`, :mod:`~sdrlib.training.processes` (rank and
@@ -42,10 +42,10 @@ from sdrlib.training.cli import main
 from sdrlib.training.datasets import grpo_dataset, report_texts, sft_dataset
 from sdrlib.training.grpo import grpo, group_stats
 from sdrlib.training.policy import device_kwargs, load_policy, preflight, tiny_spec
-from sdrlib.training.runkeys import policy_digest, run_dir, run_key, source_digest
-from sdrlib.training.runlog import GRPOResult, SFTResult, StepTimer, quiet, read_curves
+from sdrlib.training.runkeys import policy_digest, policy_dir, run_dir, run_key, source_digest
+from sdrlib.training.runlog import GRPOResult, SFTResult, StepTimer, logs_to, read_curves
 from sdrlib.training.sft import sft
 
-__all__ = ["SFTResult", "GRPOResult", "run_dir", "report_texts", "sft_dataset", "grpo_dataset", "sft", "grpo",
+__all__ = ["SFTResult", "GRPOResult", "run_dir", "policy_dir", "report_texts", "sft_dataset", "grpo_dataset", "sft", "grpo",
            "load_policy", "device_kwargs", "read_curves", "StepTimer", "preflight", "run_key", "policy_digest", "source_digest",
-           "group_stats", "quiet", "tiny_spec", "main"]
+           "group_stats", "logs_to", "tiny_spec", "main"]

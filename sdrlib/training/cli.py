@@ -25,7 +25,7 @@ from sdrlib.numerics import pin_kernel_path
 from sdrlib.rewards import reward_names_help
 from sdrlib.training.grpo import grpo
 from sdrlib.training.processes import is_main
-from sdrlib.training.runkeys import run_dir
+from sdrlib.training.runkeys import policy_dir
 from sdrlib.training.sft import sft
 
 __all__ = ["main"]
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = sft(cfg, seed=args.seed, force=args.force)
         out = {"final": str(res.final), "seconds": res.seconds, "reused": res.reused}
     else:
-        base = run_dir(cfg, "sft", seed=cfg.seed) / "final"
+        base = policy_dir(cfg, "sft")
         res = grpo(cfg, args.reward, base, seed=args.seed, force=args.force)
         out = {"final": str(res.final), "seconds": res.seconds, "reward_share": res.reward_share,
                "reused": res.reused}

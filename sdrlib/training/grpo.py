@@ -38,14 +38,15 @@ import numpy as np
 from sdrlib import models
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
+from sdrlib.io import atomic_write_json
 from sdrlib.rewards import (RewardScorer, check_completion, completion_text, exact_match_section, get_method,
                             parse_reward, prewarm, trl_reward_functions)
 from sdrlib.training.datasets import grpo_dataset
 from sdrlib.training.policy import device_kwargs, has_policy, is_tiny, load_policy, preflight
 from sdrlib.training.processes import barrier, init, is_main, main_first, on_cpu, world_size
 from sdrlib.training.runkeys import claim, reusable, run_dir, run_key
-from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, quiet, read_curves, short_path,
-                                    train_and_save, write_json)
+from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, logs_to, read_curves, short_path,
+                                    train_and_save)
 from sdrlib.utils import set_seed
 
 __all__ = ["grpo", "group_stats"]
@@ -189,7 +190,7 @@ def grpo(
         claim(out, key, force)
     barrier()
     progress = Progress(steps, f"GRPO {reward} seed {seed}") if progress and is_main() else None
-    with quiet(out / log_name()):
+    with logs_to(out / log_name()):
         set_seed(seed)
         if is_tiny(cfg):
             models.set_cpu_threads(cfg.sft.threads)
@@ -291,7 +292,7 @@ def grpo(
         }
         info.update(impl.run_info(trainer))
         if is_main():
-            write_json(out / "run.json", info)
+            atomic_write_json(out / "run.json", info, sort_keys=False)
     if progress is not None:
         c = read_curves(curves)
         r = c["reward"].dropna() if "reward" in c else []

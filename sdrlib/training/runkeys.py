@@ -26,7 +26,7 @@ from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
 from sdrlib.training.processes import on_cpu, world_size
 
-__all__ = ["run_dir", "run_key", "source_digest", "policy_digest", "claim", "reusable", "SOURCE_ROOT"]
+__all__ = ["run_dir", "policy_dir", "run_key", "source_digest", "policy_digest", "claim", "reusable", "SOURCE_ROOT"]
 
 #: the sdrlib package folder whose files :func:`source_digest` reads (tests point it at a copy)
 SOURCE_ROOT: Path = Path(__file__).resolve().parents[1]
@@ -44,6 +44,17 @@ def run_dir(cfg, stage: str, reward: str | None = None, seed: int = 0) -> Path:
             raise ValueError("a GRPO run needs a reward name")
         return cfg.runs_dir / cfg.name / "grpo" / reward / f"seed{seed}"
     raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
+
+
+def policy_dir(cfg, name: str, seed: int | None = None) -> Path:
+    """The final policy folder of configuration ``name`` (``"sft"`` or a GRPO reward) at ``seed`` (default
+    ``cfg.seed``): ``run_dir(...) / "final"``, where the trainers save it; every reader finds it here. Checks
+    nothing on disk.
+
+    Example: ``policy_dir(cfg, "sft")``, ``policy_dir(cfg, "chamfer", 1)``.
+    """
+    seed = cfg.seed if seed is None else seed
+    return (run_dir(cfg, "sft", seed=seed) if name == "sft" else run_dir(cfg, "grpo", name, seed)) / "final"
 
 
 _SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature")

@@ -1,8 +1,8 @@
-"""What a training run shows and writes: one progress line, a quiet log, step times, curves, the saved policy.
+"""What a training run shows and writes: one progress line, library logs in a file, step times, curves, the saved policy.
 
 Notebook output: each run shows one progress line (:class:`Progress`: updated in place in a notebook, a
 tqdm bar in a terminal) ending in a summary; TRL's per-step dicts, library warnings and progress bars go
-to the run's ``train.log`` instead (:func:`quiet`, :func:`quiet_trainer`). Every run's folder holds
+to the run's ``train.log`` instead (:func:`logs_to`, :func:`trainer_logs_to`). Every run's folder holds
 ``curves.csv`` (:func:`read_curves`: loss, reward components, KL, completion length, per-step wall time
 from :class:`StepTimer`), ``run.json`` and the final policy (``final/``, :func:`finish`).
 
@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdrlib import models
-from sdrlib.io import atomic_write_text
+from sdrlib.io import atomic_write_json, atomic_write_text
 from sdrlib.training.policy import has_tiny_config
 from sdrlib.training.processes import barrier, is_main, rank, world_size
 
-__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "short_path", "quiet", "quiet_trainer", "read_curves",
-           "write_curves", "finish", "train_and_save", "last_checkpoint", "write_json", "run_log_callback",
+__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "short_path", "logs_to", "trainer_logs_to", "read_curves",
+           "write_curves", "finish", "train_and_save", "last_checkpoint", "run_log_callback",
            "rank_record_callback", "log_name"]
 
 
@@ -185,11 +185,11 @@ def run_log_callback(log_path: Path, progress: Progress | None, fields: Sequence
 
 
 @contextmanager
-def quiet(log_path: str | Path):
+def logs_to(log_path: str | Path):
     """Send library warnings, ``transformers`` / ``trl`` / ``datasets`` log records and their progress bars
     to ``log_path`` (appended) while the block runs; everything is restored afterwards.
 
-    Example: ``with quiet(run / "train.log"): trainer.train()``.
+    Example: ``with logs_to(run / "train.log"): trainer.train()``.
     """
     import logging
     import warnings
@@ -313,13 +313,13 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
                 **self.extra,
             }
             path = out / f"rank{rank()}.json"
-            write_json(path, rec)
+            atomic_write_json(path, rec, sort_keys=False)
             return path
 
     return _RankRecord()
 
 
-def quiet_trainer(trainer, log_path: Path, progress: Progress | None) -> None:
+def trainer_logs_to(trainer, log_path: Path, progress: Progress | None) -> None:
     """Drop TRL's printer / progress callbacks (per-step dicts on stdout) and log to ``log_path`` instead."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -378,7 +378,7 @@ def train_and_save(trainer, processor, out: Path, timer, progress) -> tuple[str 
     Every rank also writes ``rank<r>.json`` (:func:`rank_record_callback`), ending with ``wrote_final``
     (whether this process wrote ``final/``: rank 0 only) and ``seconds`` (its training time).
     """
-    quiet_trainer(trainer, out / log_name(), progress)
+    trainer_logs_to(trainer, out / log_name(), progress)
     record = rank_record_callback(out)
     trainer.add_callback(record)
     resume = last_checkpoint(out)  # only this run's own checkpoints are left in out (see sdrlib.training.runkeys.claim)
@@ -397,6 +397,3 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(out)) if out.is_dir() else None
 
 
-def write_json(path: Path, obj: dict) -> None:
-    """``obj`` as indented JSON at ``path``, written atomically."""
-    atomic_write_text(path, json.dumps(obj, indent=2, default=str))

@@ -14,12 +14,13 @@ from typing import Any
 
 from sdrlib import models
 from sdrlib.data import load_split
+from sdrlib.io import atomic_write_json
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
 from sdrlib.training.processes import barrier, init, is_main, main_first
 from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
-from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, quiet, read_curves, short_path,
-                                    train_and_save, write_json)
+from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, logs_to, read_curves, short_path,
+                                    train_and_save)
 from sdrlib.utils import set_seed
 
 __all__ = ["sft"]
@@ -69,7 +70,7 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
         claim(out, key, force)
     barrier()
     progress = Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress and is_main() else None
-    with quiet(out / log_name()):
+    with logs_to(out / log_name()):
         s = cfg.sft
         set_seed(seed)
         if is_tiny(cfg):
@@ -124,7 +125,7 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
             "world_size": args.world_size,
         }
         if is_main():
-            write_json(out / "run.json", info)
+            atomic_write_json(out / "run.json", info, sort_keys=False)
     if progress is not None:
         curves_df = read_curves(curves)
         loss = curves_df["loss"].dropna() if "loss" in curves_df else []

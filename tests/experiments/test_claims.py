@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from sdrlib.experiments import claims
-from sdrlib.results import save_table
+from sdrlib.results import read_result_table, save_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "torch_cpu_capability": "AVX2",
@@ -103,7 +103,7 @@ def test_significance_column_is_a_parameter(results):
     (across,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"], p_col="p_across")
     assert "R_fmt -0.086 (p = 0.004)" in across and "1 of 2 differences have p < 0.05" in across
     # the across-seed table's layout (diff, p_value) is read by default
-    t = claims.read_table(results, "grpo_significance").rename(columns={"mean_diff": "diff", "p_across": "p_value"})
+    t = read_result_table(results, "grpo_significance").rename(columns={"mean_diff": "diff", "p_across": "p_value"})
     t["same_sign"] = ["3 of 3", "1 of 3"]
     t.to_csv(results / "grpo_significance.csv", index=False)
     (new,) = claims.grpo_vs_sft(results, metrics=["clinical_f1_macro14"])

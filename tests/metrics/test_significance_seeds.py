@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sdrlib.metrics.base import mean_result, stats_result
-from sdrlib.metrics.significance import paired_bootstrap, seed_study_test
+from sdrlib.metrics.significance import format_p, paired_bootstrap, seed_study_test
 
 ALPHA = 0.05
 
@@ -82,3 +82,15 @@ def test_corpus_metric_is_recomputed_per_resample():
     mk = lambda p: stats_result("r", "x", np.column_stack([rng.binomial(4, p, 60), np.full(60, 4.0)]), ratio)  # noqa: E731
     r = seed_study_test([mk(0.8) for _ in range(3)], [mk(0.3) for _ in range(3)], n_resamples=200)
     assert r["diff"] > 0.3 and r["p_value"] < ALPHA
+
+
+def test_format_p_is_the_one_p_writer():
+    """One way to print a p-value (issue 35): claims, conclusions, the pruning checks and the notebooks call it."""
+    import sdrlib.experiments.claims as claims
+    import sdrlib.experiments.conclusions as conclusions
+    import sdrlib.experiments.pruning_checks as pruning_checks
+
+    assert [format_p(p) for p in (0.0412, 0.0005, 0.00049, 1.0)] == ["p = 0.041", "p = 0.001", "p < 0.001", "p = 1.000"]
+    assert format_p(float("nan")) == "p = nan"
+    for mod in (claims, conclusions, pruning_checks):
+        assert mod.format_p is format_p and not hasattr(mod, "_p") and not hasattr(mod, "_fmt_p")

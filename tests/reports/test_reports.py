@@ -8,8 +8,9 @@ import unicodedata
 import pytest
 
 from sdrlib import reports
-from sdrlib.reports import (ReportTextError, Sections, build_template, format_reward, is_blank, parse_template,
+from sdrlib.reports import (ReportTextError, Sections, build_template, is_blank, parse_template,
                             split_report, split_sentences)
+from sdrlib.rewards import FORMAT_MODES, RewardError, format_reward
 
 MIMIC = """                                 FINAL REPORT
  EXAMINATION:  CHEST (PA AND LAT)
@@ -250,13 +251,13 @@ INVALID = {
 
 @pytest.mark.parametrize("text", VALID)
 def test_valid_template(text):
-    assert format_reward(text) == 1.0
+    assert format_reward(text, "paper") == 1.0
     assert parse_template(text) is not None
 
 
 @pytest.mark.parametrize("case", sorted(INVALID))
 def test_invalid_template(case):
-    assert format_reward(INVALID[case]) == 0.0
+    assert format_reward(INVALID[case], "paper") == 0.0
     assert parse_template(INVALID[case]) is None
 
 
@@ -288,16 +289,16 @@ def test_invisible_sections_are_empty(case):
     for text in (f"<think>{inv}</think> <answer>{inv}</answer>",
                  f"<think>{inv}</think> <answer> Normal. </answer>",
                  f"<think> Lungs clear. </think> <answer>{inv}</answer>"):
-        assert parse_template(text) is None and format_reward(text) == 0.0, text
+        assert parse_template(text) is None and format_reward(text, "paper") == 0.0, text
     # invisible characters around visible content or outside the tags do not break a valid template
     ok = f"{inv}<think>{inv}Lungs clear.{inv}</think>{inv}<answer>Normal.{inv}</answer>{inv}"
-    assert format_reward(ok) == 1.0
+    assert format_reward(ok, "paper") == 1.0
 
 
 @pytest.mark.parametrize("text", ["a", ".", "1", "\u00e9", "\u80ba", "+", "\u200bx", "_"])
 def test_is_blank_sees_visible_characters(text):
     assert not is_blank(text)
-    assert format_reward(f"<think>{text}</think><answer>{text}</answer>") == 1.0
+    assert format_reward(f"<think>{text}</think><answer>{text}</answer>", "paper") == 1.0
 
 
 def test_template_round_trip_normalises_whitespace():
@@ -310,3 +311,22 @@ def test_template_round_trip_normalises_whitespace():
 def test_build_template_refuses_unparseable(f, i):
     with pytest.raises(ReportTextError):
         build_template(f, i)
+
+
+def test_format_reward_is_one_function_with_named_modes():
+    """R_fmt has one function (issue 35): the paper's rule by name, and the training rule (what every reward
+    method scores) that adds text checks on top; the training rule never accepts what the paper's refuses."""
+    import sdrlib.reports as reports
+    from sdrlib.rewards import check_completion
+
+    assert not hasattr(reports, "format_reward") and FORMAT_MODES == ("training", "paper")
+    token = "<think> Lungs clear. <|im_end|> </think> <answer> Normal. </answer>"
+    long = build_template("Lungs clear. " * 400, "Normal.")
+    for text in [*VALID, *INVALID.values(), token, long]:
+        paper, training = format_reward(text, "paper"), format_reward(text)
+        assert paper == (parse_template(text) is not None)
+        assert training == (check_completion(text)[0] is not None) and training <= paper
+    assert (format_reward(token, "paper"), format_reward(token)) == (1.0, 0.0)
+    assert (format_reward(long, "paper"), format_reward(long), format_reward(long, max_chars=10**5)) == (1.0, 0.0, 1.0)
+    with pytest.raises(RewardError, match="mode"):
+        format_reward(token, "strict")

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sdrlib.errors import SDRError
-from sdrlib.reports import (Sections, format_reward, is_blank, parse_template, split_report,
+from sdrlib.reports import (Sections, is_blank, parse_template, split_report,
                             split_sentences)
 from sdrlib.rewards import (BAD_REASONS, ReferenceTextError, RewardError, RewardScorer, check_completion,
-                            exact_match_section, trl_reward_functions)
+                            exact_match_section, format_reward, trl_reward_functions)
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -127,7 +127,7 @@ def test_split_sentences_gives_sentences_or_sdr_error(x):
 @given(st.one_of(anything, templates()))
 def test_parse_template_and_format_reward_never_raise(x):
     s = parse_template(x)
-    r = format_reward(x)
+    r = format_reward(x, "paper")
     event(f"R_fmt = {r}")
     assert r in (0.0, 1.0) and (r == 1.0) == (s is not None)
     if s is not None:  # a valid template always has visible content in both sections
@@ -149,7 +149,7 @@ def test_property_build_template_output_always_parses_back(findings, impression)
         return
     event("built")
     assert parse_template(text) == Sections(normalize_text(findings), normalize_text(impression))
-    assert format_reward(text) == 1.0
+    assert format_reward(text, "paper") == 1.0
 
 
 @FAST
@@ -164,7 +164,7 @@ def test_check_completion_reason_or_sections(x, max_chars):
     assert (sections is None) != (reason is None)
     assert reason is None or reason in BAD_REASONS
     if sections is not None:
-        assert format_reward(x) == 1.0
+        assert format_reward(x, "paper") == 1.0
 
 
 @FAST

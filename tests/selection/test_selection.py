@@ -344,6 +344,27 @@ def test_pca_and_mean_vectors():
     assert a.shape == (6, 2) and np.allclose(a[:2], b)
 
 
+def test_pca_2d_is_the_one_pca():
+    """One PCA for Fig. 2b and the embedding figures (issue 35): fit on finite rows only, signs fixed by the
+    largest loading, the second axis padded when there is one direction; plots has no copy of its own."""
+    import sdrlib.plots as plots
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(7, 5))
+    a, = sel.pca_2d(X)
+    W = np.linalg.lstsq(X - X.mean(axis=0), a, rcond=None)[0]  # the loadings the projection used
+    assert (W[np.abs(W).argmax(axis=0), range(2)] > 0).all()
+    assert np.allclose(np.abs(a), np.abs(sel.pca_2d(-X)[0]))  # the same axes up to the fixed sign
+    Xn = np.vstack([X, np.full(5, np.nan)])
+    b, = sel.pca_2d(Xn)
+    assert np.allclose(b[:7], a) and np.isnan(b[7]).all()
+    c, = sel.pca_2d(np.array([[0.0], [1.0], [3.0]]))
+    assert (c[:, 1] == 0).all() and c[2, 0] > c[0, 0]
+    with pytest.raises(sel.SelectionError, match="two finite rows"):
+        sel.pca_2d(np.vstack([X[:1], np.full(5, np.nan)]))
+    assert not hasattr(plots, "_pca2") and plots.pca_2d is sel.pca_2d
+
+
 # --------------------------------------------------------------------------- negation-aware settings (issue 18)
 def _presence(rng, sets):
     """Random presence rows (-1 / 0 / +1 on a few observations) aligned with each set's sentences."""

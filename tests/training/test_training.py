@@ -41,7 +41,7 @@ def setup(tmp_path_factory):
 
 def test_sft_writes_policy_curves_and_run_record(setup):
     cfg, recs, res = setup
-    assert res.final == training.run_dir(cfg, "sft", seed=cfg.seed) / "final"
+    assert res.final == training.run_dir(cfg, "sft", seed=cfg.seed) / "final" == training.policy_dir(cfg, "sft")
     assert (res.final / "config.json").is_file() and (res.final / "processor_config.json").is_file()
     curves = training.read_curves(res.path)
     assert curves["step"].max() == 3 and {"loss", "step_seconds"} <= set(curves.columns)
@@ -317,6 +317,7 @@ def test_grpo_reuse_is_keyed_by_the_sft_policy_and_reward_settings(tmp_path, mon
     with pytest.warns(UserWarning, match="init"):
         assert not training.grpo(retrained, "fmt", sft.final, recs, max_steps=1).reused
     assert g.path == training.run_dir(cfg, "grpo", "fmt", cfg.seed)
+    assert g.final == training.policy_dir(cfg, "fmt") == training.policy_dir(cfg, "fmt", cfg.seed)
 
 
 def test_test_generations_are_regenerated_for_a_retrained_policy(tmp_path, monkeypatch):

@@ -49,8 +49,8 @@ class DistanceMethod(RewardMethod):
             idx = [i for i, _ in valid]
             gen_f = [s.findings for _, s in valid]
             gen_i = [s.impression for _, s in valid]
-            sem_f[idx] = 1.0 - scorer.section_distances(gen_f, [findings[i] for i in idx])
-            sem_i[idx] = 1.0 - scorer.section_distances(gen_i, [impression[i] for i in idx])
+            sem_f[idx] = distances.reward(scorer.section_distances(gen_f, [findings[i] for i in idx]))
+            sem_i[idx] = distances.reward(scorer.section_distances(gen_i, [impression[i] for i in idx]))
         return MethodScores(content=sem_f + sem_i, sem_findings=sem_f, sem_impression=sem_i)
 
     def trl_parts(self, spec, scorer):

@@ -56,6 +56,7 @@ import re
 import numpy as np
 
 from sdrlib.clinical import section_presence
+from sdrlib.distances import reward
 from sdrlib.distances.costs import unit_rows
 from sdrlib.distances.negation import negation_cost
 from sdrlib.errors import SDRError
@@ -155,7 +156,7 @@ class RecallChamferMethod(RewardMethod):
             for sec, refs in (("findings", findings), ("impression", impression)):
                 gen = [getattr(s, sec) for _, s in valid]
                 ref = [refs[i] for i in idx]
-                sem[sec][idx] = 1.0 - section_recall_distances(scorer, gen, ref, alpha)
+                sem[sec][idx] = reward(section_recall_distances(scorer, gen, ref, alpha))
             weight = scorer.spec.opts.get("weight", 1.0)
             if weight != 1.0:
                 w = np.where(abnormal_references([findings[i] for i in idx], [impression[i] for i in idx]), weight, 1.0)
