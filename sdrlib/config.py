@@ -42,6 +42,8 @@ from typing import Any
 
 import yaml
 
+from sdrlib.data import get_dataset
+from sdrlib.data.registry import data_sources
 from sdrlib.distances import registry
 from sdrlib.errors import SDRError
 from sdrlib.numerics import KERNEL_PATHS
@@ -73,9 +75,6 @@ class ConfigError(SDRError, ValueError):
 CONSTRAINT_KEYS = frozenset({"min", "max", "gt", "choices", "pattern", "pattern_help", "nonempty", "unique",
                              "key", "each", "finite", "path"})
 
-#: ``data.source`` values with a loader in :func:`sdrlib.data.load_split` (``synthcxr`` = ``synthetic``)
-DATA_SOURCES: tuple[str, ...] = ("synthetic", "synthcxr", "mimic", "rexgradient", "iuxray")
-_SYNTHETIC = ("synthetic", "synthcxr")
 #: ``sft.lr_scheduler``: transformers ``SchedulerType`` values that need no ``lr_scheduler_kwargs``
 LR_SCHEDULERS: tuple[str, ...] = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
                                   "constant_with_warmup", "inverse_sqrt")
@@ -154,7 +153,7 @@ class PathsConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    source: str = field(default="synthetic", metadata={"choices": DATA_SOURCES,
+    source: str = field(default="synthetic", metadata={"choices": data_sources,  # every registered dataset
         "help": "synthetic | mimic | rexgradient | iuxray"})
     root: str = field(default="", metadata={"path": True,
         "help": "folder of a real dataset download (not for synthetic)"})
@@ -546,8 +545,10 @@ def _check_constraints(value: Any, meta: Any, where: str) -> None:
         lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
         if (lo is not None and value < lo) or (hi is not None and value > hi) or (gt is not None and value <= gt):
             raise ConfigError(f"{where} = {_r(value)}: out of range; allowed: {_allowed_range(meta)}")
-    if "choices" in meta and value not in meta["choices"]:
-        raise ConfigError(f"{where} = {_r(value)}: not a valid choice; allowed: one of {list(meta['choices'])}")
+    if "choices" in meta:
+        choices = meta["choices"]() if callable(meta["choices"]) else meta["choices"]  # a registry's, as of now
+        if value not in choices:
+            raise ConfigError(f"{where} = {_r(value)}: not a valid choice; allowed: one of {list(choices)}")
     if "pattern" in meta and not re.fullmatch(meta["pattern"], value):
         raise ConfigError(f"{where} = {_r(value)}: not allowed; allowed: "
                           f"{meta.get('pattern_help', 'a match of ' + meta['pattern'])}")
@@ -615,12 +616,13 @@ def _expand_user(value: str, where: str) -> str:
 def _check_profile(p: Profile) -> None:
     """Constraints between fields (each field alone is checked by ``_build``)."""
     d, g, s = p.data, p.grpo, p.sft
-    if d.source not in _SYNTHETIC and not d.root.strip():
+    ds = get_dataset(d.source)
+    if ds.real and not d.root.strip():
         raise ConfigError(f"data.root = {d.root!r}: data.source = {d.source!r} needs the folder of your download; "
                           "allowed: a non-empty path (see README, 'Real data')")
-    if d.source in _SYNTHETIC and g.eval_n > d.n_test:
-        raise ConfigError(f"grpo.eval_n = {g.eval_n}: more than the test split (data.n_test = {d.n_test}); "
-                          f"allowed: 0 (all) to {d.n_test}")
+    problem = ds.check_profile(p) if ds.check_profile is not None else None
+    if problem:
+        raise ConfigError(problem)
     # TRL groups the completions of one generation batch (batch_size x grad_accum on one process)
     # by prompt, so it must hold whole groups of num_generations.
     if (g.batch_size * g.grad_accum) % g.num_generations:

@@ -42,6 +42,7 @@ import typing
 from pathlib import Path
 
 from .config import ConfigError, load_profile, output_root, repo_root
+from .data import get_dataset
 from .errors import SDRError
 from . import numerics
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path
@@ -101,9 +102,6 @@ def _check_out(out: str) -> Path:
     except OSError as e:
         raise UsageError(f"--out {out}: not a writable folder ({e.strerror or type(e).__name__})") from None
     return p.resolve()
-
-
-_DOWNLOADS = {"mimic": "MIMIC-CXR", "rexgradient": "ReXGradient-160K", "iuxray": "IU-Xray"}
 
 
 def _cuda_available() -> bool:
@@ -208,13 +206,13 @@ def preflight(cfg) -> list[str]:
         repo = models.PAPER_MODELS.get(cfg.sft.policy.lower(), cfg.sft.policy)
         out.append(f"no weights for sft.policy={cfg.sft.policy} (neither a folder with config.json nor {repo} in the "
                    f"Hugging Face cache): huggingface-cli download {repo}, or set sft.policy to a local folder")
-    source = cfg.data.source
-    if source in _DOWNLOADS and not cfg.data.standin_n:
+    ds = get_dataset(cfg.data.source)
+    if ds.real and not cfg.data.standin_n:
         root = Path(cfg.data.root)
         root = root if root.is_absolute() else output_root() / root
         if not root.is_dir():
-            out.append(f"no {_DOWNLOADS[source]} folder at {root} (data.root): put your download there (README, "
-                       f"'Real data'), or a stand-in: python -m sdrlib.data.standin {source} {root}")
+            out.append(f"no {ds.title} folder at {root} (data.root): put your download there (README, 'Real data')"
+                       + (f", or a stand-in: python -m sdrlib.data.standin {ds.name} {root}" if ds.standin else ""))
     return out
 
 

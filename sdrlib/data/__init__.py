@@ -9,7 +9,8 @@ Every loader returns ``(list[Record], LoadReport)``; the report counts what was
 skipped and why (missing section, missing image, duplicate study id, bad row,
 undecodable text), so nothing is dropped silently. :func:`load_split` picks the
 loader from the profile (``data.source``) and generates the synthetic set on demand
-(regenerating it when any file, images included, no longer matches its manifest).
+(regenerating it when any file, images included, no longer matches its manifest). Each dataset is one
+registration (:mod:`sdrlib.data.registry`: loader, download or not, stand-in writer), made by its own module.
 
 The record types live in :mod:`sdrlib.data.records`. Shared rules of the real-data loaders (:mod:`sdrlib.data._common`): every index /
 metadata table is read by ``read_table``, so a truncated ``.csv.gz``, a CSV / JSON /
@@ -33,21 +34,19 @@ Example::
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from sdrlib.data.iuxray import load_iuxray
-from sdrlib.data.mimic import load_mimic
+# the real datasets' modules register themselves (sdrlib.data.registry) on import
+from sdrlib.data import mimic as _mimic, rexgradient as _rexgradient, iuxray as _iuxray  # noqa: F401  (this order)
 from sdrlib.data.records import SPLITS, STRATA, DataError, LoadReport, Record, check_split, stratum
-from sdrlib.data.rexgradient import load_rexgradient
+from sdrlib.data.registry import Dataset, dataset_names, get_dataset, register_dataset
 from sdrlib.data.synthcxr import ensure_dataset
-from sdrlib.paths import output_root
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["Record", "LoadReport", "DataError", "SPLITS", "load_split", "stratum", "STRATA",
-           "records_to_frame"]
+           "records_to_frame", "Dataset", "register_dataset", "get_dataset", "dataset_names"]
 
 
 def _load_synthetic(cfg: Any, split: str) -> tuple[list[Record], LoadReport]:
@@ -68,41 +67,15 @@ def _load_synthetic(cfg: Any, split: str) -> tuple[list[Record], LoadReport]:
     return out, rep
 
 
-def _real_root(cfg: Any) -> Path:
-    root = str(cfg.data.root or "").strip()
-    if not root:
-        raise DataError(f"profile {cfg.name!r}: data.source={cfg.data.source!r} needs data.root, the folder of "
-                        "your download (see README, 'Real data')")
-    p = Path(root)
-    p = p if p.is_absolute() else output_root() / p
-    n = int(getattr(cfg.data, "standin_n", 0) or 0)
-    if n and not p.exists():
-        _write_standin_once(str(cfg.data.source), p, n, int(cfg.seed))
-    return p
+def _check_synthetic(p: Any) -> str | None:
+    if p.grpo.eval_n > p.data.n_test:
+        return (f"grpo.eval_n = {p.grpo.eval_n}: more than the test split (data.n_test = {p.data.n_test}); "
+                f"allowed: 0 (all) to {p.data.n_test}")
+    return None
 
 
-def _write_standin_once(source: str, root: Path, n: int, seed: int) -> None:
-    """Write the stand-in download a profile names (``data.standin_n``) into the missing ``root``.
-
-    Written into a sibling temporary folder and renamed into place, so an interrupted write leaves no
-    half folder that a later run would take for a download. ReXGradient's images are unpacked.
-    """
-    import shutil
-    import tempfile
-
-    # deferred: imported by the package, `python -m sdrlib.data.standin` would warn (runpy, module already loaded)
-    from sdrlib.data.standin import write_standin
-
-    root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
-    try:
-        write_standin(source, tmp, n=n, seed=seed, unpack=True)
-        os.replace(tmp, root)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    warnings.warn(f"data.standin_n = {n}: wrote a {source} stand-in (SynthCXR studies in the download's layout, "
-                  f"sdrlib.data.standin) into {root}", stacklevel=3)
+register_dataset(Dataset("synthetic", "SynthCXR", _load_synthetic, real=False, aliases=("synthcxr",),
+                         check_profile=_check_synthetic))
 
 
 @overload
@@ -134,18 +107,11 @@ def load_split(cfg: Any, split: str, *, with_report: bool = False):
         Unknown source, or a real dataset folder that is missing / lacks its index files.
     """
     check_split(split)
-    source = str(cfg.data.source)
-    if source in ("synthetic", "synthcxr"):
-        records, rep = _load_synthetic(cfg, split)
-    elif source == "mimic":
-        records, rep = load_mimic(_real_root(cfg), split)
-    elif source == "rexgradient":
-        records, rep = load_rexgradient(_real_root(cfg), split)
-    elif source == "iuxray":
-        records, rep = load_iuxray(_real_root(cfg), split, seed=int(cfg.seed))
-    else:
-        raise DataError(f"profile {cfg.name!r}: unknown data.source {source!r}; "
-                        "expected synthetic, mimic, rexgradient or iuxray")
+    try:
+        ds = get_dataset(str(cfg.data.source))
+    except DataError as e:
+        raise DataError(f"profile {cfg.name!r}: {e}") from None
+    records, rep = ds.load(cfg, split)
     if rep.n_skipped:
         warnings.warn(rep.summary(), stacklevel=2)
     return (records, rep) if with_report else records

@@ -55,6 +55,7 @@ from typing import Sequence
 from sdrlib.data._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalise_id,
                                  read_table, resolve_data_path, row_line, sections_ok)
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
+from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
 from sdrlib.vocabulary import apply_no_finding, ordered_labels
 
 __all__ = ["load_iuxray", "iuxray_split_of", "mesh_labels", "MESH_TO_CHEXPERT", "MESH_NO_COUNTERPART"]
@@ -272,3 +273,8 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
             rep.note("orphan_projection", uid)
     rep.n_loaded = len(records)
     return records, rep
+
+
+register_dataset(Dataset(
+    "iuxray", "IU-Xray", lambda cfg, split: load_iuxray(real_root(cfg), split, seed=int(cfg.seed)),
+    standin=deferred("sdrlib.data.standin", "write_iuxray_layout"), standin_code=3, standin_splits=False))

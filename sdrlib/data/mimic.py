@@ -44,6 +44,7 @@ from typing import Sequence
 from sdrlib.data._common import (check_require, check_root, clean_section, decode_bytes, find_file, half_written,
                                  inside_root, is_blank_row, normalise_id, plain_name, read_table, row_line, sections_ok)
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
+from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
 from sdrlib.reports import split_report
 from sdrlib.vocabulary import CHEXPERT_14
 
@@ -221,3 +222,8 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
                                     "views": [views.get(Path(p).stem, "") for p in paths] if views else []}))
     rep.n_loaded = len(records)
     return records, rep
+
+
+register_dataset(Dataset(
+    "mimic", "MIMIC-CXR", lambda cfg, split: load_mimic(real_root(cfg), split),
+    standin=deferred("sdrlib.data.standin", "write_mimic_layout"), standin_code=1))

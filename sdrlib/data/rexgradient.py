@@ -50,6 +50,7 @@ from typing import Any, Iterator, Sequence
 from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
                                  resolve_data_path, sections_ok)
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
+from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -214,3 +215,9 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
                               impression=st["impression"], labels=None, split=split, meta=st["meta"]))
     rep.n_loaded = len(records)
     return records, rep
+
+
+register_dataset(Dataset(
+    "rexgradient", "ReXGradient-160K", lambda cfg, split: load_rexgradient(real_root(cfg), split),
+    standin=deferred("sdrlib.data.standin", "write_rexgradient_layout"), standin_code=2,
+    standin_unpack=deferred("sdrlib.data.standin", "unpack_rexgradient")))

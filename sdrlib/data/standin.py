@@ -113,15 +113,15 @@ from sdrlib.vocabulary import CHEXPERT_14, apply_no_finding, ordered_labels
 
 from .records import SPLITS
 from .iuxray import iuxray_split_of
+from .registry import get_dataset, standin_layouts
 from .synthcxr import generate_report, generate_study, render_image
 
 __all__ = ["LAYOUTS", "DEFECTS", "StandIn", "StandInStudy", "StandInError", "write_standin", "unpack_rexgradient",
            "split_sizes", "main"]
 
-LAYOUTS = ("mimic", "rexgradient", "iuxray")
+LAYOUTS = standin_layouts()  # the built-in ones (a dataset registered later is found by write_standin too)
 DEFECTS = ("missing-report", "missing-image", "missing-section")
 MANIFEST = "STANDIN.json"
-_LAYOUT_CODE = {"mimic": 1, "rexgradient": 2, "iuxray": 3}
 _MIMIC_SPLIT = {"train": "train", "val": "validate", "test": "test"}
 _REX_SPLIT = {"train": "train", "val": "valid", "test": "test"}
 _REX_PARTS = 10
@@ -227,7 +227,7 @@ def split_sizes(n: int) -> dict[str, int]:
 
 
 def _rng(seed: int, layout: str, *key: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), 0x57A4D, _LAYOUT_CODE[layout], *[int(k) for k in key]])
+    return np.random.default_rng([int(seed), 0x57A4D, get_dataset(layout).standin_code, *[int(k) for k in key]])
 
 
 def _hex(*parts: object, n: int = 32) -> str:
@@ -304,7 +304,7 @@ def _drafts(layout: str, n: int, seed: int, image_size: int, p_missing_section: 
     for split in SPLITS:
         for i in range(splits[split]):
             st = generate_report(seed, split, i)  # generate_study's texts and labels; its image is drawn on writing
-            rng = _rng(seed, layout, _LAYOUT_CODE[layout], SPLITS.index(split), i)
+            rng = _rng(seed, layout, get_dataset(layout).standin_code, SPLITS.index(split), i)
             frontal = "AP" if (st.devices and rng.random() < 0.8) or rng.random() < 0.25 else "PA"
             k = int(rng.choice([1, 2, 3], p=[0.2, 0.65, 0.15]))
             views = [frontal, "LATERAL", frontal][:k]
@@ -325,8 +325,8 @@ def _section_texts(d: _Draft) -> tuple[str, str]:
 
 def _check_args(layout: str, out_dir: Any, n: int, seed: int, image_size: int, defect: str | None,
                 p_missing_section: float) -> Path:
-    if layout not in LAYOUTS:
-        raise StandInError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if layout not in standin_layouts():
+        raise StandInError(f"layout must be one of {', '.join(standin_layouts())}, got {layout!r}")
     if defect is not None and defect not in DEFECTS:
         raise StandInError(f"defect must be one of {', '.join(DEFECTS)}, got {defect!r}")
     for name, v, lo in (("n", n, 1), ("seed", seed, 0), ("image_size", image_size, 16)):
@@ -404,7 +404,7 @@ def _mimic_label_cell(v: int | None) -> str:
     return "" if v is None else f"{float(v):.1f}"
 
 
-def _write_mimic(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+def write_mimic_layout(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
                  tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     rng = _rng(seed, "mimic", 99)
     used_subjects: set[int] = set()
@@ -517,7 +517,7 @@ def _grdn(*parts: object) -> str:
     return "GRDN" + out
 
 
-def _write_rexgradient(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+def write_rexgradient_layout(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
                        tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     studies: list[StandInStudy] = []
     for d in drafts:
@@ -671,7 +671,7 @@ def _iu_headings(labels: dict[str, int]) -> tuple[str, str, dict[str, int]]:
     return problems, mesh, ordered_labels(apply_no_finding({o: 1 for o in pos}))
 
 
-def _write_iuxray(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
+def write_iuxray_layout(root: Path, drafts: list[_Draft], seed: int, image_size: int, defect: str | None,
                   tick: Callable[[str], None] = lambda phase: None) -> tuple[list[StandInStudy], str | None]:
     studies: list[StandInStudy] = []
     for uid, d in enumerate(drafts, start=1):
@@ -751,7 +751,7 @@ def _check_disk(layout: str, root: Path, n: int, seed: int, image_size: int, def
     with tempfile.TemporaryDirectory(prefix="standin-sample-") as tmp:
         write_standin(layout, Path(tmp) / "s", n=SAMPLE_STUDIES, seed=seed, image_size=image_size,
                       defect=None, p_missing_section=p_missing_section, unpack=unpack)
-        per_study = _bytes_on_disk(Path(tmp) / "s") / SAMPLE_STUDIES * (2 if layout == "rexgradient" else 1)
+        per_study = _bytes_on_disk(Path(tmp) / "s") / SAMPLE_STUDIES * (2 if get_dataset(layout).standin_unpack else 1)
     need = per_study * n * 1.1
     where = root
     while not where.exists():
@@ -834,16 +834,16 @@ def write_standin(layout: str, out_dir: str | os.PathLike, *, n: int = 12, seed:
     if int(n) > SAMPLE_STUDIES:
         _check_disk(layout, root, int(n), int(seed), int(image_size), defect, float(p_missing_section), unpack)
     root.mkdir(parents=True, exist_ok=True)
-    sizes = split_sizes(int(n)) if layout != "iuxray" else {"train": int(n), "val": 0, "test": 0}
+    ds = get_dataset(layout)
+    sizes = split_sizes(int(n)) if ds.standin_splits else {"train": int(n), "val": 0, "test": 0}
     tick = _Progress(int(n)) if progress else (lambda phase: None)
     drafts = _drafts(layout, int(n), int(seed), int(image_size), float(p_missing_section), sizes, tick)
-    writer = {"mimic": _write_mimic, "rexgradient": _write_rexgradient, "iuxray": _write_iuxray}[layout]
-    studies, target = writer(root, drafts, int(seed), int(image_size), defect, tick)
+    studies, target = ds.standin(root, drafts, int(seed), int(image_size), defect, tick)
     st = StandIn(layout=layout, root=root, seed=int(seed), n=int(n), image_size=int(image_size), defect=defect,
-                 defect_study=target, studies=studies, packed=layout == "rexgradient")
+                 defect_study=target, studies=studies, packed=ds.standin_unpack is not None)
     (root / MANIFEST).write_text(json.dumps(st.to_json(), indent=2) + "\n", encoding="utf-8")
-    if unpack and layout == "rexgradient":
-        unpack_rexgradient(root)
+    if unpack and ds.standin_unpack is not None:
+        ds.standin_unpack(root)
         st.packed = False
     return st
 
@@ -853,7 +853,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m sdrlib.data.standin LAYOUT OUT_DIR [--n N] [--seed S] [--image-size PX] [--defect D] [--unpack]``."""
     ap = argparse.ArgumentParser(prog="python -m sdrlib.data.standin",
                                  description="Write synthetic studies in the layout of a real dataset download.")
-    ap.add_argument("layout", choices=LAYOUTS)
+    ap.add_argument("layout", choices=standin_layouts())
     ap.add_argument("out_dir")
     ap.add_argument("--n", type=int, default=12, help="number of studies (default 12)")
     ap.add_argument("--seed", type=int, default=0, help="SynthCXR seed (default 0)")

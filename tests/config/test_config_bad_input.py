@@ -150,10 +150,13 @@ def test_reward_names_are_what_validate_reward_name_accepts(name):
 def test_data_sources_are_the_ones_load_split_dispatches(monkeypatch, tmp_path):
     """Every accepted source reaches a loader; a source outside the list is one load_split refuses too."""
     import sdrlib.data as data
+    from sdrlib.data import registry
 
-    monkeypatch.setattr(data, "_load_synthetic", lambda cfg, split: ([], data.LoadReport("synthetic", split)))
+    stub = dataclasses.replace(data.get_dataset("synthetic"), load=lambda cfg, split: ([], data.LoadReport("synthetic", split)))
+    for key in ("synthetic", "synthcxr"):
+        monkeypatch.setitem(registry._DATASETS, key, stub)
     smoke = load_profile("smoke")
-    for source in config.DATA_SOURCES:
+    for source in registry.data_sources():
         cfg = load_profile("smoke", {"data.source": source, "data.root": str(tmp_path)})
         try:
             data.load_split(cfg, "train")
@@ -414,7 +417,7 @@ def _assert_satisfies(p: Profile) -> None:
         if "gt" in m:
             assert v > m["gt"], key
         if "choices" in m:
-            assert v in m["choices"], key
+            assert v in (m["choices"]() if callable(m["choices"]) else m["choices"]), key
     d, g, s = p.data, p.grpo, p.sft
     assert re.fullmatch(r"[A-Za-z0-9_.-]+", p.name) and p.name not in (".", "..")
     assert min(d.n_train, d.n_val, d.n_test, s.batch_size, g.batch_size, s.max_steps, g.max_steps) >= 1

@@ -1,0 +1,165 @@
+"""The datasets a profile can name (``data.source``): one registration per dataset.
+
+A :class:`Dataset` carries everything the rest of the package asks of a dataset: its loader (``load(cfg, split)``,
+:func:`sdrlib.data.load_split`), whether it is a download under ``data.root`` (the profile check of
+:mod:`sdrlib.config` and the run's preflight in :mod:`sdrlib.runner`, which names ``title`` when the folder is
+missing) and, optionally, how to write a stand-in in its layout (:mod:`sdrlib.data.standin`:
+``python -m sdrlib.data.standin NAME OUT_DIR`` and ``data.standin_n``). Each dataset module registers its own
+(:mod:`sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`, :mod:`~sdrlib.data.iuxray`; SynthCXR in
+:mod:`sdrlib.data`), so a new dataset is one module that calls :func:`register_dataset` and is imported before
+the profile is loaded (``tests/data/toy_dataset.py`` is such a module, run end to end by
+``tests/data/test_data_registry.py``).
+
+A stand-in writer is called as ``writer(root, drafts, seed, image_size, defect, tick)`` with SynthCXR drafts of
+the studies (:mod:`sdrlib.data.standin`) and returns ``(studies, defect_study)``: the
+:class:`~sdrlib.data.standin.StandInStudy` rows it wrote and the study a ``defect`` damaged (``None`` without one).
+
+Example::
+
+    from sdrlib.data.registry import get_dataset
+    get_dataset("mimic").title          # -> "MIMIC-CXR"
+    get_dataset("synthcxr").name        # -> "synthetic" (an alias)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from sdrlib.data.records import DataError
+from sdrlib.paths import output_root
+
+__all__ = ["Dataset", "register_dataset", "unregister_dataset", "get_dataset", "data_sources", "dataset_names",
+           "standin_layouts", "real_root", "deferred"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset a profile can name.
+
+    ``name``: the ``data.source`` value; ``aliases``: other values meaning the same; ``title``: how messages name it;
+    ``load(cfg, split) -> (list[Record], LoadReport)``; ``real``: a download under ``data.root`` (False: generated
+    on demand, no folder needed); ``standin``: the layout writer (module doc), ``None`` when there is none;
+    ``standin_code``: the stand-in's random stream for this layout (fixed once chosen: changing it changes every
+    stand-in); ``standin_splits``: the stand-in writes train / val / test (False: every study as train, the loader
+    splits them, as IU-Xray's by uid hash); ``standin_unpack(root)``: a step after writing that a download needs
+    before loading (ReXGradient's image archive), ``None`` when there is none; ``check_profile(profile)``: what is
+    wrong with a profile's settings for this dataset (one message, or ``None``), checked when the profile loads
+    (:mod:`sdrlib.config` raises it as a ``ConfigError``).
+    """
+
+    name: str
+    title: str
+    load: Callable[[Any, str], tuple]
+    real: bool = True
+    aliases: tuple[str, ...] = ()
+    standin: Callable[..., tuple] | None = None
+    standin_code: int = 0
+    standin_splits: bool = True
+    standin_unpack: Callable[[Path], Any] | None = None
+    check_profile: Callable[[Any], str | None] | None = None
+
+
+_DATASETS: dict[str, Dataset] = {}
+
+
+def deferred(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported when first called: how a dataset module names a function of a module that must not
+    load with the package (:mod:`sdrlib.data.standin` runs as ``python -m``, and runpy warns about a module the
+    package already imported). Example: ``deferred("sdrlib.data.standin", "write_mimic_layout")``."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def register_dataset(ds: Dataset) -> Dataset:
+    """Add ``ds`` (by its name and aliases); a name or alias already taken by another dataset raises ``ValueError``."""
+    if not isinstance(ds, Dataset):
+        raise TypeError(f"register_dataset needs a Dataset, got {type(ds).__name__}")
+    for key in (ds.name, *ds.aliases):
+        if key in _DATASETS and _DATASETS[key].name != ds.name:
+            raise ValueError(f"dataset name {key!r} is taken by {_DATASETS[key].name!r}")
+    if ds.standin is not None and any(o.standin is not None and o.standin_code == ds.standin_code
+                                      and o.name != ds.name for o in _DATASETS.values()):
+        raise ValueError(f"dataset {ds.name!r}: standin_code {ds.standin_code} is another stand-in's random stream")
+    for key in (ds.name, *ds.aliases):
+        _DATASETS[key] = ds
+    return ds
+
+
+def unregister_dataset(name: str) -> None:
+    """Remove a dataset and its aliases (tests)."""
+    ds = _DATASETS.get(name)
+    if ds is not None:
+        for key in (ds.name, *ds.aliases):
+            _DATASETS.pop(key, None)
+
+
+def get_dataset(source: str) -> Dataset:
+    """The dataset ``source`` names (name or alias); an unknown one raises :class:`DataError` listing the names."""
+    try:
+        return _DATASETS[str(source)]
+    except KeyError:
+        raise DataError(f"unknown data.source {source!r}; expected one of {', '.join(dataset_names())}") from None
+
+
+def dataset_names() -> list[str]:
+    """The registered datasets' names, in registration order (aliases left out)."""
+    return list(dict.fromkeys(ds.name for ds in _DATASETS.values()))
+
+
+def data_sources() -> tuple[str, ...]:
+    """Every value ``data.source`` accepts: names and aliases (the profile check's choices)."""
+    return tuple(_DATASETS)
+
+
+def standin_layouts() -> tuple[str, ...]:
+    """The datasets a stand-in can be written for (those registered with a ``standin`` writer)."""
+    return tuple(n for n in dataset_names() if _DATASETS[n].standin is not None)
+
+
+def real_root(cfg: Any) -> Path:
+    """The download folder of a real ``data.source`` (``data.root``, relative to the output root), written first as
+    a stand-in when the profile asks (``data.standin_n``) and it does not exist; no ``data.root`` raises
+    :class:`DataError`."""
+    root = str(cfg.data.root or "").strip()
+    if not root:
+        raise DataError(f"profile {cfg.name!r}: data.source={cfg.data.source!r} needs data.root, the folder of "
+                        "your download (see README, 'Real data')")
+    p = Path(root)
+    p = p if p.is_absolute() else output_root() / p
+    n = int(getattr(cfg.data, "standin_n", 0) or 0)
+    if n and not p.exists():
+        _write_standin_once(get_dataset(cfg.data.source).name, p, n, int(cfg.seed))
+    return p
+
+
+def _write_standin_once(source: str, root: Path, n: int, seed: int) -> None:
+    """Write the stand-in download a profile names (``data.standin_n``) into the missing ``root``.
+
+    Written into a sibling temporary folder and renamed into place, so an interrupted write leaves no
+    half folder that a later run would take for a download. ReXGradient's images are unpacked.
+    """
+    import shutil
+    import tempfile
+
+    # deferred: imported by the package, `python -m sdrlib.data.standin` would warn (runpy, module already loaded)
+    from sdrlib.data.standin import write_standin
+
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
+    try:
+        write_standin(source, tmp, n=n, seed=seed, unpack=True)
+        os.replace(tmp, root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    warnings.warn(f"data.standin_n = {n}: wrote a {source} stand-in (SynthCXR studies in the download's layout, "
+                  f"sdrlib.data.standin) into {root}", stacklevel=4)
