@@ -37,6 +37,8 @@ from sdrlib.distances.synthetic import make_space, random_sets, sentence_pool
 LANDS_WITHIN_S = 5.0
 #: when the interrupt / timer fires after the call starts
 FIRE_AFTER_S = 0.3
+#: a Ctrl-C whose interrupt never lands fails after this long (a DistanceTimeoutError) instead of hanging the suite
+BACKSTOP_S = 120.0
 
 
 class _Spy:
@@ -79,7 +81,7 @@ def _long_gw():
 
 
 #: the long UOT pairs here are past the POT threshold: kept on the kernels, whose stopping this file tests
-pytestmark = pytest.mark.usefixtures("kernels_only")
+pytestmark = pytest.mark.usefixtures("kernels_only", "python_sigint")
 
 
 def _long_pair(family: str):
@@ -108,7 +110,7 @@ def test_ctrl_c_stops_a_long_gw_solve(monkeypatch):
     t0 = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            pairwise_distances(cands, bank, spec, on_nonconvergence="ignore")
+            pairwise_distances(cands, bank, spec, on_nonconvergence="ignore", time_budget_s=BACKSTOP_S)
     finally:
         timer.cancel()
         timer.join()
@@ -154,7 +156,7 @@ def test_ctrl_c_stops_a_large_gw_pair():
     t0 = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            pairwise_distances([A], [B], spec, on_nonconvergence="ignore")
+            pairwise_distances([A], [B], spec, on_nonconvergence="ignore", time_budget_s=BACKSTOP_S)
     finally:
         timer.cancel()
         timer.join()

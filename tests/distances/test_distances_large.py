@@ -26,6 +26,9 @@ SPECS = [make_spec("ot"), make_spec("ot", rescale=False), make_spec("partial", r
 IDS = [s.name + ("" if s.params.get("clip", True) else "_noclip") for s in SPECS]
 
 
+pytestmark = pytest.mark.usefixtures("python_sigint")  # Ctrl-C tests: conftest.py
+
+
 def _sets(rng, sizes, d=24):
     return [rng.standard_normal((n, d)) for n in sizes]
 

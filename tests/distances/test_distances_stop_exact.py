@@ -29,7 +29,7 @@ FIRE_AFTER_S = 0.5
 LANDS_WITHIN_S = 1.0
 
 #: these pairs are past the POT thresholds: kept on the kernels, whose stopping this file tests
-pytestmark = pytest.mark.usefixtures("kernels_only")
+pytestmark = pytest.mark.usefixtures("kernels_only", "python_sigint")
 
 #: one long pair per exact family with a long single solve: (spec, n, m)
 LONG_PAIRS = {
