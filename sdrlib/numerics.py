@@ -195,16 +195,18 @@ def machine_record(cfg: Any = None) -> dict[str, Any]:
 def same_kernel_path(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """What differs between two machine records in what decides floats (empty: the same kernel path).
 
-    Compared: the kernel path in force; when it is ``native`` or custom, the CPU model and whether it has AVX-512
-    too (the native path follows the CPU); torch's CPU capability where both recorded it.
+    Compared: the kernel path in force; whether the CPU has AVX-512, on every path (measured: an AVX-512 box pinned to
+    ``avx2`` trains other weights than an AVX2 box, README "Machines and kernel paths", so the pins do not make two
+    CPU generations agree); when the path is ``native`` or custom, the CPU model too; torch's CPU capability where
+    both recorded it.
     """
     diffs = []
     if a.get("kernel_path") != b.get("kernel_path"):
         diffs.append(f"kernel path {a.get('kernel_path')} vs {b.get('kernel_path')}")
-    elif a.get("kernel_path") != "avx2":
-        for key in ("cpu_model", "avx512"):
-            if a.get(key) != b.get(key):
-                diffs.append(f"{key} {a.get(key)} vs {b.get(key)} (native kernel path)")
+    if a.get("avx512") != b.get("avx512"):
+        diffs.append(f"avx512 {a.get('avx512')} vs {b.get('avx512')} (the pins do not make these agree)")
+    if a.get("kernel_path") == b.get("kernel_path") != "avx2" and a.get("cpu_model") != b.get("cpu_model"):
+        diffs.append(f"cpu_model {a.get('cpu_model')} vs {b.get('cpu_model')} (native kernel path)")
     ca, cb = a.get("torch_cpu_capability"), b.get("torch_cpu_capability")
     if ca and cb and ca != cb:
         diffs.append(f"torch CPU capability {ca} vs {cb}")

@@ -332,12 +332,15 @@ def run_time(results_dir: str | Path, *, table: str = "run_summary") -> list[str
     t = _rows(results_dir, table)
     if t is None:
         return []
-    parts = [f"{str(r.notebook).split('_')[0]} {r.seconds:.0f}" for _, r in t.iterrows()]
+    ran = t[t.seconds.notna()] if "seconds" in t.columns else t  # a resumed run (--from) lists the others unrun
+    parts = [f"{str(r.notebook).split('_')[0]} {r.seconds:.0f}" for _, r in ran.iterrows()]
     total = float(t.total_seconds.iloc[0]) if "total_seconds" in t.columns else float(t.seconds.sum())
     ok = int((t.status == "ok").sum()) if "status" in t.columns else len(t)
     commit = f" of commit `{t.git_commit.iloc[0]}`" if "git_commit" in t.columns else ""
+    unrun = [str(r.notebook).split("_")[0] for _, r in t.iterrows() if r.notebook not in set(ran.notebook)]
+    tail = f"; not run in this invocation: {', '.join(unrun)}" if unrun else ""
     return [f"- The run{commit} took {total:.0f} s in all ({ok} of {len(t)} notebooks ok), per notebook in "
-            f"seconds: {', '.join(parts)} ({_src(table)})."]
+            f"seconds: {', '.join(parts)}{tail} ({_src(table)})."]
 
 
 def reward_audit(results_dir: str | Path, *, orderings: str = "04_reward_audit_orderings",

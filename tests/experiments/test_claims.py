@@ -201,6 +201,12 @@ def test_issue27_groups_run_time_audit_and_recall_selection(tmp_path):
     assert "R_Cham 2.480 vs 2.500 (pays for silence); R_new 1.884 vs 1.754." in text
     assert "above random: mbr:rec (" in text
     assert claims.check_block(text, cfg.results_dir) == []
+    # a resumed run (./run_all.sh --from 04) lists the notebooks it did not run without seconds: named, not "nan"
+    save_table(pd.DataFrame({"notebook": ["00_data.ipynb", "04_grpo.ipynb"], "status": ["skipped: not selected", "ok"],
+                             "seconds": [float("nan"), 394.5], "git_commit": ["abc1234"] * 2,
+                             "total_seconds": [394.5] * 2}), "run_summary", cfg)
+    (line,) = claims.run_time(cfg.results_dir)
+    assert "nan" not in line and "04 394; not run in this invocation: 00 (" in line
 
 
 def test_decomposition_chains_and_vs_rcham(tmp_path):
