@@ -13,6 +13,23 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@pytest.fixture(autouse=True)
+def _kernel_pins_do_not_leak():
+    """Undo the kernel-path pins a test set in this process's environment (``runner.run`` pins ``os.environ`` for
+    the notebook kernels it starts). Left set, they reach every later subprocess while this process's torch keeps
+    the CPU's own path: on an AVX-512 box a later 2-process training run then records capability AVX2 in its run
+    key and this process AVX512 (tests/training/test_accelerate.py failed so in a full suite)."""
+    from sdrlib.numerics import KERNEL_PINS
+
+    saved = {k: os.environ.get(k) for k in KERNEL_PINS}
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @pytest.fixture()
 def no_network(monkeypatch):
     """Refuse every socket connection for one test (``pytestmark = pytest.mark.usefixtures("no_network")``)."""
