@@ -43,8 +43,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from sdrlib.config import load_profile  # noqa: E402
 from sdrlib.data import load_split  # noqa: E402
-from sdrlib.distances import EXTENSIONS, REGISTRY, ConvergenceWarning, DistanceSpecError  # noqa: E402
-from sdrlib.distances.engine import CUDA_FAMILIES, pack_sets, paired_distances, pairwise_distances  # noqa: E402
+from sdrlib.distances import EXTENSIONS, FAMILIES, REGISTRY, ConvergenceWarning, DistanceSpecError  # noqa: E402
+from sdrlib.distances.engine import pack_sets, paired_distances, pairwise_distances  # noqa: E402
 from sdrlib.distances.registry import get  # noqa: E402
 from sdrlib.reports import split_sentences  # noqa: E402
 from sdrlib.distances.synthetic import make_space, random_sets, structured_bank, structured_candidates  # noqa: E402
@@ -135,7 +135,7 @@ def device_table(loads, names, args, N: int) -> int:
             if name in paper:
                 sweep[label][0] += sc
                 sweep[label][1] += sg
-            print(f"| {name} | {'yes' if get(name).family in CUDA_FAMILIES else 'no (cosines only)'} | {tc:.2f} | "
+            print(f"| {name} | {'yes' if FAMILIES[get(name).family].cuda else 'no (cosines only)'} | {tc:.2f} | "
                   f"{tg:.3f} | {tc / tg:.1f}x | {sc:.3f} | {sg:.2f} | {diff:.1e} | {nflag} | "
                   f"{int((~okc).sum())} / {int((~okg).sum())} |", flush=True)
     kinds = args.kinds.split(",")
@@ -158,7 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default="random,structured")
     # the paper's 15, then our unscaled transport settings (the negation-aware ones: --neg-pairs below)
     ap.add_argument("--settings", default=",".join(list(REGISTRY) + [n for n, s in EXTENSIONS.items()
-                                                                      if not s.negation_aware]))
+                                                                      if not s.needs_presence]))
     ap.add_argument("--neg-pairs", type=int, default=20000,
                     help="zipped pairs timed for the negation-aware overhead rows (0: skip)")
     ap.add_argument("--ref-pairs", type=int, default=None, help="max reference pairs per setting")

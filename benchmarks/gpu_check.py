@@ -571,7 +571,7 @@ def part_engine(args, work: Path, res: dict) -> int:
         K, N, d, kinds = 2, 20, 32, "random,structured"
         ns = argparse.Namespace(device="cpu", K=K, d=d, seed=0, kinds=kinds)
         names = list(bench_distances.REGISTRY) + [n for n, s in bench_distances.EXTENSIONS.items()
-                                                  if not s.negation_aware]
+                                                  if not s.needs_presence]
         loads = [(k, k, None, 1.0) for k in kinds.split(",")]
         res.update(K=K, N=N, d=d, device_label="dry run: CPU engine in both columns")
         with contextlib.redirect_stdout(_Tee(sys.stdout, buf)):

@@ -98,7 +98,7 @@ pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinc
 # %%
 sel.check_encoder(bank, emb)
 sets, scores, mbr, pres = {}, {}, {}, {}
-neg_names = [n for n in sc.names if get_distance(n).negation_aware]
+neg_names = [n for n in sc.names if get_distance(n).needs_presence]
 bank_pres = sel.bank_presence_of(bank) if neg_names else None
 t0 = time.perf_counter()
 with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, not one block per policy
@@ -383,29 +383,29 @@ for s_i in order[:n_examples]:
 # ## 10. Selection with the recall-weighted reward distance (ours, issue 27)
 # Bank selection picks typical reports, and on these policies a typical report is a normal one. The counterpart of
 # the reward that does not pay for silence (the profile's `chamfer_recall_<alpha>[_bal<w>]`, `sdrlib.rewards.methods.recall`; notebook 04's
-# reward audit): the same distance, with each bank report (bank selection, min / avg / knn) or each other candidate
-# (MBR) as the reference, so a candidate is far from a bank report whose findings it leaves out. Findings
-# CheXpert-14 macro F1 (CXB-14) per policy against random (the exact expectation over the K candidates) and the
-# standard Chamfer methods of section 2.
+# reward audit) is the same distance, `chamfer_recall_<alpha>`, an (asymmetric) family of the distance registry like
+# any other: with each bank report as the reference (bank selection, min / avg / knn) or each other candidate (MBR),
+# a candidate is far from a bank report whose findings it leaves out. It reads each sentence's finding presence, so
+# it takes `presence=` as the negation-aware settings do. Findings CheXpert-14 macro F1 (CXB-14) per policy against
+# random (the exact expectation over the K candidates) and the standard Chamfer methods of section 2.
 
 # %%
-from sdrlib.experiments import audit
-
 from sdrlib.rewards import parse_reward
 
-# the profile's trained recall reward (cpu: chamfer_recall_1_bal2); its distance is the recall distance at its alpha
-# (the _bal weight scales rewards per reference during training and has no role in ranking one study's candidates)
-rec_reward = next((r for r in cfg.grpo.rewards if r.startswith("chamfer_recall_")), "chamfer_recall_0.8")
-rec_alpha = parse_reward(rec_reward).opts["alpha"]
-rec_name = f"chamfer_recall_{rec_alpha:g}"
+# the profile's trained recall reward (cpu: chamfer_recall_1_bal2) names its distance (the _bal weight scales
+# rewards per reference during training and has no role in ranking one study's candidates)
+rec_name = parse_reward(next((r for r in cfg.grpo.rewards if r.startswith("chamfer_recall_")), "chamfer_recall_0.8")).distance
 rec_bank_pres = bank_pres if bank_pres is not None else sel.bank_presence_of(bank)
 rec_rows = []
 for p in cands:
     p_pres = pres[p] if pres[p] is not None else sel.candidate_presence(cands[p], candidate_format=formats[p])
-    rec_choices = audit.recall_selection_choices(sets[p], p_pres, bank, rec_bank_pres, k=sc.k, alpha=rec_alpha,
-                                                 aggregations=sc.aggregations, knn_k=sc.knn_k, name=rec_name)
+    rec_scores = sel.bank_distances(sets[p], bank, [rec_name], k=sc.k, study_ids=[r.study_id for r in test],
+                                    aggregations=sc.aggregations, knn_k=sc.knn_k, presence=p_pres,
+                                    bank_presence=rec_bank_pres, progress=None)
+    rec_mbr = sel.mbr_scores(sets[p], [rec_name], k=sc.k, presence=p_pres)
     strata = mscores[p].strata[:: sc.k] if mscores[p].strata is not None else None
-    e = sel.evaluate_methods(rec_choices, sel.pick_metrics(mscores[p], "findings", ["CXB-14"]), sc.k, strata=strata)
+    e = sel.evaluate_methods(sel.method_choices(rec_scores, rec_mbr), sel.pick_metrics(mscores[p], "findings", ["CXB-14"]),
+                             sc.k, strata=strata)
     rec_rows.append(e.assign(policy=p, section="findings"))
 rec_ev = pd.concat(rec_rows, ignore_index=True)
 std = ev[(ev.section == "findings") & (ev.metric == "CXB-14") & (ev.method.str.startswith("chamfer+") | (ev.method == "mbr:chamfer"))]

@@ -1,8 +1,12 @@
 """Set-to-set distances of the paper's appendix A (nine families, 15 registered settings), plus ours.
 
 Ours (``origin="sdr extension"`` in :func:`registry_table`, :data:`EXTENSIONS`): unscaled transport
-settings (``ot_raw``, ``sinkhorn_0.1_raw``, ...) and negation-aware ones (``chamfer_neg``, ...;
-:mod:`~sdrlib.distances.negation`). See :mod:`~sdrlib.distances.registry`.
+settings (``ot_raw``, ``sinkhorn_0.1_raw``, ...), negation-aware ones (``chamfer_neg``, ...;
+:mod:`~sdrlib.distances.negation`) and the asymmetric family ``chamfer_recall_<alpha>``
+(:mod:`~sdrlib.distances.recall`). See :mod:`~sdrlib.distances.registry`.
+
+Families are registrations (:class:`Family`, :func:`register_family`): one per family names its reference, its
+engine kernel, its parameters and checks, and whether it has ``_neg`` / ``_raw`` settings or reads presence itself.
 
 One API: a set may carry per-sentence presence arrays (from :func:`sdrlib.clinical.section_presence`;
 the distances never see text). Every entry point takes ``presence=(P_A, P_B)``: a negation-aware setting
@@ -14,6 +18,7 @@ requires it (:class:`DistanceSpecError` without), a plain setting ignores it.
 - :mod:`~sdrlib.distances.engine`    the batched engine: :func:`pairwise_distances` (K x N),
   :func:`pairwise_distances_many` (several settings, one cosine product), :func:`paired_distances`
   (zip), :class:`PackedSets`
+- :mod:`~sdrlib.distances.recall`    ``chamfer_recall_<alpha>``'s reference (ours; asymmetric, reads presence)
 - :mod:`~sdrlib.distances.negation`  the negation-aware cost ``max(M, c X, c r, c s)`` and presence checks
 - :mod:`~sdrlib.distances.costs`     input checks and the cosine base cost (eq. 11)
 - :mod:`~sdrlib.distances.synthetic` random and clustered embedding sets for tests and benchmarks
@@ -49,19 +54,23 @@ from sdrlib.distances.registry import (
     PAPER_SETTINGS,
     REGISTRY,
     DistanceSpec,
+    Family,
     available_distances,
     get,
     make_spec,
+    register_family,
     registry_table,
     reward,
     set_distance,
+    unregister_family,
 )
 
 __all__ = [
     "ConvergenceError", "ConvergenceWarning", "DistanceInputError", "DistanceRangeError", "DistanceSpecError",
     "DistanceTimeoutError", "UnknownDistanceError", "FAMILIES", "PAPER_SETTINGS", "REGISTRY", "EXTENSION_SETTINGS",
     "EXTENSIONS",
-    "DistanceSpec", "available_distances", "get", "make_spec", "registry_table", "reward", "set_distance",
+    "DistanceSpec", "Family", "available_distances", "get", "make_spec", "register_family", "registry_table", "reward",
+    "set_distance", "unregister_family",
     "pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets",
 ]
 

@@ -938,3 +938,34 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
                                      never)
         out[p] = val
         conv[p] = ok
+
+
+@njit(cache=True, parallel=True)
+def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha, out):
+    """``chamfer_recall_<alpha>`` (``sdrlib.distances.recall``) of the pairs (candidate pk[p] = generated,
+    bank pj[p] = reference): ``G`` carries the contradiction cap at c = 1, ``_gather_neg`` the sentence floors;
+    a generated (reference) sentence stating a finding positive that the other set never states positive is
+    floored at 1 (``hall`` / ``miss``); ``alpha x`` mean reference->generated ``+ (1 - alpha) x`` mean
+    generated->reference, clipped to [0, 1]."""
+    P = pk.shape[0]
+    for p in prange(P):
+        M = np.empty((nmax, nmax))
+        k, j = pk[p], pj[p]
+        n, m, _ = _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, 1.0)
+        gen = 0.0
+        for r in range(n):
+            best = _INF
+            for q in range(m):
+                best = min(best, M[r, q])
+            if (crow[ci[co[k] + r], 0] & ~bset[j, 0]) != 0:
+                best = max(best, 1.0)
+            gen += best
+        ref = 0.0
+        for q in range(m):
+            best = _INF
+            for r in range(n):
+                best = min(best, M[r, q])
+            if (brow[bi[bo[j] + q], 0] & ~cset[k, 0]) != 0:
+                best = max(best, 1.0)
+            ref += best
+        out[p] = min(max(alpha * (ref / m) + (1.0 - alpha) * (gen / n), 0.0), 1.0)

@@ -25,8 +25,14 @@ same iterative updates and stopping rules); the tests check agreement to 1e-5
 :func:`sdrlib.clinical.section_presence`). Negation-aware settings (``chamfer_neg``; the cost of
 :mod:`sdrlib.distances.negation`) require it and run on the CPU: sets are deduplicated on (vector,
 presence), the cosine block is capped at contradicting pairs and one driver (``_kernels.neg_pairs``)
-adds the sentence floors and runs the family's own solver. Plain settings ignore ``presence``, so one
+adds the sentence floors and runs the family's own solver. A family whose cost reads presence itself
+(``chamfer_recall_<alpha>``, asymmetric: the candidates are the generated sets) takes the same path with its own
+kernel (``_kernels.recall_pairs``). Plain settings ignore ``presence``, so one
 :func:`pairwise_distances_many` call may mix both kinds.
+
+**Families are registrations.** Each family's kernel is named by its :class:`~sdrlib.distances.registry.Family`
+(``kernel``, ``neg_kernel``) and called with a :class:`PairBatch`; the built-in ones are the ``*_kernel`` functions
+below, which run the numba kernels of :mod:`sdrlib.distances._kernels` (and route large pairs to :mod:`._large`).
 
 Every value is range-checked as in the reference (:func:`sdrlib.distances.costs.check_range`):
 round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
@@ -63,7 +69,7 @@ call before Ctrl-C or a budget is seen.
 
 Scope: float64 throughout (``dtype`` is not an option: the 1e-5 agreement and the
 ``M = 0`` tests are float64 statements). With ``device="cuda"`` step 2 runs on the GPU
-(torch), and so do the iterative solvers (Sinkhorn, UOT, GW: :data:`CUDA_FAMILIES`), one
+(torch), and so do the iterative solvers (Sinkhorn, UOT, GW: the families registered with ``cuda=True``), one
 GPU thread per pair running the CPU kernel's algorithm (:mod:`sdrlib.distances._cuda_kernels`;
 same iterations, caps, stopping rules and convergence flags). That needs numba's CUDA target
 (driver, NVVM, libdevice): if it cannot run, ``device="cuda"`` raises a
@@ -87,8 +93,14 @@ from sdrlib.distances import _large
 from sdrlib.distances._blas import GW_BLAS_MIN_NM, gw_loss_blas
 from sdrlib.distances.costs import ZERO_COST_ATOL, _as_float_array, check_range, cosine_cost, rescale, unit_rows
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError, DistanceTimeoutError
-from sdrlib.distances.negation import PRESENCE_WIDTH, check_presence, contradiction_matrix, presence_pair
-from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
+from sdrlib.distances.negation import (
+    PRESENCE_WIDTH,
+    check_presence,
+    contradiction_matrix,
+    negation_cost,
+    presence_pair,
+)
+from sdrlib.distances.registry import FAMILIES, DistanceSpec, check_mode, get, handle_nonconvergence, resolve
 
 #: upper bound on the cosine block held at once (float64 entries): 64 MiB
 _MAX_BLOCK = 8 * 1024 * 1024
@@ -353,21 +365,18 @@ def _resolve_device(device: str) -> str:
     raise DistanceSpecError(f"device must be 'cpu', 'cuda[:i]' or 'auto', got {device!r}")
 
 
-#: families whose solvers run on the GPU with device="cuda" (numba CUDA kernels, :mod:`._cuda_kernels`)
-CUDA_FAMILIES = ("sinkhorn", "uot", "gw")
-
-
 def _pick_solver(requested: "str | None", dev: str, specs: Sequence[DistanceSpec],
                  ready: "tuple[bool, str] | None" = None) -> str:
     """Where the iterative solvers run: ``dev`` (a CUDA device) or ``"cpu"``.
 
     ``requested`` is the caller's ``device``, ``dev`` its resolution (:func:`_resolve_device`),
     ``ready`` the answer of ``_cuda_kernels.available()`` (asked here when None and needed). No GPU
-    solver is needed (CPU device, or no setting of :data:`CUDA_FAMILIES`): ``"cpu"``. Numba's CUDA
+    solver is needed (CPU device, or no setting of a family with :attr:`~sdrlib.distances.registry.Family.cuda`):
+    ``"cpu"``. Numba's CUDA
     target cannot run: ``"auto"`` falls back to ``"cpu"``, an explicit ``"cuda[:i]"`` raises
     :class:`DistanceSpecError` naming the device and the reason.
     """
-    if not dev.startswith("cuda") or not any(s.family in CUDA_FAMILIES for s in specs):
+    if not dev.startswith("cuda") or not any(FAMILIES[s.family].cuda for s in specs):
         return "cpu"
     if ready is None:
         from sdrlib.distances import _cuda_kernels
@@ -492,7 +501,7 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
     """Distances and convergence flags of every spec for the pairs (pk[p], pj[p]); one cosine product for all.
 
     ``device`` runs the cosine product, ``solver`` (``"cpu"`` or a CUDA device, :func:`_pick_solver`)
-    the solvers of :data:`CUDA_FAMILIES`. ``grid`` (bank set ids) says the pairs are the full
+    the solvers of the ``cuda`` families. ``grid`` (bank set ids) says the pairs are the full
     bank-major grid ``pj = repeat(grid, K)``, ``pk = tile(arange(K), len(grid))``, which the
     nearest-neighbour kernel exploits. ``budget``: the caller's time budget (none by default).
     """
@@ -507,7 +516,7 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
         res = []
         for spec in specs:
             budget.check(spec.name)
-            if G is None and spec.family != "gw" and len(pk):
+            if G is None and FAMILIES[spec.family].needs_cosines and len(pk):
                 G = np.ascontiguousarray(_cosines(bank.unique, cand.unique, device))  # (U_bank, U_cand)
             res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid, solver, budget))
         return res
@@ -544,76 +553,255 @@ def _gw_cpu(spec: DistanceSpec, cand: PackedSets, bank: PackedSets, pk: np.ndarr
 def _run_kernels(spec: DistanceSpec, G: np.ndarray | None, cand: PackedSets, bank: PackedSets, pk: np.ndarray,
                  pj: np.ndarray, grid: np.ndarray | None = None, solver: str = "cpu",
                  budget: "_Budget | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    """The family's registered kernel (:attr:`~sdrlib.distances.registry.Family.kernel`) on the pairs, range-checked."""
     budget = _Budget(None) if budget is None else budget
-    P = len(pk)
-    out = np.empty(P)
-    conv = np.ones(P, dtype=np.bool_)
-    if P == 0:
-        return out, conv
-    fam, prm = spec.family, spec.params
-    gpu = solver != "cpu" and fam in CUDA_FAMILIES
-    if gpu:  # the iterative families' GPU twins: same arguments, not stoppable
-        from sdrlib.distances import _cuda_kernels
-    if fam == "gw":
-        if gpu:
-            ca, cao = cand.intra()
-            cb, cbo = bank.intra()
-            _cuda_kernels.gw_pairs(ca, cao, cb, cbo, cand.offsets, bank.offsets, pk, pj, prm["eps"], prm["tol"],
-                                   prm["max_iter"], out, conv, device=solver)
-        else:
-            _gw_cpu(spec, cand, bank, pk, pj, out, conv, budget)
-        return check_range(out, spec.name), conv
-    if not gpu and fam in _large.FAMILIES:  # large pairs on POT / SciPy (measured crossover, :mod:`._large`)
-        big = _large.route_key(fam, cand.sizes[pk], bank.sizes[pj])
-        if big.any():
-            small = np.flatnonzero(~big)
-            if len(small):
-                out[small], conv[small] = _run_kernels(spec, G, cand, bank, pk[small], pj[small], None, solver,
-                                                       budget)
-            ob, cb = np.empty(int(big.sum())), np.ones(int(big.sum()), dtype=np.bool_)
-            _large.solve(fam, prm, G, cand.index, cand.offsets, bank.index, bank.offsets, pk[big], pj[big], ob, cb,
-                         lambda done: _wait(done, budget, spec.name))
-            out[big], conv[big] = ob, cb
-            return check_range(out, spec.name, spec.upper), conv
-    args = (G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj)
-    nmax = int(max(cand.sizes[pk].max(), bank.sizes[pj].max()))
-    # the exact families run stoppable too (_watched); worst-case work: n m per nearest-neighbour pair,
-    # n m (n + m) per assignment / transport pair (one O((n + m)^2) path search per augmentation, <= n + m of them)
-    n_c, n_b = cand.sizes[pk].astype(float), bank.sizes[pj].astype(float)
-    cells = float(np.sum(n_c * n_b))
-    cubic = float(np.sum(n_c * n_b * (n_c + n_b)))
-    if fam in ("chamfer", "hausdorff") and grid is not None:
-        og = np.empty((len(grid), cand.n_sets))
-        _watched(K.nn_grid_stoppable, (G, cand.index, cand.offsets, bank.index, bank.offsets, grid,
-                                       fam == "hausdorff", og), budget, spec.name, cells)
-        out = og.ravel()
-    elif fam in ("chamfer", "hausdorff"):
-        _watched(K.nn_pairs_stoppable, (*args, fam == "hausdorff", out), budget, spec.name, cells)
-    elif fam == "hung_nn":
-        _watched(K.hung_pairs_stoppable, (*args, nmax, 0, 0.0, False, out), budget, spec.name, cubic)
-    elif fam == "hung_pen":
-        _watched(K.hung_pairs_stoppable, (*args, nmax, 1, prm["alpha"], prm["clip"], out), budget, spec.name, cubic)
-        return check_range(out, spec.name, spec.upper), conv
-    elif fam == "ot":
-        _watched(K.transport_pairs_stoppable, (*args, nmax, -1.0, ZERO_COST_ATOL, prm["rescale"], out), budget,
-                 spec.name, cubic)
-    elif fam == "partial":
-        rho = 0.0 if prm["rho"] == "adaptive" else float(prm["rho"])
-        _watched(K.transport_pairs_stoppable, (*args, nmax, rho, ZERO_COST_ATOL, prm["rescale"], out), budget,
-                 spec.name, cubic)
-    elif fam in ("sinkhorn", "uot"):
+    if len(pk) == 0:
+        return np.empty(0), np.ones(0, dtype=np.bool_)
+    fam = FAMILIES[spec.family]
+    b = PairBatch(spec, cand, bank, pk, pj, budget, G=G, grid=grid, solver=solver if fam.cuda else "cpu")
+    return b.finish(*resolve(fam.kernel)(b))
+
+
+@dataclass
+class PairBatch:
+    """What a family's engine kernel gets: the P pairs (candidate set ``pk[p]``, bank set ``pj[p]``) of one setting.
+
+    A kernel (:attr:`sdrlib.distances.registry.Family.kernel` / ``neg_kernel``) is ``kernel(batch) -> (values
+    (P,), converged (P,) bool)``; the engine range-checks the values (:meth:`finish`). Candidates are the first
+    argument of a distance (the generated side of an asymmetric family), the bank the second.
+
+    Attributes: ``spec`` (the setting: ``spec.params``, ``spec.contradiction``); ``cand`` / ``bank``
+    (:class:`PackedSets`: unique unit rows, per-set row indices and offsets); ``pk`` / ``pj`` (P,) int64 set ids;
+    ``G`` the (U_bank, U_cand) cosines of the unique rows on the plain path (None for a family that does not
+    read them, and on the presence path); ``grid`` bank set ids when the pairs are the full bank-major grid
+    (``pj = repeat(grid, K)``), else None; ``solver`` ``"cpu"`` or the CUDA device of a ``cuda`` family;
+    ``presence`` ``(P_cand, P_bank)``, (U, 14) int8 presence of the unique rows, on the presence path
+    (``_neg`` settings, families with ``presence="required"``), else None.
+
+    A kernel in Python can simply loop: ``for p in range(batch.P): M = batch.cost_block(p)`` (the pair's cost:
+    the cosine cost of eq. 11, or ``M'`` of :mod:`sdrlib.distances.negation` on the presence path of a ``_neg``
+    setting); :meth:`check_time` lets Ctrl-C and the caller's budget through between pairs. The built-in
+    kernels run numba over all pairs (:meth:`watched` makes such a kernel stoppable).
+    """
+
+    spec: DistanceSpec
+    cand: PackedSets
+    bank: PackedSets
+    pk: np.ndarray
+    pj: np.ndarray
+    budget: _Budget
+    G: "np.ndarray | None" = None
+    grid: "np.ndarray | None" = None
+    solver: str = "cpu"
+    presence: "tuple[np.ndarray, np.ndarray] | None" = None
+
+    @property
+    def P(self) -> int:
+        return len(self.pk)
+
+    @property
+    def sizes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(n (P,), m (P,)): the sentence counts of each pair's candidate and bank set."""
+        return self.cand.sizes[self.pk], self.bank.sizes[self.pj]
+
+    @property
+    def nmax(self) -> int:
+        n, m = self.sizes
+        return int(max(n.max(), m.max()))
+
+    @property
+    def args(self) -> tuple:
+        """The arguments every built-in kernel starts with: ``(G, ci, co, bi, bo, pk, pj)``."""
+        return (self.G, self.cand.index, self.cand.offsets, self.bank.index, self.bank.offsets, self.pk, self.pj)
+
+    def subset(self, idx: np.ndarray) -> "PairBatch":
+        """The pairs ``idx`` only (no longer a grid)."""
+        return PairBatch(self.spec, self.cand, self.bank, self.pk[idx], self.pj[idx], self.budget, self.G, None,
+                         self.solver, self.presence)
+
+    def rows(self, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """The unit-row sets ``(A (n, d), B (m, d))`` of pair ``p``, sentences in the sets' order."""
+        c, b = self.cand, self.bank
+        k, j = self.pk[p], self.pj[p]
+        return c.unique[c.index[c.offsets[k]:c.offsets[k + 1]]], b.unique[b.index[b.offsets[j]:b.offsets[j + 1]]]
+
+    def pair_presence(self, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(P_A (n, 14), P_B (m, 14))`` of pair ``p`` (presence path only)."""
+        if self.presence is None:
+            raise DistanceSpecError(f"{self.spec.name}: no presence on this path")
+        c, b = self.cand, self.bank
+        k, j = self.pk[p], self.pj[p]
+        return (self.presence[0][c.index[c.offsets[k]:c.offsets[k + 1]]],
+                self.presence[1][b.index[b.offsets[j]:b.offsets[j + 1]]])
+
+    def cost_block(self, p: int) -> np.ndarray:
+        """Pair ``p``'s cost (n, m): ``clip(0.5 (1 - cos), 0, 1)``, or with ``spec.contradiction > 0`` the
+        negation-aware ``M'`` (:func:`sdrlib.distances.negation.negation_cost`)."""
+        A, B = self.rows(p)
+        if self.spec.negation_aware:
+            return negation_cost(A, B, *self.pair_presence(p), self.spec.contradiction)
+        return cosine_cost(A, B)
+
+    def capped_cosines(self, c: float) -> np.ndarray:
+        """(U_bank, U_cand) cosines with contradicted pairs capped, ``cost = max(M, c X)`` (presence path)."""
+        return _capped_cosines(self.bank, self.presence[1], self.cand, self.presence[0], c)
+
+    def masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(crow, brow, cset, bset)``: (positive, negative) observation bit masks per unique row and per set."""
+        crow, cset = _masks(self.cand, self.presence[0])
+        brow, bset = _masks(self.bank, self.presence[1])
+        return crow, brow, cset, bset
+
+    def watched(self, kernel: Callable, args: tuple, work: float = np.inf) -> None:
+        """Run a ``*_stoppable`` numba kernel ``kernel(*args, stop)`` so that Ctrl-C and the budget stop it."""
+        _watched(kernel, args, self.budget, self.spec.name, work)
+
+    def check_time(self) -> None:
+        """Raise :class:`DistanceTimeoutError` once the caller's budget is spent."""
+        self.budget.check(self.spec.name)
+
+    def finish(self, out: np.ndarray, conv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's values range-checked (:func:`sdrlib.distances.costs.check_range`) and its flags."""
+        out = np.asarray(out, dtype=np.float64)
+        conv = np.asarray(conv, dtype=np.bool_)
+        if out.shape != (self.P,) or conv.shape != (self.P,):
+            raise DistanceSpecError(f"{self.spec.name}: the family's kernel returned shapes {out.shape} / "
+                                    f"{conv.shape} for {self.P} pairs")
+        return check_range(out, self.spec.name, self.spec.upper), conv
+
+
+# --------------------------------------------------------------------------- the built-in families' kernels
+def _routed(b: PairBatch, small: Callable[[PairBatch], tuple[np.ndarray, np.ndarray]]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """``small(b)``, except that large pairs of a family :mod:`._large` routes (CPU only) go to POT / SciPy."""
+    fam, prm = b.spec.family, b.spec.params
+    big = _large.route_key(fam, *b.sizes) if b.solver == "cpu" else np.zeros(b.P, dtype=bool)
+    if not big.any():
+        return small(b)
+    out, conv = np.empty(b.P), np.ones(b.P, dtype=np.bool_)
+    rest = np.flatnonzero(~big)
+    if len(rest):
+        out[rest], conv[rest] = small(b.subset(rest))
+    ob, cb = np.empty(int(big.sum())), np.ones(int(big.sum()), dtype=np.bool_)
+    _large.solve(fam, prm, b.G, b.cand.index, b.cand.offsets, b.bank.index, b.bank.offsets, b.pk[big], b.pj[big],
+                 ob, cb, lambda done: _wait(done, b.budget, b.spec.name))
+    out[big], conv[big] = ob, cb
+    return out, conv
+
+
+def _work(b: PairBatch) -> tuple[float, float]:
+    """Worst-case work of the exact families: (n m summed: nearest neighbour; n m (n + m): one O((n + m)^2) path
+    search per augmentation, at most n + m of them)."""
+    n, m = (x.astype(float) for x in b.sizes)
+    return float(np.sum(n * m)), float(np.sum(n * m * (n + m)))
+
+
+def nn_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Chamfer (eq. 12) and Hausdorff (eq. 13): ``_kernels.nn_grid_stoppable`` on a full grid, else per pair."""
+    haus = b.spec.family == "hausdorff"
+    cells, _ = _work(b)
+    conv = np.ones(b.P, dtype=np.bool_)
+    if b.grid is not None:
+        og = np.empty((len(b.grid), b.cand.n_sets))
+        b.watched(K.nn_grid_stoppable, (b.G, b.cand.index, b.cand.offsets, b.bank.index, b.bank.offsets, b.grid,
+                                        haus, og), cells)
+        return og.ravel(), conv
+    out = np.empty(b.P)
+    b.watched(K.nn_pairs_stoppable, (*b.args, haus, out), cells)
+    return out, conv
+
+
+def hung_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Hungarian-NN (eq. 19) and Hungarian-Pen (eq. 20); large pairs on SciPy (:mod:`._large`)."""
+    def small(s: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+        out = np.empty(s.P)
+        prm = s.spec.params
+        pen = s.spec.family == "hung_pen"
+        s.watched(K.hung_pairs_stoppable, (*s.args, s.nmax, int(pen), float(prm["alpha"]) if pen else 0.0,
+                                           bool(prm["clip"]) if pen else False, out), _work(s)[1])
+        return out, np.ones(s.P, dtype=np.bool_)
+    return _routed(b, small)
+
+
+def transport_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Exact OT (eq. 14) and partial OT (eq. 21); large pairs on POT (:mod:`._large`)."""
+    def small(s: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+        out = np.empty(s.P)
+        prm = s.spec.params
+        rho = -1.0 if s.spec.family == "ot" else (0.0 if prm["rho"] == "adaptive" else float(prm["rho"]))
+        s.watched(K.transport_pairs_stoppable, (*s.args, s.nmax, rho, ZERO_COST_ATOL, prm["rescale"], out),
+                  _work(s)[1])
+        return out, np.ones(s.P, dtype=np.bool_)
+    return _routed(b, small)
+
+
+def entropic_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Sinkhorn (eq. 15) and UOT (eq. 16), on the CPU or a CUDA device; large UOT pairs on POT's loop."""
+    def small(s: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+        out, conv = np.empty(s.P), np.ones(s.P, dtype=np.bool_)
+        fam, prm = s.spec.family, s.spec.params
         tau = -1.0 if fam == "sinkhorn" else prm["tau"]
         log_domain = fam == "sinkhorn" and prm["eps"] < K.LOG_DOMAIN_EPS
-        ent = (*args, nmax, prm["eps"], tau, prm["stop_thr"], prm["max_iter"], log_domain, ZERO_COST_ATOL,
+        ent = (*s.args, s.nmax, prm["eps"], tau, prm["stop_thr"], prm["max_iter"], log_domain, ZERO_COST_ATOL,
                prm["rescale"], out, conv)
-        if gpu:
-            _cuda_kernels.entropic_pairs(*ent, device=solver)
+        if s.solver != "cpu":
+            from sdrlib.distances import _cuda_kernels
+
+            _cuda_kernels.entropic_pairs(*ent, device=s.solver)
         else:
-            work = prm["max_iter"] * 4 * cells * (10 if log_domain else 1)  # log domain: an exp per entry
-            _watched(K.entropic_pairs_stoppable, ent, budget, spec.name, work)
-    else:  # pragma: no cover - FAMILIES and this switch are kept in step by the tests
-        raise KeyError(f"no batched kernel for family {fam!r}")
-    return check_range(out, spec.name), conv
+            work = prm["max_iter"] * 4 * _work(s)[0] * (10 if log_domain else 1)  # log domain: an exp per entry
+            s.watched(K.entropic_pairs_stoppable, ent, work)
+        return out, conv
+    return _routed(b, small)
+
+
+def gw_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Entropic GW (eq. 17) on the intra-set costs: a CUDA device, or the CPU (:func:`_gw_cpu`)."""
+    out, conv = np.empty(b.P), np.ones(b.P, dtype=np.bool_)
+    prm = b.spec.params
+    if b.solver != "cpu":
+        from sdrlib.distances import _cuda_kernels
+
+        ca, cao = b.cand.intra()
+        cb, cbo = b.bank.intra()
+        _cuda_kernels.gw_pairs(ca, cao, cb, cbo, b.cand.offsets, b.bank.offsets, b.pk, b.pj, prm["eps"], prm["tol"],
+                               prm["max_iter"], out, conv, device=b.solver)
+    else:
+        _gw_cpu(b.spec, b.cand, b.bank, b.pk, b.pj, out, conv, b.budget)
+    return out, conv
+
+
+def neg_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Every built-in family but GW on the negation-aware cost (presence path): the capped cosine block, then
+    the driver ``_kernels.neg_pairs`` with the sentence floors and the family's own solver; not stoppable."""
+    spec = b.spec
+    out, conv = np.empty(b.P), np.ones(b.P, dtype=np.bool_)
+    G = b.capped_cosines(spec.contradiction)
+    crow, brow, cset, bset = b.masks()
+    fam, prm = spec.family, spec.params
+    rho = prm.get("rho", -1.0)
+    rho = 0.0 if rho == "adaptive" else float(rho)
+    eps = float(prm.get("eps", 1.0))
+    nmax = int(max(b.cand.sizes.max(), b.bank.sizes.max()))
+    K.neg_pairs(G, b.cand.index, b.cand.offsets, b.bank.index, b.bank.offsets, b.pk, b.pj, nmax, crow, brow, cset,
+                bset, float(spec.contradiction), K.NEG_FAMILY_CODES[fam], float(prm.get("alpha", 0.0)),
+                bool(prm.get("clip", False)), rho, eps, float(prm.get("tau", -1.0)),
+                float(prm.get("stop_thr", 1e-9)), int(prm.get("max_iter", 1000)),
+                fam == "sinkhorn" and eps < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, bool(prm.get("rescale", False)),
+                out, conv)
+    return out, conv
+
+
+def recall_kernel(b: PairBatch) -> tuple[np.ndarray, np.ndarray]:
+    """``chamfer_recall_<alpha>`` (:mod:`sdrlib.distances.recall`): ``_kernels.recall_pairs`` on the cosine block
+    capped at c = 1 (presence path; candidates are the generated sets); not stoppable."""
+    out = np.empty(b.P)
+    G = b.capped_cosines(1.0)
+    crow, brow, cset, bset = b.masks()
+    nmax = int(max(b.cand.sizes.max(), b.bank.sizes.max()))
+    K.recall_pairs(G, b.cand.index, b.cand.offsets, b.bank.index, b.bank.offsets, b.pk, b.pj, nmax, crow, brow,
+                   cset, bset, float(b.spec.params["alpha"]), out)
+    return out, np.ones(b.P, dtype=np.bool_)
 
 
 # --------------------------------------------------------------------------- negation-aware settings
@@ -670,38 +858,25 @@ def _masks(ps: PackedSets, presence: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return row, sets
 
 
-def _run_negation(spec: DistanceSpec, cand: PackedSets, pc: np.ndarray, bank: PackedSets, pb: np.ndarray,
-                  pk: np.ndarray, pj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A negation-aware setting for the pairs (pk[p], pj[p]): the capped cosine block, then the negation
-    driver (``_kernels.neg_pairs``) with the sentence floors, single-threaded below :data:`_SERIAL_BELOW`
-    pairs (as :func:`_run`); CPU only. Returns (values, converged)."""
+def _run_presence(spec: DistanceSpec, cand: PackedSets, pc: np.ndarray, bank: PackedSets, pb: np.ndarray,
+                  pk: np.ndarray, pj: np.ndarray, budget: "_Budget | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    """A setting that reads presence (``_neg``, or a ``presence="required"`` family) for the pairs (pk[p], pj[p]):
+    the family's ``neg_kernel`` (``_neg``) or ``kernel``, single-threaded below :data:`_SERIAL_BELOW` pairs (as
+    :func:`_run`); CPU only. Returns (values, converged)."""
     import numba
 
-    out = np.empty(len(pk))
-    conv = np.ones(len(pk), dtype=np.bool_)
     if not len(pk):
-        return out, conv
-    G = _capped_cosines(bank, pb, cand, pc, spec.contradiction)
-    crow, cset = _masks(cand, pc)
-    brow, bset = _masks(bank, pb)
-    fam, prm = spec.family, spec.params
-    rho = prm.get("rho", -1.0)
-    rho = 0.0 if rho == "adaptive" else float(rho)
-    eps = float(prm.get("eps", 1.0))
-    nmax = int(max(cand.sizes.max(), bank.sizes.max()))
+        return np.empty(0), np.ones(0, dtype=np.bool_)
+    fam = FAMILIES[spec.family]
+    kernel = resolve(fam.neg_kernel if spec.negation_aware else fam.kernel)
+    b = PairBatch(spec, cand, bank, pk, pj, _Budget(None) if budget is None else budget, presence=(pc, pb))
     threads = numba.get_num_threads()
     if len(pk) < _SERIAL_BELOW:
         numba.set_num_threads(1)
     try:
-        K.neg_pairs(G, cand.index, cand.offsets, bank.index, bank.offsets, pk, pj, nmax, crow, brow, cset, bset,
-                    float(spec.contradiction), K.NEG_FAMILY_CODES[fam], float(prm.get("alpha", 0.0)),
-                    bool(prm.get("clip", False)), rho, eps, float(prm.get("tau", -1.0)),
-                    float(prm.get("stop_thr", 1e-9)), int(prm.get("max_iter", 1000)),
-                    fam == "sinkhorn" and eps < K.LOG_DOMAIN_EPS, ZERO_COST_ATOL, bool(prm.get("rescale", False)),
-                    out, conv)
+        return b.finish(*kernel(b))
     finally:
         numba.set_num_threads(threads)
-    return check_range(out, spec.name, spec.upper), conv
 
 
 def _pairwise_negation(cands: SetsLike, bank: SetsLike, specs: Sequence[DistanceSpec], presence: object,
@@ -723,7 +898,7 @@ def _pairwise_negation(cands: SetsLike, bank: SetsLike, specs: Sequence[Distance
         if len(kk) and len(jj):
             pj = np.repeat(jj.astype(np.int64), len(kk))
             pk = np.tile(kk.astype(np.int64), len(jj))
-            vals, ok = _run_negation(spec, cp, pc, bp, pb, pk, pj)
+            vals, ok = _run_presence(spec, cp, pc, bp, pb, pk, pj, budget)
             out[np.ix_(kk_all, jj_all)] = vals.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
             conv[np.ix_(kk_all, jj_all)] = ok.reshape(len(jj), len(kk)).T[np.ix_(kinv, jinv)]
         outs[spec.name] = (out, conv)
@@ -811,8 +986,8 @@ def pairwise_distances_many(cands: SetsLike, bank: SetsLike, names: "Sequence[st
     if isinstance(names, (str, DistanceSpec)):
         raise DistanceSpecError("names must be a sequence of settings; for one setting use pairwise_distances")
     specs = [get(n) for n in names]
-    neg = [s for s in specs if s.negation_aware]
-    plain = [s for s in specs if not s.negation_aware]
+    neg = [s for s in specs if s.needs_presence]
+    plain = [s for s in specs if not s.needs_presence]
     if neg:
         presence_pair(presence, neg[0].name)
     check_mode(on_nonconvergence)
@@ -883,12 +1058,12 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     ``paired_distances(A, B, "chamfer_neg", presence=(section_presence(gen), section_presence(ref)))``.
     """
     spec = get(name)
-    if spec.negation_aware:
+    if spec.needs_presence:
         a_pres, b_pres = presence_pair(presence, spec.name)
     check_mode(on_nonconvergence)
     _check_empty_value(empty_value)
     budget = _Budget(_check_budget(time_budget_s))
-    if spec.negation_aware:
+    if spec.needs_presence:
         ap, pa = _pack_presence(A_sets, a_pres, "A_sets")
         bp, pb = _pack_presence(B_sets, b_pres, "B_sets", dim=ap.dim)
     else:
@@ -903,9 +1078,9 @@ def paired_distances(A_sets: SetsLike, B_sets: SetsLike, name: "str | DistanceSp
     keys = np.stack([ap.classes()[idx], bp.classes()[idx]], axis=1)
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     rep = idx[first]
-    if spec.negation_aware:
+    if spec.needs_presence:
         budget.check(spec.name)
-        vals, ok = _run_negation(spec, ap, pa, bp, pb, rep, rep)
+        vals, ok = _run_presence(spec, ap, pa, bp, pb, rep, rep, budget)
     else:
         dev = _resolve_device(device)
         vals, ok = _run([spec], ap, bp, rep, rep, dev, solver=_pick_solver(device, dev, [spec]), budget=budget)[0]

@@ -1,8 +1,14 @@
 """The registry of set-distance settings: the 15 the paper evaluates, and any other by parameter.
 
-A setting is a :class:`DistanceSpec`: a family (one of the nine of appendix A)
+A setting is a :class:`DistanceSpec`: a family (one of the nine of appendix A, or ours: ``chamfer_recall``)
 plus its parameters. New settings are made with :func:`make_spec` or parsed from
 a name by :func:`get` (``get("sinkhorn_0.05")``); nothing is copied per setting.
+
+A family is one registration, :func:`register_family` with a :class:`Family`: its per-pair reference, its batched
+engine kernel (``kernel(batch)``, :class:`sdrlib.distances.engine.PairBatch`), its parameter defaults and checks, and
+whether it has negation-aware (``neg_kernel``), unscaled (``rescalable``) or CUDA variants or reads presence itself
+(``presence="required"``). The built-in families are registered below; ``tests/distances/toy_family.py`` registers
+one from a module of its own and uses it through every entry point with no other edit.
 
 ``exact`` on a spec means the batched engine (:mod:`sdrlib.distances.engine`)
 computes the same quantity as the per-pair reference (agreement to 1e-5 in
@@ -116,48 +122,216 @@ def _mt(p: dict[str, Any]) -> str:
     return "M~ = M / max M" if p.get("rescale", True) else "the unscaled cost M (ours: _raw)"
 
 
+def _fmt(v: Any) -> str:
+    if isinstance(v, (str, bool)) or (isinstance(v, int) and not isinstance(v, bool)):
+        return str(v)
+    return repr(float(v))
+
+
+#: :attr:`Family.presence` values
+PRESENCE_MODES = ("optional", "never", "required")
+
+
 @dataclass(frozen=True)
-class _Family:
-    fn_name: str                 # the reference function in sdrlib.distances.reference (imported on first use:
-                                 # it pulls in POT, ~2 s, which name checks such as load_profile never need)
-    defaults: dict[str, Any]
-    primary: str | None          # the parameter written into the name ("sinkhorn_0.1")
-    symmetric: bool
-    iterative: bool
-    describe: Callable[[dict[str, Any]], str]
+class Family:
+    """One distance family, registered once (:func:`register_family`): everything the registry, the per-pair
+    reference, the batched engine and the ``_neg`` / ``_raw`` grammar need to know about it.
+
+    Attributes
+    ----------
+    name : str
+        The family's name; settings are named ``name`` or ``name_<primary>`` (:func:`make_spec`).
+    reference : callable or "module:function"
+        The per-pair reference on validated sets (float64, unit rows): ``reference(A, B, **params, M=None)``
+        returning ``(value, converged)``; ``M`` is the negation-aware cost when given. A family with
+        ``presence="required"`` is called as ``reference(A, B, P_A, P_B, **params)`` instead. A string is
+        imported on first use (the built-in references pull in POT, ~2 s, which name checks never need).
+    kernel : callable or "module:function"
+        The engine's batched kernel: ``kernel(batch)`` with a :class:`sdrlib.distances.engine.PairBatch`,
+        returning ``(values (P,), converged (P,))``. Plain settings call it with the cosine block, a
+        ``presence="required"`` family on the presence path (``batch.presence`` set).
+    defaults : dict
+        Every parameter with its default; a spec carries all of them.
+    primary : str, optional
+        The parameter written into the name (``sinkhorn_0.1``) and parsed from it.
+    symmetric, iterative : bool
+        ``D(A, B) = D(B, A)`` by definition; solved by an iterative method with a stopping rule.
+    describe : callable
+        ``describe(params) -> str``, one line.
+    check : callable, optional
+        ``check(params)`` raising :class:`DistanceSpecError` for a value this family's solver cannot use,
+        beyond the checks every family shares (positive finite ``eps`` / ``tau`` / ``alpha`` / thresholds,
+        integral ``max_iter``, boolean ``rescale``).
+    presence : {"optional", "never", "required"}
+        ``"optional"``: plain settings, and negation-aware ``<setting>_neg[_<c>]`` ones computed by
+        ``neg_kernel``; ``"never"``: no negation-aware variant (GW); ``"required"``: the family's cost itself
+        reads per-sentence presence (``chamfer_recall``), so every call needs ``presence=``.
+    neg_kernel : callable or "module:function", optional
+        The engine kernel of the ``_neg`` variants (presence path); ``None``: the family has none.
+    rescalable : bool
+        Has the unscaled ``_raw`` variant (parameter ``rescale``).
+    cuda : bool
+        The kernel can run its solver on a CUDA device (``batch.solver``).
+    needs_cosines : bool
+        The kernel reads the cross cosine block ``batch.G`` (GW does not: it compares intra-set costs).
+    format_primary : callable
+        How the primary value is written into a name (default ``repr(float)``: ``sinkhorn_0.1``, ``uot_1.0``).
+    """
+
+    name: str
+    reference: "str | Callable"
+    kernel: "str | Callable"
+    defaults: dict[str, Any] = field(default_factory=dict)
+    primary: str | None = None
+    symmetric: bool = True
+    iterative: bool = False
+    describe: Callable[[dict[str, Any]], str] = lambda p: ""
+    check: "Callable[[dict[str, Any]], None] | None" = None
+    presence: str = "optional"
+    neg_kernel: "str | Callable | None" = None
+    rescalable: bool = False
+    cuda: bool = False
+    needs_cosines: bool = True
+    format_primary: Callable[[Any], str] = _fmt
+
+    @property
+    def negatable(self) -> bool:
+        """Has negation-aware ``_neg`` settings."""
+        return self.presence == "optional" and self.neg_kernel is not None
 
 
-FAMILIES: dict[str, _Family] = {
-    "chamfer": _Family("chamfer", {}, None, True, False,
-                       lambda p: "Chamfer (eq. 12): mean of the two directed mean nearest-neighbour costs"),
-    "hausdorff": _Family("hausdorff", {}, None, True, False,
-                         lambda p: "Hausdorff (eq. 13): worst nearest-neighbour cost in either direction"),
-    "ot": _Family("ot_emd", {"rescale": True}, None, True, False,
-                  lambda p: f"exact OT / Wasserstein (eq. 14) on {_mt(p)} between uniform measures"),
-    "sinkhorn": _Family("sinkhorn", {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "eps",
-                        True, True,
-                        lambda p: f"Sinkhorn (eq. 15), eps={p['eps']}: linear cost <gamma_eps, {_mt(p)}> of the "
-                                  "entropic plan"),
-    "uot": _Family("uot", {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "tau",
-                   True, True,
-                   lambda p: f"unbalanced OT (eq. 16), eps={p['eps']}, tau={p['tau']}: linear cost of the "
-                             f"entropic KL-relaxed plan on {_mt(p)}"),
-    "gw": _Family("gw", {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps", True, True,
-                  lambda p: f"entropic Gromov-Wasserstein (eq. 17), eps={p['eps']}: GW loss of the plan; "
-                            "1 when a set has < 2 sentences; 0.5 for any two 2-sentence sets, a set with "
-                            "itself included, at every eps (POT's iteration stays at the product coupling)"),
-    "hung_nn": _Family("hung_nn", {}, None, True, False,
-                       lambda p: "Hungarian + nearest-neighbour cost for unmatched (eq. 19), / max(n, m)"),
-    "hung_pen": _Family("hung_pen", {"alpha": 0.1, "clip": True}, "alpha", True, False,
-                        lambda p: f"Hungarian mean matched cost + alpha|n-m| (eq. 20), alpha={p['alpha']}"
-                                  + (", clipped at 1" if p["clip"] else ", unclipped (can exceed 1)")),
-    "partial": _Family("partial", {"rho": "adaptive", "rescale": True}, "rho", True, False,
-                       lambda p: f"partial OT (eq. 21) on {_mt(p)} moving mass "
-                                 + ("rho=min(n,m)/max(n,m)" if p["rho"] == "adaptive" else f"rho={p['rho']}")),
-}
+def resolve(ref: "str | Callable") -> Callable:
+    """A :class:`Family` function given as a callable or as ``"module:function"`` (imported here)."""
+    if callable(ref):
+        return ref
+    module, _, attr = str(ref).partition(":")
+    return getattr(importlib.import_module(module), attr)
 
-#: families whose cost can be left unscaled (``rescale=False``, the ``_raw`` settings)
-RESCALABLE = ("ot", "sinkhorn", "uot", "partial")
+
+#: the registered families, by name (:func:`register_family`)
+FAMILIES: dict[str, Family] = {}
+_BUILTIN: set[str] = set()
+_FAMILY_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*$")
+
+
+def register_family(family: Family, *, replace: bool = False) -> Family:
+    """Register a distance family: afterwards ``make_spec(family.name, ...)``, :func:`get` on its names, every
+    distance entry point (:func:`set_distance`, the engine's ``pairwise_distances`` / ``paired_distances``),
+    the rewards (a distance name is a reward name), best-of-K selection and MBR use it like a built-in one.
+
+    Raises :class:`DistanceSpecError` for a name that is not lower-case words joined by ``_``, that ends in a
+    suffix of the grammar (``raw``, ``neg``), that is taken (unless ``replace``; a built-in family is never
+    replaced), or for fields that do not fit together (a ``primary`` not in ``defaults``, ``rescalable``
+    without a ``rescale`` default, an unknown ``presence``). Example: ``tests/distances/toy_family.py``.
+    """
+    if not isinstance(family, Family):
+        raise DistanceSpecError(f"register_family needs a Family, got {type(family).__name__}")
+    name = family.name
+    if not isinstance(name, str) or not _FAMILY_NAME.match(name) or name.split("_")[-1] in ("raw", "neg"):
+        raise DistanceSpecError(f"family name {name!r}: use lower-case words joined by '_' (not ending in _raw "
+                                "or _neg, which the setting grammar adds)")
+    if name in FAMILIES and (not replace or name in _BUILTIN):
+        raise DistanceSpecError(f"family {name!r} is already registered"
+                                + (" (built in)" if name in _BUILTIN else "; pass replace=True"))
+    if family.primary is not None and family.primary not in family.defaults:
+        raise DistanceSpecError(f"family {name!r}: primary parameter {family.primary!r} has no default")
+    if family.rescalable and "rescale" not in family.defaults:
+        raise DistanceSpecError(f"family {name!r}: rescalable needs a 'rescale' default")
+    if family.presence not in PRESENCE_MODES:
+        raise DistanceSpecError(f"family {name!r}: presence must be one of {PRESENCE_MODES}, got "
+                                f"{family.presence!r}")
+    FAMILIES[name] = family
+    return family
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family registered with :func:`register_family` (tests, notebooks); built-in ones stay."""
+    if name in _BUILTIN:
+        raise DistanceSpecError(f"family {name!r} is built in and cannot be removed")
+    FAMILIES.pop(name, None)
+
+
+def _check_floor(family: str, floor: float, why: str) -> Callable[[dict[str, Any]], None]:
+    def check(p: dict[str, Any]) -> None:
+        if p["eps"] < floor:
+            raise DistanceSpecError(f"{family}: eps={p['eps']!r} is below the float64 floor {floor:.3g} of this "
+                                    f"solver (costs are rescaled to [0, 1]): {why}. Use eps >= {floor:.3g}.")
+    return check
+
+
+def _check_partial(p: dict[str, Any]) -> None:
+    r = p["rho"]
+    if r != "adaptive" and (not _is_real(r) or not (0 < r <= 1)):
+        raise DistanceSpecError(f"partial: rho must be 'adaptive' or in (0, 1], got {r!r}")
+
+
+def _check_hung_pen(p: dict[str, Any]) -> None:
+    if not isinstance(p["clip"], bool):
+        raise DistanceSpecError(f"hung_pen: clip must be a bool, got {p['clip']!r}")
+
+
+def _check_recall(p: dict[str, Any]) -> None:
+    lo, hi = RECALL_ALPHA_RANGE
+    if not lo <= p["alpha"] <= hi:
+        raise DistanceSpecError(f"chamfer_recall: alpha must be in [{lo:g}, {hi:g}] (0.5 = symmetric, 1 = "
+                                f"reference->generated only), got {p['alpha']!r}")
+
+
+#: allowed recall weights of ``chamfer_recall_<alpha>`` (0.5 = symmetric, 1 = reference->generated only)
+RECALL_ALPHA_RANGE = (0.5, 1.0)
+
+_REF = "sdrlib.distances.reference:"
+_ENG = "sdrlib.distances.engine:"
+for _fam in (
+    Family("chamfer", _REF + "chamfer", _ENG + "nn_kernel", neg_kernel=_ENG + "neg_kernel",
+           describe=lambda p: "Chamfer (eq. 12): mean of the two directed mean nearest-neighbour costs"),
+    Family("hausdorff", _REF + "hausdorff", _ENG + "nn_kernel", neg_kernel=_ENG + "neg_kernel",
+           describe=lambda p: "Hausdorff (eq. 13): worst nearest-neighbour cost in either direction"),
+    Family("ot", _REF + "ot_emd", _ENG + "transport_kernel", {"rescale": True}, neg_kernel=_ENG + "neg_kernel",
+           rescalable=True,
+           describe=lambda p: f"exact OT / Wasserstein (eq. 14) on {_mt(p)} between uniform measures"),
+    Family("sinkhorn", _REF + "sinkhorn", _ENG + "entropic_kernel",
+           {"eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "eps", iterative=True,
+           neg_kernel=_ENG + "neg_kernel", rescalable=True, cuda=True,
+           check=_check_floor("sinkhorn", SINKHORN_MIN_EPS, "the log-domain exponents (size 1/eps) carry a "
+                              "round-off of 2^-52/eps above the stopping threshold 1e-9: the solver cannot "
+                              "converge and returns a round-off-dominated value"),
+           describe=lambda p: f"Sinkhorn (eq. 15), eps={p['eps']}: linear cost <gamma_eps, {_mt(p)}> of the "
+                              "entropic plan"),
+    Family("uot", _REF + "uot", _ENG + "entropic_kernel",
+           {"tau": 1.0, "eps": 0.1, "stop_thr": 1e-9, "max_iter": 1000, "rescale": True}, "tau", iterative=True,
+           neg_kernel=_ENG + "neg_kernel", rescalable=True, cuda=True,
+           check=_check_floor("uot", UOT_MIN_EPS, "the kernel-domain UOT solver's exp(-M~/eps) and its scalings "
+                              "leave the float64 range"),
+           describe=lambda p: f"unbalanced OT (eq. 16), eps={p['eps']}, tau={p['tau']}: linear cost of the "
+                              f"entropic KL-relaxed plan on {_mt(p)}"),
+    Family("gw", _REF + "gw", _ENG + "gw_kernel", {"eps": 0.1, "tol": 1e-9, "max_iter": 1000}, "eps",
+           iterative=True, presence="never", cuda=True, needs_cosines=False,
+           check=_check_floor("gw", GW_MIN_EPS, "its inner kernel exp(-grad/eps), grad in [0, 2], underflows "
+                              "float64 and the GW loss collapses to 0"),
+           describe=lambda p: f"entropic Gromov-Wasserstein (eq. 17), eps={p['eps']}: GW loss of the plan; "
+                              "1 when a set has < 2 sentences; 0.5 for any two 2-sentence sets, a set with "
+                              "itself included, at every eps (POT's iteration stays at the product coupling)"),
+    Family("hung_nn", _REF + "hung_nn", _ENG + "hung_kernel", neg_kernel=_ENG + "neg_kernel",
+           describe=lambda p: "Hungarian + nearest-neighbour cost for unmatched (eq. 19), / max(n, m)"),
+    Family("hung_pen", _REF + "hung_pen", _ENG + "hung_kernel", {"alpha": 0.1, "clip": True}, "alpha",
+           neg_kernel=_ENG + "neg_kernel", check=_check_hung_pen,
+           describe=lambda p: f"Hungarian mean matched cost + alpha|n-m| (eq. 20), alpha={p['alpha']}"
+                              + (", clipped at 1" if p["clip"] else ", unclipped (can exceed 1)")),
+    Family("partial", _REF + "partial", _ENG + "transport_kernel", {"rho": "adaptive", "rescale": True}, "rho",
+           neg_kernel=_ENG + "neg_kernel", rescalable=True, check=_check_partial,
+           describe=lambda p: f"partial OT (eq. 21) on {_mt(p)} moving mass "
+                              + ("rho=min(n,m)/max(n,m)" if p["rho"] == "adaptive" else f"rho={p['rho']}")),
+    Family("chamfer_recall", "sdrlib.distances.recall:recall_chamfer", _ENG + "recall_kernel", {"alpha": 0.75},
+           "alpha", symmetric=False, presence="required", check=_check_recall, format_primary=lambda v: f"{v:g}",
+           describe=lambda p: f"recall-weighted negation-aware Chamfer (ours), alpha={p['alpha']:g}: "
+                              "alpha x reference->generated + (1 - alpha) x generated->reference on chamfer_neg's "
+                              "cost, missed / hallucinated positive findings floored at 1"),
+):
+    register_family(_fam)
+    _BUILTIN.add(_fam.name)
+del _fam
+
 #: ``DistanceSpec.origin`` values
 ORIGINS = ("paper", "sdr extension")
 
@@ -192,8 +366,14 @@ class DistanceSpec:
 
     @property
     def negation_aware(self) -> bool:
-        """The cost also charges contradicted findings (needs presence vectors)."""
+        """A ``_neg`` setting: the cost also charges contradicted findings (needs presence vectors)."""
         return self.contradiction > 0
+
+    @property
+    def needs_presence(self) -> bool:
+        """Every call needs per-sentence presence: a ``_neg`` setting, or a family whose cost reads presence
+        (``chamfer_recall``; :attr:`Family.presence` ``"required"``)."""
+        return self.contradiction > 0 or FAMILIES[self.family].presence == "required"
 
     @property
     def key(self) -> tuple:
@@ -226,29 +406,28 @@ class DistanceSpec:
         """Upper end of the value range: 1.0, or None for ``hung_pen`` with ``clip=False`` (eq. 20 raw)."""
         return 1.0 if self.params.get("clip", True) else None
 
-    def reference(self, A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tuple[float, bool]:
+    def reference(self, A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None,
+                  presence: "tuple | None" = None) -> tuple[float, bool]:
         """Run the reference on validated sets; returns ``(value in [0, 1], converged)``.
 
         ``M``: the cost to use instead of the cosine cost of eq. 11; a negation-aware setting needs it
         (``negation_cost``, :mod:`sdrlib.distances.negation`; :func:`set_distance` builds it from presence).
-        Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
+        ``presence``: ``(P_A, P_B)`` checked presence arrays, for a family whose cost reads them
+        (``chamfer_recall``). Round-off outside [0, 1] is clipped; NaN / inf or a real excursion raises
         :class:`~sdrlib.distances.errors.DistanceRangeError` (:func:`~sdrlib.distances.costs.check_range`).
         """
-        # the reference imports POT and SciPy: loaded on first use
-        fn = getattr(importlib.import_module("sdrlib.distances.reference"), FAMILIES[self.family].fn_name)
-        if M is None:
+        fam = FAMILIES[self.family]
+        fn = resolve(fam.reference)  # the built-in references import POT and SciPy: loaded on first use
+        if fam.presence == "required":
+            PA, PB = presence_pair(presence, self.name)  # raises without presence
+            val, ok = fn(A, B, PA, PB, **self.params)
+        elif M is None:
             if self.negation_aware:
                 presence_pair(None, self.name)  # raises: the negation-aware cost needs presence
             val, ok = fn(A, B, **self.params)
         else:
             val, ok = fn(A, B, **self.params, M=M)
         return check_range(float(val), self.name, self.upper), ok
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, (str, bool)) or (isinstance(v, int) and not isinstance(v, bool)):
-        return str(v)
-    return repr(float(v))
 
 
 def _is_real(v: Any) -> bool:
@@ -270,25 +449,11 @@ def _check_params(family: str, p: dict[str, Any]) -> None:
         it = p["max_iter"]
         if not isinstance(it, numbers.Integral) or isinstance(it, (bool, np.bool_)) or not 1 <= it <= MAX_ITER_LIMIT:
             raise DistanceSpecError(f"{family}: max_iter must be an int in [1, {MAX_ITER_LIMIT}], got {it!r}")
-    floors = {"gw": (GW_MIN_EPS, "its inner kernel exp(-grad/eps), grad in [0, 2], underflows float64 and the "
-                                 "GW loss collapses to 0"),
-              "uot": (UOT_MIN_EPS, "the kernel-domain UOT solver's exp(-M~/eps) and its scalings leave the "
-                                   "float64 range"),
-              "sinkhorn": (SINKHORN_MIN_EPS, "the log-domain exponents (size 1/eps) carry a round-off of "
-                                             "2^-52/eps above the stopping threshold 1e-9: the solver cannot "
-                                             "converge and returns a round-off-dominated value")}
-    if family in floors and p["eps"] < floors[family][0]:
-        lo, why = floors[family]
-        raise DistanceSpecError(f"{family}: eps={p['eps']!r} is below the float64 floor {lo:.3g} of this solver "
-                                f"(costs are rescaled to [0, 1]): {why}. Use eps >= {lo:.3g}.")
-    if family == "partial" and p["rho"] != "adaptive":
-        r = p["rho"]
-        if not _is_real(r) or not (0 < r <= 1):
-            raise DistanceSpecError(f"partial: rho must be 'adaptive' or in (0, 1], got {r!r}")
-    if family == "hung_pen" and not isinstance(p["clip"], bool):
-        raise DistanceSpecError(f"hung_pen: clip must be a bool, got {p['clip']!r}")
     if "rescale" in p and not isinstance(p["rescale"], (bool, np.bool_)):
         raise DistanceSpecError(f"{family}: rescale must be a bool, got {p['rescale']!r}")
+    check = FAMILIES[family].check
+    if check is not None:
+        check(p)
 
 
 def _check_contradiction(family: str, c: Any) -> float:
@@ -299,6 +464,11 @@ def _check_contradiction(family: str, c: Any) -> float:
     if c > 0 and family == "gw":
         raise DistanceSpecError("gw cannot be negation-aware: GW compares the intra-set costs of A and of B and "
                                 "never a sentence of A with one of B, so a cross-set contradiction has no place")
+    if c > 0 and FAMILIES[family].presence == "required":
+        raise DistanceSpecError(f"{family} reads presence itself (its cost already charges contradicted findings "
+                                "at 1): it has no _neg variant")
+    if c > 0 and not FAMILIES[family].negatable:
+        raise DistanceSpecError(f"{family} has no negation-aware variant (its Family registers no neg_kernel)")
     return float(c)
 
 
@@ -335,7 +505,7 @@ def make_spec(family: str, name: str | None = None, *, contradiction: float = 0.
     if name is None:
         name = family
         if fam.primary is not None and not (family == "gw" and p["eps"] == fam.defaults["eps"]):
-            name += "_" + _fmt(p[fam.primary])
+            name += "_" + fam.format_primary(p[fam.primary])
         if not p.get("rescale", True):
             name += "_raw"
         extra = [f"{k}={_fmt(v)}" for k, v in p.items()
@@ -383,7 +553,6 @@ EXTENSION_SETTINGS: tuple[DistanceSpec, ...] = (
 )
 EXTENSIONS: dict[str, DistanceSpec] = {s.name: s for s in EXTENSION_SETTINGS}
 
-_NAME_RE = re.compile(r"^(sinkhorn|uot|gw|hung_pen|partial)_([0-9.eE+-]+)$")
 _RAW_RE = re.compile(r"^(.+)_raw$")
 _NEG_RE = re.compile(r"^(.+)_neg(?:_([0-9.eE+-]+))?$")
 
@@ -447,7 +616,7 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
             c = 1.0 if m.group(2) is None else float(m.group(2))
         except (UnknownDistanceError, ValueError):
             base = None
-        if base is not None and not base.negation_aware:
+        if base is not None and not base.needs_presence:
             if c == 0:
                 raise DistanceSpecError(f"{name!r}: a negation-aware setting needs a contradiction weight in "
                                         "(0, 1]; for the plain distance drop the _neg suffix")
@@ -462,22 +631,26 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
             base = None
         if base is not None and base.params.get("rescale") is True and not base.negation_aware:
             return make_spec(base.family, **{**base.params, "rescale": False})
-        if base is not None and base.family not in RESCALABLE:
-            raise DistanceSpecError(f"{name!r}: only {list(RESCALABLE)} have an unscaled (_raw) variant; "
+        if base is not None and not FAMILIES[base.family].rescalable:
+            rescalable = [f for f, fam in FAMILIES.items() if fam.rescalable]
+            raise DistanceSpecError(f"{name!r}: only {rescalable} have an unscaled (_raw) variant; "
                                     f"{base.family} " + ("compares intra-set costs only (no cross-set scale to keep)"
                                                          if base.family == "gw" else "already uses the unscaled M"))
-    m = _NAME_RE.match(name)
-    if m:
-        family, value = m.group(1), m.group(2)
-        try:
-            v = float(value)
-        except ValueError:
-            v = None
-        if v is not None:
-            return make_spec(family, **{FAMILIES[family].primary: v})  # type: ignore[arg-type]
+    if name in FAMILIES and FAMILIES[name].primary is None:  # a registered family's own name
+        return make_spec(name)
+    for family in sorted(FAMILIES, key=len, reverse=True):  # family_<primary value>; longest name first
+        prim = FAMILIES[family].primary
+        m = re.fullmatch(re.escape(family) + r"_([0-9.eE+-]+)", name) if prim is not None else None
+        if m:
+            try:
+                v = float(m.group(1))
+            except ValueError:
+                break
+            return make_spec(family, **{prim: v})
+    grammar = ", ".join(f"{f}_<{fam.primary}>" for f, fam in FAMILIES.items() if fam.primary is not None)
     raise UnknownDistanceError(f"unknown distance {name!r}; registered: {list(REGISTRY)}, ours: {list(EXTENSIONS)}; "
-                   "or use family_value (sinkhorn_<eps>, uot_<tau>, gw_<eps>, hung_pen_<alpha>, partial_<rho>), "
-                   "<setting>_raw (OT, Sinkhorn, UOT, partial), <setting>_neg[_<c>] (not GW) or make_spec()")
+                               f"or use family_value ({grammar}), <setting>_raw (OT, Sinkhorn, UOT, partial), "
+                               "<setting>_neg[_<c>] (not GW) or make_spec()")
 
 
 def check_mode(mode: object) -> None:
@@ -512,7 +685,8 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: 
         A registered name, ``family_value`` or a spec from :func:`make_spec`.
     presence : pair (P_A, P_B) of array-like (n, 14), (m, 14), optional
         Per-sentence presence (:func:`sdrlib.clinical.sentence_presence`); required by a negation-aware
-        setting (``chamfer_neg``: the cost ``M'`` of :mod:`sdrlib.distances.negation`), ignored by a plain one.
+        setting (``chamfer_neg``: the cost ``M'`` of :mod:`sdrlib.distances.negation`) and by
+        ``chamfer_recall_<alpha>`` (``A`` the generated set, ``B`` the reference), ignored by a plain one.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction when an iterative solver stops at its cap.
 
@@ -536,11 +710,14 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: 
     """
     spec = get(name)
     check_mode(on_nonconvergence)
-    if spec.negation_aware:
+    if spec.needs_presence:
         PA, PB = presence_pair(presence, spec.name)
         a, b = as_pair(A, B)
         pa, pb = check_presence(PA, len(a), "PA"), check_presence(PB, len(b), "PB")
-        val, ok = spec.reference(a, b, M=negation_cost(a, b, pa, pb, spec.contradiction))
+        if spec.negation_aware:
+            val, ok = spec.reference(a, b, M=negation_cost(a, b, pa, pb, spec.contradiction))
+        else:
+            val, ok = spec.reference(a, b, presence=(pa, pb))
     else:
         a, b = as_pair(A, B)
         val, ok = spec.reference(a, b)

@@ -52,8 +52,6 @@ from sdrlib.data.synthcxr.findings import Finding
 from sdrlib.data.synthcxr.report import write_report
 from sdrlib.reports import build_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
-from sdrlib.rewards.methods.recall import recall_chamfer
-from sdrlib.selection import aggregate, argmin_first
 from sdrlib.vocabulary import PATHOLOGIES
 
 __all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_normal_report", "sentence_bank",
@@ -467,85 +465,3 @@ def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
                  fontsize=11)
     fig.tight_layout()
     return fig
-
-
-# --------------------------------------------------------------------------- selection counterpart
-
-
-def recall_bank_distances(A: np.ndarray, PA: np.ndarray, bank_matrix: np.ndarray, offsets: np.ndarray,
-                          bank_presence: np.ndarray, alpha: float) -> np.ndarray:
-    """:func:`sdrlib.rewards.methods.recall.recall_chamfer` of one candidate set against every bank report, (N,).
-
-    ``A`` (n, d) / ``PA`` (n, 14) the candidate's sentences (the generated side), ``bank_matrix`` (T, d) every
-    bank sentence, ``offsets`` (N + 1,) where each bank report's rows start, ``bank_presence`` (T, 14) (the bank
-    reports are the pseudo-references). Vectorised over the bank; equal to the per-pair function (tested).
-    An empty candidate set or an empty bank report gives 1.
-    """
-    offsets = np.asarray(offsets, np.int64)
-    N = len(offsets) - 1
-    sizes = np.diff(offsets)
-    out = np.ones(N)
-    if len(A) == 0 or not (sizes > 0).any():
-        return out
-    A = np.asarray(A, np.float64)
-    A = A / np.linalg.norm(A, axis=1, keepdims=True)
-    Bm = np.asarray(bank_matrix, np.float64)
-    Bm = Bm / np.linalg.norm(Bm, axis=1, keepdims=True)
-    PA, PB = np.asarray(PA), np.asarray(bank_presence)
-    ok = sizes > 0
-    starts = offsets[:-1][ok]
-    owner = np.repeat(np.arange(N), sizes)  # bank report of each bank sentence
-    posA, negA = (PA > 0).astype(np.float64), (PA < 0).astype(np.float64)
-    posB, negB = PB > 0, PB < 0
-    pos_set = np.logical_or.reduceat(posB, starts, axis=0)  # (N_ok, 14) a bank report states obs positive
-    neg_set = np.logical_or.reduceat(negB, starts, axis=0)
-    full_pos, full_neg = np.zeros((N, PB.shape[1]), bool), np.zeros((N, PB.shape[1]), bool)
-    full_pos[ok], full_neg[ok] = pos_set, neg_set
-    cand_pos, cand_neg = (PA > 0).any(axis=0), (PA < 0).any(axis=0)
-    M = np.clip((1.0 - A @ Bm.T) / 2.0, 0.0, 1.0)  # cosine cost, eq. 11
-    X = (posA @ negB.T.astype(np.float64) + negA @ posB.T.astype(np.float64)) > 0
-    r = ((posA @ (full_neg & ~full_pos).T.astype(np.float64)) + (negA @ (full_pos & ~full_neg).T.astype(np.float64))) > 0
-    s = ((posB & cand_neg & ~cand_pos) | (negB & cand_pos & ~cand_neg)).any(axis=1)
-    Mp = np.maximum(M, np.maximum(X, np.maximum(r[:, owner], s[None, :])).astype(np.float64))
-    hall = (posA @ (~full_pos).T.astype(np.float64)) > 0  # (n, N)
-    miss = (posB & ~cand_pos).any(axis=1)  # (T,)
-    d_gen = np.maximum(np.minimum.reduceat(Mp, starts, axis=1), hall[:, ok])  # (n, N_ok)
-    d_ref = np.maximum(Mp.min(axis=0), miss)  # (T,)
-    mean_ref = np.add.reduceat(d_ref, starts) / sizes[ok]
-    out[ok] = np.clip(alpha * mean_ref + (1.0 - alpha) * d_gen.mean(axis=0), 0.0, 1.0)
-    return out
-
-
-def recall_selection_choices(cand_sets: Mapping[str, Sequence[np.ndarray]], cand_presence: Mapping[str, Sequence[np.ndarray]],
-                             bank: Any, bank_presence: Mapping[str, np.ndarray], *, k: int, alpha: float = 0.8,
-                             aggregations: Sequence[str] = ("min", "avg", "knn"), knn_k: int = 5,
-                             name: str | None = None) -> dict[str, np.ndarray]:
-    """Best-of-K choices under the recall-weighted reward distance: ``{"<name>+<agg>": (S,), "mbr:<name>": (S,)}``.
-
-    Bank selection (paper eqs. 7-10 with this distance): each candidate's distance to every bank report (the
-    bank report as reference), aggregated over the bank, summed over the sections, smallest wins. MBR: each
-    candidate's mean distance to the study's other candidates (each as reference), smallest wins. Inputs as
-    :func:`sdrlib.selection.candidate_sets` / :func:`sdrlib.selection.candidate_presence` (study-major S*K) and a
-    :class:`~sdrlib.embedding.ReportBank` with :func:`sdrlib.selection.bank_presence_of`. Ties: the first.
-    """
-    name = name or f"chamfer_recall_{alpha:g}"
-    sections = list(cand_sets)
-    SK = len(cand_sets[sections[0]])
-    S = SK // k
-    total = {a: np.zeros((S, k)) for a in aggregations}
-    mbr = np.zeros((S, k))
-    for sec in sections:
-        Bm, off = bank.matrix(sec), bank.offsets(sec)
-        D = np.stack([recall_bank_distances(cand_sets[sec][i], cand_presence[sec][i], Bm, off, bank_presence[sec], alpha)
-                      for i in range(SK)])
-        for a in aggregations:
-            total[a] += aggregate(D, a, knn_k).reshape(S, k)
-        for st in range(S):
-            for i in range(k):
-                a_i = st * k + i
-                mbr[st, i] += np.mean([recall_chamfer(cand_sets[sec][a_i], cand_sets[sec][st * k + j],
-                                                      cand_presence[sec][a_i], cand_presence[sec][st * k + j], alpha)
-                                       for j in range(k) if j != i]) if k > 1 else 0.0
-    out = {f"{name}+{a}": argmin_first(v) for a, v in total.items()}
-    out[f"mbr:{name}"] = argmin_first(mbr)
-    return out

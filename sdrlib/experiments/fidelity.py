@@ -149,7 +149,7 @@ def pair_distances(sets_f: Sequence[np.ndarray], sets_i: Sequence[np.ndarray], p
             A, B = [sets[k] for k in a], [sets[k] for k in b]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # capped entropic solves: counted in notebook 02, not here
-                if spec.negation_aware and pres is None:
+                if spec.needs_presence and pres is None:
                     raise FidelityError(f"{spec.name} is negation-aware: pass presence_f / presence_i")
                 presence = None if pres is None else ([pres[k] for k in a], [pres[k] for k in b])
                 d = paired_distances(A, B, spec, presence=presence, empty_value=1.0, on_nonconvergence="ignore")
@@ -247,7 +247,7 @@ def fidelity_analysis(records: Sequence[Any], embedder: Any, names: Sequence[str
     pairs = sample_pairs(len(records), n_pairs, seed)
     sets_f = embedder.encode_sections(findings)
     sets_i = embedder.encode_sections(impression)
-    need_presence = any(s.negation_aware for s in specs)
+    need_presence = any(s.needs_presence for s in specs)
     pres_f = section_presence(findings) if need_presence else None
     pres_i = section_presence(impression) if need_presence else None
     dist = pair_distances(sets_f, sets_i, pairs, [s.name for s in specs], presence_f=pres_f, presence_i=pres_i)

@@ -391,8 +391,8 @@ def _safe_paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: s
     The batch is tried at once; only if it raises is each pair retried alone, so one
     degenerate pair cannot take the others down. Callers turn NaN into a failure.
     """
-    # section texts are passed on only to negation-aware settings (they label the sentences)
-    neg = texts is not None and distances.get(name).negation_aware
+    # section texts are passed on only to settings that read presence (they label the sentences)
+    neg = texts is not None and distances.get(name).needs_presence
     try:
         return _paired_distances(gen, ref, name, *((texts,) if neg else ()))
     except SDRError:
@@ -417,7 +417,7 @@ def _paired_distances(gen: list[np.ndarray], ref: list[np.ndarray], name: str,
     distance layer as ``presence=`` (without it the layer raises ``DistanceSpecError``).
     """
     presence = None
-    if texts is not None and distances.get(name).negation_aware:
+    if texts is not None and distances.get(name).needs_presence:
         presence = (section_presence(texts[0]), section_presence(texts[1]))
     try:
         batched = distances.paired_distances

@@ -56,8 +56,8 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
                 d = _worst(spec, np.abs(cp.sizes[a] - cp.sizes[b]))
                 if ok.any():
                     pres = _pair_presence(presence, sec, SK, a[ok], b[ok])
-                    if pres is None and spec.negation_aware:
-                        raise SelectionError(f"{spec.name} is negation-aware: pass presence=candidate_presence("
+                    if pres is None and spec.needs_presence:
+                        raise SelectionError(f"{spec.name} is negation-aware (reads presence): pass presence=candidate_presence("
                                              f"candidates) with {SK} arrays per section")
                     d[ok] = paired_distances(cp.subset(a[ok]), cp.subset(b[ok]), spec, presence=pres, device=device,
                                              on_nonconvergence=on_nonconvergence)

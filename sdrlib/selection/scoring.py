@@ -334,8 +334,8 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     banks = _bank_sections(bank, sections)
     # settings chunked over the candidates (one shared packing and cosine product) and those scored on all
     # distinct candidate sets at once (they carry presence: deduplicated on (vector, presence))
-    chunked = [sp for sp in all_specs if not sp.negation_aware]
-    whole = [sp for sp in all_specs if sp.negation_aware]
+    chunked = [sp for sp in all_specs if not sp.needs_presence]
+    whole = [sp for sp in all_specs if sp.needs_presence]
     pres = _presence_inputs([sp.name for sp in whole], cand_sets, SK, bank, banks, presence, bank_presence) \
         if whole else {}
     row_of = {sp.name: i for i, sp in enumerate(all_specs)}
@@ -517,6 +517,6 @@ def score_candidates(candidates: Sequence[Sequence[Any]], bank: Any, embedder: A
     check_encoder(bank, embedder)
     S, K = _grid(candidates)
     sets = candidate_sets(candidates, embedder, candidate_format=candidate_format)
-    if any(get(n).negation_aware for n in names) and kwargs.get("presence") is None:
+    if any(get(n).needs_presence for n in names) and kwargs.get("presence") is None:
         kwargs["presence"] = candidate_presence(candidates, candidate_format=candidate_format)
     return bank_distances(sets, bank, names, k=K, study_ids=study_ids, **kwargs)

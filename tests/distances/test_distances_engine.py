@@ -130,7 +130,13 @@ def test_uot_plan_mass_above_one_raises_in_both_paths():
 
 
 def test_every_family_has_a_kernel_and_is_registered():
-    assert {s.family for s in REGISTRY.values()} == set(FAMILIES)
+    from sdrlib.distances.registry import resolve
+
+    # the paper's families, and ours (chamfer_recall, registered beside them)
+    assert {s.family for s in REGISTRY.values()} | {"chamfer_recall"} == set(FAMILIES)
+    for fam in FAMILIES.values():
+        assert callable(resolve(fam.kernel)) and callable(resolve(fam.reference))
+        assert fam.neg_kernel is None or callable(resolve(fam.neg_kernel))
 
 
 def test_input_formats_agree(workload):

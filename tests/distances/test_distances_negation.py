@@ -236,3 +236,28 @@ def test_text_distances_and_reward_use_the_negation_cost():
     out = sc.score(comp, ref[:2], ["Normal."] * 2)
     np.testing.assert_allclose(out.sem, [2 - d[0], 2.0], atol=1e-12)
     assert sc.counts["sem_failed"] == 0
+
+
+@pytest.mark.parametrize("name", ["chamfer_recall_1", "chamfer_recall_0.75", "chamfer_recall_0.5"])
+def test_recall_family_engine_agrees_with_reference(name):
+    """``chamfer_recall_<alpha>`` (ours) is a registry family: the engine equals the per-pair reference, identical
+    and reordered sets stay at 0, and it is asymmetric (the first argument is the generated set)."""
+    A, PA, B, PB = _workload()
+    d = paired_distances(A, B, name, presence=(PA, PB))
+    r = np.array([set_distance(a, b, name, presence=(pa, pb)) for a, b, pa, pb in zip(A, B, PA, PB)])
+    D = pairwise_distances(A, B, name, presence=(PA, PB))
+    np.testing.assert_allclose(d, r, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(np.diag(D), d, atol=1e-12, rtol=0)
+    assert d[-2] == pytest.approx(0, abs=1e-12) and d[-1] == pytest.approx(0, abs=1e-12)
+    back = paired_distances(B, A, name, presence=(PB, PA))
+    assert (not get(name).symmetric) and (name.endswith("0.5") or not np.allclose(back, d))
+    with pytest.raises(DistanceSpecError, match="presence"):
+        paired_distances(A, B, name)
+
+
+@pytest.mark.parametrize("name", ["chamfer_recall_0.4", "chamfer_recall_1.5", "chamfer_recall_1_neg"])
+def test_bad_recall_settings_are_refused(name):
+    from sdrlib.distances import UnknownDistanceError
+
+    with pytest.raises((DistanceSpecError, UnknownDistanceError)):
+        get(name)

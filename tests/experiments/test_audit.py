@@ -130,9 +130,12 @@ def test_expected_reward_view_counts_silent_samples(corpus):
     assert row["silence_margin"] == pytest.approx(1.0)  # the stating samples are the references, the silent ones fail
 
 
-def test_vectorised_bank_distance_equals_the_reward_distance():
+def test_recall_bank_distances_are_the_reward_distance_through_the_engine():
+    """Selection with the recall distance is an ordinary engine call: the (K, N) matrix equals the reference per
+    pair (candidate = generated side, bank report = reference), an empty bank report gives the empty value."""
     from sdrlib.clinical import sentence_presence
-    from sdrlib.rewards.methods.recall import recall_chamfer
+    from sdrlib.distances import set_distance
+    from sdrlib.distances.engine import pairwise_distances
 
     rng = np.random.default_rng(0)
     bank_texts = [["No pleural effusion.", "The heart is normal."], ["Small left pleural effusion."],
@@ -142,8 +145,10 @@ def test_vectorised_bank_distance_equals_the_reward_distance():
     B = [np.array([vec[s] for s in b]).reshape(len(b), 8) for b in bank_texts]
     PB = [sentence_presence(b) for b in bank_texts]
     A, PA = np.array([vec[s] for s in cand]), sentence_presence(cand)
-    off = np.concatenate([[0], np.cumsum([len(b) for b in B])])
-    got = audit.recall_bank_distances(A, PA, np.concatenate(B), off, np.concatenate(PB), 0.8)
-    want = [recall_chamfer(A, b, PA, pb, 0.8) for b, pb in zip(B, PB)]
-    assert np.allclose(got, want) and got[2] == 1.0
-    assert np.allclose(audit.recall_bank_distances(A[:0], PA[:0], np.concatenate(B), off, np.concatenate(PB), 0.8), 1.0)
+    got = pairwise_distances([A, A[:1]], B, "chamfer_recall_0.8", presence=([PA, PA[:1]], PB), empty_value=1.0)
+    want = [[set_distance(a, b, "chamfer_recall_0.8", presence=(pa, pb)) if len(b) else 1.0 for b, pb in zip(B, PB)]
+            for a, pa in ((A, PA), (A[:1], PA[:1]))]
+    assert np.allclose(got, want, atol=1e-12) and got[0, 2] == 1.0
+    # asymmetric: the generated side is the first argument
+    assert not np.isclose(set_distance(A, B[3], "chamfer_recall_0.8", presence=(PA, PB[3])),
+                          set_distance(B[3], A, "chamfer_recall_0.8", presence=(PB[3], PA)))

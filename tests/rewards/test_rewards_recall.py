@@ -9,7 +9,9 @@ from sdrlib.clinical import sentence_presence
 from sdrlib.config import ConfigError, load_profile
 from sdrlib.reports import build_template
 from sdrlib.rewards import RewardError, RewardScorer, parse_reward, trl_reward_functions
-from sdrlib.rewards.methods.recall import recall_chamfer, recall_terms
+from sdrlib.distances import set_distance
+from sdrlib.distances.engine import paired_distances
+from sdrlib.distances.recall import recall_terms
 
 REF = ["The heart size is normal.", "There is a small left pleural effusion.", "No pneumothorax is seen.",
        "The lungs are otherwise clear."]
@@ -41,7 +43,8 @@ def _findings_distance(emb, name):
 def test_name_grammar_label_and_tags():
     spec = parse_reward("chamfer_recall_0.8")
     assert (spec.method, spec.opts["alpha"], spec.label) == ("chamfer_recall", 0.8, "R_Cham_rec0.8")
-    assert spec.distance is None and {"ours", "negation_aware"} <= spec.tags and spec.trains
+    assert spec.distance == "chamfer_recall_0.8" and {"ours", "negation_aware"} <= spec.tags and spec.trains
+    assert parse_reward("chamfer_recall_1_bal2").distance == "chamfer_recall_1"  # the weight is not the distance
     assert parse_reward("chamfer_recall_1").opts["alpha"] == 1.0
 
 
@@ -70,15 +73,18 @@ def test_from_profile_refuses_a_half_specified_name_and_builds_a_valid_one():
 
 def test_floors_charge_a_missed_and_a_hallucinated_finding():
     # orthogonal embeddings are not needed: identical vectors isolate the floors
-    A = np.ones((1, 3))
-    B = np.ones((2, 3))
+    A = np.ones((1, 3)) / np.sqrt(3)
+    B = np.ones((2, 3)) / np.sqrt(3)
     PA = sentence_presence(["No acute process."])
     PB = sentence_presence(["No acute process.", "Small left pleural effusion."])
     d_gen, d_ref = recall_terms(A, B, PA, PB)
     assert np.allclose(d_ref, [0.0, 1.0]) and np.allclose(d_gen, [0.0])
-    assert recall_chamfer(A, B, PA, PB, 0.8) == pytest.approx(0.8 * 0.5)
-    assert recall_chamfer(B, A, PB, PA, 0.8) == pytest.approx(0.2 * 0.5)  # the same sentence, hallucinated
-    assert recall_chamfer(np.zeros((0, 3)), B, np.zeros((0, 14)), PB) == 1.0
+    name = "chamfer_recall_0.8"
+    assert set_distance(A, B, name, presence=(PA, PB)) == pytest.approx(0.8 * 0.5)
+    assert set_distance(B, A, name, presence=(PB, PA)) == pytest.approx(0.2 * 0.5)  # the same sentence, hallucinated
+    # the engine (the reward's path) agrees, and scores an empty generated set as the reward does (D = 1)
+    got = paired_distances([A, B, A[:0]], [B, A, B], name, presence=([PA, PB, PA[:0]], [PB, PA, PB]), empty_value=1.0)
+    assert np.allclose(got, [0.4, 0.1, 1.0])
 
 
 def test_edit_orderings_clinicians_expect(emb):

@@ -38,7 +38,7 @@ class DistanceMethod(RewardMethod):
         except (SDRError, ValueError, TypeError) as exc:  # a distance whose parameters are refused
             raise RewardError(f"reward {name!r}: sdrlib.distances refuses this setting: {exc}") from exc
         return RewardSpec(name, self.name, distance=name,
-                          tags=frozenset({"negation_aware"}) if d.negation_aware else frozenset())
+                          tags=frozenset({"negation_aware"}) if d.needs_presence else frozenset())
 
     def label(self, spec: RewardSpec) -> str:
         return LABELS.get(spec.name, f"R_{spec.name}")
