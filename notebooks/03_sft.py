@@ -34,7 +34,7 @@ from sdrlib.data import load_split, stratum
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
-from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
@@ -186,11 +186,9 @@ nll = {name: stats_result("nll_per_token", "teacher forcing",
                           reference_nll(model, processor, im, refs, batch_size=cfg.sft.eval_batch_size), per_token)
        for name, im in (("own image", imgs), ("another study's image", [imgs[j] for j in perm]))}
 del model
-image_gap = compare.paired_table([({}, nll["another study's image"], nll["own image"], {})],
-                                n_resamples=cfg.metrics.bootstrap, seed=cfg.seed,
-                                value_names=("another study's image", "own image"))
-image_gap = image_gap.rename(columns={"diff": "gap"})[["own image", "another study's image", "gap", "ci_low", "ci_high",
-                                                       "p_value"]]
+# A - B = NLL with another study's image - NLL with its own: the gap, positive when the own image helps
+image_gap = compare.paired_table([({"A": "another study's image", "B": "own image"}, nll["another study's image"],
+                                   nll["own image"], {})], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(image_gap.round(4), "sft_image_nll", cfg,
            protocol=f"{len(test)} test studies, teacher-forced reference NLL, paired bootstrap over studies")
 image_gap.round(4)
@@ -200,17 +198,13 @@ image_gap.round(4)
 # counts only when its interval excludes 0. On the smoke profile (a few steps) the policy has learnt nothing yet.
 
 # %%
-def verdict(row) -> str:
-    word = "beats" if row.ci_low > 0 else "is worse than" if row.ci_high < 0 else "is not distinguishable from"
-    return f"{word} {row.B} ({row.value_a:.3f} vs {row.value_b:.3f}, {format_p(row.p_value)})"
-
-
 for r in sig[sig.section == "findings"].itertuples():
-    print(f"{r.metric.split('@')[0]}: SFT {verdict(r)}")
+    print(f"{r.metric.split('@')[0]}: SFT is {verdict(r.ci_low, r.ci_high)} {r.B} ({r.value_a:.3f} vs {r.value_b:.3f}, "
+          f"{format_p(r.p_value)})")
 reads_image = bool(((sig.section == "findings") & (sig.B == "SFT shuffled images") & (sig.ci_low > 0)).any())
 print("=> sampled Findings: the policy's labels depend on the image" if reads_image else
       "=> sampled Findings: no evidence that the policy's labels depend on the image")
 gap = image_gap.iloc[0]
-print(f"=> teacher forcing: the own image lowers the reference's NLL by {gap['gap']:.4f} nats/token "
+print(f"=> teacher forcing: the own image lowers the reference's NLL by {gap['diff']:.4f} nats/token "
       f"[{gap['ci_low']:.4f}, {gap['ci_high']:.4f}]" + (" (the policy uses the image)" if gap["ci_low"] > 0 else
                                                          " (not distinguishable from 0: image-blind)"))

@@ -42,7 +42,7 @@ from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
 from sdrlib.plots import style
-from sdrlib.results import save_fig, save_table
+from sdrlib.results import SD_SUFFIX, format_mean_sd, render_cell_table, save_fig, save_table
 from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.rewards.methods.editgrpo import edit_report
@@ -202,20 +202,21 @@ if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) 
 # steps) and the total reward of the first and last 4 steps, mean ± sample std over seeds.
 
 # %%
-def _ms(v):
+def _ms(name, v):
+    """``{name: mean, name (sd): sample SD}`` over seeds (SD 0 for one seed): numbers in the file, "mean ±sd" shown."""
     v = np.asarray(v, float)
-    return f"{v.mean():.3f} ±{v.std(ddof=1) if v.size > 1 else 0.0:.3f}"
+    return {name: v.mean() if v.size else np.nan, f"{name}{SD_SUFFIX}": v.std(ddof=1) if v.size > 1 else 0.0}
 
 move_rows = []
 for r in grpo_configs:
     per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
     move_rows.append({"config": posttrain.config_label(r), "seeds": len(per),
-                      "reward first 4 steps": _ms([d.reward.head(4).mean() for d in per]),
-                      "reward last 4 steps": _ms([d.reward.tail(4).mean() for d in per]),
-                      "KL last 4 steps": _ms([d.kl.tail(4).mean() for d in per]) if "kl" in curves else "n/a"})
+                      **_ms("reward first 4 steps", [d.reward.head(4).mean() for d in per]),
+                      **_ms("reward last 4 steps", [d.reward.tail(4).mean() for d in per]),
+                      **_ms("KL last 4 steps", [d.kl.tail(4).mean() for d in per] if "kl" in curves else [])})
 movement = pd.DataFrame(move_rows)
-save_table(movement, "grpo_policy_movement", cfg)
-movement
+save_table(movement, "grpo_policy_movement", cfg, shown=format_mean_sd(movement))
+format_mean_sd(movement)
 
 # %% [markdown]
 # ### How sparse is exact match?
@@ -234,14 +235,15 @@ have = [c for c in gcols if c in curves]
 per_seed = curves.groupby(["config", "seed"])[have].mean()  # mean over steps, one value per run
 sparsity = pd.DataFrame([{"config": posttrain.config_label(r), "steps x seeds": int(curves[curves.config == r]
                           [have[0]].notna().sum()) if have else 0,
-                          **{gcols[c]: _ms(per_seed.loc[r][c]) for c in have}} for r in grpo_configs])
-save_table(sparsity, "grpo_reward_sparsity", cfg)
+                          **{k: v for c in have for k, v in _ms(gcols[c], per_seed.loc[r][c]).items()}}
+                         for r in grpo_configs])
+save_table(sparsity, "grpo_reward_sparsity", cfg, shown=format_mean_sd(sparsity))
 if {"reward_groups/exact_all_zero", "reward_groups/content_std"} <= set(curves.columns):
     with style():  # (a) exact-match sparsity per config; (b) each content reward's spread on its own axis
         fig = plot_reward_sparsity(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
         save_fig(fig, "grpo_reward_sparsity", cfg)
 plt.show()
-sparsity
+format_mean_sd(sparsity)
 
 # %% [markdown]
 # ## 4. Cost of the reward, and bad completions
@@ -415,7 +417,7 @@ decomp.round(3)
 # one row per step: mean difference over seeds, and each seed's p (full table: grpo_decomposition_significance)
 decomp_sig.groupby(["A", "B"], sort=False).agg(
     seeds=("seed", "size"), diff=("diff", "mean"),
-    p_per_seed=("p", lambda p: " ".join(f"{v:.3f}" for v in p))).round(3)
+    p_per_seed=("p_value", lambda p: " ".join(f"{v:.3f}" for v in p))).round(3)
 
 # %% [markdown]
 # Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
@@ -428,9 +430,10 @@ decomp_sig.groupby(["A", "B"], sort=False).agg(
 tables = {}
 for section in ("findings", "impression"):
     for group in posttrain.TABLE_GROUPS:
-        t = posttrain.reward_table(long, section, group, configs)
+        cells = posttrain.reward_cells(long, section, group, configs)  # numbers, one row per cell (the CSV)
+        t = render_cell_table(cells, [posttrain.config_label(r) for r in configs])  # shown
         tables[(section, group)] = t
-        save_table(t, f"grpo_{group}_{section}", cfg)
+        save_table(cells, f"grpo_{group}_{section}", cfg, shown=t)
 for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
     print(f"not computed: {group}: {why}")
 tables[("findings", "headline")]
@@ -532,8 +535,8 @@ else:
 for section in ("findings", "impression"):
     head += [f"## GRPO, {section}: mean ± sample std over {len(seeds)} seeds ({protocol})", "",
              tables[(section, "headline")].to_markdown(index=False), ""]
-head += ["## Policy movement (KL to SFT, total reward)", "", movement.to_markdown(index=False), "",
-         "## Exact-match sparsity and within-group spread", "", sparsity.to_markdown(index=False), "",
+head += ["## Policy movement (KL to SFT, total reward)", "", format_mean_sd(movement).to_markdown(index=False), "",
+         "## Exact-match sparsity and within-group spread", "", format_mean_sd(sparsity).to_markdown(index=False), "",
          "## Cost per GRPO step (mean over seeds; seconds)", "", cost_per_config.round(3).to_markdown(), ""]
 if len(edit_totals):
     head += ["## EditGRPO edit counts (whole run, per seed)", "", edit_totals.to_markdown(index=False), ""]

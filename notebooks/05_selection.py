@@ -325,7 +325,7 @@ def comparisons():
 sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(sig, "05_significance", cfg, protocol=protocol + "; paired bootstrap over studies", pick=pick_on)
 print(f"best method: {best_method} (picked on {pick_on})")
-sig[(sig.section == "findings") & sig.metric.isin(shown)][["policy", "metric", "B", "value_A", "value_B", "diff",
+sig[(sig.section == "findings") & sig.metric.isin(shown)][["policy", "metric", "B", "value_a", "value_b", "diff",
                                                            "ci_low", "ci_high", "p_value"]].round(3)
 
 # %% [markdown]

@@ -237,13 +237,13 @@ def comparisons():
             for m, r in sel.pick_metrics(mscores[label], section).items():
                 for n in pc.names:
                     pruned, standard = choices[label][f"pruning:{n}"], choices[label][f"standard:{n}"]
-                    yield ({"policy": label, "section": section, "metric": m, "distance": n},
+                    yield ({"policy": label, "section": section, "metric": m, "distance": n, "A": "pruning",
+                            "B": "standard"},
                            sel.selected_result(r, pruned, pc.k), sel.selected_result(r, standard, pc.k),
                            {"same pick %": 100 * np.mean(pruned == standard)})
 
 
-sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed,
-                          value_names=("pruning", "standard"))
+sig = compare.paired_table(comparisons(), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 protocol = (f"{len(test)} test studies, K = {pc.k} candidates per study from one sampling seed ({cfg.seed}) per policy; "
             "paired bootstrap over studies (one run per policy: no seeds to test over)")
 save_table(sig, "06_pruning_vs_standard", cfg, protocol=protocol)
@@ -264,7 +264,7 @@ sig[(sig.section == "findings") & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (
 # %%
 per_section = {label: {s: sel.pick_metrics(mscores[label], s) for s in ("findings", "impression")} for label in std}
 vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.k),
-                                 n_resamples=cfg.metrics.bootstrap, seed=cfg.seed, value_names=("pruning", "random"))
+                                 n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(vs_random, "06_pruning_vs_random", cfg)
 shown = list(pc.live_names) or list(pc.names[:1])  # every setting is in the saved table
 print("\n".join(checks.random_verdicts(vs_random[vs_random.distance.isin(shown)])))
@@ -353,7 +353,7 @@ for _, r in tokens.iterrows():
 s_f = sig[(sig.section == "findings") & (sig.metric == key)]
 for _, r in s_f.iterrows():
     inside = r.ci_low <= 0 <= r.ci_high
-    lines.append(f"- {r.policy}, {r.distance}, Findings {key}: pruning {r.pruning:.3f} vs standard {r.standard:.3f} "
+    lines.append(f"- {r.policy}, {r.distance}, Findings {key}: pruning {r.value_a:.3f} vs standard {r.value_b:.3f} "
                  f"(diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
                  f"{'includes' if inside else 'excludes'} 0; same pick in {r['same pick %']:.0f} % of studies).")
 for _, r in wall.iterrows():

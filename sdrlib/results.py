@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
            "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS",
-           "ResultTableError", "read_result_table", "TABLES_READ"]
+           "ResultTableError", "read_result_table", "TABLES_READ", "format_mean_sd", "SD_SUFFIX",
+           "CELL_COLUMNS", "render_cell_table"]
 
 DPI = 150
 RECORDED_VERSIONS = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
@@ -142,10 +143,58 @@ def read_result_table(results_dir: str | Path, name: str) -> "pd.DataFrame | Non
         raise ResultTableError(f"{p}: not a CSV table ({' '.join(str(e).split())[:120]})") from None
 
 
+#: the suffix of a column holding the sample SD of the column it names (:func:`format_mean_sd`)
+SD_SUFFIX = " (sd)"
+
+
+def format_mean_sd(df: "pd.DataFrame", digits: int = 3) -> "pd.DataFrame":
+    """The view of a table whose column ``X`` (a mean) has a partner ``"X (sd)"``: ``X`` shown as
+    ``"mean ±sd"`` (``digits`` decimals; ``n/a`` for a NaN mean) and the SD column dropped; other columns as they
+    are. For showing only: the CSV keeps both numbers. Example: columns ``["config", "KL", "KL (sd)"]`` ->
+    ``["config", "KL"]`` with ``"0.012 ±0.003"``."""
+    out = df.copy()
+    for col in list(df.columns):
+        sd = f"{col}{SD_SUFFIX}"
+        if sd in df.columns:
+            out[col] = [("n/a" if m != m else f"{m:.{digits}f} ±{(0.0 if s != s else s):.{digits}f}")
+                        for m, s in zip(df[col].astype(float), df[sd].astype(float))]
+            out = out.drop(columns=sd)
+    return out
+
+
+#: the columns of a table stored one row per cell (:func:`sdrlib.experiments.posttrain.reward_cells`)
+CELL_COLUMNS = ["Model", "Metric", "config", "mean", "sd", "n", "best", "note"]
+
+
+def render_cell_table(cells: "pd.DataFrame", configs: "Sequence[str] | None" = None, digits: int = 3
+                      ) -> "pd.DataFrame":
+    """A table stored one row per cell (:data:`CELL_COLUMNS`) in the paper's layout, for showing: rows
+    ``Model`` x ``Metric``, columns the configurations (``configs``, default the cells' own, in order), cells
+    ``"mean ±sd"`` (``digits`` decimals) with ``**`` around the best of each row, the cell's ``note`` where it has
+    no numbers (``not computed: <why>``, ``n/a``)."""
+    import pandas as pd
+
+    cols = list(configs) if configs is not None else list(dict.fromkeys(cells.config))
+    out = []
+    for (model, metric), g in cells.groupby(["Model", "Metric"], sort=False):
+        row = {"Model": model, "Metric": metric}
+        for r in g.itertuples():
+            if isinstance(r.note, str) and r.note:
+                row[r.config] = r.note
+            else:
+                s = f"{r.mean:.{digits}f} ±{r.sd:.{digits}f}"
+                row[r.config] = f"**{s}**" if bool(r.best) else s
+        out.append(row)
+    return pd.DataFrame(out, columns=["Model", "Metric", *cols])
+
+
 def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,
-               floatfmt: str = ".4f", **extra: Any) -> tuple[Path, Path]:
+               floatfmt: str = ".4f", shown: "pd.DataFrame | None" = None, **extra: Any) -> tuple[Path, Path]:
     """Write ``df`` to ``<results>/<name>.csv`` and ``.md`` plus a provenance ``.meta.json``.
 
+    The CSV holds numbers as numbers (a mean, its SD and n in columns of their own, never ``"0.556 ±0.002"``);
+    ``shown``, when given, is the formatted view of the same table (e.g. :func:`format_mean_sd`,
+    :func:`sdrlib.experiments.posttrain.render_reward_table`) written to the Markdown instead of ``df``.
     ``extra`` keyword arguments (e.g. ``backend="offline-labeler"``) are recorded
     in the meta file and in the Markdown header line.
     """
@@ -155,7 +204,7 @@ def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,
     fields = {"profile": cfg.name, "seed": cfg.seed, "encoder": cfg.embedding.encoder, **extra}
     header = "<!-- " + " ".join(f"{k}={v}" for k, v in fields.items()) + " -->\n\n"
     # object dtype keeps integer columns integer in the Markdown (tabulate sees a float matrix otherwise)
-    body = df.astype(object).to_markdown(index=index, floatfmt=floatfmt)
+    body = (df if shown is None else shown).astype(object).to_markdown(index=index, floatfmt=floatfmt)
     atomic_write_text(md_path, header + body + "\n")
     meta = provenance(cfg, **extra)
     meta["written_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

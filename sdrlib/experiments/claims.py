@@ -35,7 +35,14 @@ import pandas as pd
 
 from sdrlib.experiments import conclusions as _conclusions
 from sdrlib.metrics.significance import format_p
-from sdrlib.results import TABLES_READ, ResultTableError, read_result_table
+from sdrlib.results import (
+    CELL_COLUMNS,
+    SD_SUFFIX,
+    TABLES_READ,
+    ResultTableError,
+    read_result_table,
+    render_cell_table,
+)
 
 __all__ = ["BEGIN", "END", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
@@ -56,11 +63,11 @@ def _src(*names: str) -> str:
     return ", ".join(f"`results/{n}.csv`" for n in names)
 
 
-def _mean(cell: object) -> float:
-    """The mean of a ``"0.556 ±0.002"`` / ``"**0.566 ±0.003**"`` cell (NaN for ``not computed``).
-    Example: ``_mean("**0.566 ±0.003**")`` -> 0.566."""
-    m = _NUM.search(str(cell).replace("**", "")) if not str(cell).startswith("not computed") else None
-    return float(m.group()) if m else float("nan")
+def _shown(x: object, digits: int = 3) -> float:
+    """A table's number at the precision the tables show it (``digits`` decimals): sentences compare what a reader
+    sees, so two configurations that print the same mean are neither above nor below each other. NaN stays NaN."""
+    x = float(x)
+    return round(x, digits) if np.isfinite(x) else float("nan")
 
 
 
@@ -96,9 +103,14 @@ def _seeds(results_dir: str | Path) -> dict[str, int]:
 def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findings", base: str = "SFT") -> list[str]:
     """The headline table as Markdown (bold removed; one-seed configurations marked ``(1 seed)``; rows that read
     ``not computed`` listed after it) and, per metric, the configurations above and below ``base``."""
-    t = read_result_table(results_dir, table)
-    if t is None:
+    cells = read_result_table(results_dir, table)
+    if cells is None:
         return []
+    for col in CELL_COLUMNS:
+        if col not in cells.columns:
+            raise KeyError(col)  # named with its file by results_section
+    t = render_cell_table(cells)  # the table as notebook 04 shows it (numbers in the file, formatted here)
+    value = {(r.Model, r.Metric, r.config): _shown(r.mean) for r in cells.itertuples()}
     seeds = _seeds(results_dir)
     configs = [c for c in t.columns if c not in ("Model", "Metric")]
     shown = {c: f"{c} (1 seed)" if seeds.get(c) == 1 else c for c in configs}
@@ -114,12 +126,13 @@ def grpo_headline(results_dir: str | Path, *, table: str = "grpo_headline_findin
         lines.append(f"Not computed on this run: {', '.join(skipped)} (the file says why).")
     if base in configs:
         for _, r in computed.iterrows():
-            b = _mean(r[base])
-            others = [c for c in configs if c != base and np.isfinite(_mean(r[c]))]
-            up = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) > b]
-            down = [f"{shown[c]} {_mean(r[c]):.3f}" for c in others if _mean(r[c]) < b]
+            v = {c: value[(r["Model"], r["Metric"], c)] for c in configs}
+            b = v[base]
+            others = [c for c in configs if c != base and np.isfinite(v[c])]
+            up = [f"{shown[c]} {v[c]:.3f}" for c in others if v[c] > b]
+            down = [f"{shown[c]} {v[c]:.3f}" for c in others if v[c] < b]
             multi = [c for c in others if seeds.get(c, 2) > 1]
-            best = max(multi + [base], key=lambda c: _mean(r[c])) if multi else None
+            best = max(multi + [base], key=lambda c: v[c]) if multi else None
             lines.append(f"- {r['Metric']} (mean over seeds, {_src(table)}): {base} {b:.3f}; above {base}: "
                          f"{_join(up)}; below {base}: {_join(down)} ({len(down)} of {len(others)} configurations"
                          f" below)." + (f" Highest mean of {base} and the configurations with more than one seed: "
@@ -173,12 +186,12 @@ def policy_movement(results_dir: str | Path, *, table: str = "grpo_policy_moveme
     t = read_result_table(results_dir, table)
     if t is None:
         return []
-    first, last = [c for c in t.columns if c.startswith("reward first")], [c for c in t.columns
-                                                                           if c.startswith("reward last")]
-    kl = [c for c in t.columns if c.startswith("KL")]
+    means = [c for c in t.columns if not c.endswith(SD_SUFFIX)]  # each mean has its "<name> (sd)" beside it
+    first, last = [c for c in means if c.startswith("reward first")], [c for c in means if c.startswith("reward last")]
+    kl = [c for c in means if c.startswith("KL")]
     if not first or not last:
         return []
-    rows = [(_name(r), _mean(r[first[0]]), _mean(r[last[0]])) for _, r in t.iterrows()]
+    rows = [(_name(r), _shown(r[first[0]]), _shown(r[last[0]])) for _, r in t.iterrows()]
     up = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b > a]
     down = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b < a]
     same = [c for c, a, b in rows if b == a]
@@ -186,7 +199,7 @@ def policy_movement(results_dir: str | Path, *, table: str = "grpo_policy_moveme
          f"configurations ({_join(up)}); falls for {len(down)} ({_join(down)})")
     s += f"; unchanged for {', '.join(same)}." if same else "."
     if kl:
-        v = [_mean(x) for x in t[kl[0]]]
+        v = [_shown(x) for x in t[kl[0]]]
         s += f" {kl[0]}: {min(v):.3f} to {max(v):.3f}."
     return [s]
 
@@ -297,8 +310,8 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
         for _, r in g.iterrows():
             word = _direction(r["diff"])
-            out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.pruning:.3f}, "
-                       f"{word} standard best-of-K {r.standard:.3f} (diff {r['diff']:+.3f}, 95 % CI "
+            out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.value_a:.3f}, "
+                       f"{word} standard best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI "
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}; {_src('06_pruning_vs_standard')}).")
     vr = read_result_table(results_dir, "06_pruning_vs_random")
     if vr is not None:

@@ -144,7 +144,9 @@ def paired_f1_table(generations: Mapping[tuple[str, int], Sequence[str]], record
                     label: Callable[[str], str] = str, **score_kwargs) -> pd.DataFrame:
     """Paired bootstrap of Findings macro F1, ``A - B`` for each pair, seed by seed (the seeds both have).
 
-    Rows ``A, B, seed, F1 A, F1 B, diff, ci_low, ci_high, p``; the same resamples for every pair of one seed.
+    Rows ``A, B, seed, value_a, value_b, diff, ci_low, ci_high, p_value`` (the one comparison schema,
+    :data:`sdrlib.metrics.significance.COMPARISON_COLUMNS`, plus the seed); the same resamples for every pair of
+    one seed.
     """
     cache: dict[tuple[str, int], Any] = {}
 
@@ -158,8 +160,8 @@ def paired_f1_table(generations: Mapping[tuple[str, int], Sequence[str]], record
         seeds = sorted({s for c, s in generations if c == a} & {s for c, s in generations if c == b})
         for s in seeds:
             t = paired_bootstrap(res((a, s)), res((b, s)), n_resamples=n_resamples, seed=seed + s)
-            rows.append({"A": label(a), "B": label(b), "seed": s, "F1 A": t["value_a"], "F1 B": t["value_b"],
-                         "diff": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p": t["p_value"]})
+            rows.append({"A": label(a), "B": label(b), "seed": s, "value_a": t["value_a"], "value_b": t["value_b"],
+                         "diff": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"]})
     return pd.DataFrame(rows)
 
 

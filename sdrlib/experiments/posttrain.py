@@ -43,6 +43,7 @@ from sdrlib.clinical import label_report
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.generation import generate_reports, load_images
 from sdrlib.io import atomic_write_text
+from sdrlib.results import CELL_COLUMNS, render_cell_table
 from sdrlib.metrics import paper_names as _paper_names
 from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
@@ -50,6 +51,7 @@ from sdrlib.rewards import RewardError, parse_reward, prewarm
 
 __all__ = [
     "TABLE_GROUPS",
+    "reward_cells",
     "config_label",
     "train_all",
     "generate_test",
@@ -227,24 +229,23 @@ def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:
     return out
 
 
-def _fmt(mean: float, std: float, bold: bool) -> str:
-    s = f"{mean:.3f} ±{std:.3f}"
-    return f"**{s}**" if bold else s
-
-
-def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str], *,
+def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str], *,
                  unavailable: dict[str, str] | None = None) -> pd.DataFrame:
-    """Paper-style table (module doc) for one section and metric group of :data:`TABLE_GROUPS`.
+    """The paper-style table (module doc) for one section and metric group of :data:`TABLE_GROUPS`, as numbers:
+    one row per cell, columns :data:`CELL_COLUMNS` (``Model``, ``Metric`` row label, ``config`` column label,
+    ``mean``, ``sd`` (sample std over seeds; across models in the ``Mean`` block; 0 for one value), ``n`` (seeds,
+    or models), ``best`` (the highest mean of its row; ties all), ``note`` (empty where there are numbers, else
+    what the cell says instead: ``not computed: <why>``, ``not computed``, ``n/a``)).
+    :func:`sdrlib.results.render_cell_table` shows it in the paper's layout.
 
     ``long`` may hold several models. Each of the group's paper metric names is looked up with
     :func:`sdrlib.metrics.paper_names.find`; one the scores lack (COMET or RadGraph not installed,
-    a scorer that failed) is a row whose first cell says ``not computed: <why>`` (reason from
+    a scorer that failed) is a row whose first cell notes ``not computed: <why>`` (reason from
     ``unavailable``, default ``long.attrs["unavailable"]`` as :func:`scores_long` sets it) and whose
-    other cells say ``not computed``; a configuration that was scored but lacks a metric the others
-    have says ``not computed`` in that cell, one never run ``n/a``. The ``Mean`` block (mean over
+    other cells ``not computed``; a configuration that was scored but lacks a metric the others
+    have notes ``not computed`` in that cell, one never run ``n/a``. The ``Mean`` block (mean over
     models, sample std across models) is written only when there are several models: with one it
-    would repeat the model's rows with a meaningless ±0. Cells are strings ``mean ±std``; ``**`` marks
-    the best column of each row (ties all bold).
+    would repeat the model's rows with a meaningless ±0.
     """
     if group not in TABLE_GROUPS:
         raise ValueError(f"unknown table group {group!r}; known: {sorted(TABLE_GROUPS)}")
@@ -253,7 +254,7 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
     d = long[long.section == section]
     cols = [config_label(r) for r in rewards]
     rows = []
-    stats: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    stats: dict[tuple[str, str], dict[str, tuple[float, float, int]]] = {}
     missing: dict[tuple[str, str], str] = {}  # (model, row label) -> "not computed: <why>"
     labels: list[str] = []
     models = list(dict.fromkeys(d.model))
@@ -275,12 +276,13 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
                     v = dmm[dmm.reward == r].value.to_numpy(float)
                     v = v[np.isfinite(v)]
                     if v.size:
-                        cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0)
+                        cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                                                 int(v.size))
                 stats[(model, label)] = cell
             if label not in labels:
                 labels.append(label)
     if not labels:
-        return pd.DataFrame(columns=["Model", "Metric", *cols])
+        return pd.DataFrame(columns=CELL_COLUMNS)
     blocks = [(m, {lbl: stats.get((m, lbl)) for lbl in labels if (m, lbl) in stats or (m, lbl) in missing})
               for m in models]
     mean_block = {}
@@ -289,7 +291,8 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
         for c in cols:
             means = [stats[(m, lbl)][c][0] for m in models if (m, lbl) in stats and c in stats[(m, lbl)]]
             if means:
-                cell[c] = (float(np.mean(means)), float(np.std(means, ddof=1)) if len(means) > 1 else 0.0)
+                cell[c] = (float(np.mean(means)), float(np.std(means, ddof=1)) if len(means) > 1 else 0.0,
+                           len(means))
         if any((m, lbl) in stats for m in models):
             mean_block[lbl] = cell
         else:
@@ -298,20 +301,30 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
     if len(models) > 1:
         blocks.append(("Mean", mean_block))
         scored["Mean"] = set().union(*scored.values())
+    nan = float("nan")
     for model, block in blocks:
         for lbl, cell in block.items():
-            row = {"Model": model, "Metric": lbl}
             if cell is None:  # no model has it: the reason, never a silent gap
                 why = missing[(model, lbl)]
-                row.update({c: why if j == 0 else "not computed" for j, c in enumerate(cols)})
-                rows.append(row)
+                rows += [(model, lbl, c, nan, nan, 0, False, why if j == 0 else "not computed")
+                         for j, c in enumerate(cols)]
                 continue
             best = max((v[0] for v in cell.values()), default=np.nan)
             for c in cols:
-                row[c] = (_fmt(*cell[c], bold=np.isclose(cell[c][0], best)) if c in cell
-                          else "not computed" if c in scored[model] else "n/a")
-            rows.append(row)
-    return pd.DataFrame(rows, columns=["Model", "Metric", *cols])
+                if c in cell:
+                    rows.append((model, lbl, c, *cell[c], bool(np.isclose(cell[c][0], best)), ""))
+                else:
+                    rows.append((model, lbl, c, nan, nan, 0, False,
+                                 "not computed" if c in scored[model] else "n/a"))
+    return pd.DataFrame(rows, columns=CELL_COLUMNS)
+
+
+def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str], *,
+                 unavailable: dict[str, str] | None = None) -> pd.DataFrame:
+    """The paper-style table shown (:func:`sdrlib.results.render_cell_table` of :func:`reward_cells`): cells are strings
+    ``mean ±std`` (``**`` marks the best column of each row, ties all bold), or the cell's note."""
+    return render_cell_table(reward_cells(long, section, group, rewards, unavailable=unavailable),
+                             [config_label(r) for r in rewards])
 
 
 def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_records: Sequence[Any]) -> pd.DataFrame:

@@ -58,7 +58,8 @@ def versus_random(choices: Mapping[str, Mapping[str, np.ndarray]],
             for m, r in by_metric.items():
                 for n in names:
                     c = choices[policy][f"{method}:{n}"]
-                    yield ({"policy": policy, "section": section, "metric": m, "distance": n},
+                    yield ({"policy": policy, "section": section, "metric": m, "distance": n, "A": method,
+                            "B": "random"},
                            selected_result(r, c, k), selected_result(r, "random", k), {})
 
 
@@ -68,7 +69,7 @@ def _fmt_row(r: Any, a: str, b: str, p_col: str) -> str:
 
 
 def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05,
-                    a: str = "pruning", b: str = "random") -> list[str]:
+                    a: str | None = None, b: str | None = None) -> list[str]:
     """One sentence per (policy, distance, section) of a :func:`versus_random` table: on how many metrics the
     survivors are above / below random, which differences have ``p < alpha`` (column ``p_col``), and whether
     the paper's "pruning beats random in all metrics" holds here. Each metric is written as its difference
@@ -77,7 +78,10 @@ def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float
     Example: ``"SFT, chamfer, Findings: pruning is above random on 1 of 2 metrics (BS-F1 +0.031 [+0.004, +0.058],
     p = 0.030) and below on 1 (RL-F -0.004 [-0.020, +0.012], p = 0.610); p < 0.05 for BS-F1 (above). The
     paper's 'pruning beats random in all metrics' does not hold here."``
+    ``a`` / ``b``: the systems' names, by default the table's ``A`` / ``B`` columns (pruning, random).
     """
+    a = a if a is not None else (str(table["A"].iloc[0]) if "A" in table and len(table) else "pruning")
+    b = b if b is not None else (str(table["B"].iloc[0]) if "B" in table and len(table) else "random")
     out = []
     for (policy, n, section), g in table.groupby(["policy", "distance", "section"], sort=False):
         g = g[np.isfinite(g["diff"].astype(float))]

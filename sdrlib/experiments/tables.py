@@ -7,8 +7,9 @@ which pairs are compared and what the columns are called, so that is all the cal
 
 - :func:`system_comparisons`: system A against several others on every metric both have
   (:func:`sdrlib.metrics.suite.compare_systems`, one set of resamples per comparison), with a ``B`` column;
-- :func:`paired_table`: one row per (keys, A's result, B's result), the two values under names the caller
-  picks (``value_A`` / ``value_B``, ``pruning`` / ``standard``), extra columns appended;
+- :func:`paired_table`: one row per (keys, A's result, B's result) in the one comparison schema
+  (:data:`sdrlib.metrics.significance.COMPARISON_COLUMNS`: the keys name the systems ``A`` and ``B``), extra
+  columns appended;
 - :func:`significance_table`: configurations over seeds, seed ``s`` of A against seed ``s`` of B (or B's only
   run): one across-seed row per metric (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference
   over seeds, interval and p over seeds and studies together, seed SD, seeds with the mean's sign), each
@@ -45,15 +46,18 @@ def system_comparisons(a: Any, others: Mapping[str, Any], *, metrics: Sequence[s
 
 
 def paired_table(comparisons: Iterable[tuple[Mapping[str, Any], MetricResult, MetricResult, Mapping[str, Any]]],
-                 *, n_resamples: int = 1000, seed: int = 0,
-                 value_names: tuple[str, str] = ("value_A", "value_B")) -> pd.DataFrame:
-    """One paired bootstrap per ``(keys, a, b, extra)``: a row ``{**keys, value_names[0]: A's value,
-    value_names[1]: B's value, diff, ci_low, ci_high, p_value, **extra}``. ``a`` and ``b``: the same metric
-    on the same studies in the same order (:class:`~sdrlib.metrics.base.MetricResult`)."""
+                 *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One paired bootstrap per ``(keys, a, b, extra)``: a row ``{**keys, value_a, value_b, diff, ci_low, ci_high,
+    p_value, **extra}`` (:data:`~sdrlib.metrics.significance.COMPARISON_COLUMNS`). ``keys`` name the two systems
+    (``"A"``, ``"B"``) and what is compared (section, metric, ...); a key missing ``A`` or ``B`` raises.
+    ``a`` and ``b``: the same metric on the same studies in the same order
+    (:class:`~sdrlib.metrics.base.MetricResult`)."""
     rows = []
     for keys, a, b, extra in comparisons:
+        if "A" not in keys or "B" not in keys:
+            raise ValueError(f"paired_table: the keys of a comparison name its systems 'A' and 'B'; got {list(keys)}")
         bs = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
-        rows.append({**keys, value_names[0]: bs["value_a"], value_names[1]: bs["value_b"], "diff": bs["diff"],
+        rows.append({**keys, "value_a": bs["value_a"], "value_b": bs["value_b"], "diff": bs["diff"],
                      "ci_low": bs["ci_low"], "ci_high": bs["ci_high"], "p_value": bs["p_value"], **extra})
     return pd.DataFrame(rows)
 

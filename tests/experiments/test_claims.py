@@ -20,6 +20,33 @@ MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "tor
            "logical_cpus": 2, "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "numpy": "2.4.6"}}
 
 
+def _cells(wide: pd.DataFrame) -> pd.DataFrame:
+    """A paper-style table written in the test as notebook 04 shows it, stored as notebook 04 stores it: one row per
+    cell, numbers as numbers (``sdrlib.results.CELL_COLUMNS``)."""
+    rows = []
+    for _, r in wide.iterrows():
+        for c in wide.columns[2:]:
+            s = str(r[c]).replace("**", "")
+            if "±" in s:
+                m, sd = s.split("±")
+                rows.append((r.Model, r.Metric, c, float(m), float(sd), 3, str(r[c]).startswith("**"), ""))
+            else:
+                rows.append((r.Model, r.Metric, c, float("nan"), float("nan"), 0, False, s))
+    return pd.DataFrame(rows, columns=["Model", "Metric", "config", "mean", "sd", "n", "best", "note"])
+
+
+def _mean_sd(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns of ``"mean ±sd"`` strings as notebook 04 stores them: the mean, and ``"<name> (sd)"`` beside it."""
+    out = frame.copy()
+    for c in frame.columns:
+        if frame[c].astype(str).str.contains("±").any():
+            parts = frame[c].str.split("±")
+            i = list(out.columns).index(c)
+            out[c] = parts.str[0].astype(float)
+            out.insert(i + 1, f"{c} (sd)", parts.str[1].astype(float))
+    return out
+
+
 @pytest.fixture()
 def results(tmp_path):
     cfg = SimpleNamespace(name="smoke", seed=0, embedding=SimpleNamespace(encoder="enc"),
@@ -27,17 +54,17 @@ def results(tmp_path):
                           figures_dir=tmp_path / "figures")
     cfg.results_dir.mkdir()
     t = {
-        "grpo_headline_findings": pd.DataFrame({
+        "grpo_headline_findings": _cells(pd.DataFrame({
             "Model": ["tiny"] * 3, "Metric": ["BERTScore F1", "COMET", "CheXpert-14 macro F1 (labeler)"],
             "SFT": ["0.556 ±0.002", "not computed: no checkpoint", "**0.223 ±0.034**"],
             "R_fmt": ["0.546 ±0.012", "not computed", "0.137 ±0.012"],
             "R_Cham": ["**0.566 ±0.010**", "not computed", "0.083 ±0.053"],
-            "Abl": ["0.570 ±0.000", "not computed", "0.301 ±0.000"]}),
-        "grpo_policy_movement": pd.DataFrame({
+            "Abl": ["0.570 ±0.000", "not computed", "0.301 ±0.000"]})),
+        "grpo_policy_movement": _mean_sd(pd.DataFrame({
             "config": ["R_fmt", "R_Cham", "Abl"], "seeds": [3, 3, 1],
             "reward first 4 steps": ["0.969 ±0.016", "2.313 ±0.021", "2.586 ±0.000"],
             "reward last 4 steps": ["0.943 ±0.018", "2.370 ±0.106", "2.561 ±0.000"],
-            "KL last 4 steps": ["0.059 ±0.006", "0.109 ±0.009", "0.045 ±0.000"]}),
+            "KL last 4 steps": ["0.059 ±0.006", "0.109 ±0.009", "0.045 ±0.000"]})),
         "grpo_positive_findings": pd.DataFrame({
             "config": ["reference", "SFT", "R_fmt", "R_Cham", "Abl"], "seeds": [1, 3, 3, 3, 1],
             "positives per report": [0.88, 0.54, 0.38, 0.66, 0.6],

@@ -66,4 +66,5 @@ def test_paired_f1_table_matches_the_suite():
     good = [build_template(r.findings, r.impression) for r in RECS]
     normal = [build_template(RECS[0].findings, RECS[0].impression)] * 3
     t = dec.paired_f1_table({("a", 0): good, ("b", 0): normal}, RECS, [("a", "b")], n_resamples=50)
-    assert len(t) == 1 and t.iloc[0]["F1 A"] > t.iloc[0]["F1 B"] and t.iloc[0]["diff"] > 0
+    assert len(t) == 1 and t.iloc[0]["value_a"] > t.iloc[0]["value_b"] and t.iloc[0]["diff"] > 0
+    assert {"p_value", "ci_low", "ci_high", "A", "B"} <= set(t.columns)

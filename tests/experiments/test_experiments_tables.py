@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sdrlib.experiments import tables
-from sdrlib.metrics.significance import paired_bootstrap
+from sdrlib.metrics.significance import COMPARISON_COLUMNS, paired_bootstrap, verdict
 from sdrlib.metrics.suite import compare_systems, score_reports
 
 
@@ -24,21 +24,23 @@ HALF = [GOOD[i] if i % 2 else "<think> Something else. </think> <answer> Normal.
 BAD = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
 
 
-def test_paired_table_rows_are_paired_bootstraps_with_the_callers_names():
+def test_paired_table_rows_are_paired_bootstraps_in_the_one_schema():
     refs = _refs()
     a, b = _scores(GOOD, refs), _scores(HALF, refs)
     ra = {r.name: r for r in a.results["findings"]}
     rb = {r.name: r for r in b.results["findings"]}
-    comps = [({"metric": m, "section": "findings"}, ra[m], rb[m], {"note": m.upper()}) for m in ra]
-    t = tables.paired_table(comps, n_resamples=300, seed=3, value_names=("pruning", "standard"))
-    assert list(t.columns) == ["metric", "section", "pruning", "standard", "diff", "ci_low", "ci_high", "p_value",
-                               "note"]
+    comps = [({"metric": m, "section": "findings", "A": "pruning", "B": "standard"}, ra[m], rb[m], {"note": m.upper()})
+             for m in ra]
+    t = tables.paired_table(comps, n_resamples=300, seed=3)
+    assert list(t.columns) == ["metric", "section", *COMPARISON_COLUMNS, "note"]
     for row, (keys, x, y, _) in zip(t.itertuples(index=False), comps):
         bs = paired_bootstrap(x, y, n_resamples=300, seed=3)
-        assert (row.pruning, row.standard, row.diff, row.ci_low, row.ci_high, row.p_value) == (
+        assert (row.value_a, row.value_b, row.diff, row.ci_low, row.ci_high, row.p_value) == (
             bs["value_a"], bs["value_b"], bs["diff"], bs["ci_low"], bs["ci_high"], bs["p_value"])
     assert (t["diff"] > 0).all()
     assert tables.paired_table([], n_resamples=10).empty
+    with pytest.raises(ValueError, match="'A' and 'B'"):  # a comparison names its two systems
+        tables.paired_table([({"metric": "m"}, ra[next(iter(ra))], rb[next(iter(rb))], {})], n_resamples=10)
 
 
 def test_system_comparisons_is_compare_systems_per_other_with_a_B_column():
@@ -74,3 +76,8 @@ def test_significance_table_pairs_seed_with_seed_and_drops_unmatched():
     scores = {("sft", 0): sc(bad), ("sft", 1): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 2): sc(good)}
     t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=100)
     assert (t.n_seeds == 1).all()  # only seed 0 has both
+
+
+def test_verdict_reads_a_row_by_its_interval_only():
+    assert verdict(0.01, 0.05) == "above" and verdict(-0.05, -0.01) == "below"
+    assert verdict(-0.01, 0.05) == "not distinguishable from" == verdict(float("nan"), float("nan"))

@@ -72,13 +72,14 @@ def test_hash_outputs_still_compares_good_files(root, tmp_path, capsys):
 def _results(tmp_path):
     res = tmp_path / "results"
     res.mkdir()
-    pd.DataFrame({"Model": ["tiny"], "Metric": ["BERTScore F1"], "SFT": ["0.556 ±0.002"],
-                  "R_Cham": ["0.557 ±0.001"]}).to_csv(res / "grpo_headline_findings.csv", index=False)
+    pd.DataFrame({"Model": ["tiny"] * 2, "Metric": ["BERTScore F1"] * 2, "config": ["SFT", "R_Cham"],
+                  "mean": [0.556, 0.557], "sd": [0.002, 0.001], "n": [3, 3], "best": [False, True],
+                  "note": ["", ""]}).to_csv(res / "grpo_headline_findings.csv", index=False)
     return res
 
 
 @pytest.mark.parametrize("table, content, what", [
-    ("grpo_headline_findings", "Model,SFT,R_Cham\ntiny,0.5,0.6\n", "no column 'Metric'"),
+    ("grpo_headline_findings", "Model,config,mean\ntiny,SFT,0.5\n", "no column 'Metric'"),
     ("grpo_headline_findings", "", "empty"),
     ("grpo_headline_findings", b"Model,Metric\n\xff\xfe,\xfa\n", "not UTF-8"),
     ("grpo_headline_findings", bytes(range(256)), "grpo_headline_findings.csv: not"),

@@ -38,6 +38,22 @@ def test_save_table_writes_csv_markdown_and_meta(tmp_path):
     assert again[0].read_bytes() == csv.read_bytes()  # no timestamp in the tables
 
 
+def test_numbers_stay_numbers_in_the_csv_and_are_formatted_where_shown(tmp_path):
+    from sdrlib.results import format_mean_sd, render_cell_table
+
+    cfg = _cfg(tmp_path)
+    df = pd.DataFrame({"config": ["R_fmt", "R_Cham"], "KL": [0.0591, float("nan")], "KL (sd)": [0.0064, float("nan")]})
+    csv, md = save_table(df, "mv", cfg, shown=format_mean_sd(df))
+    back = pd.read_csv(csv)
+    assert list(back.columns) == ["config", "KL", "KL (sd)"] and back.KL.iloc[0] == 0.0591
+    assert "0.059 ±0.006" in md.read_text() and "n/a" in md.read_text() and "(sd)" not in md.read_text()
+    cells = pd.DataFrame({"Model": ["m"] * 3, "Metric": ["BS"] * 3, "config": ["SFT", "R_fmt", "R_Cham"],
+                          "mean": [0.5561, 0.5, float("nan")], "sd": [0.002, 0.0, float("nan")], "n": [3, 1, 0],
+                          "best": [True, False, False], "note": ["", "", "n/a"]})
+    wide = render_cell_table(cells)
+    assert wide.iloc[0].tolist() == ["m", "BS", "**0.556 ±0.002**", "0.500 ±0.000", "n/a"]
+
+
 def test_save_fig_writes_a_png(tmp_path):
     cfg = _cfg(tmp_path)
     fig, ax = plt.subplots()
