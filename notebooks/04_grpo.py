@@ -451,7 +451,7 @@ tables[("findings", "clinical")]
 # t-test over the seeds' differences; p is the larger of the two, the interval the hull of both. Seed `s` of A
 # meets seed `s` of B (SFT: the one SFT policy sampled with seed `s`). Pairs: every configuration against SFT; R_Cham
 # and R_Haus against R_exact; the related methods (EditGRPO and its ablations, G-CARL) and our negation-aware rewards
-# (R_Cham_neg, the recall reward) against R_Cham. `seed_sd`: SD of the per-seed differences; `same_sign`: seeds whose difference has the mean's sign;
+# (R_Cham_neg, the recall reward) against R_Cham. `seed_sd`: SD of the per-seed differences; `n_same_sign` of `n_seeds`: seeds whose difference has the mean's sign;
 # `p_seeds` (in the file): each seed's study-only bootstrap (detail; ablations have `grpo.ablation_seeds` seeds, and a
 # row with one seed is a single run's study bootstrap). Shown: Findings BERTScore F1 and CheXpert-14 macro F1; the
 # file `results/grpo_significance.csv` has every section and metric.
@@ -469,7 +469,7 @@ protocol = (f"{len(test)} test studies, {len(seeds)} seed(s) (SFT: one policy sa
 save_table(sig, "grpo_significance", cfg, protocol=protocol, test="seed_study_test (two-level bootstrap + t over seeds)")
 head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
 show = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1")  # key rows here; the file has every metric
-sig_cols = ["A", "B", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "same_sign"]
+sig_cols = ["A", "B", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "n_same_sign", "n_seeds"]
 print(protocol)
 (sig[(sig.section == "findings") & sig.metric.str.split("@").str[0].isin(show)][sig_cols]
  .assign(metric=lambda t: t.metric.str.split("@").str[0]).round(3) if len(sig) else sig)
@@ -546,10 +546,10 @@ if len(sig):
     head += [f"## Across seeds and studies (seed_study_test; {protocol})", "",
              "diff = mean over seeds of A - B; 95% CI and p from a two-level paired bootstrap (seeds, then the "
              "shared test studies) and a t-test over seeds (p = the larger); seed_sd = SD of the per-seed "
-             "differences; same_sign = seeds whose difference has the mean's sign; p_seeds = each seed's "
+             "differences; n_same_sign = seeds whose difference has the mean's sign; p_seeds = each seed's "
              "study-only bootstrap (detail).", "",
-             s2[["A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "same_sign",
-                 "p_seeds"]].round(4).to_markdown(index=False), ""]
+             s2[["A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "n_same_sign",
+                 "n_seeds", "p_seeds"]].round(4).to_markdown(index=False), ""]
 atomic_write_text(cfg.results_dir / "headline.md", "\n".join(head))
 print(f"wrote {cfg.results_dir / 'headline.md'} ({len(head)} lines; the tables above, gathered):",
       "; ".join(h[3:] for h in head if h.startswith("## ")))
@@ -568,4 +568,5 @@ if len(sig):
         word = "above" if r.diff > 0 else "below" if r.diff < 0 else "equal to"
         verdict = "significant" if r.p_value < 0.05 else "not significant"
         print(f"{r.A} is {word} {r.B} on Findings {r.metric.split('@')[0]} by {abs(r.diff):.4f} on average "
-              f"({verdict} over seeds and studies, {format_p(r.p_value)}; same sign in {r.same_sign} seeds)")
+              f"({verdict} over seeds and studies, {format_p(r.p_value)}; same sign in {r.n_same_sign} of {r.n_seeds} "
+              "seeds)")

@@ -5,7 +5,7 @@
 Reads the ``<!-- results:begin -->`` block of a README (for instance ``git show 6cc3dd8:README.md``, the run of
 ``5b7f196`` on the box of 2026-12-01, whose CPU and kernel path were not recorded) and writes what its sentences
 state, with the rounding they were written with, as ``OUT_DIR/grpo_significance.csv`` (configuration vs SFT / R_Cham:
-``A, B, section, metric, diff, p_value, same_sign, n_seeds``; no ``seed_sd``, so no detectable effect) and
+``A, B, section, metric, diff, p_value, n_same_sign, n_seeds``; no ``seed_sd``, so no detectable effect) and
 ``OUT_DIR/sft_vs_baselines_significance.csv`` (SFT vs the image-blind baselines). ``scripts/readme_numbers.py
 RESULTS --also OUT_DIR`` then states a conclusion only when that run agrees too (``sdrlib.experiments.conclusions``).
 Only the Findings sentences the block wrote are recovered (the block quoted Findings macro F1 and BERTScore F1).
@@ -39,7 +39,7 @@ def tables(block: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         for it in _ITEM.finditer(m["body"]):
             sig.append(dict(A=it["a"].replace(" (1 seed)", ""), B=m["base"], section=m["section"].lower(),
                             metric=m["metric"], diff=float(it["d"]), p_value=float(it["p"]),
-                            same_sign=f"{it['k']} of {it['n']}", n_seeds=int(it["n"])))
+                            n_same_sign=int(it["k"]), n_seeds=int(it["n"])))
     base = [dict(section=m["section"].lower(), metric=m["metric"], value_a=float(m["va"]), value_b=float(m["vb"]),
                  diff=float(m["d"]), ci_low=float(m["lo"]), ci_high=float(m["hi"]), p_value=float(m["p"]), B=m["b"])
             for m in _BASE.finditer(block)]

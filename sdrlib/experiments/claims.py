@@ -162,8 +162,13 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = "grpo_significance", ba
 
         def sig(r) -> str:
             if p_col is not None:
-                has_sign = "same_sign" in r.index and pd.notna(r["same_sign"])
-                return format_p(r[p_col]) + (f"; same sign in {r['same_sign']} seeds" if has_sign else "")
+                if "n_same_sign" in r.index and "n_seeds" in r.index and pd.notna(r["n_same_sign"]):
+                    seeds = f"{int(r['n_same_sign'])} of {int(r['n_seeds'])}"
+                elif "same_sign" in r.index and pd.notna(r["same_sign"]):  # runs before it was a number: "k of n"
+                    seeds = str(r["same_sign"])
+                else:
+                    seeds = None
+                return format_p(r[p_col]) + (f"; same sign in {seeds} seeds" if seeds else "")
             return f"p < {alpha:g} in {int(r.n_sig)} of {int(r.n_seeds)} seeds"
 
         up = [f"{r.A} {r[diff_col]:+.3f} ({sig(r)})" for _, r in g.iterrows() if r[diff_col] > 0]

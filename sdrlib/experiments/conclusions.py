@@ -43,7 +43,7 @@ from sdrlib.metrics.significance import format_p
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
-__all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "conclusions", "conclusion_lines",
+__all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "same_sign_count", "conclusions", "conclusion_lines",
            "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
            "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups"]
 
@@ -61,6 +61,17 @@ _BULLET = re.compile(r"^- (?P<section>[A-Z]\w*) (?P<metric>[\w.]+), (?P<a>.+?) v
 _MDE = re.compile(r"detectable at this size: (\d+(?:\.\d+)?)")
 #: the README paragraph :func:`conclusion_lines` fills (its verdicts are checked in every mode)
 TITLE = "Conclusions across seeds, studies and kernel paths"
+
+
+def same_sign_count(r: pd.Series) -> int:
+    """Seeds whose difference has the mean's sign, from a ``grpo_significance`` row: ``n_same_sign``, or in the
+    tables of runs before it was stored as a number (``docs/evidence/``) the ``same_sign`` text ``"k of n"``;
+    0 when the row has neither."""
+    if "n_same_sign" in r.index and pd.notna(r["n_same_sign"]):
+        return int(r["n_same_sign"])
+    if "same_sign" in r.index and pd.notna(r["same_sign"]):
+        return int(str(r["same_sign"]).split()[0])
+    return 0
 
 
 def detectable_effect(seed_sd: float, k: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -101,7 +112,7 @@ def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.
             if m not in metrics:
                 continue
             k = int(r.n_seeds) if "n_seeds" in r.index and pd.notna(r.n_seeds) else 1
-            same = int(str(r.same_sign).split()[0]) if "same_sign" in r.index and pd.notna(r.same_sign) else 0
+            same = same_sign_count(r)
             sd = float(r.seed_sd) if "seed_sd" in r.index and pd.notna(r.seed_sd) else float("nan")
             rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]),
                              p_value=float(r.p_value), seeds=k, same_sign=same, seed_sd=sd,

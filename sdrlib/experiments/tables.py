@@ -65,15 +65,15 @@ def paired_table(comparisons: Iterable[tuple[Mapping[str, Any], MetricResult, Me
 def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
              seed: int = 0) -> dict[str, Any]:
     """One across-seed row (:func:`~sdrlib.metrics.significance.seed_study_test`) of A's runs against B's:
-    ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, same_sign`` ("k of n" seeds whose difference
-    has the mean's sign), ``n_seeds`` and, as detail, ``p_seeds`` (each seed's study-only bootstrap p) and
+    ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, n_same_sign`` (seeds whose difference has the
+    mean's sign), ``n_seeds`` and, as detail, ``p_seeds`` (each seed's study-only bootstrap p) and
     ``n_sig`` (seeds with p < 0.05 in the mean's direction)."""
     r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed)
     ps, ds = np.asarray(r["seed_p"]), np.asarray(r["seed_diffs"])
     direction = np.sign(r["diff"]) if np.isfinite(r["diff"]) else 0.0
     return {"value_a": r["value_a"], "value_b": r["value_b"], "diff": r["diff"], "ci_low": r["ci_low"],
             "ci_high": r["ci_high"], "p_value": r["p_value"], "seed_sd": r["seed_sd"],
-            "same_sign": f"{r['n_same_sign']} of {r['n_seeds']}", "n_seeds": r["n_seeds"],
+            "n_same_sign": int(r["n_same_sign"]), "n_seeds": r["n_seeds"],
             "p_seeds": " ".join(f"{p:.3f}" for p in ps),
             "n_sig": int(np.sum((ps < 0.05) & (np.sign(ds) == direction) & (direction != 0)))}
 

@@ -23,7 +23,7 @@ def _run(folder: Path, rows: dict[str, tuple[float, float, str]], machine: dict 
     folder.mkdir(parents=True)
     pd.DataFrame([dict(A=a, B="SFT", section="findings", metric="clinical_f1_macro14@labeler", value_a=0.2,
                        value_b=0.2 - d, diff=d, ci_low=d - 0.05, ci_high=d + 0.05, p_value=p, seed_sd=0.02,
-                       same_sign=s, n_seeds=3) for a, (d, p, s) in rows.items()]
+                       n_same_sign=int(s.split()[0]), n_seeds=3) for a, (d, p, s) in rows.items()]
                  ).to_csv(folder / "grpo_significance.csv", index=False)
     pd.DataFrame({"statistic": ["distinct_words"], "this corpus": [1006], "IU-Xray reference": [None],
                   "counts": ["Findings + Impression words"]}).to_csv(folder / "00_report_language.csv", index=False)
@@ -148,7 +148,7 @@ def test_tables_rebuilt_from_a_readme_block_round_trip(tmp_path):
     got = sig.set_index("A")
     for cfg, (d, p, s) in ROWS.items():
         assert got.loc[cfg, "diff"] == pytest.approx(d, abs=5e-4) and got.loc[cfg, "p_value"] == pytest.approx(p)
-        assert got.loc[cfg, "same_sign"] == s and got.loc[cfg, "B"] == "SFT"
+        assert f"{got.loc[cfg, 'n_same_sign']} of {got.loc[cfg, 'n_seeds']}" == s and got.loc[cfg, "B"] == "SFT"
     # the committed evidence of the 5b7f196 run: what the README of 6cc3dd8 stated
     old = pd.read_csv(ROOT / "docs" / "evidence" / "run-5b7f196" / "grpo_significance.csv").set_index(["A", "B", "metric"])
     assert old.loc[("G-CARL", "SFT", "clinical_f1_macro14"), "p_value"] == 0.02

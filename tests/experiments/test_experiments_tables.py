@@ -64,7 +64,7 @@ def test_significance_table_pairs_seeds_against_single_sft():
     assert set(t.section) == {"findings", "impression"}
     row = t[t.section == "findings"].iloc[0]
     assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row["diff"] > 0.5
-    assert row.same_sign == "2 of 2" and row.seed_sd == 0 and row.p_value < 0.05 and row.ci_low > 0
+    assert row.n_same_sign == 2 and row.seed_sd == 0 and row.p_value < 0.05 and row.ci_low > 0
     assert {"value_a", "value_b", "ci_high", "p_seeds"} <= set(t.columns)
 
 
