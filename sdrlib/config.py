@@ -659,6 +659,11 @@ def _check_profile(p: Profile) -> None:
     extra = [x for x in pr.live_names if x not in pr.names]
     if extra:
         raise ConfigError(f"pruning.live_names = {extra}: not in pruning.names; allowed: a subset of {list(pr.names)}")
+    presence = [x for x in pr.names if registry.get(x).needs_presence]
+    if presence:  # the pruning scorer embeds partial candidates only; a failure here beats one in notebook 06
+        raise ConfigError(f"pruning.names = {presence}: these settings read per-sentence finding presence, which the "
+                          "pruning scorer (sdrlib.pruning.BankScorer) does not compute for partial candidates; "
+                          "allowed: plain settings (no _neg, not chamfer_recall_<alpha>)")
     if s.policy == "tiny":  # the shape rules of sdrlib.models.TinyVLSpec (+ the vision tower's head split)
         if s.tiny_heads % s.tiny_kv_heads:
             raise ConfigError(f"sft.tiny_heads = {s.tiny_heads}: not a multiple of sft.tiny_kv_heads = "

@@ -696,3 +696,10 @@ def test_different_settings_keep_different_keys(a, b):
     assert parse_reward(a).key != parse_reward(b).key
     ok = load_profile("smoke", {"grpo.rewards": ["fmt", a, b], "pruning.policies": ["sft"]})
     assert ok.grpo.rewards == ["fmt", a, b]
+
+
+@pytest.mark.parametrize("name", ["chamfer_neg", "chamfer_recall_1"])
+def test_pruning_refuses_settings_that_read_presence(name):
+    """The pruning scorer embeds partial candidates and has no per-sentence presence: refused at load, named."""
+    with pytest.raises(ConfigError, match=rf"pruning.names = \['{name}'\]: these settings read per-sentence"):
+        load_profile("smoke", {"pruning.names": [name], "pruning.live_names": []})
