@@ -116,19 +116,26 @@ def impression_restatement(findings_sets: Sequence[Any], impression_sets: Sequen
     if len(findings_sets) != len(impression_sets):
         raise ValueError(f"impression_restatement: {len(findings_sets)} Findings sets, {len(impression_sets)} "
                          "Impression sets")
+    cols = ["report", "own", "others_median", "beats_share"]
     F = [np.asarray(f, dtype=np.float64) for f in findings_sets]
-    rows = []
-    for t, EI in enumerate(impression_sets):
-        EI = np.asarray(EI, dtype=np.float64)
-        if not len(F[t]) or not len(EI):
-            continue
-        own = (EI @ F[t].T).max(axis=1)  # (m,)
-        others = np.array([(EI @ F[q].T).max(axis=1) for q in range(len(F)) if q != t and len(F[q])])
+    with_f = [t for t, f in enumerate(F) if len(f)]  # reports that have Findings, in order
+    rows_t = [t for t in with_f if len(impression_sets[t])]
+    if not rows_t:
+        return pd.DataFrame(columns=cols)
+    Fall = np.concatenate([F[t] for t in with_f])
+    starts = np.cumsum([0] + [len(F[t]) for t in with_f])[:-1]
+    col_of = {t: c for c, t in enumerate(with_f)}
+    out = []
+    for t in rows_t:  # one matrix product per report with an Impression: (m, all Findings) -> (m, reports)
+        EI = np.asarray(impression_sets[t], dtype=np.float64)
+        best = np.maximum.reduceat(EI @ Fall.T, starts, axis=1)
+        own = best[:, col_of[t]]
+        others = np.delete(best, col_of[t], axis=1)
         for j in range(len(EI)):
-            rows.append({"report": t, "own": float(own[j]),
-                         "others_median": float(np.median(others[:, j])) if len(others) else np.nan,
-                         "beats_share": float((others[:, j] < own[j]).mean()) if len(others) else np.nan})
-    return pd.DataFrame(rows, columns=["report", "own", "others_median", "beats_share"])
+            out.append({"report": t, "own": float(own[j]),
+                        "others_median": float(np.median(others[j])) if others.shape[1] else np.nan,
+                        "beats_share": float((others[j] < own[j]).mean()) if others.shape[1] else np.nan})
+    return pd.DataFrame(out, columns=cols)
 
 
 def _opposite(a: Mapping[str, int], b: Mapping[str, int]) -> list[str]:
@@ -150,11 +157,13 @@ def opposite_neighbours(sentences: Sequence[str], U: Any, label: Callable[[str],
     U = np.asarray(U, dtype=np.float64)
     if U.shape[0] != len(sentences) or len(sentences) < 2:
         raise ValueError(f"opposite_neighbours: {len(sentences)} sentences, {U.shape[0]} rows (need >= 2, equal)")
-    S = U @ U.T
-    np.fill_diagonal(S, -np.inf)
-    nn = S.argmax(axis=1)
+    nn, best = np.empty(len(U), dtype=np.int64), np.empty(len(U))
+    for i0 in range(0, len(U), 1024):  # row blocks: k x k at once would not fit for large banks
+        S = U[i0:i0 + 1024] @ U.T
+        S[np.arange(len(S)), np.arange(i0, i0 + len(S))] = -np.inf
+        nn[i0:i0 + len(S)], best[i0:i0 + len(S)] = S.argmax(axis=1), S.max(axis=1)
     labels = [label(s) for s in sentences]
-    rows = [{"sentence": sentences[i], "nearest": sentences[j], "cosine": float(S[i, j]),
+    rows = [{"sentence": sentences[i], "nearest": sentences[j], "cosine": float(best[i]),
              "observations": ", ".join(o)}
             for i, j in enumerate(nn) if (o := _opposite(labels[i], labels[j]))]
     out = pd.DataFrame(rows, columns=["sentence", "nearest", "cosine", "observations"])
