@@ -142,9 +142,10 @@ if len(prev.columns):
 prev.round(1)
 
 # %% [markdown]
-# Sentences per section: the size of the sets a set distance compares. A Findings set of four or five sentences
-# against an Impression of one or two is why the paper treats the sections separately (notebook 04's reward
-# weighs them).
+# Sentences per section: the sizes of the sets a set distance compares. The rewards compare each section with its
+# own reference (R_sem adds a Findings term and an Impression term, notebook 04), so read the two rows of each split
+# separately. The Findings sets are the larger ones; most Impressions hold one or two sentences (the quartiles in
+# the table), so an Impression term compares very small sets.
 
 # %%
 counts = {s: sentence_counts(r) for s, r in splits.items() if r}

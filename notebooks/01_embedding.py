@@ -158,7 +158,8 @@ stats.round(3)
 # One sentence matrix plus offsets per section; saved without pickle and tied to the encoder identity, so loading it
 # against another encoder fails loudly. The table is what notebooks 05 and 06 compare candidates against: per
 # section, the number of reports and sentences, the embedding dimension, and how many reports have an empty set
-# (a set distance to an empty set needs a convention, see notebook 02).
+# (the distances are defined for non-empty sets only: `sdrlib.distances` rejects an empty set, and the batched
+# engine scores one only when its caller passes an `empty_value`).
 
 # %%
 bank.meta.update(draw)
