@@ -14,9 +14,13 @@
 
 # %% [markdown]
 # # 00 · Data
-# The profile's dataset as one record type: synthetic chest X-rays with reports and CheXpert-14 labels
-# (default), or MIMIC-CXR / ReXGradient / IU-Xray from your own download; plus the offline labeler that
-# clinical F1 and the no-finding / single / multi strata rely on. Every metric, reward and abbreviation the
+# **Question: what does the model see, and how far can the labels we score it with be trusted?** A set-distance
+# reward compares generated sentences with reference sentences, and clinical F1 compares the labels an offline
+# labeler reads from both; so before any model, this notebook looks at the reports (how varied their language is),
+# the images (how much a linear probe reads from the pixels) and the labeler (how often it misreads a sentence).
+#
+# The profile's dataset arrives as one record type: synthetic chest X-rays with reports and CheXpert-14 labels
+# (default), or MIMIC-CXR / ReXGradient / IU-Xray from your own download. Every metric, reward and abbreviation the
 # notebooks use (CXB-14, RG-E, BS-F1, R_Cham, K, N, MBR, strata, ...) is defined in `docs/glossary.md`.
 
 # %% tags=["parameters"]
@@ -32,11 +36,11 @@ import pandas as pd
 
 from sdrlib.config import load_profile, repo_root
 from sdrlib.data import SPLITS, load_split, records_to_frame
-from sdrlib.data.stats import (pick_examples, pixel_probe, plot_examples, plot_findings_gallery,
-                               plot_prevalence, plot_sentence_counts, prevalence_table, sentence_counts,
-                               summary_table, language_table)
-from sdrlib.vocabulary import parse_label_string
-from sdrlib.clinical import evaluate_labeler, label_report
+from sdrlib.data.stats import (data_conclusion, language_table, pick_examples, pixel_probe, plot_examples,
+                               plot_findings_gallery, plot_prevalence, plot_sentence_counts, prevalence_table,
+                               sentence_counts, summary_table)
+from sdrlib.clinical import label_report
+from sdrlib.clinical.labeler_check import LABELER_COLUMNS, labeler_mistakes, labeler_summary, labeler_tables
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
@@ -63,7 +67,9 @@ print(f"loaded in {time.perf_counter() - t0:.1f} s")
 # %% [markdown]
 # ## 2. Examples
 # Images next to their reports and labels (`+` positive, `?` uncertain; negated observations counted),
-# one per stratum in turn.
+# one per stratum in turn (`pick_examples`). Read a report against its label line: every finding the text asserts,
+# hedges ("may represent") or denies should appear there with the matching sign, and that correspondence is what
+# the labeler of section 4 has to recover from the text alone.
 
 # %%
 with style():
@@ -107,7 +113,8 @@ summary.round(3)
 # reports whose Findings sentences, as a set, are the most common one. Column `counts` says what each row
 # counts, for both corpora: compare like with like. IU-Xray's vocabulary was counted over Findings only, so it
 # sits beside our Findings-only count (`distinct_words_findings`), not beside both sections (`distinct_words`,
-# which has no IU-Xray number): the synthetic Findings use about 800 distinct words against IU-Xray's 1,321.
+# which has no IU-Xray number); the printed line puts the two like-for-like numbers side by side. A vocabulary
+# count grows with corpus size, so on a small profile it sits below the target without saying the grammar is poor.
 
 # %%
 lang = language_table(splits["train"])
@@ -118,6 +125,12 @@ print(f"distinct words, Findings only: {v.loc['distinct_words_findings', 'this c
       f"{v.loc['distinct_words', 'this corpus']:,.0f}")
 lang.round(3)
 
+# %% [markdown]
+# Label prevalence per split: the share of studies where each observation is positive, uncertain or negative
+# (mentioned as absent); the rest do not mention it. Rare labels matter twice later: clinical F1 on a label with
+# two positive test studies moves in large steps, and the pixel probe below cannot score a label without
+# positives in the test split.
+
 # %%
 prev = prevalence_table(splits)
 if len(prev.columns):
@@ -127,6 +140,12 @@ if len(prev.columns):
     save_fig(fig, "00_label_prevalence", cfg)
     plt.show()
 prev.round(1)
+
+# %% [markdown]
+# Sentences per section: the sizes of the sets a set distance compares. The rewards compare each section with its
+# own reference (R_sem adds a Findings term and an Impression term, notebook 04), so read the two rows of each split
+# separately. The Findings sets are the larger ones; most Impressions hold one or two sentences (the quartiles in
+# the table), so an Impression term compares very small sets.
 
 # %%
 counts = {s: sentence_counts(r) for s, r in splits.items() if r}
@@ -139,7 +158,9 @@ pd.concat({s: c[["findings", "impression"]].describe().T for s, c in counts.item
 # %% [markdown]
 # How readable are the images? A ridge classifier on raw `probe_size`² pixels, trained on the train split,
 # scored by test AUROC per observation (positive or uncertain vs the rest). Near 0.5: little linear
-# signal (rib fractures are subtle on purpose); near 1.0: the finding is plainly visible.
+# signal (rib fractures are subtle on purpose); near 1.0: the finding is plainly visible. The AUROC is blank where
+# the train split has fewer than 5 positive or 5 negative studies or the test split has one class only; read
+# `n_pos_test` before the AUROC, since an AUROC from one or two positive studies can land anywhere.
 
 # %%
 labelled = all(r.labels is not None for r in splits["train"] + splits["test"])
@@ -166,43 +187,51 @@ if labelled and splits["train"] and splits["test"]:
 # %%
 label_report("Mild cardiomegaly. No pleural effusion. Right basilar opacity may represent pneumonia.")
 
+# %% [markdown]
+# `labeler_tables` runs `evaluate_labeler` on each source; one table per source is saved (`results/00_labeler_*.md`,
+# every observation). The printed lines summarise each table over its 14 observations; accuracy counts "not
+# mentioned" as a class, so it is high whenever most observations are absent, and the recall columns of the
+# table below are the ones to read. The table keeps only the observations with an error somewhere.
+
 # %%
-cols = ["n_pos", "precision_pos", "recall_pos", "n_neg", "precision_neg", "recall_neg",
-        "n_unc", "precision_unc", "recall_unc", "accuracy"]
-tables = {}
-if labelled:
-    test = splits["test"]
-    tables["synthetic test"] = evaluate_labeler([r.findings + " " + r.impression for r in test],
-                                                [r.labels for r in test])
 sentences = pd.read_csv(repo_root() / "tests" / "fixtures" / "labeler_sentences.csv", keep_default_na=False)
-for part, df in sentences.groupby("set"):
-    tables[f"sentences ({part})"] = evaluate_labeler(df["text"].tolist(),
-                                                     [parse_label_string(s) for s in df["labels"]])
+tables = labeler_tables(sentences, splits["test"] if labelled else None)
 for name, t in tables.items():
-    out = t[cols].reset_index()
-    save_table(out, "00_labeler_" + name.replace(" ", "_").replace("(", "").replace(")", ""), cfg,
-               backend="offline-labeler")
-    print(f"{name}: mean accuracy over observations {t['accuracy'].mean():.3f}, lowest {t['accuracy'].min():.3f} "
-          f"({t['accuracy'].idxmin()}); {(t['accuracy'] < 1).sum()} of {len(t)} observations with an error")
-# the rows that matter: observations the labeler gets wrong somewhere (every row: results/00_labeler_*.md)
-errs = pd.concat({name: t.loc[t["accuracy"] < 1, cols] for name, t in tables.items()}, names=["set", "observation"])
-if len(errs):
-    display(errs.round(3))
-else:
-    print("no observation with an error in any set")
+    slug = name.replace(" ", "_").replace("(", "").replace(")", "")
+    save_table(t[LABELER_COLUMNS].reset_index(), "00_labeler_" + slug, cfg, backend="offline-labeler")
+    print(labeler_summary(name, t))
+errs = pd.concat({name: t.loc[t["accuracy"] < 1, LABELER_COLUMNS] for name, t in tables.items()},
+                 names=["set", "observation"])
+errs.round(3) if len(errs) else print("no observation with an error in any set")
 
 # %% [markdown]
-# Sentences the labeler gets wrong (hand-written set):
+# The hand-written sentences the labeler reads wrongly, each whole with its gold and predicted labels (1 positive,
+# 0 negative, -1 uncertain), and at the end how many of them are a missed hedge: gold uncertain because of a word
+# such as "may represent" or "possibly", read as positive. That distinction is one a report generator must get
+# right too, and a reward built on this labeler inherits the labeler's blind spots, so the exact wording is the
+# lesson here.
 
 # %%
-from sdrlib.vocabulary import apply_no_finding
-
-wrong = [(r.set, r.text, apply_no_finding(parse_label_string(r.labels)), label_report(r.text))
-         for r in sentences.itertuples() if label_report(r.text) != apply_no_finding(parse_label_string(r.labels))]
-pd.DataFrame(wrong, columns=["set", "text", "gold", "predicted"])
+mistakes = labeler_mistakes(sentences)
+for m in mistakes.itertuples():
+    print(f"[{m.set}] {m.text}\n    gold:      {m.gold}\n    predicted: {m.predicted}")
+print(f"{int(mistakes['hedge_missed'].sum())} of {len(mistakes)} mistakes read an uncertain finding as positive")
 
 # %% [markdown]
-# Records as a table, for later notebooks (labels one column per observation, stratum, texts):
+# Records as a table, for later notebooks: `records_to_frame` gives one row per study with its texts (`findings`,
+# `impression`), one column per observation (1, 0, -1, or empty when not mentioned) and the stratum. The texts are
+# left out of the view below (the example figure shows reports whole); the frame keeps them.
 
 # %%
-records_to_frame(splits["val"]).head()
+frame = records_to_frame(splits["val"])
+print(f"{len(frame)} rows x {frame.shape[1]} columns")
+frame.drop(columns=["findings", "impression"]).head()
+
+# %% [markdown]
+# ## Conclusion
+# Generated from this run's tables (`results/00_dataset_summary`, `00_report_language`, `00_pixel_probe`,
+# `00_labeler_*`) by `sdrlib.data.stats.data_conclusion`. It describes the data and the labeler; nothing is compared
+# between systems, so no sentence claims a direction.
+
+# %% tags=["conclusion"]
+print("\n".join(data_conclusion(cfg.results_dir)))

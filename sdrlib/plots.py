@@ -265,6 +265,49 @@ def plot_report_embedding(findings: Sequence[str], impression: Sequence[str], E_
     return fig
 
 
+def plot_sentence_geometry(sentences: Sequence[str], tags: Sequence[str], S: Any, nn_sim: Any, *,
+                           title: str = "", wrap: int = 62) -> "Figure":
+    """Notebook 01's sentence geometry: a cosine heatmap of sentences shown in pairs, and a nearest-neighbour histogram.
+
+    Left: ``S`` ``(k, k)`` cosine similarities between ``sentences`` (``k`` texts, even ``k``, consecutive rows a
+    pair: a paraphrase, or an anchor and its nearest neighbour), each row labelled with its tag (``tags``, e.g.
+    ``P1``, ``A1``, ``N1``) and its whole text wrapped at ``wrap`` characters; every cell carries its value and white
+    lines separate the pairs. Right: the histogram of ``nn_sim`` ``(n,)``, each sampled sentence's cosine to its
+    nearest different sentence. Draws only; nothing is computed but the layout."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    S = np.asarray(S, dtype=np.float64)
+    k = len(sentences)
+    if S.shape != (k, k) or len(tags) != k or k % 2:
+        raise PlotError(f"plot_sentence_geometry: {k} sentences, {len(tags)} tags, S of shape {S.shape}; "
+                        "needs an even number of sentences, one tag each and a square S")
+    nn_sim = np.asarray(nn_sim, dtype=np.float64).ravel()
+    rows = [f"{g}  " + "\n      ".join(_wrap(t, wrap)) for g, t in zip(tags, sentences)]
+    n_lines = sum(r.count("\n") + 1 for r in rows)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(15, 0.55 * max(k, 0.75 * n_lines) + 2.4),
+                               gridspec_kw={"width_ratios": [1.5, 1], "wspace": 0.35})
+    im = a.imshow(S, vmin=0, vmax=1, cmap="viridis")
+    a.grid(False)
+    a.set_yticks(range(k), rows, fontsize=9)
+    a.set_xticks(range(k), list(tags), fontsize=9)
+    a.set_xlabel("P = hand-written paraphrase pair; A = anchor, N = its nearest other bank sentence")
+    for (i, j), v in np.ndenumerate(S):
+        a.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=9, color="black" if v > 0.6 else "white")
+    for p in range(1, k // 2):
+        a.axhline(2 * p - 0.5, color="white", linewidth=2)
+        a.axvline(2 * p - 0.5, color="white", linewidth=2)
+    fig.colorbar(im, ax=a, fraction=0.046, label="cosine similarity")
+    b.hist(nn_sim, bins=30, color=PALETTE[0])
+    b.set_xlabel("cosine similarity to the nearest different sentence")
+    b.set_ylabel("Findings sentences")
+    b.yaxis.set_major_locator(MaxNLocator(integer=True))
+    b.set_title(f"{len(nn_sim)} sampled Findings sentences", fontsize=10)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 def set_distance_links(A: Any, B: Any) -> dict[str, Any]:
     """What Chamfer, Hausdorff and OT read from two embedding sets ``A`` ``(n, d)``, ``B`` ``(m, d)``.
 

@@ -26,7 +26,7 @@ from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
            "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples",
-           "language_stats", "language_table", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS", "LANGUAGE_TARGETS"]
+           "language_stats", "language_table", "data_conclusion", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS", "LANGUAGE_TARGETS"]
 
 # Report-language statistics of 2,000 IU-Xray reports with both sections, with what each number counts: the
 # vocabulary was counted over Findings only (issue 26: set beside our both-sections count it looked like 1,006
@@ -337,3 +337,63 @@ def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: S
         rows.append({"observation": o, "n_pos_train": int(ytr.sum()), "n_pos_test": int(yte.sum()),
                      "auroc": float(auc)})
     return pd.DataFrame(rows)
+
+
+def data_conclusion(results_dir) -> list[str]:
+    """Notebook 00's closing sentences, every number read from its result tables in ``results_dir``:
+    ``00_dataset_summary`` (studies and strata per split), ``00_report_language`` (this corpus beside IU-Xray),
+    ``00_pixel_probe`` (AUROC per observation and the positives it rests on) and ``00_labeler_synthetic_test`` /
+    ``00_labeler_sentences_dev`` / ``00_labeler_sentences_heldout`` (accuracy, observations with an error; the
+    pooled ``micro (all)`` row left out). A missing table gives a line saying so. Descriptive only: nothing here is
+    a comparison of two systems, so no sentence states a direction."""
+    from sdrlib.results import read_result_table
+
+    out = []
+    summ = read_result_table(results_dir, "00_dataset_summary")
+    if summ is None:
+        out.append("00_dataset_summary: not written by this run.")
+    else:
+        sizes = ", ".join(f"{r.split} {int(r.studies):,}" for r in summ.itertuples())
+        strata = "; ".join(f"{r.split}: " + ", ".join(f"{int(getattr(r, s)):,} {s.replace('_', ' ')}" for s in STRATA)
+                           for r in summ.itertuples())
+        out.append(f"Splits (studies): {sizes}. Strata per split: {strata}.")
+    lang = read_result_table(results_dir, "00_report_language")
+    if lang is None:
+        out.append("00_report_language: not written by this run.")
+    else:
+        v = lang.set_index("statistic")
+        here, iu = v["this corpus"], v["IU-Xray reference"]
+        out.append(f"Language (train split): unique-sentence ratio {here['unique_sentence_ratio']:.2f} here, "
+                   f"{iu['unique_sentence_ratio']:.2f} in IU-Xray; distinct Findings words {here['distinct_words_findings']:,.0f} "
+                   f"here, {iu['distinct_words_findings']:,.0f} in IU-Xray; the most common Findings set covers "
+                   f"{here['top_findings_set_pct']:.1f}% of reports here, {iu['top_findings_set_pct']:.1f}% in IU-Xray.")
+    probe = read_result_table(results_dir, "00_pixel_probe")
+    if probe is None:
+        out.append("00_pixel_probe: not written by this run (it needs labelled train and test splits).")
+    else:
+        p = probe.dropna(subset=["auroc"])
+        if not len(p):
+            out.append(f"Pixel probe: no observation had enough positive and negative studies for an AUROC "
+                       f"({len(probe)} tried).")
+        else:
+            lo, hi = p.loc[p["auroc"].idxmin()], p.loc[p["auroc"].idxmax()]
+            out.append(f"Pixel probe: AUROC for {len(p)} of {len(probe)} observations, from {lo['auroc']:.2f} "
+                       f"({lo['observation']}) to {hi['auroc']:.2f} ({hi['observation']}), each resting on "
+                       f"{int(p['n_pos_test'].min())} to {int(p['n_pos_test'].max())} positive test studies.")
+    for name, label in (("synthetic_test", "synthetic test reports (generator and labeler agree by construction)"),
+                        ("sentences_dev", "hand-written dev sentences (the rules were written on them)"),
+                        ("sentences_heldout", "hand-written heldout sentences (the honest estimate)")):
+        t = read_result_table(results_dir, f"00_labeler_{name}")
+        if t is None:
+            out.append(f"00_labeler_{name}: not written by this run.")
+            continue
+        micro = t[t["observation"] == "micro (all)"]
+        t = t[t["observation"] != "micro (all)"]
+        bad = t.loc[t["accuracy"] < 1, "observation"].tolist()
+        recall = ("" if micro.empty else "; pooled recall " + ", ".join(
+            f"{c} {micro.iloc[0][f'recall_{k}']:.2f}" for k, c in (("pos", "positive"), ("neg", "negative"),
+                                                                   ("unc", "uncertain"))
+            if micro.iloc[0][f"recall_{k}"] == micro.iloc[0][f"recall_{k}"]))  # NaN: no gold label of that class
+        out.append(f"Labeler on {label}: mean accuracy {t['accuracy'].mean():.3f} over {len(t)} observations"
+                   f"{recall}; " + (f"errors on {len(bad)} ({', '.join(bad)})." if bad else "no error."))
+    return out
