@@ -14,8 +14,13 @@
 
 # %% [markdown]
 # # 03 · Supervised fine-tuning
-# Train the policy to write `<think> Findings </think> <answer> Impression </answer>` from the image (paper
-# sec. 4, appendix C.2): a tiny Qwen3-VL built from scratch on CPU, Qwen3-VL / Gemma3 with Unsloth + LoRA on GPU.
+# **Question: after supervised fine-tuning, does the policy write reports that depend on the image?** GRPO
+# (notebook 04) starts from this policy and can only sharpen what it already does: if the SFT policy ignores the
+# image, a set-distance reward has nothing image-specific to reward. This notebook trains the policy to write
+# `<think> Findings </think> <answer> Impression </answer>` from the image (paper sec. 4, appendix C.2): a tiny
+# Qwen3-VL built from scratch on CPU, Qwen3-VL / Gemma3 with Unsloth + LoRA on GPU. It then tests image dependence
+# two ways, on sampled reports against image-blind baselines (section 4) and on the likelihood of the reference
+# report with the right and a wrong image, and ends with what its result files support.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -23,6 +28,7 @@ n_show: int = 4  # sample generations shown next to their images
 
 # %%
 import json
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -30,18 +36,26 @@ import pandas as pd
 
 from sdrlib import models, training
 from sdrlib.config import load_profile
-from sdrlib.data import load_split, stratum
+from sdrlib.data import load_split
+from sdrlib.data.stats import pick_examples
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
+from sdrlib.experiments.sft_summary import plot_generations, report_variety, sft_conclusion
 from sdrlib.metrics import paper_names
-from sdrlib.metrics.significance import format_p, verdict
+from sdrlib.metrics.suite import TemplateFormatWarning
 from sdrlib.plots import style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
 from sdrlib.utils import quiet, set_seed
 
+# %% [markdown]
+# The profile fixes the policy, the data split and the training budget; `training.preflight` stops a profile that
+# needs a GPU or model weights this machine lacks before any work. The printout names the policy and the split sizes.
+
+# %%
 cfg = load_profile(profile)
 set_seed(cfg.seed)
+pd.set_option("display.width", 120)  # tables as text: one line per row where it fits
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
@@ -53,13 +67,16 @@ print(cfg.name, cfg.sft.policy, f"{len(train)} train / {len(test)} test studies"
 # byte-level BPE tokenizer trained on the training reports and an image-only Qwen3-VL processor (no video
 # processor, so no torchvision). Each training example is a prompt (image + instruction) and a completion
 # (the templated report); the loss covers the completion only. With `sft.tiny_freeze_vision` (on in the cpu
-# profile) the vision tower keeps its random initialisation and only the merger into the text model trains:
-# trained end to end, the tiny tower's features predicted the findings *worse* than at initialisation (linear
-# probe AUROC Cardiomegaly 0.94 vs 0.99), and the policy barely read the image (section 4 measures it).
+# profile) the vision tower keeps its random initialisation and only the merger into the text model trains
+# (a design choice of the cpu profile; this notebook does not compare it with end-to-end training). Section 4
+# measures whether the resulting policy reads the image.
+#
+# The cell prints one training example as the trainer sees it: the prompt (a chat message holding the image
+# placeholder and the instruction) and, whole, the completion the loss is computed on.
 
 # %%
 ds = training.sft_dataset(train[:2], cfg.sft.max_images)
-print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160], "...")
+print(json.dumps(ds[0]["prompt"]), "\n->", ds[0]["completion"][0]["content"])
 
 # %% [markdown]
 # ## 2. Train
@@ -67,13 +84,19 @@ print(json.dumps(ds[0]["prompt"]), "->", ds[0]["completion"][0]["content"][:160]
 # from its last checkpoint, but only when `run_key.json` matches what would produce it now (the training
 # data's digest, the profile's training values, the seed, the training code and library versions); otherwise
 # the folder is cleared and trained again, with a warning naming what changed. `run.json` records steps, time
-# and parameter count.
+# and parameter count. The printout gives those numbers for this run; on the smoke profile the run is a few steps
+# only, enough to exercise the code, not to learn.
 
 # %%
 res = training.sft(cfg, train)
 info = json.loads((res.path / "run.json").read_text())
 print(f"SFT: {info['steps']} steps in {info['seconds']:.0f} s ({info['mean_step_seconds']:.2f} s/step), "
       f"{info['params']:,} parameters, {info['torch_threads']} torch thread(s)")
+
+# %% [markdown]
+# The loss curve is the teacher-forced cross-entropy of the report tokens (and, where the trainer logs it, the
+# share of next tokens predicted exactly). A falling loss shows the policy learns the *text* of reports; it says
+# nothing yet about the image, since a policy can lower this loss by learning the most common report.
 
 # %%
 curves = training.read_curves(res.path)
@@ -93,37 +116,29 @@ plt.show()
 
 # %% [markdown]
 # ## 3. Generations next to references
-# One report per test study, decoded as the profile says (`sft.eval_do_sample`, `sft.eval_temperature`;
-# greedy decoding collapses the tiny policy onto the modal normal report), cached next to the run.
+# One report per test study, decoded as the profile says (`sft.eval_do_sample`, `sft.eval_temperature`), cached
+# next to the run. Two checks come first: the share of generations that parse as the template (a report GRPO
+# can score at all), and how varied the reports are: how many distinct texts the policy wrote and how often its
+# most frequent one occurs. A policy that writes one report for every study cannot be reading the image.
 
 # %%
 gens = posttrain.generate_test(cfg, res.final, test)
 valid = np.mean([parse_template(g) is not None for g in gens])
-print(f"valid template: {valid:.1%} of {len(gens)} test generations")
+variety = report_variety(gens)
+print(f"decoding: do_sample={cfg.sft.eval_do_sample}, temperature={cfg.sft.eval_temperature}\n"
+      f"valid template: {valid:.1%} of {len(gens)} test generations; {variety['distinct']} distinct reports, "
+      f"the most frequent one written {variety['modal_count']} time(s) ({variety['modal_share']:.0%})")
+
+# %% [markdown]
+# Reading a few generations next to their references shows what the numbers above mean. The studies are picked
+# by `sdrlib.data.stats.pick_examples` (seeded, spread over the no-finding, single and multi-finding strata, so
+# not only the mostly normal first studies); generated (GEN) and reference (REF) text is shown whole.
 
 # %%
-import textwrap
-
-from PIL import Image
-
-wrap = lambda t: textwrap.fill(t, 110, subsequent_indent="        ")  # noqa: E731
+picks = pick_examples(test, n_show, seed=cfg.seed)
+row_of = {r.study_id: k for k, r in enumerate(test)}
 with style():
-    # show every stratum (no finding / single / multi), not just the first, mostly normal, studies
-    by_stratum = {}
-    for i, rec in enumerate(test):
-        by_stratum.setdefault(stratum(rec.labels) if rec.labels else "unlabelled", []).append(i)
-    picks = [idx for group in zip(*by_stratum.values()) for idx in group][:n_show]
-    fig, axes = plt.subplots(n_show, 2, figsize=(12, 2.5 * n_show), gridspec_kw={"width_ratios": [1, 5]})
-    for row, i in zip(np.atleast_2d(axes), picks):
-        rec, gen = test[i], gens[i]
-        row[0].imshow(Image.open(rec.image_paths[0]), cmap="gray")
-        row[0].set_title(f"{rec.study_id} ({stratum(rec.labels) if rec.labels else '?'})", fontsize=9)
-        row[0].axis("off")
-        s = parse_template(gen)
-        lines = [f"GEN F: {s.findings}", f"GEN I: {s.impression}"] if s else [f"GEN (invalid): {gen[:200]}"]
-        lines += [f"REF F: {rec.findings}", f"REF I: {rec.impression}"]
-        row[1].text(0, 1, "\n".join(wrap(x) for x in lines), va="top", ha="left", fontsize=9, family="monospace")
-        row[1].axis("off")
+    fig = plot_generations(picks, [gens[row_of[r.study_id]] for r in picks])
     save_fig(fig, "sft_samples", cfg)
 plt.show()
 
@@ -134,11 +149,18 @@ plt.show()
 # control, `SFT shuffled images`, runs the same policy with every study given another study's image. A policy
 # that reads the image should beat all three on clinical label F1 (offline CheXpert-14 labeler); whether this
 # one does is read off the paired tests below. Text metrics are shown for reference.
+#
+# The table has one row per metric and one column per system, Findings section (the Impression columns are in
+# `results/sft_vs_baselines.md`). Look first at the clinical F1 rows: SFT against `majority` and `random_train` says whether it beats
+# writing without the image; SFT against `SFT shuffled images` whether its own image matters. The point values
+# alone do not say whether a gap is larger than chance on this many studies; the next cell tests that.
 
 # %%
 shuffled = posttrain.generate_test(cfg, res.final, test, shuffle_images=True)
 systems = {"SFT": gens, "SFT shuffled images": shuffled, **posttrain.baseline_reports(train, len(test), seed=cfg.seed)}
-scores = posttrain.score_all(cfg, systems, test)
+with warnings.catch_warnings():  # the share of invalid templates is printed in section 3; don't repeat it per system
+    warnings.simplefilter("ignore", TemplateFormatWarning)
+    scores = posttrain.score_all(cfg, systems, test)
 keep = paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1", "CheXpert-5 macro F1", "C-BLEU-4", "ROUGE-L",
                                   "BERTScore F1")
 rows = []
@@ -153,7 +175,18 @@ table.columns = [f"{section}: {system}" for section, system in table.columns]
 table = table.round(3)
 save_table(table.reset_index(), "sft_vs_baselines", cfg,
            protocol=f"{len(test)} test studies, one report per study and system (SFT sampled once, seed {cfg.seed})")
-table
+table.filter(like="findings:")
+
+# %% [markdown]
+# Of the three controls, `SFT shuffled images` is the sharpest: the same weights, the same decoding, only the
+# image is wrong, so any gap between SFT and it can come from the image alone. The image-blind baselines answer a
+# weaker question, whether SFT writes clinically better reports than text statistics do.
+#
+# Paired bootstrap over test studies (every system wrote a report for the same studies, so each study is compared
+# with itself): the difference SFT - baseline per metric and section, its 95 % interval and p-value. A difference
+# counts only when its interval excludes 0. Only one policy is trained here, so there are no seeds to test over:
+# the interval covers the choice of test studies, not the training run. Full table:
+# `results/sft_vs_baselines_significance.md`.
 
 # %%
 sig = compare.system_comparisons(scores["SFT"], {b: scores[b] for b in ("random_train", "SFT shuffled images")},
@@ -171,6 +204,11 @@ sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high"
 # log-likelihood per token of each test study's *reference* report given its own image, and given the image of
 # another study (the same permutation as above). An image-blind policy gives both the same value; the gap, with a
 # paired bootstrap interval over studies, is how many nats per token the image is worth to this policy.
+# Unlike the sampled reports, this measurement has no decoding randomness: the only noise left is which test
+# studies were drawn, and that is what the interval covers. The cell loads the policy once, scores both image
+# assignments, and frees the model again.
+# The table (`results/sft_image_nll.md`) holds both mean NLLs, their difference (another study's image - own
+# image: positive when the own image helps) and its interval.
 
 # %%
 from sdrlib.generation import load_images, reference_nll
@@ -194,17 +232,12 @@ save_table(image_gap.round(4), "sft_image_nll", cfg,
 image_gap.round(4)
 
 # %% [markdown]
-# **What this shows**, written from the paired tests above (Findings, 95 % bootstrap intervals): a difference
-# counts only when its interval excludes 0. On the smoke profile (a few steps) the policy has learnt nothing yet.
+# ## Conclusion
+# Sentences generated from this run's result files (`sft_vs_baselines_significance`, `sft_image_nll`) by
+# `sdrlib.experiments.sft_summary.sft_conclusion`, Findings section. Each comparison is worded by
+# `sdrlib.metrics.significance.verdict`: "above" or "below" only when its 95 % paired bootstrap interval excludes 0,
+# otherwise "no difference detected at this size". On the smoke profile (a few training steps) expect a policy
+# that has learnt nothing about the image yet; the cpu and paper profiles train long enough to ask the question.
 
-# %%
-for r in sig[sig.section == "findings"].itertuples():
-    print(f"{r.metric.split('@')[0]}: SFT is {verdict(r.ci_low, r.ci_high)} {r.B} ({r.value_a:.3f} vs {r.value_b:.3f}, "
-          f"{format_p(r.p_value)})")
-reads_image = bool(((sig.section == "findings") & (sig.B == "SFT shuffled images") & (sig.ci_low > 0)).any())
-print("=> sampled Findings: the policy's labels depend on the image" if reads_image else
-      "=> sampled Findings: no evidence that the policy's labels depend on the image")
-gap = image_gap.iloc[0]
-print(f"=> teacher forcing: the own image lowers the reference's NLL by {gap['diff']:.4f} nats/token "
-      f"[{gap['ci_low']:.4f}, {gap['ci_high']:.4f}]" + (" (the policy uses the image)" if gap["ci_low"] > 0 else
-                                                         " (not distinguishable from 0: image-blind)"))
+# %% tags=["conclusion"]
+print("\n".join(sft_conclusion(cfg.results_dir)))

@@ -55,7 +55,7 @@ from sdrlib.metrics.clinical import label_matrix, normalise_labels, strata_from_
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FidelityError", "FidelityResult", "label_disagreement", "pair_distances", "sample_pairs",
-           "fidelity_analysis", "identical_floor", "plot_fidelity", "TARGETS", "MIN_PAIRS"]
+           "fidelity_analysis", "spearman_difference", "identical_floor", "plot_fidelity", "TARGETS", "MIN_PAIRS"]
 
 #: label-disagreement targets
 TARGETS = ("jaccard", "hamming")
@@ -276,6 +276,37 @@ def fidelity_analysis(records: Sequence[Any], embedder: Any, names: Sequence[str
     return FidelityResult(pd.DataFrame(rows), frame, source)
 
 
+def spearman_difference(pairs: pd.DataFrame, a: str, b: str, *, target: str = "jaccard", n_boot: int = 200,
+                        seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
+    """Paired bootstrap of Spearman(``a``, target) - Spearman(``b``, target) over the same report pairs.
+
+    ``pairs`` is :attr:`FidelityResult.pairs` (one row per pair, a distance column per setting and the
+    ``target`` column); both settings are resampled with the same pairs. Returns a row of the comparison schema
+    (:data:`sdrlib.metrics.significance.COMPARISON_COLUMNS`): ``A, B, value_a, value_b, diff, ci_low, ci_high,
+    p_value`` plus ``target, n, n_resamples``. ``p_value`` is two-sided, ``(1 + #|d* - d| >= |d|) / (1 + B)``
+    as :func:`sdrlib.metrics.significance.paired_bootstrap` computes it.
+    """
+    if not (isinstance(ci, float) and 0 < ci < 1):
+        raise FidelityError(f"ci must be a float in (0, 1), got {ci!r}")
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 1:
+        raise FidelityError(f"n_boot must be a positive int, got {n_boot!r}")
+    for col in (a, b, target):
+        if col not in pairs:
+            raise FidelityError(f"no column {col!r} in the pair table")
+    if len(pairs) < MIN_PAIRS:
+        raise FidelityError(f"{len(pairs)} pairs: need at least {MIN_PAIRS}")
+    da, db, t = (pairs[c].to_numpy(np.float64) for c in (a, b, target))
+    boot = np.random.default_rng(np.random.SeedSequence([int(seed), 2])).integers(0, len(t), (n_boot, len(t)))
+    va, vb = float(_spearman_many(da[None], t[None])[0]), float(_spearman_many(db[None], t[None])[0])
+    ds = _spearman_many(da[boot], t[boot]) - _spearman_many(db[boot], t[boot])
+    ds = ds[np.isfinite(ds)]
+    d = va - vb
+    lo, hi = np.quantile(ds, [(1 - ci) / 2, 1 - (1 - ci) / 2]) if ds.size else (np.nan, np.nan)
+    p = min(1.0, (1.0 + np.count_nonzero(np.abs(ds - d) >= abs(d))) / (1.0 + ds.size))
+    return {"A": a, "B": b, "value_a": va, "value_b": vb, "diff": d, "ci_low": float(lo), "ci_high": float(hi),
+            "p_value": float(p), "target": target, "n": len(t), "n_resamples": int(ds.size)}
+
+
 def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8, 12), *,
                     dim: int = 384, n_sets: int = 20, seed: int = 0) -> pd.DataFrame:
     """The value each setting gives two **identical** sets, by set size (mean and max over random sets).
@@ -309,6 +340,10 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
     return pd.DataFrame(rows)
 
 
+#: Okabe-Ito blue and orange (``sdrlib.plots.PALETTE[0]``, ``[1]``; plots sits above this layer)
+_PAPER, _OURS = "#0072B2", "#E69F00"
+
+
 def plot_fidelity(table: pd.DataFrame, *, target: str = "jaccard", stratum: str = "all", measure: str = "spearman",
                   ax: Any = None):
     """Ranked horizontal bars of one correlation with CI whiskers, coloured by origin (paper / ours).
@@ -327,7 +362,7 @@ def plot_fidelity(table: pd.DataFrame, *, target: str = "jaccard", stratum: str 
         fig, ax = plt.subplots(figsize=(6, 0.28 * len(sub) + 1.2))
     else:
         fig = ax.figure
-    colours = np.where(sub.origin == "paper", "#4C72B0", "#DD8452")
+    colours = np.where(sub.origin == "paper", _PAPER, _OURS)
     y = np.arange(len(sub))
     v = sub[measure].to_numpy()
     err = np.abs(np.stack([v - sub[f"{measure}_lo"].to_numpy(), sub[f"{measure}_hi"].to_numpy() - v]))
@@ -336,6 +371,6 @@ def plot_fidelity(table: pd.DataFrame, *, target: str = "jaccard", stratum: str 
     ax.set_xlabel(f"{measure} with label {target} distance ({stratum}; {int(sub.n_pairs.iloc[0])} pairs)")
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color="#4C72B0", label="paper"), Patch(color="#DD8452", label="sdr extension")],
+    ax.legend(handles=[Patch(color=_PAPER, label="paper"), Patch(color=_OURS, label="sdr extension")],
               loc="lower right", fontsize=9)
     return fig
