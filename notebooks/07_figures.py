@@ -14,13 +14,20 @@
 
 # %% [markdown]
 # # 07 · Figures and headline tables
+# **The question.** Which of the paper's figures and headline tables has this run reproduced, which are missing
+# (and which notebook would make them), and are the figures drawn in one readable, colour-blind-safe style?
+#
 # Every paper figure and headline table this run produced, in the paper's order, and `results/figure_index.md`:
 # each file, the notebook that writes it and the paper figure or table it reproduces. The map itself lives in
 # `sdrlib.results.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
 # on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
-# notebooks in the house style of `sdrlib.plots.style` (fixed dpi, fonts of at least 9 pt, the colour-blind-safe
-# Okabe-Ito palette); `tests/results/test_plots_style.py` checks the 9 pt: it draws every figure function on small
-# synthetic data and measures each text, and scans the notebooks and `sdrlib` for smaller font sizes.
+# notebooks in the house style of `sdrlib.plots.style`: fixed dpi, fonts of at least 9 pt
+# (`tests/results/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
+# scans the notebooks and `sdrlib` for smaller font sizes) and the colour-blind-safe Okabe-Ito palette as the
+# colour cycle. The cycle covers lines, bars and points coloured by category; figures that colour by a value use
+# colour maps instead, which are not Okabe-Ito: the heatmaps (viridis, PuOr for embeddings) and 06's quality vs
+# tokens, whose policies are coloured along viridis. Section 2b measures, on each figure shown, how much of its
+# coloured area is in the palette, so the claim can be checked figure by figure rather than taken on trust.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -31,6 +38,7 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from sdrlib.config import load_profile
+from sdrlib.experiments.figures import figure_conclusions, palette_table
 from sdrlib.plots import plot_gallery, style
 from sdrlib.results import figure_index, missing_summary, save_fig, save_table
 
@@ -67,6 +75,20 @@ if shown.empty:
     print("no paper figure or headline table yet: run the notebooks first (./run_all.sh)")
 
 # %% [markdown]
+# ## 2b. Which figures use the Okabe-Ito palette?
+# `sdrlib.experiments.figures.palette_share` reads each PNG shown above and counts its coloured pixels (white,
+# greys and black carry no hue and are left out), then the share of those within a small distance of one of
+# the eight Okabe-Ito colours. Anti-aliased line edges blend with the background and count as off-palette, so a
+# figure fully in the palette reads about 0.8 to 1; a heatmap drawn with viridis reads near 0. The table is saved
+# as `results/07_palette` and read back by the conclusion.
+
+# %%
+shown_figs = shown[shown.kind == "figure"]
+palette = palette_table([cfg.figures_dir / f.split("/", 1)[1] for f in shown_figs.file], list(shown_figs.file))
+save_table(palette, "07_palette", cfg)
+palette.round(2)
+
+# %% [markdown]
 # ## 3. One overview image
 # Thumbnails of the paper figures present, for a quick look (and the README's gallery).
 
@@ -95,3 +117,13 @@ print(f"results/figure_index.md: {(index.status == 'present').sum()} present, {(
 absent = out[out.status != "present"]
 if len(absent):
     display(absent)
+
+# %% [markdown]
+# ## 5. Conclusion
+# Generated from this run's files (`sdrlib.experiments.figures.figure_conclusions` reads `results/figure_index.csv`
+# and `results/07_palette.csv` back): what the run has, what is missing and which notebook writes it, and which
+# figures shown are mostly in the Okabe-Ito palette. A figure below the 50 % line is usually a heatmap drawn
+# with a sequential colour map, which is readable by colour-blind readers too but is not the categorical palette.
+
+# %% tags=["conclusion"]
+print("\n".join(figure_conclusions(cfg.results_dir)))

@@ -1,6 +1,7 @@
 """Decomposing the GRPO drop in clinical accuracy (issue 27): length, truncation and stated findings.
 
-Every GRPO configuration of the default profile lowers Findings CheXpert-14 macro F1 below SFT, R_fmt included.
+In an earlier default-profile run (`ef27b0d`) every GRPO configuration, R_fmt included, lowered Findings CheXpert-14
+macro F1 below SFT.
 This module measures, for test generations of each (configuration, seed), what a drop is made of:
 
 - :func:`generation_stats`: per generated report, its template validity, its length in policy tokens and in
@@ -38,7 +39,7 @@ from sdrlib.metrics.suite import score_reports
 from sdrlib.reports import build_template, parse_template, split_sentences
 
 __all__ = ["MACRO_F1", "generation_stats", "stratum_table", "training_table", "findings_f1", "paired_f1_table",
-           "decomposition_table"]
+           "decomposition_table", "share_view"]
 
 #: the suite's name of Findings CheXpert-14 macro F1 under the offline labeler (notebook 04's headline metric)
 MACRO_F1 = "clinical_f1_macro14@labeler"
@@ -191,3 +192,46 @@ def decomposition_table(f1: Mapping[tuple[str, int], float], steps: Sequence[tup
         rows.append({"step": f"{label(a)} -> {label(b)}", "seeds": len(seeds), "F1 from": fa, "F1 to": fb,
                      "change": fb - fa, "share of drop": (fb - fa) / total if total and np.isfinite(total) else np.nan})
     return pd.DataFrame(rows)
+
+
+def share_view(decomp: pd.DataFrame, f1: Mapping[tuple[str, int], float], chains: Sequence[Sequence[tuple[str, str]]],
+               *, label: Callable[[str], str] = str, digits: int = 3) -> pd.DataFrame:
+    """:func:`decomposition_table` rows (concatenated, with a ``chain`` column: the label of each chain's last
+    configuration) as a reader should see them: ``share of drop`` shown only where it means something, else blank
+    with the reason in ``share shown?``.
+
+    A share is shown when every step of the chain moves the same way (no zero step) **and** the chain's total
+    change is larger than its run-to-run spread (|mean over seeds| > sample SD of the per-seed totals, so at least
+    two seeds). Otherwise a step's share can read 4.5 or -3.5 (a total near zero, or steps that cancel) and says
+    nothing. The saved table keeps every number; this is the display. ``chains``: the ``(from, to)`` steps of each
+    chain, as given to :func:`decomposition_table`; ``f1[(config, seed)]``: the macro F1. Returns a new frame with
+    ``change`` rounded to ``digits`` and ``share of drop`` as text.
+    """
+    out = decomp.copy()
+    share, why = [], []
+    reasons = {}
+    for ch in chains:
+        name = label(ch[-1][1])
+        first, last = ch[0][0], ch[-1][1]
+        seeds = sorted({s for c, s in f1 if c == first} & {s for c, s in f1 if c == last})
+        tot = np.array([f1[(last, s)] - f1[(first, s)] for s in seeds], float)
+        g = out[out["chain"] == name]
+        signs = np.sign(np.round(g["change"].to_numpy(float), digits))
+        if not len(tot) or round(abs(tot.mean()), digits) == 0:
+            reasons[name] = "total change 0"
+        elif (signs == 0).any() or len(set(signs)) > 1:
+            reasons[name] = "steps move in opposite directions (or one does not move)"
+        elif len(tot) < 2:
+            reasons[name] = "1 seed: run-to-run spread not measured"
+        elif abs(tot.mean()) <= tot.std(ddof=1):
+            reasons[name] = f"total {tot.mean():+.{digits}f} within its seed SD {tot.std(ddof=1):.{digits}f}"
+        else:
+            reasons[name] = ""
+    for _, r in out.iterrows():
+        reason = reasons.get(r["chain"], "chain not given")
+        share.append(f"{r['share of drop']:.2f}" if not reason and pd.notna(r["share of drop"]) else "")
+        why.append(reason or "yes")
+    out["change"] = out["change"].round(digits)
+    out["F1 from"], out["F1 to"] = out["F1 from"].round(digits), out["F1 to"].round(digits)
+    out["share of drop"], out["share shown?"] = share, why
+    return out

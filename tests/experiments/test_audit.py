@@ -152,3 +152,29 @@ def test_recall_bank_distances_are_the_reward_distance_through_the_engine():
     # asymmetric: the generated side is the first argument
     assert not np.isclose(set_distance(A, B[3], "chamfer_recall_0.8", presence=(PA, PB[3])),
                           set_distance(B[3], A, "chamfer_recall_0.8", presence=(PB[3], PA)))
+
+
+def test_paired_case_means_average_over_the_same_references():
+    scores = pd.DataFrame([
+        {"reward": "r", "label": "R", "study_id": s, "stratum": st, "case": c, "total": v}
+        for s, st, vals in (("a", "single", {"reference": 3.0, "paraphrase": 2.0}),
+                            ("b", "single", {"reference": 3.0, "paraphrase": 1.0}),
+                            ("n", "no_finding", {"reference": 1.0}))  # normal: no paraphrase
+        for c, v in vals.items()])
+    res = audit.AuditResult(table=pd.DataFrame(), scores=scores)
+    t, n = audit.paired_case_means(res, cases=("reference", "paraphrase"))
+    assert n == 2  # "n" has no paraphrase: left out of every column
+    assert t.loc["R", "reference"] == pytest.approx(3.0)  # not (3 + 3 + 1) / 3
+    assert t.loc["R", "paraphrase"] == pytest.approx(1.5)
+
+
+def test_plot_audit_draws_strata_and_silence_panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = [{"reward": "r", "label": "R", "stratum": st, "case": c, "n": 2, "n_skipped": 0, "mean": 1.0,
+             "sem": 0.0, "content": 1.0} for st in ("no_finding", "single") for c in audit.CASES]
+    exp = pd.DataFrame([{"label": "R", "gap": -0.5, "silence_margin": 0.1, "mixed_margin": 0.0}])
+    fig = audit.plot_audit(pd.DataFrame(rows), exp)
+    visible = [a for a in fig.axes if a.get_visible()]
+    assert len(visible) == 3 and visible[-1].get_title().startswith("does silence pay")

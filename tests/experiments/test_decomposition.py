@@ -68,3 +68,33 @@ def test_paired_f1_table_matches_the_suite():
     t = dec.paired_f1_table({("a", 0): good, ("b", 0): normal}, RECS, [("a", "b")], n_resamples=50)
     assert len(t) == 1 and t.iloc[0]["value_a"] > t.iloc[0]["value_b"] and t.iloc[0]["diff"] > 0
     assert {"p_value", "ci_low", "ci_high", "A", "B"} <= set(t.columns)
+
+
+def _chain_table(f1, chains):
+    return pd.concat([dec.decomposition_table(f1, ch).assign(chain=ch[-1][1]) for ch in chains], ignore_index=True)
+
+
+def test_share_view_shows_a_share_only_when_it_means_something():
+    f1 = {}
+    for s, (sft, noise, cham, haus) in enumerate([(0.30, 0.25, 0.10, 0.29), (0.32, 0.27, 0.12, 0.31)]):
+        f1.update({("sft", s): sft, ("noise", s): noise, ("cham", s): cham, ("haus", s): haus})
+    chains = [[("sft", "noise"), ("noise", "cham")], [("sft", "noise"), ("noise", "haus")]]
+    t = dec.share_view(_chain_table(f1, chains), f1, chains)
+    cham, haus = t[t.chain == "cham"], t[t.chain == "haus"]
+    assert cham["share of drop"].tolist() == ["0.25", "0.75"] and set(cham["share shown?"]) == {"yes"}
+    # haus: the steps cancel (down, then up), the raw ratio would be huge; blank with the reason
+    assert set(haus["share of drop"]) == {""} and "opposite" in haus["share shown?"].iloc[0]
+    one = {k: v for k, v in f1.items() if k[1] == 0}
+    t1 = dec.share_view(_chain_table(one, chains[:1]), one, chains[:1])
+    assert set(t1["share of drop"]) == {""} and t1["share shown?"].iloc[0].startswith("1 seed")
+    noisy = {**f1, ("cham", 1): 0.60}  # totals -0.20 and +0.28: mean within its SD
+    t2 = dec.share_view(_chain_table(noisy, chains[:1]), noisy, chains[:1])
+    assert set(t2["share of drop"]) == {""}
+
+
+def test_share_view_keeps_the_numbers_of_the_table():
+    f1 = {("sft", 0): 0.3, ("fmt", 0): 0.3, ("sft", 1): 0.3, ("fmt", 1): 0.3}
+    raw = _chain_table(f1, [[("sft", "fmt")]])
+    t = dec.share_view(raw, f1, [[("sft", "fmt")]])
+    assert t["share shown?"].iloc[0] == "total change 0" and t["change"].iloc[0] == 0.0
+    assert raw["share of drop"].isna().all()  # the input frame is not modified

@@ -1,0 +1,215 @@
+"""Notebook 04's ``results/headline.md``: the run's headline numbers gathered in one Markdown file.
+
+:func:`headline_markdown` builds the file's lines from the frames notebook 04 has already computed (nothing is
+recomputed here, so the file shows the numbers of the tables beside it): notebook 03's SFT-vs-baselines
+comparison read from ``results/sft_vs_baselines_significance.csv``, the GRPO headline tables (mean ± sample SD over
+seeds), the policy movement, the exact-match sparsity, the cost per step, EditGRPO's edit counts and the paired
+tests over seeds and studies. :func:`write_headline` writes them atomically. The README quotes this file rather
+than numbers typed by hand.
+
+Scope: one run's results folder; sections whose input is empty are left out (the baselines section says which
+file is missing). Example: ``write_headline(cfg.results_dir, headline_markdown(...))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdrlib.io import atomic_write_text
+from sdrlib.metrics import paper_names
+from sdrlib.metrics.significance import format_p
+from sdrlib.results import SD_SUFFIX, format_mean_sd, read_result_table
+
+__all__ = ["SIG_COLUMNS", "HEAD_METRICS", "headline_markdown", "write_headline", "grpo_conclusions",
+           "GROUP_COLUMNS", "movement_table", "sparsity_table", "cost_table"]
+
+#: the columns of the significance section (``p_seeds``: each seed's study-only bootstrap)
+SIG_COLUMNS = ["A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value", "seed_sd", "n_same_sign",
+               "n_seeds", "p_seeds"]
+#: the metrics of the significance section (paper names, looked up in :mod:`sdrlib.metrics.paper_names`)
+HEAD_METRICS = ("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
+
+
+def _baselines(results_dir: Path) -> list[str]:
+    base = results_dir / "sft_vs_baselines_significance.csv"
+    if not base.is_file():
+        return ["(notebook 03's sft_vs_baselines_significance.csv is missing: run notebook 03 first)", ""]
+    b = pd.read_csv(base)
+    b = b[b.metric.str.split("@").str[0].isin(paper_names.suite_prefixes("CheXbert F1", "CheXpert-14 micro F1"))]
+    n03 = int(b.n.iloc[0]) if "n" in b.columns and len(b) else "?"
+    out = [f"## SFT vs image-blind baselines (notebook 03: {n03} test studies, one SFT sample, paired bootstrap "
+           f"over studies; not the GRPO protocol below)", ""]
+    out += [f"- {r.section.capitalize()} {r.metric.split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} {r.value_b:.3f} "
+            f"(diff {r.diff:+.3f}, 95% CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r.p_value)})"
+            for r in b.itertuples()]
+    return [*out, ""]
+
+
+def headline_markdown(*, results_dir: str | Path, run: Mapping[str, Any], protocol: str,
+                      tables: Mapping[tuple[str, str], pd.DataFrame], movement: pd.DataFrame,
+                      sparsity: pd.DataFrame, cost_per_config: pd.DataFrame, edit_totals: pd.DataFrame,
+                      sig: pd.DataFrame) -> list[str]:
+    """The lines of ``headline.md`` (join with newlines).
+
+    ``run``: ``profile, seed, source, n_train, n_test, model, steps, n_seeds, G, lr, beta, loss`` (the header);
+    ``protocol``: the evaluation protocol sentence; ``tables[(section, "headline")]``: the rendered headline table
+    of ``findings`` and ``impression``; ``movement`` / ``sparsity``: numbers with ``<name> (sd)`` columns (shown
+    through :func:`sdrlib.results.format_mean_sd`); ``cost_per_config``: one row per configuration (index), seconds;
+    ``edit_totals``: EditGRPO's counts (section left out when empty); ``sig``: the paired tests with
+    :data:`SIG_COLUMNS` (section left out when empty; rows of :data:`HEAD_METRICS` only).
+    """
+    r = run
+    head = [f"# Headline numbers: profile `{r['profile']}`, seed {r['seed']}", "",
+            f"Written by notebooks/04_grpo.ipynb. Data: {r['source']} ({r['n_train']} train / {r['n_test']} test "
+            f"studies scored); policy {r['model']}; GRPO {r['steps']} steps x {r['n_seeds']} seeds, G = {r['G']}, "
+            f"lr {r['lr']:g}, beta {r['beta']:g}, loss {r['loss']}.", ""]
+    head += _baselines(Path(results_dir))
+    for section in ("findings", "impression"):
+        head += [f"## GRPO, {section}: mean ± sample std over {r['n_seeds']} seeds ({protocol})", "",
+                 tables[(section, "headline")].to_markdown(index=False), ""]
+    head += ["## Policy movement (KL to SFT, total reward)", "", format_mean_sd(movement).to_markdown(index=False), "",
+             "## Exact-match sparsity and within-group spread", "", format_mean_sd(sparsity).to_markdown(index=False),
+             "", "## Cost per GRPO step (mean over seeds; seconds)", "", cost_per_config.round(3).to_markdown(), ""]
+    if len(edit_totals):
+        head += ["## EditGRPO edit counts (whole run, per seed)", "", edit_totals.to_markdown(index=False), ""]
+    if len(sig):
+        s2 = sig[sig.metric.str.split("@").str[0].isin(paper_names.suite_prefixes(*HEAD_METRICS))]
+        s2 = s2.assign(metric=s2.metric.str.split("@").str[0])
+        head += [f"## Across seeds and studies (seed_study_test; {protocol})", "",
+                 "diff = mean over seeds of A - B; 95% CI and p from a two-level paired bootstrap (seeds, then the "
+                 "shared test studies) and a t-test over seeds (p = the larger); seed_sd = SD of the per-seed "
+                 "differences; n_same_sign = seeds whose difference has the mean's sign; p_seeds = each seed's "
+                 "study-only bootstrap (detail).", "",
+                 s2[SIG_COLUMNS].round(4).to_markdown(index=False), ""]
+    return head
+
+
+def write_headline(results_dir: str | Path, lines: list[str]) -> Path:
+    """Write ``lines`` to ``<results_dir>/headline.md`` (atomically) and return the path."""
+    path = Path(results_dir) / "headline.md"
+    atomic_write_text(path, "\n".join(lines))
+    return path
+
+
+def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
+    from sdrlib.experiments.conclusions import NO_DIFF, conclusions
+
+    v = conclusions([results_dir], alpha=alpha)
+    v = v[v.B.isin(["SFT", "R_Cham"]) & (v.A != "SFT")] if len(v) else v  # notebook 04's pairs, not notebook 03's
+    if v.empty:
+        return []
+    out = []
+    for metric, g in v.groupby("metric", sort=False):
+        differ = g[g.verdict != NO_DIFF]
+        for r in differ.itertuples():
+            out.append(f"- Findings {metric}: {r.A} {r.verdict} {r.B} by {r.diff:+.3f} ({format_p(r.p_value)}, "
+                       f"same sign in {int(r.same_sign)} of {int(r.seeds)} seeds; `results/grpo_significance.csv`).")
+        rest = g[g.verdict == NO_DIFF]
+        if len(rest):
+            big = rest.loc[rest["diff"].abs().idxmax()]
+            mde = rest.mde[np.isfinite(rest.mde)]
+            tail = f"; detectable at this size: {mde.min():.3f} to {mde.max():.3f}" if len(mde) else \
+                "; one seed, so no across-seed spread to size a detectable difference"
+            out.append(f"- Findings {metric}: {NO_DIFF} at this size for {len(rest)} of {len(g)} comparisons "
+                       f"(largest difference {big.A} vs {big.B} {big['diff']:+.3f}, {format_p(big.p_value)}{tail}; "
+                       "`results/grpo_significance.csv`).")
+    return out
+
+
+def _decomposition_lines(results_dir: Path) -> list[str]:
+    t = read_result_table(results_dir, "grpo_decomposition_significance")
+    if t is None or t.empty:
+        return []
+    t = t[t.B == "SFT"]
+    inside = t[(t.ci_low <= 0) & (t.ci_high >= 0)]
+    outside = t.drop(inside.index)
+    out = [f"- Findings macro F1, each configuration against SFT seed by seed (paired bootstrap, 95 % interval): "
+           f"{len(outside)} of {len(t)} intervals exclude 0"
+           + (": " + "; ".join(f"{r.A} {'above' if r.diff > 0 else 'below'} SFT by {r.diff:+.3f} in seed {r.seed}"
+                               for r in outside.itertuples()) if len(outside) else
+              f"; {NO_DIFF_WORDS} for every configuration")
+           + " (`results/grpo_decomposition_significance.csv`)."]
+    return out
+
+
+NO_DIFF_WORDS = "no difference detected at this size"
+
+
+def grpo_conclusions(results_dir: str | Path, *, alpha: float = 0.05) -> list[str]:
+    """Notebook 04's closing sentences, every number read back from the run's result files.
+
+    Under the project's rule (:mod:`sdrlib.experiments.conclusions`): across seeds and studies a direction only
+    when p < ``alpha`` and every seed has the mean's sign (``grpo_significance``, Findings CheXpert-14 macro F1 and
+    BERTScore F1, each configuration against SFT and the related methods against R_Cham); the single-seed paired
+    bootstraps of the decomposition only when the 95 % interval excludes 0; otherwise "no difference detected at
+    this size". Then the reward audit's broken orderings and the silence test (:func:`sdrlib.experiments.claims.reward_audit`)
+    and the policy movement (:func:`sdrlib.experiments.claims.policy_movement`). Files missing: their lines are left out.
+    """
+    from sdrlib.experiments import claims
+
+    d = Path(results_dir)
+    return [*_verdict_lines(d, alpha), *_decomposition_lines(d), *claims.policy_movement(d),
+            *claims.reward_audit(d)]
+
+
+def _ms(name: str, v: Any) -> dict[str, float]:
+    """``{name: mean, name (sd): sample SD}`` over seeds (SD 0 for one seed): numbers in the file, "mean ±sd" shown."""
+    v = np.asarray(v, float)
+    return {name: v.mean() if v.size else np.nan, f"{name}{SD_SUFFIX}": v.std(ddof=1) if v.size > 1 else 0.0}
+
+
+def movement_table(curves: pd.DataFrame, configs: Sequence[str], *, label: Callable[[str], str] = str,
+                   k: int = 4) -> pd.DataFrame:
+    """How far GRPO moved each configuration's policy, from the runs' training curves.
+
+    ``curves``: the ``curves.csv`` rows of every run with ``config``, ``seed``, ``step``, ``reward`` and (β > 0)
+    ``kl`` columns. One row per configuration of ``configs``: ``config`` (``label``-ed), ``seeds`` and, as mean
+    with a ``<name> (sd)`` column over seeds, the total reward of the first and last ``k`` logged steps and the
+    KL to SFT over the last ``k``."""
+    rows = []
+    for r in configs:
+        per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
+        rows.append({"config": label(r), "seeds": len(per),
+                     **_ms(f"reward first {k} steps", [d.reward.head(k).mean() for d in per]),
+                     **_ms(f"reward last {k} steps", [d.reward.tail(k).mean() for d in per]),
+                     **_ms(f"KL last {k} steps", [d.kl.tail(k).mean() for d in per] if "kl" in curves else [])})
+    return pd.DataFrame(rows)
+
+
+#: the per-step group statistics each run logs, and their names in :func:`sparsity_table`
+GROUP_COLUMNS = {"reward_groups/exact_all_zero": "groups with R_exact = 0 for all G",
+                 "reward_groups/content_std": "within-group std, content reward",
+                 "reward_groups/total_std": "within-group std, total reward",
+                 "frac_reward_zero_std": "groups with zero total-reward spread"}
+
+
+def sparsity_table(curves: pd.DataFrame, configs: Sequence[str], *, label: Callable[[str], str] = str) -> pd.DataFrame:
+    """Exact-match sparsity and within-group reward spread per configuration: each :data:`GROUP_COLUMNS` statistic
+    averaged over a run's steps, then mean and ``(sd)`` over seeds; ``steps x seeds`` counts the logged steps.
+    Columns missing from ``curves`` (older runs) are left out."""
+    have = [c for c in GROUP_COLUMNS if c in curves]
+    per_seed = curves.groupby(["config", "seed"])[have].mean()  # mean over steps, one value per run
+    return pd.DataFrame([{"config": label(r), "steps x seeds": int(curves[curves.config == r][have[0]].notna().sum())
+                          if have else 0,
+                          **{k: v for c in have for k, v in _ms(GROUP_COLUMNS[c], per_seed.loc[r][c]).items()}}
+                         for r in configs])
+
+
+def cost_table(runs: Mapping[tuple[str, int], Mapping[str, Any]], *, label: Callable[[str], str] = str) -> pd.DataFrame:
+    """One row per GRPO run from its ``run.json`` (``runs[(config, seed)]``): steps, step and reward seconds (whole
+    run and per step), the reward's share of the step time, EditGRPO's edit seconds per step, completions scored,
+    sentences embedded for the first time and the bad completions the reward could not score (``bad_*``)."""
+    return pd.DataFrame([{
+        "config": label(k[0]), "seed": k[1], "steps": v["steps"],
+        "step_s": v["step_seconds"], "reward_s": v["reward_seconds"], "reward_share": v["reward_share"],
+        "step_s_per_step": v["step_seconds"] / max(v["steps"], 1),
+        "reward_s_per_step": v["reward_seconds"] / max(v["steps"], 1),
+        "edit_s_per_step": v.get("edit_seconds", 0.0) / max(v["steps"], 1),
+        "completions": v["counts"].get("total", 0), "new_sentences": v["counts"].get("new_sentences", 0),
+        **{f"bad_{r}": v["counts"].get(r, 0) for r in ("no_template", "empty_section", "too_long", "non_text_tokens")},
+    } for k, v in runs.items()])

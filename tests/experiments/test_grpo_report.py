@@ -1,0 +1,85 @@
+"""sdrlib.experiments.grpo_report: notebook 04's headline.md, its conclusion sentences and run tables."""
+
+import numpy as np
+import pandas as pd
+
+from sdrlib.experiments import grpo_report
+
+
+def _run():
+    return {"profile": "toy", "seed": 0, "source": "synthetic", "n_train": 4, "n_test": 2, "model": "tiny",
+            "steps": 2, "n_seeds": 2, "G": 2, "lr": 2e-4, "beta": 0.04, "loss": "dr_grpo"}
+
+
+def _sig():
+    return pd.DataFrame([{"A": "R_Cham", "B": "SFT", "section": "findings", "metric": "bertscore_f1@x",
+                          "value_a": 0.5, "value_b": 0.4, "diff": 0.1, "ci_low": 0.05, "ci_high": 0.15,
+                          "p_value": 0.01, "seed_sd": 0.01, "n_same_sign": 2, "n_seeds": 2, "p_seeds": "0.01 0.02"},
+                         {"A": "R_Cham", "B": "SFT", "section": "findings", "metric": "rouge_l",
+                          "value_a": 0.5, "value_b": 0.4, "diff": 0.1, "ci_low": 0.05, "ci_high": 0.15,
+                          "p_value": 0.01, "seed_sd": 0.01, "n_same_sign": 2, "n_seeds": 2, "p_seeds": ""}])
+
+
+def test_headline_markdown_sections_and_numbers(tmp_path):
+    table = pd.DataFrame({"Model": ["tiny"], "Metric": ["BERTScore F1"], "SFT": ["0.400 ±0.000"]})
+    movement = pd.DataFrame({"config": ["R_Cham"], "seeds": [2], "KL": [0.5], "KL (sd)": [0.1]})
+    cost = pd.DataFrame({"step_s_per_step": [1.23456]}, index=pd.Index(["R_Cham"], name="config"))
+    lines = grpo_report.headline_markdown(results_dir=tmp_path, run=_run(), protocol="2 test studies",
+                                          tables={("findings", "headline"): table, ("impression", "headline"): table},
+                                          movement=movement, sparsity=movement, cost_per_config=cost,
+                                          edit_totals=pd.DataFrame(), sig=_sig())
+    text = "\n".join(lines)
+    assert lines[0] == "# Headline numbers: profile `toy`, seed 0"
+    assert "GRPO 2 steps x 2 seeds, G = 2, lr 0.0002, beta 0.04, loss dr_grpo." in text
+    assert "sft_vs_baselines_significance.csv is missing" in text  # no notebook 03 file in tmp_path
+    assert "0.500 ±0.100" in text and "1.235" in text  # mean ± sd shown; cost rounded to 3
+    assert "EditGRPO edit counts" not in text  # empty section left out
+    assert "| bertscore_f1 |" in text.replace("  ", " ") or "bertscore_f1" in text
+    assert "rouge_l" not in text  # only the headline metrics in the significance section
+    path = grpo_report.write_headline(tmp_path, lines)
+    assert path.read_text() == text
+
+
+def test_headline_baselines_read_from_notebook_03(tmp_path):
+    pd.DataFrame([{"A": "SFT", "B": "random_train", "section": "findings", "metric": "clinical_f1_macro14@labeler",
+                   "value_a": 0.1, "value_b": 0.2, "diff": -0.1, "ci_low": -0.2, "ci_high": -0.05, "p_value": 0.01,
+                   "n": 16}]).to_csv(tmp_path / "sft_vs_baselines_significance.csv", index=False)
+    lines = grpo_report._baselines(tmp_path)
+    assert "notebook 03: 16 test studies" in lines[0]
+    assert lines[2] == ("- Findings clinical_f1_macro14: SFT 0.100 vs random_train 0.200 (diff -0.100, "
+                        "95% CI [-0.200, -0.050], p = 0.010)")
+
+
+def test_grpo_conclusions_rule(tmp_path):
+    rows = []
+    for a, diff, p, same in (("R_Cham", 0.05, 0.01, 3), ("R_Haus", 0.05, 0.01, 2), ("R_fmt", -0.002, 0.6, 1)):
+        rows.append({"A": a, "B": "SFT", "section": "findings", "metric": "clinical_f1_macro14@labeler",
+                     "diff": diff, "p_value": p, "ci_low": diff - 0.01, "ci_high": diff + 0.01, "seed_sd": 0.01,
+                     "n_same_sign": same, "n_seeds": 3})
+    pd.DataFrame(rows).to_csv(tmp_path / "grpo_significance.csv", index=False)
+    pd.DataFrame([{"A": "R_Cham", "B": "SFT", "seed": 0, "diff": 0.04, "ci_low": 0.01, "ci_high": 0.07},
+                  {"A": "R_fmt", "B": "SFT", "seed": 0, "diff": 0.0, "ci_low": -0.02, "ci_high": 0.02}]
+                 ).to_csv(tmp_path / "grpo_decomposition_significance.csv", index=False)
+    out = grpo_report.grpo_conclusions(tmp_path)
+    text = "\n".join(out)
+    assert "R_Cham above SFT by +0.050" in text  # p < 0.05 and every seed agrees
+    assert "R_Haus above" not in text  # 2 of 3 seeds: no direction
+    assert "no difference detected at this size for 2 of 3 comparisons" in text
+    assert "1 of 2 intervals exclude 0: R_Cham above SFT by +0.040 in seed 0" in text
+
+
+def test_run_tables_from_curves_and_runs():
+    curves = pd.DataFrame({"config": ["a"] * 6, "seed": [0, 0, 0, 1, 1, 1], "step": [1, 2, 3] * 2,
+                           "reward": [0.0, 1.0, 2.0, 1.0, 1.0, 1.0], "kl": [0.0, 0.1, 0.2, 0.0, 0.0, 0.4],
+                           "reward_groups/exact_all_zero": [1.0, 1.0, 0.0, 1.0, 1.0, 1.0]})
+    m = grpo_report.movement_table(curves, ["a"], k=1)
+    assert m.loc[0, "reward first 1 steps"] == 0.5 and m.loc[0, "reward last 1 steps"] == 1.5
+    assert np.isclose(m.loc[0, "reward last 1 steps (sd)"], np.std([2.0, 1.0], ddof=1))
+    assert np.isclose(m.loc[0, "KL last 1 steps"], 0.3)
+    s = grpo_report.sparsity_table(curves, ["a"], label=str.upper)
+    assert s.loc[0, "config"] == "A" and s.loc[0, "steps x seeds"] == 6
+    assert np.isclose(s.loc[0, "groups with R_exact = 0 for all G"], (2 / 3 + 1) / 2)
+    c = grpo_report.cost_table({("a", 0): {"steps": 4, "step_seconds": 8.0, "reward_seconds": 2.0,
+                                           "reward_share": 0.25, "counts": {"total": 16, "no_template": 3}}})
+    assert c.loc[0, "step_s_per_step"] == 2.0 and c.loc[0, "reward_s_per_step"] == 0.5
+    assert c.loc[0, "bad_no_template"] == 3 and c.loc[0, "bad_too_long"] == 0 and c.loc[0, "edit_s_per_step"] == 0
