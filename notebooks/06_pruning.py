@@ -147,7 +147,8 @@ agree
 # Generated tokens per study: the standard pipeline's K full generations, pruning's (every candidate until it
 # was dropped, plus the survivor to its end), the survivor alone, and the share saved. Live settings use the
 # live counts, the others the replayed counts on the same token ids (equal, by section 2). Pruning never
-# decodes a token the standard pipeline would not, so `tokens saved %` cannot be negative; how large it is
+# decodes a token the standard pipeline would not (`sdrlib.pruning`, token accounting), so `tokens saved %`
+# cannot be negative; how large it is
 # depends on how early the first cut comes (wu) and how many it drops (p).
 
 # %%
@@ -226,7 +227,7 @@ save_table(sig, "06_pruning_vs_standard", cfg, protocol=protocol)
 shown = list(pc.live_names) or list(pc.names[:1])  # every setting is in the saved tables
 rows = (sig.section == "findings") & sig.distance.isin(shown) & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (sample)", "RG-F1"])
 sig.loc[rows, ["policy", "metric", "distance", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
-               "same pick %"]].round(3)
+               "same pick %"]].round(3).round({"same pick %": 0})
 
 # %% [markdown]
 # ## 5b. The paper's other comparisons: random, the standard pick, collapsed policies
@@ -238,8 +239,8 @@ sig.loc[rows, ["policy", "metric", "distance", "value_a", "value_b", "diff", "ci
 #   The sentence counts the signs of the differences and names those with p < 0.05; a sign alone is not a
 #   result at this size;
 # - **survivor = standard pick**: how often pruning keeps the candidate standard best-of-K picks with the same
-#   setting, against 1/K, the rate of two independent random picks (exact binomial test). Well above 1/K means
-#   the partial reports already carry the ranking of the full ones;
+#   setting, against 1/K, the rate of two independent random picks (exact binomial test). A rate well above
+#   1/K would suggest that the partial reports already carry the ranking of the full ones;
 # - **collapsed policies**: the share of studies whose K candidates carry the same positive CheXpert-14 labels
 #   (offline labeler) or the same text; there, no choice among the candidates changes the clinical content.
 #
@@ -294,9 +295,10 @@ plt.show()
 # Generated tokens are what a metered API charges; wall-clock is what a local user pays, and the two need not
 # move together. Live pruning and the standard K full generations are timed per study in this process (same
 # decoder, same seeds; the standard time excludes selection, pruning's includes its scoring). Pruning saves
-# forward work on the dropped rows, but a batch of K rows costs about as much as one row on a small model, and
-# pruning still runs one forward per token of its slowest sentence in each round and of the survivor, plus the
-# bank scoring. So compare the two ratios: a token ratio below 1 with a wall-clock ratio above 1 means pruning is
+# work on the dropped rows, but each round waits for its slowest sentence (rows that finished theirs are fed pad
+# tokens) and the survivor decodes alone to its end, so it can need more forward passes than the K full
+# generations decoded as one batch (the two `forwards / study` columns count them), plus the bank scoring.
+# So compare the two ratios: a token ratio below 1 with a wall-clock ratio above 1 means pruning is
 # cheaper to meter and slower to run here. Seconds are rounded to 0.01, ratios to 0.01; timings change from run
 # to run (`06_wallclock`).
 
