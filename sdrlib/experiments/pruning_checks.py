@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,14 +31,18 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from sdrlib.clinical.labeler import label_report
-from sdrlib.metrics.significance import format_p
-from sdrlib.pruning import PruningError
+from sdrlib.metrics.significance import format_p, verdict
+from sdrlib.pruning import (BankScorer, PruneParams, PruneResult, PruningError, StandardResult, replay_prune,
+                            tokens_saved_pct, with_params)
 from sdrlib.reports import parse_template
+from sdrlib.results import read_result_table
 from sdrlib.selection.evaluation import selected_result
 
 __all__ = ["versus_random", "random_verdicts", "pick_agreement", "agreement_table", "agreement_sentences",
            "label_vector", "collapse_rates", "collapse_table", "collapse_warnings", "template_table",
-           "require_template"]
+           "require_template", "bank_scorers", "require_policies", "live_vs_replay_table", "token_table",
+           "quality_table", "quality_view", "versus_standard", "sweep_table", "wallclock_table", "conclusion_lines",
+           "NO_DIFFERENCE"]
 
 _TAG = re.compile(r"</?\w+>")
 
@@ -133,13 +138,16 @@ def agreement_table(choices: Mapping[str, Mapping[str, np.ndarray]], names: Sequ
                          for policy, ch in choices.items() for n in names])
 
 
-def agreement_sentences(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
-    """One sentence per row of :func:`agreement_table`, with the direction against chance."""
+def agreement_sentences(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05,
+                        undetected: str | None = None) -> list[str]:
+    """One sentence per row of :func:`agreement_table`, with the direction against chance. ``undetected``: the
+    words for a rate not distinguishable from chance (default ``"not distinguishable from chance (<side> it)"``;
+    the conclusion passes the project's "no difference detected at this size")."""
     out = []
     for _, r in table.iterrows():
         side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
         verdict = (f"{side} chance (p < {alpha:g})" if r[p_col] < alpha and side != "at"
-                   else f"not distinguishable from chance ({side} it)")
+                   else undetected or f"not distinguishable from chance ({side} it)")
         out.append(f"{r.policy}, {r.distance}: the pruning survivor is standard best-of-{round(1 / r.chance)}'s "
                    f"pick in {int(r.same)} of {int(r.n)} studies ({100 * r.rate:.1f} %), against "
                    f"{100 * r.chance:.0f} % for two independent random picks (exact binomial {format_p(r[p_col])}): "
@@ -226,3 +234,262 @@ def require_template(candidates: Mapping[str, Sequence[Sequence[str]]], *, min_s
                            "Check the policy (notebooks 03/04) and the decoder (sdrlib.pruning) before reading "
                            "any table of this notebook")
     return table
+
+
+# --------------------------------------------------------------------------- the notebook's tables
+def bank_scorers(bank: Any, embedder: Any, names: Sequence[str], aggregation: str, *, knn_k: int,
+                 device: str = "cpu") -> dict[str, BankScorer]:
+    """One :class:`~sdrlib.pruning.BankScorer` per distance setting in ``names``, sharing the first one's bank
+    packing (:meth:`~sdrlib.pruning.BankScorer.for_distance`). ``names`` must not be empty."""
+    if not len(names):
+        raise PruningError("bank_scorers: no distance setting given")
+    first = BankScorer(bank, embedder, names[0], aggregation, knn_k=knn_k, device=device)
+    return {names[0]: first, **{n: first.for_distance(n) for n in names[1:]}}
+
+
+def require_policies(dirs: Mapping[str, Any], profile: str) -> None:
+    """Refuse (:class:`~sdrlib.pruning.PruningError`) when a policy folder in ``dirs`` (name -> path) is missing,
+    naming the notebooks that write it."""
+    missing = {k: str(v) for k, v in dirs.items() if not Path(v).is_dir()}
+    if missing:
+        raise PruningError(f"policies not found: {missing}; run notebooks 03 (SFT) and 04 (GRPO) on profile "
+                           f"{profile!r} first")
+
+
+def live_vs_replay_table(std: Mapping[str, Sequence[StandardResult]],
+                         live: Mapping[str, Mapping[str, Sequence[PruneResult]]],
+                         rep: Mapping[str, Mapping[str, Sequence[PruneResult]]],
+                         scorers: Mapping[str, Any], params: PruneParams, tokenizer: Any) -> pd.DataFrame:
+    """Does replay (:func:`~sdrlib.pruning.replay_prune`) make live decoding's decisions? One row per policy and
+    live setting, each count over the S studies.
+
+    ``std[policy]``: (S,) standard runs; ``live[policy][name]`` / ``rep[policy][name]``: (S,) live / replayed
+    (on the standard token ids) runs. Columns: ``policy, distance, studies``, ``same survivor``, ``same tokens
+    per candidate``, ``survivor text = its standard text``, ``pruned tokens are a prefix`` (every candidate's
+    live ids a prefix of its standard ids), ``same survivor, re-encoded text`` (replay re-encoding the text
+    with ``tokenizer``) and ``same survivor, word proxy`` (replay without a tokenizer)."""
+    rows = []
+    for label, runs in std.items():
+        for n, lv in live[label].items():
+            rp = rep[label][n]
+            rows.append({
+                "policy": label, "distance": n, "studies": len(lv),
+                "same survivor": sum(a.survivor == b.survivor for a, b in zip(lv, rp)),
+                "same tokens per candidate": sum(a.tokens == b.tokens for a, b in zip(lv, rp)),
+                "survivor text = its standard text": sum(a.survivor_text == s.texts[a.survivor]
+                                                         for a, s in zip(lv, runs)),
+                "pruned tokens are a prefix": sum(all(s.ids[j][:len(a.meta["ids"][j])] == a.meta["ids"][j]
+                                                      for j in range(len(s.ids))) for a, s in zip(lv, runs)),
+                "same survivor, re-encoded text": sum(
+                    a.survivor == replay_prune(s.texts, scorers[n], params, tokenizer=tokenizer, eos=s.eos).survivor
+                    for a, s in zip(lv, runs)),
+                "same survivor, word proxy": sum(
+                    a.survivor == replay_prune(s.texts, scorers[n], params, eos=s.eos).survivor
+                    for a, s in zip(lv, runs))})
+    return pd.DataFrame(rows)
+
+
+def token_table(std: Mapping[str, Sequence[StandardResult]], pruned: Mapping[str, Mapping[str, Sequence[PruneResult]]],
+                live_names: Sequence[str], params: PruneParams) -> pd.DataFrame:
+    """Generated tokens per study (Tables 4 / 29, token columns), one row per policy and setting of
+    ``pruned[policy]`` (name -> (S,) runs; live runs for ``live_names``, replayed ones for the rest).
+
+    Columns: ``policy, distance, wu, p, source`` (live / replay), ``standard tokens / study`` (the K full
+    generations), ``pruning tokens / study`` (every candidate until dropped, the survivor to its end),
+    ``survivor tokens / study``, ``tokens saved %`` (:func:`~sdrlib.pruning.tokens_saved_pct` over all
+    studies) and ``rounds / study``."""
+    rows = []
+    for label, runs in std.items():
+        for n, q in pruned[label].items():
+            rows.append({"policy": label, "distance": n, "wu": params.warmup, "p": params.p,
+                         "source": "live" if n in live_names else "replay",
+                         "standard tokens / study": np.mean([s.total_tokens for s in runs]),
+                         "pruning tokens / study": np.mean([x.total_tokens for x in q]),
+                         "survivor tokens / study": np.mean([x.survivor_tokens for x in q]),
+                         "tokens saved %": tokens_saved_pct([x.total_tokens for x in q], [s.total_tokens for s in runs]),
+                         "rounds / study": np.mean([len(x.rounds) for x in q])})
+    return pd.DataFrame(rows)
+
+
+def quality_table(ev: pd.DataFrame, tokens: pd.DataFrame, metrics: Sequence[str], section: str, *,
+                  missing: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Random vs standard vs pruning on ``section`` (Tables 4 / 29): one row per (policy, distance) of
+    ``tokens`` (:func:`token_table`), columns ``policy, distance, wu, tok-save %`` and ``<metric> random /
+    standard / pruning`` per metric.
+
+    ``ev``: :func:`~sdrlib.selection.evaluate_methods` rows with ``policy`` and ``section`` columns and methods
+    named ``standard:<name>`` / ``pruning:<name>``; stratum ``all`` is read. ``missing``: metric -> "not computed:
+    <why>", added as constant columns."""
+    d = ev[(ev.section == section) & (ev.stratum == "all")]
+    rows = []
+    for _, t in tokens.iterrows():
+        row = {"policy": t.policy, "distance": t.distance, "wu": t.wu, "tok-save %": float(t["tokens saved %"])}
+        for m in metrics:
+            g = d[(d.policy == t.policy) & (d.metric == m)]
+            row[f"{m} random"] = float(g.random.iloc[0])
+            row[f"{m} standard"] = float(g[g.method == f"standard:{t.distance}"].value.iloc[0])
+            row[f"{m} pruning"] = float(g[g.method == f"pruning:{t.distance}"].value.iloc[0])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    for m, why in (missing or {}).items():
+        out[m] = why
+    return out
+
+
+def quality_view(table: pd.DataFrame, digits: int = 3) -> tuple[pd.DataFrame, list[str]]:
+    """A :func:`quality_table` for reading: the metric values only (``wu`` and ``tok-save %`` are in
+    :func:`token_table`), transposed (one column ``"<policy>, <distance>"`` per row of ``table``, one row per
+    value), rounded to ``digits``, without the "not computed" columns, whose names are returned as the second
+    item."""
+    gone = [c for c in table.columns if table[c].astype(str).str.startswith("not computed").all()]
+    t = table.drop(columns=gone + [c for c in ("wu", "tok-save %") if c in table.columns])
+    t.index = [f"{p}, {n}" for p, n in zip(t.policy, t.distance)]
+    return t.drop(columns=["policy", "distance"]).astype(float).round(digits).T, gone
+
+
+def versus_standard(choices: Mapping[str, Mapping[str, np.ndarray]],
+                    metrics: Mapping[str, Mapping[str, Mapping[str, Any]]], names: Sequence[str],
+                    k: int) -> Iterator[tuple[dict, Any, Any, dict]]:
+    """Pairs ``(keys, survivors' metric, standard pick's metric, {"same pick %": ...})`` for
+    :func:`~sdrlib.experiments.tables.paired_table`, shaped as :func:`versus_random` (same ``choices`` and
+    ``metrics``; ``choices[policy]`` holds ``pruning:<name>`` and ``standard:<name>``); ``same pick %`` is the
+    share of studies where the survivor is the standard pick."""
+    for policy, by_section in metrics.items():
+        for section, by_metric in by_section.items():
+            for m, r in by_metric.items():
+                for n in names:
+                    a, b = choices[policy][f"pruning:{n}"], choices[policy][f"standard:{n}"]
+                    yield ({"policy": policy, "section": section, "metric": m, "distance": n, "A": "pruning",
+                            "B": "standard"},
+                           selected_result(r, a, k), selected_result(r, b, k),
+                           {"same pick %": 100 * float(np.mean(np.asarray(a) == np.asarray(b)))})
+
+
+def sweep_table(std: Mapping[str, Sequence[StandardResult]], results: Mapping[str, Any],
+                standard: Mapping[str, Mapping[str, np.ndarray]], scorers: Mapping[str, Any], params: PruneParams,
+                grid_p: Sequence[float], grid_warmup: Sequence[int], *, key: str, tokenizer: Any,
+                ci: Callable[[Any], tuple[float, float]]) -> pd.DataFrame:
+    """Replayed pruning over a (p, warm-up) grid, per policy and setting of ``scorers``: tokens saved and the
+    survivors' ``key`` metric next to standard best-of-K and random.
+
+    ``results[policy]``: the ``key`` :class:`~sdrlib.metrics.base.MetricResult` over the S*K candidates;
+    ``standard[policy][name]``: (S,) standard picks; ``ci``: a result's 95 % interval (e.g.
+    :func:`sdrlib.plots.result_ci` with its resamples and seed). Columns: ``policy, distance, p, wu,
+    tokens saved %, <key>, standard, random, <key> lo, <key> hi, standard lo, standard hi``."""
+    rows = []
+    for label, runs in std.items():
+        r = results[label]
+        for n, scorer in scorers.items():
+            std_res = selected_result(r, standard[label][n], params.k)
+            for p in grid_p:
+                for wu in grid_warmup:
+                    prm = with_params(params, p=p, warmup=wu)
+                    q = [replay_prune(s.texts, scorer, prm, tokenizer=tokenizer, token_ids=s.ids) for s in runs]
+                    res = selected_result(r, np.array([x.survivor for x in q]), params.k)
+                    rows.append({"policy": label, "distance": n, "p": p, "wu": wu,
+                                 "tokens saved %": tokens_saved_pct([x.total_tokens for x in q],
+                                                                    [s.total_tokens for s in runs]),
+                                 key: res.corpus, "standard": std_res.corpus,
+                                 "random": selected_result(r, "random", params.k).corpus,
+                                 **dict(zip((f"{key} lo", f"{key} hi"), ci(res))),
+                                 **dict(zip(("standard lo", "standard hi"), ci(std_res)))})
+    return pd.DataFrame(rows)
+
+
+def wallclock_table(std: Mapping[str, Sequence[StandardResult]],
+                    live: Mapping[str, Mapping[str, Sequence[PruneResult]]]) -> pd.DataFrame:
+    """Live pruning against the K full generations per policy and live setting: ``standard s / study``,
+    ``pruning s / study``, ``wall-clock ratio (pruning / standard)`` (sums over studies), forward passes per
+    study (``meta["forwards"]``) and ``token ratio (pruning / standard)``."""
+    rows = []
+    for label, runs in std.items():
+        for n, lv in live[label].items():
+            s_std, s_pr = np.array([s.seconds for s in runs]), np.array([q.seconds for q in lv])
+            rows.append({"policy": label, "distance": n, "standard s / study": s_std.mean(),
+                         "pruning s / study": s_pr.mean(),
+                         "wall-clock ratio (pruning / standard)": s_pr.sum() / s_std.sum(),
+                         "standard forwards / study": np.mean([s.meta["forwards"] for s in runs]),
+                         "pruning forwards / study": np.mean([q.meta["forwards"] for q in lv]),
+                         "token ratio (pruning / standard)": sum(q.total_tokens for q in lv)
+                         / sum(s.total_tokens for s in runs)})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- the conclusion, from the result files
+#: the words for a comparison whose 95 % interval includes 0 (or a rate not distinguishable from chance)
+NO_DIFFERENCE = "no difference detected at this size"
+
+
+def _interval_words(r: Any) -> str:
+    """``"above"`` / ``"below"`` when the row's 95 % interval of ``diff`` excludes 0
+    (:func:`~sdrlib.metrics.significance.verdict`), else :data:`NO_DIFFERENCE`."""
+    v = verdict(r.ci_low, r.ci_high)
+    return v if v in ("above", "below") else NO_DIFFERENCE
+
+
+def _interval_counts(g: pd.DataFrame) -> str:
+    """How the rows of a paired table split by their 95 % interval: ``"above on 2 (BS-F1 findings, ...), below
+    on 0, no difference detected at this size on 8"``."""
+    words = g.apply(_interval_words, axis=1)
+    parts = []
+    for w in ("above", "below"):
+        hit = g[words == w]
+        parts.append(f"{w} on {len(hit)}" + (" (" + ", ".join(f"{r.metric} {r.section}" for _, r in hit.iterrows())
+                                             + ")" if len(hit) else ""))
+    return ", ".join(parts) + f", {NO_DIFFERENCE} on {int((words == NO_DIFFERENCE).sum())}"
+
+
+def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section: str = "findings",
+                     p_col: str = "p_value") -> list[str]:
+    """Notebook 06's conclusion, read back from its result files, one sentence per finding and live setting
+    (all settings when no row of ``06_tokens`` is live); each names the file it comes from.
+
+    - tokens and wall-clock (``06_tokens``, ``06_wallclock``): counts, so "fewer" / "more" is a measurement;
+    - pruning vs standard best-of-K on ``metric`` / ``section`` (``06_pruning_vs_standard``), and how every
+      metric and section of that table and of ``06_pruning_vs_random`` splits: a direction only where the 95 %
+      paired-bootstrap interval excludes 0 (:func:`~sdrlib.metrics.significance.verdict`), else
+      :data:`NO_DIFFERENCE`;
+    - survivor = standard pick against 1/K (``06_survivor_vs_standard_pick``, :func:`agreement_sentences`).
+
+    A missing file leaves its sentences out. Example line: ``"SFT, chamfer, Findings BS-F1: survivor 0.412 vs
+    standard best-of-K 0.420 (diff -0.008, 95 % CI [-0.030, +0.015], p = 0.480): no difference detected at this
+    size (06_pruning_vs_standard)."``"""
+    out: list[str] = []
+    tok = read_result_table(results_dir, "06_tokens")
+    live = tok[tok.source == "live"] if tok is not None and (tok.source == "live").any() else tok
+    keep = (lambda t: t[t.distance.isin(set(live.distance))]) if live is not None else (lambda t: t)
+    wall = read_result_table(results_dir, "06_wallclock")
+    for _, r in (live.iterrows() if live is not None else ()):
+        saved = r["tokens saved %"]
+        s = (f"{r.policy}, {r.distance} ({r.source}): pruning generated {r['pruning tokens / study']:.0f} tokens per "
+             f"study against {r['standard tokens / study']:.0f} for the K full generations, {abs(saved):.1f} % "
+             f"{'fewer' if saved > 0 else 'more' if saved < 0 else 'tokens, the same count'} (06_tokens)")
+        w = wall[(wall.policy == r.policy) & (wall.distance == r.distance)] if wall is not None else ()
+        if len(w):
+            w = w.iloc[0]
+            s += (f"; wall-clock {w['pruning s / study']:.2f} s against {w['standard s / study']:.2f} s per study, "
+                  f"ratio {w['wall-clock ratio (pruning / standard)']:.2f} (06_wallclock, timed in this run)")
+        out.append(s + ".")
+    vs = read_result_table(results_dir, "06_pruning_vs_standard")
+    if vs is not None:
+        vs = keep(vs)
+        for (policy, n), g in vs.groupby(["policy", "distance"], sort=False):
+            head = g[(g.metric == metric) & (g.section == section)]
+            for _, r in head.iterrows():
+                out.append(f"{policy}, {n}, {section.capitalize()} {metric}: survivor {r.value_a:.3f} vs standard "
+                           f"best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, "
+                           f"{r.ci_high:+.3f}], {format_p(r[p_col])}): "
+                           f"{'survivor ' + _interval_words(r) + ' standard' if _interval_words(r) != NO_DIFFERENCE else NO_DIFFERENCE}"
+                           f" (06_pruning_vs_standard).")
+            out.append(f"{policy}, {n}, pruning vs standard over all {len(g)} metric x section rows: "
+                       f"{_interval_counts(g)} (06_pruning_vs_standard).")
+    vr = read_result_table(results_dir, "06_pruning_vs_random")
+    if vr is not None:
+        for (policy, n), g in keep(vr).groupby(["policy", "distance"], sort=False):
+            out.append(f"{policy}, {n}, pruning vs random over all {len(g)} metric x section rows: "
+                       f"{_interval_counts(g)} (06_pruning_vs_random).")
+    ag = read_result_table(results_dir, "06_survivor_vs_standard_pick")
+    if ag is not None:
+        out += [s[:-1] + " (06_survivor_vs_standard_pick)." for s in
+                agreement_sentences(keep(ag), undetected=NO_DIFFERENCE)]
+    return out
