@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["DPI", "MIN_FONT", "PALETTE", "style", "PlotError", "small_fonts", "check_fonts", "result_ci",
-           "plot_report_embedding", "set_distance_links", "plot_set_distance", "plot_value_heatmap",
+           "plot_report_embedding", "plot_sentence_geometry", "set_distance_links", "plot_set_distance", "plot_value_heatmap",
            "plot_column_heatmap", "plot_grpo_curves", "plot_semantic_reward", "plot_reward_sparsity",
            "plot_selection_space", "plot_pruning_sweep", "plot_gallery"]
 

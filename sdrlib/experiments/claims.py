@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.experiments import conclusions as _conclusions
-from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.results import (
     CELL_COLUMNS,
     SD_SUFFIX,
@@ -297,7 +297,7 @@ def selection_best_vs_random(results_dir: str | Path, *,
 def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_value",
             alpha: float = 0.05) -> list[str]:
     """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``
-    (Findings), and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
+    (above / below only when the 95 % interval excludes 0: :func:`sdrlib.metrics.significance.verdict`), and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
     out = []
     tok = read_result_table(results_dir, "06_tokens")
     if tok is not None:
@@ -314,7 +314,7 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     if vs is not None:
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
         for _, r in g.iterrows():
-            word = _direction(r["diff"])
+            word = verdict(r.ci_low, r.ci_high)  # a direction only when the interval excludes 0
             out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.value_a:.3f}, "
                        f"{word} standard best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI "
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}; {_src('06_pruning_vs_standard')}).")

@@ -105,6 +105,9 @@ def _figures(tmp_path):
     return [
         ("plot_report_embedding", lambda: plots.plot_report_embedding(
             ["F one.", "F two."], ["I one."], _unit(rng, 2), _unit(rng, 1), context=_unit(rng, 30), title="Fig. 1")),
+        ("plot_sentence_geometry", lambda: plots.plot_sentence_geometry(
+            ["The heart size is normal.", "Heart size is within normal limits.", "No effusion.", "No pleural effusion."],
+            ["P1", "P2", "A1", "N1"], np.eye(4) * 0.5 + 0.5, rng.uniform(0.5, 1.0, 40), title="sentences")),
         ("plot_set_distance", lambda: plots.plot_set_distance(_unit(rng, 3), _unit(rng, 4), ["g1", "g2", "g3"],
                                                               ["r1", "r2", "r3", "r4"], title="Fig. 2a")),
         ("plot_value_heatmap", lambda: plots.plot_value_heatmap(table, title="edits")),
