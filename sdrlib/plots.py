@@ -756,6 +756,29 @@ def plot_selection_space(bank_xy: Any, cand_xy: Any, chosen: int, *, title: str 
     return fig
 
 
+def plot_improvement_heatmap(table: "pd.DataFrame", *, title: str = "") -> "Figure":
+    """Notebook 05's Figs. 3-5: a table of % improvement over random (rows: selection methods or distances,
+    columns: metrics or policies) drawn by :func:`plot_value_heatmap` (one colour scale for the whole table, one
+    decimal). A NaN cell (random's value is 0, so no relative change exists, or no parseable candidate) is drawn
+    grey with the label ``n/a``. Example: ``plot_improvement_heatmap(summary[["BS-F1", "CXB-14"]])``."""
+    V = table.to_numpy(dtype=np.float64)
+    ok = np.isfinite(V)
+    fig = plot_value_heatmap(table.where(ok, 0.0), title=title, fmt=".1f",
+                             cbar_label="% improvement over random (0 = random)")
+    ax = fig.axes[0]
+    if not ok.all():  # grey over the n/a cells, so that they do not read as 0
+        from matplotlib.colors import ListedColormap
+
+        ax.imshow(np.ma.masked_array(np.ones_like(V), mask=ok), cmap=ListedColormap(["0.85"]), aspect="auto",
+                  vmin=0, vmax=1, zorder=1)
+    texts = ax.texts  # one per cell, row-major (plot_value_heatmap's order)
+    for (i, j), good in np.ndenumerate(ok):
+        if not good:
+            texts[i * V.shape[1] + j].set_text("n/a")
+            texts[i * V.shape[1] + j].set_color("black")
+    return fig
+
+
 def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, k: int, n_studies: int, section: str = "Findings",
                        ci: float = 0.95) -> "Figure":
     """Pruning quality vs tokens saved over the (p, warm-up) sweep, one panel per policy x distance.

@@ -294,6 +294,84 @@ def selection_best_vs_random(results_dir: str | Path, *,
     return out
 
 
+def _meta_field(results_dir: str | Path, name: str, key: str) -> str | None:
+    """One field of ``<results_dir>/<name>.meta.json`` (:func:`sdrlib.results.save_table`'s extras), or None."""
+    import json
+
+    p = Path(results_dir) / f"{name}.meta.json"
+    try:
+        return json.loads(p.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError):
+        return None
+
+
+def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
+                         metrics: Sequence[str] = ("BS-F1", "CXB-14", "clin-F1 (sample)"),
+                         headlines: Sequence[tuple[str, str]] = _SELECTION_TABLES,
+                         significance: str = "05_significance", normal: str = "05_normal_share") -> list[str]:
+    """Notebook 05's conclusion, one sentence per line, every number read from its result files.
+
+    1. The best bank setting per policy vs random for each of ``metrics`` (``section``), from the first of
+       ``headlines`` present (picked on validation, else the paper's optimistic pick on test): the mean value over
+       policies of the pick and of random and the range of the relative change; no direction (no test here).
+    2. The paired bootstraps of ``significance`` (best method vs random and vs MBR, one row per policy): a policy is
+       named with ``above`` / ``below`` (:func:`sdrlib.metrics.significance.verdict`), its difference, 95 % interval
+       and p (:func:`format_p`) only where the interval excludes 0; the others are counted as "no difference
+       detected at this size" with their smallest p.
+    3. From ``normal`` (when present): the share of picks the offline labeler reads as normal, mean over policies,
+       for the references, random and the best method.
+    Tables that are missing give no line. Example line: ``"- Findings BS-F1, chamfer+min vs random (picked on
+    validation; paired bootstrap over test studies, one row per policy): no difference detected at this size in
+    all 7 policies (smallest p = 0.210) (`results/05_significance.csv`)."``
+    """
+    out = []
+    for name, label in headlines:
+        t = _rows(results_dir, name)
+        if t is None:
+            continue
+        col = "best" if "best" in t.columns else "test"
+        for m in metrics:
+            g = t[t.metric == m]
+            v, rnd = pd.to_numeric(g[col], errors="coerce"), pd.to_numeric(g.random, errors="coerce")
+            ok = v.notna() & rnd.notna()
+            if not ok.any():
+                continue
+            imp = pd.to_numeric(g.improvement_pct, errors="coerce")[ok]
+            imp = imp[np.isfinite(imp)]
+            change = (f"relative change {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp)
+                      else "no relative change (random is 0)")
+            out.append(f"- {section.capitalize()} {m}, best bank setting per policy ({label}): mean over "
+                       f"{int(ok.sum())} policies {v[ok].mean():.3f}, random {rnd[ok].mean():.3f}; {change} "
+                       f"({_src(name)}).")
+        break
+    sig = _rows(results_dir, significance)
+    if sig is not None:
+        pick = _meta_field(results_dir, significance, "pick") or "unknown split"
+        d = sig[(sig.section == section) & sig.metric.isin(list(metrics))]
+        for (m, b), g in d.groupby(["metric", "B"], sort=False):
+            named, rest = [], []
+            for r in g.itertuples(index=False):
+                v = verdict(r.ci_low, r.ci_high)
+                if v == "not distinguishable from":
+                    rest.append(float(r.p_value))
+                else:
+                    named.append(f"{r.policy} {v} (diff {r.diff:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
+                                 f"{format_p(r.p_value)})")
+            if rest:
+                named.append(f"no difference detected at this size in {_count_words(len(rest), len(g))} policies "
+                             f"(smallest {format_p(min(rest))})")
+            out.append(f"- {section.capitalize()} {m}, {g.A.iloc[0]} vs {b} (picked on {pick}; paired bootstrap over "
+                       f"test studies, one row per policy): {'; '.join(named)} ({_src(significance)}).")
+    nt = _rows(results_dir, normal)
+    if nt is not None:
+        means = nt.groupby("method", sort=False).normal_share.mean()
+        shown = [f"{m} {means[m]:.2f}" for m in means.index if np.isfinite(means[m])]
+        if shown:
+            out.append(f"- Share of reports the offline labeler reads as normal, mean over "
+                       f"{nt.policy.nunique()} policies: {'; '.join(shown)} ({_src(normal)}).")
+    return out
+
+
 def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_value",
             alpha: float = 0.05) -> list[str]:
     """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``

@@ -10,6 +10,9 @@ and the smallest total wins (eq. 10).
 - :mod:`.evaluation` metric values of every method, random / oracle / first baselines, Tables 3 / 23 and 25-28
   (:func:`evaluate_methods`, :func:`best_vs_random`, :func:`best_picked_on_val`, :func:`improvement_summary`, :func:`pick_metrics`) and the
   numbers of Fig. 2b (:func:`mean_vectors`, :func:`pca_2d`)
+- :mod:`.pipeline`   one split end to end (distances, MBR, metrics, every method's value): :func:`evaluate_split`,
+  :class:`SplitSelection`; the share of picks the labeler reads as normal: :func:`normal_flags`, :func:`normal_share`,
+  :func:`normal_share_table`; notebook 05's views :func:`headline_view`, :func:`policy_grid`, :func:`comparison_rows`
 - :mod:`.bank`       the seeded random bank draw (paper C.4): :func:`draw_indices`, :func:`draw_bank_records`,
   :func:`sample_bank`, :func:`head_bank`
 - :mod:`.errors`     :class:`SelectionError`
@@ -26,6 +29,8 @@ from sdrlib.selection.evaluation import (HEADLINE_METRICS, best_picked_on_val, b
                                          mean_vectors, method_choices, not_computed, pca_2d, pick_metrics,
                                          score_candidate_metrics, selected_result, study_values)
 from sdrlib.selection.mbr import mbr_scores
+from sdrlib.selection.pipeline import (SplitSelection, comparison_rows, evaluate_split, headline_view, normal_flags,
+                                      normal_share, normal_share_table, policy_grid)
 from sdrlib.selection.scoring import (AGGREGATIONS, DEFAULT_KNN_K, SelectionScores, aggregate, argmin_first,
                                       bank_distances, bank_presence_of, candidate_presence, candidate_sets,
                                       check_encoder, parse_candidate, score_candidates, selection_spec)
@@ -36,5 +41,6 @@ __all__ = [
     "candidate_sets", "candidate_presence", "bank_presence_of", "bank_distances", "score_candidates", "mbr_scores",
     "argmin_first", "method_choices", "selected_result", "evaluate_methods", "study_values", "best_vs_random",
     "best_picked_on_val", "improvement_summary", "HEADLINE_METRICS", "score_candidate_metrics", "pick_metrics", "not_computed",
-    "mean_vectors", "pca_2d",
+    "mean_vectors", "pca_2d", "SplitSelection", "evaluate_split", "normal_flags", "normal_share",
+    "normal_share_table", "headline_view", "policy_grid", "comparison_rows",
 ]

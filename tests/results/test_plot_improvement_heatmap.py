@@ -1,0 +1,34 @@
+"""sdrlib.plots.plot_improvement_heatmap: notebook 05's Figs. 3-5 through plot_value_heatmap, NaN cells as n/a."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sdrlib.plots import plot_improvement_heatmap  # noqa: E402
+
+
+def test_cells_print_one_decimal_and_nan_reads_n_a():
+    import matplotlib.pyplot as plt
+
+    t = pd.DataFrame([[1.26, -3.0], [np.nan, 0.04]], index=["chamfer + min", "chamfer + avg"],
+                     columns=["BS-F1", "CXB-14"])
+    fig = plot_improvement_heatmap(t, title="x")
+    ax = fig.axes[0]
+    assert [x.get_text() for x in ax.texts] == ["1.3", "-3.0", "n/a", "0.0"]
+    assert [x.get_text() for x in ax.get_yticklabels()] == ["chamfer + min", "chamfer + avg"]
+    assert "% improvement over random" in fig.axes[1].get_ylabel()
+    assert len(ax.images) == 2  # the values and the grey patch over the n/a cell
+    plt.close(fig)
+
+
+def test_an_all_nan_table_still_draws():
+    import matplotlib.pyplot as plt
+
+    fig = plot_improvement_heatmap(pd.DataFrame(np.full((2, 3), np.nan)))
+    assert [x.get_text() for x in fig.axes[0].texts] == ["n/a"] * 6
+    plt.close(fig)
