@@ -308,18 +308,7 @@ save_table(wall, "06_wallclock", cfg)
 wall.round(2)
 
 # %% [markdown]
-# ## 8. What the numbers say
-# The sentences below are written by `sdrlib.experiments.pruning_checks.conclusion_lines` from the files this
-# notebook saved (each sentence names its file), for the live setting(s). A direction ("above", "below") is
-# stated only where the 95 % paired-bootstrap interval excludes 0 (or, for the survivor = standard pick rate, the
-# binomial p < 0.05); otherwise the sentence says "no difference detected at this size". Token counts are exact;
-# the wall-clock part is one timing of this run.
-
-# %% tags=["conclusion"]
-print("\n".join("- " + s for s in checks.conclusion_lines(cfg.results_dir, metric=key)))
-
-# %% [markdown]
-# ## 9. One pruning trace
+# ## 8. One pruning trace
 # To see the algorithm rather than its totals: the rounds of the first live setting on the first study of the
 # first policy. Each round lists the active candidates, how many complete sentences each has, their partial-report
 # scores (distance to the bank, lower is kept) and which were dropped; then the survivor's text, whole, and the
@@ -335,3 +324,14 @@ for i in range(min(n_examples, len(test))):
               f"{[round(x, 3) for x in rd['scores']]} -> dropped {rd['dropped']}")
     print("  SURVIVOR:", q.survivor_text)
     print("  REFERENCE F:", test[i].findings, "| I:", test[i].impression)
+
+# %% [markdown]
+# ## 9. What the numbers say
+# The sentences below are written by `sdrlib.experiments.pruning_checks.conclusion_lines` from the files this
+# notebook saved (each sentence names its file), for the live setting(s). A direction ("above", "below") is
+# stated only where the 95 % paired-bootstrap interval excludes 0 (or, for the survivor = standard pick rate, the
+# binomial p < 0.05); otherwise the sentence says "no difference detected at this size". Token counts are exact;
+# the wall-clock part is one timing of this run.
+
+# %% tags=["conclusion"]
+print("\n".join("- " + s for s in checks.conclusion_lines(cfg.results_dir, metric=key)))

@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DPI", "MIN_FONT", "PALETTE", "style", "PlotError", "small_fonts", "check_fonts", "result_ci",
            "plot_report_embedding", "plot_sentence_geometry", "set_distance_links", "plot_set_distance", "plot_value_heatmap",
            "plot_column_heatmap", "plot_grpo_curves", "plot_semantic_reward", "plot_reward_sparsity",
-           "plot_selection_space", "plot_pruning_sweep", "plot_gallery"]
+           "plot_selection_space", "plot_improvement_heatmap", "plot_pruning_sweep", "plot_gallery"]
 
 #: Okabe-Ito colours (distinguishable under the common colour-vision deficiencies), in cycle order
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")

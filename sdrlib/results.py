@@ -316,6 +316,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
                 "expected reward of the SFT policy's own samples vs the modal normal report (the margins)"),
     FigureEntry("05_headline_findings_val|05_headline_impression_val", _T, "05_selection", "",
                 "the selection method picked on validation studies, scored on test"),
+    FigureEntry("05_normal_share", _T, "05_selection", "",
+                "share of picks the offline labeler reads as normal, per method, vs the references"),
     FigureEntry("05_selection_recall", _T, "05_selection", "",
                 "best-of-K and MBR with the recall-weighted reward distance (ours) vs random"),
     FigureEntry("06_pruning_findings", _T, "06_pruning", "Tables 4 / 29",

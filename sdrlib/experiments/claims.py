@@ -47,7 +47,7 @@ from sdrlib.results import (
 __all__ = ["BEGIN", "END", "report_language", "grpo_headline", "grpo_vs_sft", "policy_movement",
            "positive_findings", "sft_vs_baselines", "selection_best_vs_random", "pruning", "results_section",
            "numbers_in", "sweeping_words", "check_block", "check_tolerant", "marked_block", "GROUPS", "run_time", "reward_audit", "decomposition", "grpo_vs_rcham",
-           "selection_recall"]
+           "selection_recall", "selection_conclusion"]
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

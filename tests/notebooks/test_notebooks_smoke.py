@@ -28,6 +28,12 @@ def test_run_all_smoke(tmp_path):
 
     from sdrlib.utils import output_problems
 
+    # every notebook ends in a conclusion written from its result files, and it printed something
+    for p in executed:
+        cells = [c for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"
+                 and "conclusion" in c.get("metadata", {}).get("tags", [])]
+        assert cells and any(o.get("text") or o.get("data") for o in cells[-1].get("outputs", [])), \
+            f"{p.name}: no printed conclusion"
     noisy = {p.name: output_problems(json.loads(p.read_text(encoding="utf-8"))) for p in executed}
     noisy = {k: v for k, v in noisy.items() if v}
     assert not noisy, "executed smoke notebooks with unreadable outputs: " + "; ".join(

@@ -115,6 +115,7 @@ def _figures(tmp_path):
         ("plot_grpo_curves", lambda: plots.plot_grpo_curves(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
         ("plot_semantic_reward", lambda: plots.plot_semantic_reward(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
         ("plot_reward_sparsity", lambda: plots.plot_reward_sparsity(_curves(), ["fmt", "exact", "chamfer", "editgrpo"])),
+        ("plot_improvement_heatmap", lambda: plots.plot_improvement_heatmap(table, title="improvement")),
         ("plot_selection_space", lambda: plots.plot_selection_space(rng.normal(size=(200, 2)), rng.normal(size=(5, 2)),
                                                                     2, title="Fig. 2b")),
         ("plot_pruning_sweep", lambda: plots.plot_pruning_sweep(_sweep(), "BS-F1", k=5, n_studies=24)),
