@@ -152,7 +152,7 @@ with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, 
     split = sel.evaluate_split(cands, test, emb, bank, sc.names, formats=formats, log=print, **split_kw)
 pairs, computed = split.pairs()
 secs = split.seconds
-print(f"distances: {secs['distances']:.1f} s, {pairs:,} candidate x bank pairs ({computed:,} after deduplication); "
+print(f"sweep: {secs['distances']:.1f} s for every setting, {pairs:,} candidate x bank pairs ({computed:,} after deduplication); "
       f"MBR: {secs['mbr']:.1f} s; metrics: {secs['metrics']:.0f} s")
 for group, why in next(iter(split.metrics.values())).unavailable.items():  # rows "not computed: <why>" in tables
     print(f"not computed: {group}: {why}")

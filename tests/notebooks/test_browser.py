@@ -38,7 +38,7 @@ NOTEBOOK = ROOT / "notebooks" / "00_data.ipynb"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FIRST_OUTPUT = "smoke DataConfig(source='synthetic'"  # cell 1 prints the profile's name and data section
-LAST_OUTPUT = "syn-val-00000"  # the last cell shows the first validation records
+LAST_OUTPUT = "Splits (studies): train"  # the last cell, the notebook's conclusion, starts with the split sizes
 
 
 def _chromium() -> str | None:
