@@ -392,6 +392,13 @@ def _normalize(text: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
+    """The labeler's units on normalised text: split at sentence ends and at **every line break**.
+
+    Deliberately not :func:`sdrlib.reports.split_sentences`, which segments prose and reads a single newline as line
+    wrapping: a structured report (``"Pneumothorax: none\nPleural effusion: small left"``, and the tables
+    ``_tables`` turns into lines) would become one sentence there, and a ``key: value`` line's negation would reach
+    the next line's finding. The rules were written and validated on these units
+    (``tests/clinical/test_labeler.py``)."""
     out = []
     for s in _SENT_SPLIT.split(text):
         s = s.strip()

@@ -369,3 +369,15 @@ def test_issue36_rows_read_alike_sentence_by_sentence_except_carried_subkeys():
     texts = _sentences("dev", issues=("36",))[0] + _sentences("heldout", issues=("36",))[0]
     differ = [t for t in texts if merge_labels(*[label_report(s) for s in split_sentences(t)]) != label_report(t)]
     assert differ == ["Pleural effusion: Left: none. Right: small."]
+
+
+def test_the_labeler_splits_lines_where_prose_segmentation_joins_them():
+    """Why the labeler has its own segmentation (labeler._sentences) next to reports.split_sentences: in a structured
+    report every line is a unit, and prose segmentation reads single newlines as wrapping."""
+    from sdrlib.clinical.labeler import _normalize, _sentences
+    from sdrlib.reports import split_sentences
+
+    text = "Pneumothorax: none\nPleural effusion: small left\nCardiomegaly: present"
+    assert len(split_sentences(text)) == 1 and len(_sentences(_normalize(text))) == 3
+    labels = label_report(text)
+    assert (labels["Pneumothorax"], labels["Pleural Effusion"], labels["Cardiomegaly"]) == (0, 1, 1)
