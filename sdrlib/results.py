@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
            "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS",
            "ResultTableError", "read_result_table", "TABLES_READ", "format_mean_sd", "SD_SUFFIX",
-           "CELL_COLUMNS", "render_cell_table"]
+           "CELL_COLUMNS", "render_cell_table", "table_or_note"]
 
 DPI = 150
 RECORDED_VERSIONS = ("sdrlib", "numpy", "torch", "transformers", "trl", "sentence-transformers", "pot",
@@ -186,6 +186,16 @@ def render_cell_table(cells: "pd.DataFrame", configs: "Sequence[str] | None" = N
                 row[r.config] = f"**{s}**" if bool(r.best) else s
         out.append(row)
     return pd.DataFrame(out, columns=["Model", "Metric", *cols])
+
+
+def table_or_note(results_dir: str | Path, name: str, out: list, why: str = "") -> "pd.DataFrame | None":
+    """:func:`read_result_table`, for a notebook's conclusion: when the run did not write ``name``, the line
+    ``"<name>: not written by this run[ (<why>)]."`` is appended to ``out`` (the sentences being written) and None
+    returned. Example: ``t = table_or_note(results_dir, "00_pixel_probe", out)``; ``if t is not None: ...``."""
+    t = read_result_table(results_dir, name)
+    if t is None:
+        out.append(f"{name}: not written by this run" + (f" ({why})" if why else "") + ".")
+    return t
 
 
 def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,

@@ -346,31 +346,25 @@ def data_conclusion(results_dir) -> list[str]:
     ``00_labeler_sentences_dev`` / ``00_labeler_sentences_heldout`` (accuracy, observations with an error; the
     pooled ``micro (all)`` row left out). A missing table gives a line saying so. Descriptive only: nothing here is
     a comparison of two systems, so no sentence states a direction."""
-    from sdrlib.results import read_result_table
+    from sdrlib.results import table_or_note
 
     out = []
-    summ = read_result_table(results_dir, "00_dataset_summary")
-    if summ is None:
-        out.append("00_dataset_summary: not written by this run.")
-    else:
+    summ = table_or_note(results_dir, "00_dataset_summary", out)
+    if summ is not None:
         sizes = ", ".join(f"{r.split} {int(r.studies):,}" for r in summ.itertuples())
         strata = "; ".join(f"{r.split}: " + ", ".join(f"{int(getattr(r, s)):,} {s.replace('_', ' ')}" for s in STRATA)
                            for r in summ.itertuples())
         out.append(f"Splits (studies): {sizes}. Strata per split: {strata}.")
-    lang = read_result_table(results_dir, "00_report_language")
-    if lang is None:
-        out.append("00_report_language: not written by this run.")
-    else:
+    lang = table_or_note(results_dir, "00_report_language", out)
+    if lang is not None:
         v = lang.set_index("statistic")
         here, iu = v["this corpus"], v["IU-Xray reference"]
         out.append(f"Language (train split): unique-sentence ratio {here['unique_sentence_ratio']:.2f} here, "
                    f"{iu['unique_sentence_ratio']:.2f} in IU-Xray; distinct Findings words {here['distinct_words_findings']:,.0f} "
                    f"here, {iu['distinct_words_findings']:,.0f} in IU-Xray; the most common Findings set covers "
                    f"{here['top_findings_set_pct']:.1f}% of reports here, {iu['top_findings_set_pct']:.1f}% in IU-Xray.")
-    probe = read_result_table(results_dir, "00_pixel_probe")
-    if probe is None:
-        out.append("00_pixel_probe: not written by this run (it needs labelled train and test splits).")
-    else:
+    probe = table_or_note(results_dir, "00_pixel_probe", out, why="it needs labelled train and test splits")
+    if probe is not None:
         p = probe.dropna(subset=["auroc"])
         if not len(p):
             out.append(f"Pixel probe: no observation had enough positive and negative studies for an AUROC "
@@ -383,9 +377,8 @@ def data_conclusion(results_dir) -> list[str]:
     for name, label in (("synthetic_test", "synthetic test reports (generator and labeler agree by construction)"),
                         ("sentences_dev", "hand-written dev sentences (the rules were written on them)"),
                         ("sentences_heldout", "hand-written heldout sentences (the honest estimate)")):
-        t = read_result_table(results_dir, f"00_labeler_{name}")
+        t = table_or_note(results_dir, f"00_labeler_{name}", out)
         if t is None:
-            out.append(f"00_labeler_{name}: not written by this run.")
             continue
         micro = t[t["observation"] == "micro (all)"]
         t = t[t["observation"] != "micro (all)"]

@@ -177,39 +177,31 @@ def embedding_conclusion(results_dir: str | Path) -> list[str]:
     ``01_embedding_cache`` (warm re-run), ``01_sentence_geometry`` (paraphrase, nearest-neighbour cosines),
     ``01_impression_restatement`` and ``01_opposite_neighbours`` (summary rows). A missing table gives a line
     saying so. Descriptive only: no sentence here compares two systems, so none states a direction."""
-    from sdrlib.results import read_result_table
+    from sdrlib.results import table_or_note
 
     out = []
-    cache = read_result_table(results_dir, "01_embedding_cache")
-    if cache is None:
-        out.append("01_embedding_cache: not written by this run.")
-    else:
+    cache = table_or_note(results_dir, "01_embedding_cache", out)
+    if cache is not None:
         c = cache.iloc[0]
         out.append(f"Cache: the bank's {int(c['reports'])} reports hold {int(c['sentences'])} sentences, "
                    f"{int(c['unique sentences'])} distinct ({c['sentences per unique']:.2f} per distinct text); the "
                    f"warm re-build made {int(c['encoder calls (warm)'])} encoder calls.")
-    geo = read_result_table(results_dir, "01_sentence_geometry")
-    if geo is None:
-        out.append("01_sentence_geometry: not written by this run.")
-    else:
+    geo = table_or_note(results_dir, "01_sentence_geometry", out)
+    if geo is not None:
         g = geo.set_index("statistic")["value"]
         out.append(f"Geometry: the hand-written paraphrase pair has cosine {g['paraphrase_cosine']:.2f}; a sampled "
                    f"Findings sentence's nearest different sentence has median cosine {g['nearest_median']:.2f}, "
                    f"and {g['nearest_share_ge_0.9']:.0%} of them have one at 0.9 or more.")
-    rest = read_result_table(results_dir, "01_impression_restatement")
-    if rest is None:
-        out.append("01_impression_restatement: not written by this run.")
-    else:
+    rest = table_or_note(results_dir, "01_impression_restatement", out)
+    if rest is not None:
         r = rest.iloc[0]
         out.append(f"Impression vs Findings: over {int(r['impression_sentences'])} Impression sentences, the closest "
                    f"sentence of the report's own Findings has median cosine {r['own_median']:.2f}, the closest of "
                    f"another report's Findings {r['others_median']:.2f}; the own Findings are closer than "
                    f"{r['beats_share_mean']:.0%} of the other reports' on average (50% would mean no closer than a random "
                    f"other report's).")
-    opp = read_result_table(results_dir, "01_opposite_neighbours")
-    if opp is None:
-        out.append("01_opposite_neighbours: not written by this run.")
-    else:
+    opp = table_or_note(results_dir, "01_opposite_neighbours", out)
+    if opp is not None:
         o = opp.iloc[0]
         line = (f"Opposite neighbours: for {int(o['opposite'])} of {int(o['sentences'])} distinct bank Findings sentences the "
                 f"nearest other sentence is read by the labeler with the opposite polarity")
