@@ -156,20 +156,53 @@ class SentenceEmbedder:
         before = torch.get_num_threads()
         if self.threads is not None:
             torch.set_num_threads(self.threads)
+        order: list[int] = []
         try:
-            for i in range(0, len(texts), self.batch_size):
-                batch = texts[i:i + self.batch_size]
-                v = self.model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
+            for index, rows in enumerate(self._batches(texts)):
+                batch = [texts[j] for j in rows]
+                # a lone sentence goes through the encoder twice in one batch: a one-row pass may take another
+                # BLAS path (a last-bit difference), and a sentence's vector must not depend on its batch-mates
+                feed = batch * 2 if len(batch) == 1 else batch
+                v = self.model.encode(feed, batch_size=len(feed), convert_to_numpy=True,
                                       normalize_embeddings=False, show_progress_bar=False)
                 self._stats.forward_calls += 1
-                out.append(self._checked_batch(v, batch, i // self.batch_size))
+                if len(batch) == 1 and getattr(v, "shape", None) is not None and len(v) == 2:
+                    v = v[:1]
+                out.append(self._checked_batch(v, batch, index))
+                order.extend(rows)
         finally:
             torch.set_num_threads(before)
-        vecs = np.concatenate(out, axis=0)
+        vecs = np.empty((len(texts), self.dim), dtype=np.float32)
+        vecs[np.asarray(order, dtype=np.int64)] = np.concatenate(out, axis=0)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         self._stats.encoded += len(texts)
         self._stats.encode_seconds += time.perf_counter() - t0
         return (vecs / norms).astype(np.float32)
+
+    def _batches(self, texts: list[str]) -> list[list[int]]:
+        """Row indices of ``texts`` per forward pass: sentences of one token count together (at most
+        ``batch_size`` per pass), so no pass pads.
+
+        Why: a padded pass gives a sentence a vector that differs in the last bits from its unpadded one
+        (~2e-7 for all-mpnet-base-v2), so the vector would depend on which sentences it was encoded with,
+        and a cached vector on which run or process encoded it first. Without padding (and never a one-row
+        pass, :meth:`_forward`) each sentence's vector is a function of the sentence alone on a given
+        machine: GRPO runs that share the embedding cache, in any order or side by side, read the same
+        values. Encoders without a tokenizer keep the input order in passes of ``batch_size``.
+        """
+        tok = getattr(self.model, "tokenizer", None)
+        if tok is None or not callable(tok):
+            return [list(range(i, min(i + self.batch_size, len(texts)))) for i in range(0, len(texts), self.batch_size)]
+        new = [t for t in texts if t not in self._ntok]
+        if new:
+            ids = tok(new, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+            self._ntok.update(zip(new, (len(x) for x in ids)))
+        window = self.max_tokens or float("inf")
+        groups: dict[float, list[int]] = {}
+        for j, t in enumerate(texts):
+            groups.setdefault(min(self._ntok[t], window), []).append(j)
+        return [rows[i:i + self.batch_size] for _, rows in sorted(groups.items())
+                for i in range(0, len(rows), self.batch_size)]
 
     def _checked_batch(self, value: object, batch: list[str], index: int) -> np.ndarray:
         """The encoder's output for one batch as float32 ``(len(batch), dim)``, or :class:`EmbeddingError`.

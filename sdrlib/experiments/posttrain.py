@@ -30,6 +30,7 @@ rows ``not computed: <why>`` (the suite's ``unavailable`` reasons, which :func:`
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -157,6 +158,7 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
         data = json.loads(cache.read_text(encoding="utf-8"))
         if all(data.get(k) == v for k, v in key.items()):
             return list(data["generations"])
+    t0 = time.perf_counter()
     with training.logs_to(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
         model, processor = training.load_policy(cfg, policy_dir)
     images = [load_images(r.image_paths, s.max_images) for r in test_records]
@@ -165,7 +167,9 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
         images = [images[j] for j in perm]
     gens = generate_reports(model, processor, images, max_new_tokens=s.max_new_tokens, batch_size=s.eval_batch_size,
                             do_sample=s.eval_do_sample, temperature=s.eval_temperature, seed=seed)
-    atomic_write_text(cache, json.dumps({**key, "generations": gens}, indent=1))
+    # "seconds": the wall time of this generation (policy load included), for benchmarks/profile_run.py
+    atomic_write_text(cache, json.dumps({**key, "seconds": round(time.perf_counter() - t0, 3), "generations": gens},
+                                        indent=1))
     return gens
 
 

@@ -46,7 +46,7 @@ from sdrlib.training.policy import device_kwargs, has_policy, is_tiny, load_poli
 from sdrlib.training.processes import barrier, init, is_main, main_first, on_cpu, world_size
 from sdrlib.training.runkeys import claim, reusable, run_dir, run_key
 from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, logs_to, read_curves, short_path,
-                                    train_and_save)
+                                    train_and_save, trl_stage_times)
 from sdrlib.utils import set_seed
 
 __all__ = ["grpo", "group_stats"]
@@ -260,7 +260,8 @@ def grpo(
             model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
             **trainer_kwargs,
         )
-        resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
+        with trl_stage_times() as stages:
+            resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
         counts = dict(Counter(scorer.counts))
         info = {
             "stage": "grpo",
@@ -274,6 +275,8 @@ def grpo(
             "reward_seconds": scorer.seconds,
             "reward_share": scorer.seconds / sum(timer.times) if timer.times else 0.0,
             "reward_seconds_per_step": scorer.seconds / max(len(timer.times), 1),
+            # where this session's step time went (TRL's own profiling points; benchmarks/profile_run.py)
+            "stage_seconds": stages.split(sum(timer.times)),
             "counts": counts,
             "resumed_from": resume,
             "loss_type": loss_type,

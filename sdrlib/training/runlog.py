@@ -42,7 +42,7 @@ from sdrlib.io import atomic_write_json, atomic_write_text
 from sdrlib.training.policy import has_tiny_config
 from sdrlib.training.processes import barrier, is_main, rank, world_size
 
-__all__ = ["SFTResult", "GRPOResult", "StepTimer", "Progress", "short_path", "logs_to", "trainer_logs_to", "read_curves",
+__all__ = ["SFTResult", "GRPOResult", "StepTimer", "StageTimes", "trl_stage_times", "Progress", "short_path", "logs_to", "trainer_logs_to", "read_curves",
            "write_curves", "finish", "train_and_save", "last_checkpoint", "run_log_callback",
            "rank_record_callback", "log_name"]
 
@@ -104,6 +104,69 @@ class StepTimer:
                 self.rows.append({"step": state.global_step, "step_seconds": dt})
 
         return _Timer()
+
+
+@dataclass
+class StageTimes:
+    """Seconds per named stage of a TRL run, summed over its steps (what :func:`trl_stage_times` collects).
+
+    ``raw`` maps TRL's profiling names (``"GRPOTrainer.transformers.generate"``,
+    ``"GRPOTrainer._calculate_rewards"``, ``"GRPOTrainer._prepare_inputs"``, ``"GRPOTrainer.compute_loss"``, ...)
+    to ``[seconds, calls]``. :meth:`split` turns them and the step total into disjoint stages.
+    """
+
+    raw: dict[str, list[float]] = field(default_factory=dict)
+
+    def seconds(self, suffix: str) -> float:
+        """Total seconds of every profiled name ending in ``suffix`` (any trainer class)."""
+        return sum(v[0] for k, v in self.raw.items() if k.endswith(suffix))
+
+    def split(self, step_seconds: float) -> dict[str, float]:
+        """Disjoint stages of ``step_seconds`` (the optimizer steps' wall time, :class:`StepTimer`), in seconds.
+
+        - ``generation``: the policy's ``generate`` (``transformers.generate``, or vLLM's);
+        - ``rewards``: TRL's ``_calculate_rewards`` (every reward function, our encoder passes included);
+        - ``scoring``: the rest of ``_prepare_inputs`` (prompt / image processing, the old and reference
+          policies' log-probabilities, advantages);
+        - ``loss_forward``: ``compute_loss`` (the policy's forward pass with gradients);
+        - ``backward_optimizer``: the rest of the step (backward pass, optimizer, callbacks, checkpoints).
+        """
+        gen = self.seconds(".transformers.generate") + self.seconds(".transformers.generate_batch") \
+            + self.seconds(".vLLM.generate")
+        rewards = self.seconds("._calculate_rewards")
+        prepare = self.seconds("._prepare_inputs")
+        loss = self.seconds(".compute_loss")
+        out = {"generation": gen, "rewards": rewards, "scoring": max(prepare - gen - rewards, 0.0),
+               "loss_forward": loss, "backward_optimizer": max(step_seconds - prepare - loss, 0.0)}
+        return {k: round(v, 3) for k, v in out.items()}
+
+
+@contextmanager
+def trl_stage_times():
+    """Collect TRL's own profiling timings (``trl.extras.profiling.ProfilingContext``) into a :class:`StageTimes`.
+
+    TRL times its generation, reward, log-probability and loss calls with ``ProfilingContext`` and reports them
+    only to experiment trackers (wandb, MLflow, Trackio); inside this block every such timing is also summed
+    into the yielded :class:`StageTimes` (main process only, as TRL reports them). The timing itself is TRL's;
+    nothing about training changes.
+    """
+    from trl.extras import profiling
+
+    times = StageTimes()
+    original = profiling.ProfilingContext._log_metrics
+
+    def log_metrics(ctx, duration: float) -> None:
+        if ctx.is_main_process:
+            slot = times.raw.setdefault(ctx.name, [0.0, 0])
+            slot[0] += duration
+            slot[1] += 1
+        original(ctx, duration)
+
+    profiling.ProfilingContext._log_metrics = log_metrics
+    try:
+        yield times
+    finally:
+        profiling.ProfilingContext._log_metrics = original
 
 
 def short_path(path: Path) -> str:

@@ -46,7 +46,9 @@ def test_cache_hits_and_misses(emb, small_encoder, tmp_path):
     sents = ["No pneumothorax.", "Heart size is normal.", "No pneumothorax.", "Mild edema."]
     emb.encode(sents)
     assert emb.stats["misses"] == 3 and emb.stats["hits"] == 0 and emb.stats["encoded"] == 3
-    assert emb.stats["forward_calls"] == 1  # batch_size 4 >= 3 unique sentences
+    # one pass per token count (batch_size 4 >= 3 unique sentences): passes never pad
+    counts = {len(small_encoder.tokenizer(k)["input_ids"]) for k in set(sents)}
+    assert emb.stats["forward_calls"] == len(counts)
     emb.encode(sents + ["  No   pneumothorax. "])  # whitespace-normalised key
     assert emb.stats["misses"] == 3 and emb.stats["hits"] == 3 and emb.stats["encoded"] == 3
     # a new process-level embedder on the same folder: zero forward passes (warm disk cache)
@@ -54,6 +56,21 @@ def test_cache_hits_and_misses(emb, small_encoder, tmp_path):
     A = warm.encode(sents)
     assert warm.stats["forward_calls"] == 0 and warm.stats["hits"] == 3
     np.testing.assert_array_equal(A, emb.encode(sents))
+
+
+def test_a_vector_does_not_depend_on_its_batch_mates(small_encoder):
+    """Bit for bit: a sentence's vector is the same whether it is encoded alone, padded next to a long sentence
+    (before: ~1e-7 off), next to sentences of its own length, or in passes of one. So a cached vector does not
+    depend on which run or process encoded it first (parallel GRPO runs share the cache)."""
+    long_ = ("Moderate cardiomegaly with mild pulmonary vascular congestion and small bilateral pleural effusions, "
+             "slightly increased from the prior study.")
+    for x in ("No pneumothorax.", "Mild edema.", "Cardiomegaly."):
+        alone = SentenceEmbedder(small_encoder, batch_size=8).encode([x])
+        for mates in ([long_], [long_, "Mild edema."], ["No pneumothorax.", "Cardiomegaly.", "Mild edema."]):
+            got = SentenceEmbedder(small_encoder, batch_size=8).encode(mates + [x])[-1:]
+            np.testing.assert_array_equal(got, alone, err_msg=f"{x!r} next to {mates}")
+        one_per_pass = SentenceEmbedder(small_encoder, batch_size=1).encode([long_, x])[-1:]
+        np.testing.assert_array_equal(one_per_pass, alone)
 
 
 def _read_cache(args):
@@ -159,7 +176,7 @@ def test_encoder_threads_apply_to_forward_passes_only(small_encoder, monkeypatch
         torch.set_num_threads(1)
         e = SentenceEmbedder(small_encoder, cache_dir=None, threads=2)
         e.encode(["The heart is normal in size.", "No effusion."])
-        assert seen == [2] and torch.get_num_threads() == 1
+        assert seen and set(seen) == {2} and torch.get_num_threads() == 1  # every pass (one per token count)
         with pytest.raises(ValueError, match="threads"):
             SentenceEmbedder(small_encoder, cache_dir=None, threads=0)
     finally:

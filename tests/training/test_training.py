@@ -416,3 +416,25 @@ def test_grpo_keeps_the_frozen_tiny_vision_tower_frozen(setup, tmp_path, monkeyp
         return
     assert len(frozen) == 1 and frozen[0]
     assert all(".visual." in k and "merger" not in k for k in frozen[0])  # the tower only; mergers and text train
+
+
+def test_trl_stage_times_collect_trls_own_timings_into_disjoint_stages():
+    """TRL's ProfilingContext timings are summed per name inside the block (and restored after); split() turns
+    them and the step total into disjoint stages that add up to the step time."""
+    from trl.extras.profiling import ProfilingContext
+
+    from sdrlib.training.runlog import trl_stage_times
+
+    original = ProfilingContext._log_metrics
+    with trl_stage_times() as st:
+        for name, seconds in (("GRPOTrainer._prepare_inputs", 5.0), ("GRPOTrainer.transformers.generate", 2.0),
+                              ("GRPOTrainer._calculate_rewards", 1.5), ("GRPOTrainer.compute_loss", 1.0),
+                              ("GRPOTrainer.transformers.generate", 0.5)):
+            ProfilingContext(name, report_to=[], is_main_process=True)._log_metrics(seconds)
+        ProfilingContext("GRPOTrainer.compute_loss", report_to=[], is_main_process=False)._log_metrics(9.0)
+    assert ProfilingContext._log_metrics is original
+    assert st.raw["GRPOTrainer.transformers.generate"] == [2.5, 2]
+    split = st.split(step_seconds=10.0)
+    assert split == {"generation": 2.5, "rewards": 1.5, "scoring": 1.0, "loss_forward": 1.0,
+                     "backward_optimizer": 4.0}
+    assert sum(split.values()) == 10.0
