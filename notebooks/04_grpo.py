@@ -236,7 +236,9 @@ plt.show()
 # ## 2. Train every configuration
 # SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
 # runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy
-# digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again.
+# digest, reward and GRPO settings, code and versions) matches; otherwise it is trained again. With
+# `grpo.workers: 2` (the cpu profile) two runs train side by side, one CPU thread each; a run's weights are the
+# same either way (`sdrlib.experiments.posttrain.worker_pool` says why), only the wall time changes.
 
 # %%
 policies = posttrain.train_all(cfg, train, rewards=rewards, ablations=ablations, embedder=emb)
@@ -389,7 +391,7 @@ if len(edit_totals):
 # policy is sampled once per seed. The metric suite scores Findings and Impression.
 
 # %%
-gens = {k: posttrain.generate_test(cfg, p, test, seed=k[1]) for k, p in posttrain.eval_runs(cfg, policies).items()}
+gens = posttrain.generate_all(cfg, posttrain.eval_runs(cfg, policies), test)  # grpo.workers side by side
 # RadGraph prints "Using device: ..." once per scoring call; a policy that writes no template warns once per run
 with contextlib.redirect_stdout(io.StringIO()), folded_warnings():
     scores = posttrain.score_all(cfg, gens, test)

@@ -290,6 +290,9 @@ class GRPOConfig:
     ablations: list[str] = field(default_factory=list, metadata={**_UNIQUE_REWARDS,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
+    workers: int = field(default=1, metadata={"min": 1, "max": 64, "help":
+        "GRPO runs (and their test generations) trained side by side in this many worker processes, one CPU "
+        "thread each (tiny policy only; a run's weights do not depend on it: sdrlib.experiments.posttrain)"})
 
 
 def _grpo_class() -> type:
@@ -427,6 +430,11 @@ class Profile:
     grpo: GRPOConfig = field(default_factory=lambda: _grpo_class()())
     selection: SelectionConfig = field(default_factory=SelectionConfig)
     pruning: PruningConfig = field(default_factory=PruningConfig)
+
+    def __reduce__(self):
+        """Pickle as the profile's values (its ``grpo`` class is built at run time, so pickle cannot name it):
+        worker processes (:mod:`sdrlib.experiments.posttrain`'s parallel GRPO runs) rebuild and re-check it."""
+        return (_profile_from_dict, (self.to_dict(),))
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:
@@ -664,6 +672,10 @@ def _check_profile(p: Profile) -> None:
         raise ConfigError(f"pruning.names = {presence}: these settings read per-sentence finding presence, which the "
                           "pruning scorer (sdrlib.pruning.BankScorer) does not compute for partial candidates; "
                           "allowed: plain settings (no _neg, not chamfer_recall_<alpha>)")
+    if g.workers > 1 and s.policy != "tiny":
+        raise ConfigError(f"grpo.workers = {g.workers}: parallel GRPO runs are for the tiny CPU policy (one thread "
+                          f"each); sft.policy = {s.policy!r} trains on GPUs, one run at a time (several GPUs: "
+                          "accelerate launch); allowed: 1")
     if s.policy == "tiny":  # the shape rules of sdrlib.models.TinyVLSpec (+ the vision tower's head split)
         if s.tiny_heads % s.tiny_kv_heads:
             raise ConfigError(f"sft.tiny_heads = {s.tiny_heads}: not a multiple of sft.tiny_kv_heads = "
@@ -788,6 +800,13 @@ def _apply_overrides(raw: dict, overrides: Any) -> dict:
                 raise ConfigError(f"override {dotted!r}: {k!r} is not a section")
         node[keys[-1]] = value
     return raw
+
+
+def _profile_from_dict(values: dict[str, Any]) -> Profile:
+    """A profile from :meth:`Profile.to_dict`'s values, validated as :func:`load_profile` validates a file."""
+    prof = _build(Profile, values, where="")
+    _check_profile(prof)
+    return prof
 
 
 def load_profile(name_or_path: str = "cpu", overrides: dict[str, Any] | None = None) -> Profile:

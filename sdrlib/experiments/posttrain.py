@@ -29,7 +29,9 @@ rows ``not computed: <why>`` (the suite's ``unavailable`` reasons, which :func:`
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -56,6 +58,8 @@ __all__ = [
     "config_label",
     "train_all",
     "generate_test",
+    "generate_all",
+    "worker_pool",
     "eval_runs",
     "baseline_reports",
     "score_all",
@@ -122,12 +126,92 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
         stats = prewarm(embedder, [r.findings for r in train_records], [r.impression for r in train_records])
         log(f"reference sentences cached: {stats.get('hits', 0):,} found, {stats.get('misses', 0):,} encoded "
             f"({float(stats.get('encode_seconds', 0.0)):.1f} s)")
+    if cfg.grpo.workers > 1 and len(runs) > 1:
+        with worker_pool(cfg) as pool:
+            jobs = [pool.submit(_grpo_job, cfg, reward, seed, base.final, list(train_records)) for reward, seed in runs]
+            for (reward, seed), job in zip(runs, jobs):  # in submission order: the log reads the same every time
+                res = job.result()
+                log(f"GRPO {reward} seed {seed}: reused" if res.reused else training.summary_line(res))
+                out[(reward, seed)] = res.final
+        return out
     for reward, seed in runs:
         res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)
         if res.reused:
             log(f"GRPO {reward} seed {seed}: reused")
         out[(reward, seed)] = res.final
     return out
+
+
+#: environment of the worker processes: one thread for every library (two workers on two cores)
+_WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+               "TOKENIZERS_PARALLELISM": "false"}
+
+
+@contextlib.contextmanager
+def worker_pool(cfg):
+    """``cfg.grpo.workers`` worker processes (spawned, one CPU thread each) for independent GRPO runs and
+    test generations; on leaving, waits for them (an interrupt cancels the runs not started; started runs
+    resume from their last checkpoint next time).
+
+    Why results do not depend on it: a GRPO run is a function of its profile, reward, seed, SFT policy and
+    training records (``tests/training/test_training_determinism.py``: not of what its process did before),
+    sentence vectors do not depend on which run encoded them first (:class:`sdrlib.embedding.SentenceEmbedder`),
+    and the policy trains and generates on ``sft.threads`` threads wherever it runs (one here, as in the
+    notebook's own process). ``tests/experiments/test_parallel_runs.py`` trains the same runs one after the
+    other and side by side and compares the weights byte for byte.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    saved = {k: os.environ.get(k) for k in _WORKER_ENV}
+    os.environ.update(_WORKER_ENV)  # spawned workers copy the environment when they start (at their first job)
+    pool = ProcessPoolExecutor(max_workers=cfg.grpo.workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_WORKER_EMBEDDER: dict[str, Any] = {}
+
+
+def _grpo_job(cfg, reward: str, seed: int, init_from: Path, train_records: list) -> Any:
+    """One GRPO run in a worker process (:func:`worker_pool`): the profile's encoder on one thread, shared
+    across the worker's runs; no progress line (the parent prints :func:`sdrlib.training.summary_line`)."""
+    embedder = None
+    if parse_reward(reward).needs_embedder:
+        if "e" not in _WORKER_EMBEDDER:
+            _WORKER_EMBEDDER["e"] = SentenceEmbedder.from_config(cfg)
+            _WORKER_EMBEDDER["e"].threads = 1
+        embedder = _WORKER_EMBEDDER["e"]
+    return training.grpo(cfg, reward, init_from, train_records, seed=seed, embedder=embedder, progress=False)
+
+
+def _generate_job(cfg, policy_dir: Path, test_records: list, seed: int | None, shuffle_images: bool) -> list[str]:
+    """:func:`generate_test` in a worker process (:func:`worker_pool`)."""
+    return generate_test(cfg, policy_dir, test_records, seed=seed, shuffle_images=shuffle_images)
+
+
+def generate_all(cfg, runs: dict[tuple[str, int], Path], test_records: Sequence[Any]) -> dict[tuple[str, int], list[str]]:
+    """:func:`generate_test` for every ``(config, seed) -> policy folder`` of ``runs`` (e.g. :func:`eval_runs`),
+    with the seed of each key; side by side in ``cfg.grpo.workers`` processes when there are several (cached
+    generations are read here, only the missing ones go to the workers). Returns the same keys, same order."""
+    todo = {k: p for k, p in runs.items() if cfg.grpo.workers > 1 and _generated(cfg, p, test_records, k[1]) is None}
+    out: dict[tuple[str, int], list[str]] = {}
+    if len(todo) > 1:
+        with worker_pool(cfg) as pool:
+            jobs = {k: pool.submit(_generate_job, cfg, p, list(test_records), k[1], False) for k, p in todo.items()}
+            out.update({k: job.result() for k, job in jobs.items()})
+    return {k: out[k] if k in out else generate_test(cfg, p, test_records, seed=k[1]) for k, p in runs.items()}
 
 
 # --------------------------------------------------------------------------- generation
@@ -149,15 +233,10 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
     policy_dir = Path(policy_dir)
-    tag = "_shuffled" if shuffle_images else ""
-    cache = policy_dir.parent / f"test_generations{tag}_s{seed}.json"
-    key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
-           "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed,
-           "threads": s.threads, "policy": training.policy_digest(policy_dir)}
-    if cache.is_file() and not force:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if all(data.get(k) == v for k, v in key.items()):
-            return list(data["generations"])
+    cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images)
+    cached = None if force else _generated(cfg, policy_dir, test_records, seed, shuffle_images)
+    if cached is not None:
+        return cached
     t0 = time.perf_counter()
     with training.logs_to(policy_dir.parent / "eval.log"):  # weight-loading bars and warnings go to the run's eval.log
         model, processor = training.load_policy(cfg, policy_dir)
@@ -171,6 +250,29 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     atomic_write_text(cache, json.dumps({**key, "seconds": round(time.perf_counter() - t0, 3), "generations": gens},
                                         indent=1))
     return gens
+
+
+def _generation_key(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int,
+                    shuffle_images: bool) -> tuple[Path, dict]:
+    """Where :func:`generate_test` caches one policy's test generations, and the key they must match."""
+    s = cfg.sft
+    tag = "_shuffled" if shuffle_images else ""
+    cache = Path(policy_dir).parent / f"test_generations{tag}_s{seed}.json"
+    key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
+           "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed,
+           "threads": s.threads, "policy": training.policy_digest(Path(policy_dir))}
+    return cache, key
+
+
+def _generated(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int | None,
+               shuffle_images: bool = False) -> list[str] | None:
+    """The cached test generations of :func:`generate_test` when their key matches, else ``None``."""
+    seed = cfg.seed if seed is None else seed
+    cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images)
+    if not cache.is_file():
+        return None
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    return list(data["generations"]) if all(data.get(k) == v for k, v in key.items()) else None
 
 
 def eval_runs(cfg, policies: dict[tuple[str, int], Path]) -> dict[tuple[str, int], Path]:

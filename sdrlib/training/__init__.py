@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from sdrlib.training.cli import main
 from sdrlib.training.datasets import grpo_dataset, report_texts, sft_dataset
-from sdrlib.training.grpo import grpo, group_stats
+from sdrlib.training.grpo import grpo, group_stats, summary_line
 from sdrlib.training.policy import device_kwargs, load_policy, preflight, tiny_spec
 from sdrlib.training.runkeys import policy_digest, policy_dir, run_dir, run_key, source_digest
 from sdrlib.training.runlog import GRPOResult, SFTResult, StepTimer, logs_to, read_curves
@@ -48,4 +48,4 @@ from sdrlib.training.sft import sft
 
 __all__ = ["SFTResult", "GRPOResult", "run_dir", "policy_dir", "report_texts", "sft_dataset", "grpo_dataset", "sft", "grpo",
            "load_policy", "device_kwargs", "read_curves", "StepTimer", "preflight", "run_key", "policy_digest", "source_digest",
-           "group_stats", "logs_to", "tiny_spec", "main"]
+           "group_stats", "summary_line", "logs_to", "tiny_spec", "main"]

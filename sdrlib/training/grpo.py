@@ -49,7 +49,7 @@ from sdrlib.training.runlog import (GRPOResult, Progress, StepTimer, log_name, l
                                     train_and_save, trl_stage_times)
 from sdrlib.utils import set_seed
 
-__all__ = ["grpo", "group_stats"]
+__all__ = ["grpo", "group_stats", "summary_line"]
 
 
 # --------------------------------------------------------------------------- GRPO group statistics
@@ -296,18 +296,23 @@ def grpo(
         info.update(impl.run_info(trainer))
         if is_main():
             atomic_write_json(out / "run.json", info, sort_keys=False)
+    result = GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
     if progress is not None:
-        c = read_curves(curves)
-        r = c["reward"].dropna() if "reward" in c else []
-        # one short line per run (notebook 04 prints one per configuration and seed): the details are in the log
-        progress.close(f"GRPO {reward} seed {seed}: {info['steps']} steps, {seconds:.0f} s"
-                       + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first/last 4 steps)"
-                          if len(r) else "")
-                       + f", reward time {info['reward_share']:.0%}"
-                       + (", edits " + " ".join(f"{k} {v}" for k, v in info["edits"].items() if v)
-                          if info.get("edits") else "")
-                       + f" ({short_path(out / log_name())})")
-    return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
+        progress.close(summary_line(result))
+    return result
+
+
+def summary_line(res: GRPOResult) -> str:
+    """The one line a finished GRPO run shows (its progress line's end; parallel runs print it when they finish):
+    steps, seconds, first / last 4 steps' mean reward, reward-time share, EditGRPO's edit counts, the log."""
+    info = res.info
+    c = read_curves(res.curves)
+    r = c["reward"].dropna() if "reward" in c else []
+    return (f"GRPO {info['reward']} seed {info['seed']}: {info['steps']} steps, {res.seconds:.0f} s"
+            + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first/last 4 steps)" if len(r) else "")
+            + f", reward time {info['reward_share']:.0%}"
+            + (", edits " + " ".join(f"{k} {v}" for k, v in info["edits"].items() if v) if info.get("edits") else "")
+            + f" ({short_path(res.path / log_name())})")
 
 
 def _resolve(path: str) -> Any:
