@@ -40,7 +40,7 @@ from sdrlib.data import load_split
 from sdrlib.data.stats import pick_examples
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
-from sdrlib.experiments.sft_summary import plot_generations, report_variety, sft_conclusion
+from sdrlib.experiments.sft_summary import plot_generations, plot_sft_loss, report_variety, sft_conclusion
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.suite import TemplateFormatWarning
 from sdrlib.plots import style
@@ -95,22 +95,16 @@ print(f"SFT: {info['steps']} steps in {info['seconds']:.0f} s ({info['mean_step_
 
 # %% [markdown]
 # The loss curve is the teacher-forced cross-entropy of the report tokens (and, where the trainer logs it, the
-# share of next tokens predicted exactly). A falling loss shows the policy learns the *text* of reports; it says
-# nothing yet about the image, since a policy can lower this loss by learning the most common report.
+# share of next tokens predicted exactly), both on the training batches: SFT runs without an evaluation split, so
+# there is no validation loss to draw (the legend says so). A falling loss shows the policy learns the *text* of
+# reports; it says nothing yet about the image, since a policy can lower this loss by learning the most common
+# report. The held-out check is further down: the teacher-forced NLL per token of the test references under the
+# final policy, with each study's own image and with another's (`sft_image_nll`).
 
 # %%
 curves = training.read_curves(res.path)
-logged = curves.dropna(subset=["loss"])  # step_seconds rows come every step, losses every logging_steps
 with style():
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.plot(logged["step"], logged["loss"], label="loss (report tokens)")
-    if "mean_token_accuracy" in logged:
-        ax2 = ax.twinx()
-        ax2.plot(logged["step"], logged["mean_token_accuracy"], color="C1", label="token accuracy")
-        ax2.set_ylabel("token accuracy", color="C1")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy")
-    ax.set_title(f"SFT ({posttrain.model_name(cfg)})")
+    fig = plot_sft_loss(curves, title=f"SFT ({posttrain.model_name(cfg)})")
     save_fig(fig, "sft_loss", cfg)
 plt.show()
 

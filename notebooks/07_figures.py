@@ -24,9 +24,10 @@
 # notebooks in the house style of `sdrlib.plots.style`: fixed dpi, fonts of at least 9 pt
 # (`tests/results/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
 # scans the notebooks and `sdrlib` for smaller font sizes) and the colour-blind-safe Okabe-Ito palette as the
-# colour cycle. The cycle covers lines, bars and points coloured by category; figures that colour by a value use
-# colour maps instead, which are not Okabe-Ito: the heatmaps (viridis, PuOr for embeddings) and 06's quality vs
-# tokens, whose policies are coloured along viridis. Section 2b measures, on each figure shown, how much of its
+# colour cycle. Every colour that marks a category (lines, bars, points, the sets and links of Fig. 2a) is an
+# Okabe-Ito one; figures that colour by a value use colour maps instead, which are not Okabe-Ito: the heatmaps
+# (viridis, PuOr for embeddings) and 06's quality vs tokens, whose pruning fraction p (an ordered value) is
+# coloured along viridis; X-ray images are grey. Section 2b measures, on each figure shown, how much of its
 # coloured area is in the palette, so the claim can be checked figure by figure rather than taken on trust.
 
 # %% tags=["parameters"]

@@ -343,12 +343,13 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
                       wrap: int = 70) -> "Figure":
     """Paper Fig. 2a: two sentence sets in 2-D with their links, as Chamfer, Hausdorff and OT read them.
 
-    ``A`` ``(n, d)`` / ``B`` ``(m, d)``: the embeddings of ``a_sentences`` (amber circles ``G1..Gn``) and
-    ``b_sentences`` (slate squares ``R1..Rm``). Top row, one panel per distance on the same 2-D PCA
-    projection of both sets (positions are only a picture; every number is the true cosine cost in ``d``
-    dimensions): Chamfer's nearest-neighbour links in both directions, Hausdorff's single worst link, and the
-    exact OT plan (line width = transported mass). Under each panel the links it uses with their values;
-    at the bottom the sentences.
+    ``A`` ``(n, d)`` / ``B`` ``(m, d)``: the embeddings of ``a_sentences`` (vermillion circles ``G1..Gn``) and
+    ``b_sentences`` (blue squares ``R1..Rm``); every colour is an Okabe-Ito one of :data:`PALETTE` (the Hausdorff
+    link black, the OT plan bluish green), and the two sets' colours are dark enough for their text tags. Top
+    row, one panel per distance on the same 2-D PCA projection of both sets (positions are only a picture; every
+    number is the true cosine cost in ``d`` dimensions): Chamfer's nearest-neighbour links in both directions,
+    Hausdorff's single worst link, and the exact OT plan (line width = transported mass). Under each panel the
+    links it uses with their values; at the bottom the sentences.
     """
     import matplotlib.pyplot as plt
 
@@ -356,7 +357,7 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
     B = _check_rows(b_sentences, B, b_name)
     L = set_distance_links(A, B)
     xa, xb = pca_2d(np.concatenate([A, B]), A, B)[1:]
-    amber, slate, red, green = PALETTE[1], "#44546A", PALETTE[3], PALETTE[2]
+    gen, ref, worst, green = PALETTE[3], PALETTE[0], PALETTE[6], PALETTE[2]  # vermillion, blue, black, green
     ta, tb = [f"G{i + 1}" for i in range(len(A))], [f"R{j + 1}" for j in range(len(B))]
     M, Mt, P = L["cost"], L["cost_scaled"], L["plan"]
 
@@ -369,16 +370,16 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
     notes = [fig.add_subplot(gs[1, k]) for k in range(3)]
 
     def base(ax: Any) -> None:
-        ax.scatter(xa[:, 0], xa[:, 1], s=80, color=amber, edgecolor="black", linewidth=0.6, zorder=4,
+        ax.scatter(xa[:, 0], xa[:, 1], s=80, color=gen, edgecolor="black", linewidth=0.6, zorder=4,
                    label=f"G: {a_name}")
-        ax.scatter(xb[:, 0], xb[:, 1], s=80, color=slate, marker="s", edgecolor="black", linewidth=0.6,
+        ax.scatter(xb[:, 0], xb[:, 1], s=80, color=ref, marker="s", edgecolor="black", linewidth=0.6,
                    zorder=4, label=f"R: {b_name}")
         ax.set_xticks([]); ax.set_yticks([])
         ax.margins(0.18)
         ax.set_aspect("equal", adjustable="datalim")
 
     def labels(ax: Any) -> None:  # after the links: labels avoid every point and each other
-        _place_labels(ax, np.vstack([xa, xb]), ta + tb, ["#8a5a00"] * len(ta) + [slate] * len(tb), fontsize=10,
+        _place_labels(ax, np.vstack([xa, xb]), ta + tb, [gen] * len(ta) + [ref] * len(tb), fontsize=10,
                       fontweight="bold", zorder=5)
 
     def link(ax: Any, p: np.ndarray, q: np.ndarray, **kw: Any) -> None:
@@ -392,9 +393,9 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
 
     ax = axes[0]; base(ax)
     for i, j in enumerate(L["nn_ab"]):
-        link(ax, xa[i], xb[j], color=amber, linestyle="--", linewidth=1.4)
+        link(ax, xa[i], xb[j], color=gen, linestyle="--", linewidth=1.4)
     for j, i in enumerate(L["nn_ba"]):
-        link(ax, xb[j], xa[i], color=slate, linestyle=":", linewidth=1.4)
+        link(ax, xb[j], xa[i], color=ref, linestyle=":", linewidth=1.4)
     ax.set_title(f"Chamfer = {L['chamfer']:.3f}\nmean of all nearest-neighbour links", fontsize=10)
     ab = [f"{ta[i]}→{tb[j]} {M[i, j]:.3f}" for i, j in enumerate(L["nn_ab"])]
     ba = [f"{tb[j]}→{ta[i]} {M[i, j]:.3f}" for j, i in enumerate(L["nn_ba"])]
@@ -411,13 +412,13 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
     direction, i, j = L["hausdorff_link"]
     p, q = (xa[i], xb[j]) if direction == "ab" else (xb[j], xa[i])
     name = f"{ta[i]}→{tb[j]}" if direction == "ab" else f"{tb[j]}→{ta[i]}"
-    link(ax, p, q, color=red, linewidth=2.8)
+    link(ax, p, q, color=worst, linewidth=2.8)
     ax.set_title(f"Hausdorff = {L['hausdorff']:.3f}\nthe worst nearest-neighbour link alone", fontsize=10)
     worst_ab = max(range(len(A)), key=lambda i: M[i, L["nn_ab"][i]])
     worst_ba = max(range(len(B)), key=lambda j: M[L["nn_ba"][j], j])
     note(notes[1], [f"worst G→R: {ta[worst_ab]}→{tb[L['nn_ab'][worst_ab]]} {M[worst_ab, L['nn_ab'][worst_ab]]:.3f}",
                     f"worst R→G: {tb[worst_ba]}→{ta[L['nn_ba'][worst_ba]]} {M[L['nn_ba'][worst_ba], worst_ba]:.3f}",
-                    f"Hausdorff = max = {L['hausdorff']:.3f} ({name}, red);",
+                    f"Hausdorff = max = {L['hausdorff']:.3f} ({name}, black);",
                     "every other link (grey) is ignored"])
 
     ax = axes[2]; base(ax)
@@ -436,8 +437,8 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
         labels(ax)
     ax = fig.add_subplot(gs[2, :]); ax.axis("off")
     dy = 1.0 / max(n_sent + 1, 4)
-    for col, (head, tags, sents, c) in enumerate(((a_name, ta, a_sentences, "#8a5a00"),
-                                                  (b_name, tb, b_sentences, slate))):
+    for col, (head, tags, sents, c) in enumerate(((a_name, ta, a_sentences, gen),
+                                                  (b_name, tb, b_sentences, ref))):
         x0, y = 0.5 * col, 1.0
         ax.text(x0, y, head, fontweight="bold", fontsize=10, va="top", transform=ax.transAxes)
         y -= dy

@@ -349,7 +349,7 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry("sft_vs_baselines", _T, "03_sft", "", "SFT vs image-blind baselines", True),
     FigureEntry("sft_vs_baselines_significance", _T, "03_sft", "", "paired bootstrap of the same"),
     FigureEntry("sft_image_nll", _T, "03_sft", "", "reference NLL per token, own vs another study's image"),
-    FigureEntry("sft_loss", _F, "03_sft", "", "SFT training loss"),
+    FigureEntry("sft_loss", _F, "03_sft", "", "SFT training loss, token accuracy (no eval split: no validation loss)"),
     FigureEntry("sft_samples", _F, "03_sft", "", "SFT sample generations"),
     FigureEntry("00_examples", _F, "00_data", "", "example studies: image, report, labels"),
     FigureEntry("00_findings_gallery", _F, "00_data", "", "one synthetic patient drawn with each finding"),

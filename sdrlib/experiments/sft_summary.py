@@ -1,5 +1,5 @@
-"""Notebook 03's steps that are logic rather than narration: generations shown next to their references, how
-varied the sampled reports are, and the notebook's conclusion sentences read back from its result files
+"""Notebook 03's steps that are logic rather than narration: the loss figure, generations shown next to their
+references, how varied the sampled reports are, and the notebook's conclusion sentences read back from its result files
 (``sft_vs_baselines_significance``, ``sft_image_nll``), worded with :func:`sdrlib.metrics.significance.verdict`.
 """
 
@@ -15,7 +15,8 @@ from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.reports import parse_template
 from sdrlib.results import read_result_table
 
-__all__ = ["report_variety", "plot_generations", "comparison_sentence", "sft_conclusion"]
+__all__ = ["report_variety", "plot_generations", "NO_VALIDATION_LOSS", "plot_sft_loss", "comparison_sentence",
+           "sft_conclusion"]
 
 #: what a comparison whose 95 % interval includes 0 is called in every sentence here
 NO_DIFFERENCE = "no difference detected at this size"
@@ -60,6 +61,46 @@ def plot_generations(records: Sequence[Any], generations: Sequence[str], *, widt
         row[0].axis("off")
         row[1].text(0, 1, text, va="top", ha="left", fontsize=9, family="monospace")
         row[1].axis("off")
+    return fig
+
+
+#: the legend's note when the run logged no validation loss (what :func:`sdrlib.training.sft` does: no eval split)
+NO_VALIDATION_LOSS = "training split only: SFT logs no validation loss"
+
+
+def plot_sft_loss(curves: "pd.DataFrame", *, title: str = ""):
+    """The SFT loss curve of a run's ``curves.csv`` (:func:`sdrlib.training.read_curves`): the training loss (TRL's
+    teacher-forced cross-entropy of the report tokens, logged every ``logging_steps``) on the left axis, the training
+    token accuracy (``mean_token_accuracy``, where logged) on a right axis, one legend for both below the plot.
+
+    :func:`sdrlib.training.sft` trains without an evaluation split, so there is no validation loss to draw; the legend
+    says so (:data:`NO_VALIDATION_LOSS`). A curve with an ``eval_loss`` column (a trainer that evaluates) gets it
+    drawn too. Colours are the house cycle's (Okabe-Ito under :func:`sdrlib.plots.style`). Returns the Figure;
+    ``ValueError`` when no row has a loss."""
+    import matplotlib.pyplot as plt
+
+    logged = curves.dropna(subset=["loss"]) if "loss" in curves else curves.iloc[:0]
+    if logged.empty:
+        raise ValueError("plot_sft_loss: no logged training loss in the curves")
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    lines = ax.plot(logged["step"], logged["loss"], color="C0", label="training loss (cross-entropy)")
+    evals = curves.dropna(subset=["eval_loss"]) if "eval_loss" in curves else curves.iloc[:0]
+    if len(evals):
+        lines += ax.plot(evals["step"], evals["eval_loss"], color="C2", marker="o", label="validation loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy (nats / token)")
+    if "mean_token_accuracy" in logged and logged["mean_token_accuracy"].notna().any():
+        ax2 = ax.twinx()
+        lines += ax2.plot(logged["step"], logged["mean_token_accuracy"], color="C1", linestyle="--",
+                          label="training token accuracy")
+        ax2.set_ylabel("token accuracy", color="C1")
+        ax2.tick_params(axis="y", colors="C1")
+        ax2.grid(False)
+    ax.legend(lines, [ln.get_label() for ln in lines], loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+              frameon=False, title=None if len(evals) else NO_VALIDATION_LOSS, title_fontsize=9)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
     return fig
 
 

@@ -61,6 +61,15 @@ def test_run_all_smoke(tmp_path):
                                                      json.dumps(other, sort_keys=True)))
         tolerant = subprocess.run(script, capture_output=True, text=True)
         assert tolerant.returncode == 0 and "tolerant check (kernel path" in tolerant.stderr, tolerant.stderr
+        # docs/glossary.md defines the column header of every table this run wrote, CSV and Markdown (issue 38;
+        # the rule: tests/glossary_terms.py, the README / notebook terms: tests/project/test_glossary.py)
+        from glossary_terms import report, table_headers, undefined
+
+        headers = table_headers(tmp_path / "results")
+        missing = undefined(headers)
+        assert len(headers) > 100 and not missing, (
+            "docs/glossary.md does not define these column headers of the smoke run's tables:\n"
+            + report(missing, headers))
 
 
 def test_run_all_rejects_bad_profile_and_names_failing_cell(tmp_path):

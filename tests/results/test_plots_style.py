@@ -1,5 +1,7 @@
 """The house style is true: every figure helper, built on small synthetic data inside ``style()``, draws no text
-below :data:`sdrlib.plots.MIN_FONT` (9 pt), and no notebook cell or library module asks for a smaller font.
+below :data:`sdrlib.plots.MIN_FONT` (9 pt), and no notebook cell or library module asks for a smaller font; every
+colour that marks a category is an Okabe-Ito one (notebook 07's claim; the figures that colour by value are
+named in ``VALUE_COLOURED``).
 
 Two checks, because notebooks also draw inline: (1) each figure function is built and every ``Text`` artist of the
 drawn figure (titles, labels, tick labels, legends, annotations, cell values) is measured
@@ -212,3 +214,75 @@ def test_no_source_asks_for_a_font_below_the_minimum(folder, glob):
     bad = {str(p.relative_to(ROOT)): hits for p in sorted((ROOT / folder).glob(glob))
            if (hits := _small_literals(p.read_text(encoding="utf-8")))}
     assert not bad, f"font sizes below {MIN_FONT:g} pt (the house style, notebook 07): {bad}"
+
+
+# ------------------------------------------------------------------------------------ colours (issue 38)
+#: figure functions that colour by a value through a colour map (notebook 07 says which and why)
+VALUE_COLOURED = {"plot_pruning_sweep": "the pruning fraction p, an ordered value, along viridis"}
+
+
+def _off_palette(fig) -> set[str]:
+    """Colours of a figure's lines, markers, texts, patches and uncoloured-by-value collections that are neither
+    Okabe-Ito (:data:`sdrlib.plots.PALETTE`) nor achromatic (white, greys, black); images and colour-mapped
+    collections (a heatmap, a colour bar) colour by value and are left out."""
+    from matplotlib.collections import Collection
+    from matplotlib.colors import to_hex, to_rgba
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.text import Text
+
+    ok = {c.lower() for c in plots.PALETTE}
+    out = set()
+    for art in fig.findobj():
+        if isinstance(art, Line2D):
+            cs = [art.get_color(), art.get_markerfacecolor(), art.get_markeredgecolor()]
+        elif isinstance(art, Text):
+            cs = [art.get_color()] if art.get_text() else []
+        elif isinstance(art, Patch):
+            cs = [art.get_facecolor(), art.get_edgecolor()]
+        elif isinstance(art, Collection) and art.get_array() is None:
+            cs = [*art.get_facecolors(), *art.get_edgecolors()]
+        else:
+            cs = []
+        for c in cs:
+            if isinstance(c, str) and c in ("none", "auto"):
+                continue
+            r, g, b, a = to_rgba(c)
+            if a > 0 and not (abs(r - g) < 1e-6 and abs(g - b) < 1e-6) and to_hex((r, g, b)) not in ok:
+                out.add(to_hex((r, g, b)))
+    return out
+
+
+def test_every_category_colour_is_okabe_ito(tmp_path):
+    """Notebook 07's claim: every colour that marks a category is an Okabe-Ito one (Fig. 2a's reference set and its
+    text tags were not: slate #44546a and a dark amber #8a5a00); the figures that colour by value say so."""
+    bad, mapped = {}, set()
+    for name, build in _figures(tmp_path):
+        with style():
+            fig = build()
+            off = _off_palette(fig)
+        plt.close(fig)
+        if name in VALUE_COLOURED:
+            if off:
+                mapped.add(name)
+        elif off:
+            bad[name] = sorted(off)
+    assert not bad, f"colours outside the Okabe-Ito palette: {bad}"
+    assert mapped == set(VALUE_COLOURED), "a VALUE_COLOURED entry no longer colours by value: drop it"
+    with style():
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1], color="#44546A")
+        ax.plot([0, 1], [1, 0], color="C1")
+        ax.text(0, 0, "grey is fine", color="0.3")
+        assert _off_palette(fig) == {"#44546a"}  # "C1" is read in the house cycle, inside style()
+
+
+def test_no_source_names_a_colour_outside_the_palette():
+    """Hex colours written in the plotting code and the notebooks are Okabe-Ito ones (greys are written as "0.x")."""
+    ok = {c.lower() for c in plots.PALETTE}
+    bad = {}
+    for p in sorted([*(ROOT / "sdrlib").glob("**/*.py"), *(ROOT / "notebooks").glob("*.py")]):
+        hexes = {h.lower() for h in re.findall(r"[\"']#([0-9A-Fa-f]{6})[\"']", p.read_text(encoding="utf-8"))}
+        if off := sorted(f"#{h}" for h in hexes if f"#{h}" not in ok):
+            bad[str(p.relative_to(ROOT))] = off
+    assert not bad, f"hex colours outside sdrlib.plots.PALETTE: {bad}"
