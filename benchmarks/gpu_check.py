@@ -612,7 +612,8 @@ def _profile(work: Path, args, policy: str = "tiny"):
     overrides = {**sizes, "data.image_size": 96, "sft.policy": policy, "sft.max_steps": args.steps_sft,
                  "sft.learning_rate": 1.0e-3, "sft.save_steps": 10_000, "sft.lora_r": 16, "sft.lora_alpha": 16,
                  "sft.gradient_checkpointing": False, "grpo.max_steps": args.steps_grpo, "grpo.save_steps": 10_000,
-                 "grpo.rewards": ["chamfer"], "grpo.gradient_checkpointing": False}
+                 "grpo.rewards": ["chamfer"], "grpo.gradient_checkpointing": False,
+                 "grpo.workers": 1}  # one run at a time on the GPU (the smoke profile trains two side by side on CPU)
     return load_profile("smoke", overrides)
 
 

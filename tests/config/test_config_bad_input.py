@@ -191,7 +191,7 @@ def test_cross_field_rules():
 ])
 def test_tiny_shapes_refused_for_the_tiny_policy_only(overrides, key):
     _refuse(overrides, key, "allowed:")
-    assert load_profile("smoke", {**overrides, "sft.policy": "qwen3-vl-2b"}).sft.policy == "qwen3-vl-2b"
+    assert load_profile("smoke", {**overrides, "sft.policy": "qwen3-vl-2b", "grpo.workers": 1}).sft.policy == "qwen3-vl-2b"
 
 
 @pytest.mark.parametrize("shape", [
@@ -294,14 +294,15 @@ _PATH_KEYS = ["paths.data", "paths.results", "paths.figures", "paths.cache", "pa
 def test_tilde_in_every_path_key_is_the_home_folder(monkeypatch, tmp_path, key):
     """``paths.results: ~/sdr/results`` became a folder literally named ``~`` under the output root."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    cfg = load_profile("smoke", {key: "~/sdr/x"})
+    one = {"grpo.workers": 1} if key == "sft.policy" else {}  # a policy folder is not the tiny CPU policy
+    cfg = load_profile("smoke", {key: "~/sdr/x", **one})
     section, field_name = key.split(".")
     assert getattr(getattr(cfg, section), field_name) == str(tmp_path / "home" / "sdr" / "x")
     if section == "paths":
         assert cfg.path(field_name) == tmp_path / "home" / "sdr" / "x"
-    assert load_profile("smoke", {key: "not~/x"}) is not None  # only a leading ~ means home
+    assert load_profile("smoke", {key: "not~/x", **one}) is not None  # only a leading ~ means home
     with pytest.raises(ConfigError, match=rf"{key} = '~no-such-user-sdr/x': cannot expand '~no-such-user-sdr'"):
-        load_profile("smoke", {key: "~no-such-user-sdr/x"})
+        load_profile("smoke", {key: "~no-such-user-sdr/x", **one})
 
 
 def test_tilde_in_a_profile_file_sdr_root_and_extends(monkeypatch, tmp_path):
@@ -703,3 +704,12 @@ def test_pruning_refuses_settings_that_read_presence(name):
     """The pruning scorer embeds partial candidates and has no per-sentence presence: refused at load, named."""
     with pytest.raises(ConfigError, match=rf"pruning.names = \['{name}'\]: these settings read per-sentence"):
         load_profile("smoke", {"pruning.names": [name], "pruning.live_names": []})
+
+
+def test_parallel_grpo_runs_refused_for_a_gpu_policy():
+    """grpo.workers > 1 trains runs side by side on CPU threads: a GPU policy is refused, naming the key."""
+    assert load_profile("smoke", {"grpo.workers": 2}).grpo.workers == 2
+    with pytest.raises(ConfigError, match=r"grpo.workers = 2: parallel GRPO runs are for the tiny CPU policy"):
+        load_profile("smoke", {"sft.policy": "qwen3-vl-2b", "grpo.workers": 2})
+    with pytest.raises(ConfigError, match=r"grpo.workers"):
+        load_profile("smoke", {"grpo.workers": 0})
