@@ -159,6 +159,10 @@ def worker_pool(cfg):
     and the policy trains and generates on ``sft.threads`` threads wherever it runs (one here, as in the
     notebook's own process). ``tests/experiments/test_parallel_runs.py`` trains the same runs one after the
     other and side by side and compares the weights byte for byte.
+
+    Workers are spawned (not forked: torch and numba threads do not survive a fork), so a *script* that calls
+    :func:`train_all` or :func:`generate_all` with ``grpo.workers > 1`` needs Python's usual
+    ``if __name__ == "__main__":`` guard; notebooks and ``python -m`` entry points need nothing.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
