@@ -18,23 +18,22 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 #: two different workers and everything else fills in around them.
 FIRST = ("tests/notebooks/test_rehearsal.py::test_run_all_rehearsal",
          "tests/notebooks/test_notebooks_smoke.py::test_run_all_smoke")
-#: Modules handed out next: each takes half a minute or more (2 shared cores), in module fixtures that every test of
-#: the module shares (a registry check, 2-process training runs) or in one test; handed out late, one of them would
-#: run alone at the end while the other workers idle.
-EARLY = ("tests/project/test_python_versions.py", "tests/project/test_gpu_check.py", "tests/training/test_accelerate.py",
-         "tests/training/test_training_determinism.py", "tests/notebooks/test_browser.py",
-         "tests/training/test_training.py")
-
+#: Modules handed out next: each took 30-75 s in a parallel run on 2 shared cores (2026-12-04), in module fixtures
+#: that all its tests share (a registry check, 2-process training runs) or in one test. Collected late and handed
+#: out late, one of them would run alone at the end while the other workers idle.
+EARLY = ("tests/project/test_python_versions.py", "tests/project/test_gpu_check.py",
+         "tests/training/test_accelerate.py", "tests/training/test_training_determinism.py",
+         "tests/notebooks/test_browser.py", "tests/project/test_architecture.py")
 
 def pytest_collection_modifyitems(config, items):
     """The order pytest-xdist's workers report their tests in, which is the order the controller hands out work.
 
-    README's test command is ``pytest -n auto``; pyproject's addopts add ``--dist loadfile`` (every test module is one
-    work unit: its module fixtures are built once, on one worker) and ``--no-loadscope-reorder`` (units in this
-    order; xdist's default sorts them by size). The modules of :data:`FIRST` come first, each of those tests first in
-    its module, then :data:`EARLY`, then the rest as collected. Not ``--dist loadgroup`` with ``xdist_group`` marks:
-    with pytest 9.2 xdist 3.8.0 ignores the marks without a word (pytest-dev/pytest-xdist#1386). A serial run (no
-    ``-n``, or ``-n 0``) keeps pytest's own order."""
+    README's test command is ``pytest -n logical``; pyproject's addopts add ``--dist loadfile`` (every test module
+    is one work unit: its module fixtures are built once, on one worker) and ``--no-loadscope-reorder`` (units in
+    this order; xdist's default sorts them by size). The modules of :data:`FIRST` come first, each of those tests
+    first in its module, then :data:`EARLY`, then the rest as collected. Not ``--dist loadgroup`` with ``xdist_group``
+    marks: with pytest 9.2 xdist 3.8.0 ignores the marks without a word (pytest-dev/pytest-xdist#1386). A serial
+    run (no ``-n``, or ``-n 0``) keeps pytest's own order."""
     if not hasattr(config, "workerinput"):  # xdist's workers have it; the controller and a serial run do not
         return
     first_modules = [nodeid.split("::")[0] for nodeid in FIRST]
