@@ -1,4 +1,4 @@
-"""Shared fixtures: offline environment, an isolated output root, a small real encoder."""
+"""Shared fixtures: offline environment, an isolated output root, a small real encoder; the order of parallel work."""
 
 from __future__ import annotations
 
@@ -11,6 +11,40 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+#: The two end-to-end notebook runs (``run_all.sh`` on the rehearsal and smoke profiles), the longest tests by far:
+#: under pytest-xdist (README's test command) their modules are handed out first, so the two runs start at once on
+#: two different workers and everything else fills in around them.
+FIRST = ("tests/notebooks/test_rehearsal.py::test_run_all_rehearsal",
+         "tests/notebooks/test_notebooks_smoke.py::test_run_all_smoke")
+#: Modules handed out next: each took 30-75 s in a parallel run on 2 shared cores (2026-12-04), in module fixtures
+#: that all its tests share (a registry check, 2-process training runs) or in one test. Collected late and handed
+#: out late, one of them would run alone at the end while the other workers idle.
+EARLY = ("tests/project/test_python_versions.py", "tests/project/test_gpu_check.py",
+         "tests/training/test_accelerate.py", "tests/training/test_training_determinism.py",
+         "tests/notebooks/test_browser.py", "tests/project/test_architecture.py")
+
+def pytest_collection_modifyitems(config, items):
+    """The order pytest-xdist's workers report their tests in, which is the order the controller hands out work.
+
+    README's test command is ``pytest -n logical``; pyproject's addopts add ``--dist loadfile`` (every test module
+    is one work unit: its module fixtures are built once, on one worker) and ``--no-loadscope-reorder`` (units in
+    this order; xdist's default sorts them by size). The modules of :data:`FIRST` come first, each of those tests
+    first in its module, then :data:`EARLY`, then the rest as collected. Not ``--dist loadgroup`` with ``xdist_group``
+    marks: with pytest 9.2 xdist 3.8.0 ignores the marks without a word (pytest-dev/pytest-xdist#1386). A serial
+    run (no ``-n``, or ``-n 0``) keeps pytest's own order."""
+    if not hasattr(config, "workerinput"):  # xdist's workers have it; the controller and a serial run do not
+        return
+    first_modules = [nodeid.split("::")[0] for nodeid in FIRST]
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        module = item.nodeid.split("::")[0]
+        if module in first_modules:
+            return first_modules.index(module), 0 if item.nodeid in FIRST else 1
+        return len(FIRST) + (0 if module in EARLY else 1), 0
+
+    items.sort(key=rank)  # stable: the collected order within each rank, so a module's tests stay together
 
 
 @pytest.fixture(autouse=True)

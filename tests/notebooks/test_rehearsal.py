@@ -3,8 +3,11 @@
 The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself, sweeps all 15 distance settings
 (GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
 at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
-Cost (2 shared CPU cores, load 3-4, 2026-12-01): the run 777 s (13.0 min; notebook 05 249 s, of which BERTScore with
-all-mpnet-base-v2 is most), then the notebook 05 rerun 142 s: about 16 minutes in all. Slow, like the smoke run.
+The profile's sizes are the smallest that keep those paths (configs/rehearsal.yaml says why each is what it is).
+Cost (2 CPU cores shared with other work, load 4-6, 2026-12-04): the run 782 s (BERTScore with all-mpnet-base-v2 is
+most of notebooks 03-05; 1411 s with the earlier sizes: 160 studies, bank 64, 8 test studies), then the notebook 05
+rerun about 40 s. Slow, like the smoke run: under pytest-xdist (README's test command) tests/conftest.py starts the
+two first, on different workers.
 """
 
 from __future__ import annotations
@@ -51,8 +54,21 @@ def test_run_all_rehearsal(tmp_path):
     first = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
     computed = re.search(r"sweep: .* \(([\d,]+) after deduplication\)", first)
     assert computed and int(computed.group(1).replace(",", "")) > 0, first[-3000:]
-    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache
-    again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
+    # a rerun of notebook 05 asks the server nothing: every sample comes from the cache. The rerun's profile is the
+    # rehearsal under its own name (same runs folder, bank and caches) with a one-setting sweep of the SFT policy, no
+    # validation pick and no BERTScore: the sweep and its metrics are what a full rerun spends its time on (130 s of
+    # the rehearsal's first sizes; about 20 s of notebook time this way), and nothing the API requests depend on
+    # (models, prompts, studies, K, sampling, the served policy) changes
+    rerun = tmp_path / "rerun.yaml"
+    rerun.write_text(f"extends: {ROOT / 'configs' / 'rehearsal.yaml'}\nname: rehearsal\nmetrics:\n  bertscore: false\n"
+                     "selection:\n  names: [chamfer]\n  policies: [sft]\n  n_val: 0\n", encoding="utf-8")
+    full, cheap = load_profile("rehearsal").to_dict(), load_profile(str(rerun)).to_dict()
+    for d in (full, cheap):
+        d["metrics"].pop("bertscore")
+        for key in ("names", "policies", "n_val"):
+            d["selection"].pop(key)
+    assert cheap == full  # everything else, the API requests' settings among it, is the rehearsal's
+    again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", str(rerun), "--out", str(tmp_path),
                             "--only", "05"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
     second = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
