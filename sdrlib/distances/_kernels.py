@@ -311,6 +311,67 @@ def hung_value(M, n, m, mode, alpha, clip, stop):
     return min(1.0, val) if clip else val
 
 
+@njit(cache=True)
+def hung_values(M, n, m, modes, alphas, clips, stop, out):
+    """:func:`hung_value` for several settings on one pair's cost block: ``out[q] = hung_value(M, n, m, modes[q],
+    alphas[q], clips[q], stop)``, the same floats from one assignment (every setting solves the same one)."""
+    if n <= m:
+        C = M[:n, :m]
+        nr, nc = n, m
+    else:
+        C = M[:n, :m].T.copy()
+        nr, nc = m, n
+    col4row = np.empty(nr, np.int64)
+    total = lsa(C, nr, nc, col4row, stop)
+    nq = modes.shape[0]
+    if total != total:  # stopped
+        for q in range(nq):
+            out[q] = total
+        return
+    have_nn = False
+    nn = 0.0
+    for q in range(nq):
+        if modes[q] == 0:
+            if not have_nn:
+                acc = total
+                used = np.zeros(nc, np.bool_)
+                for r in range(nr):
+                    used[col4row[r]] = True
+                for c in range(nc):
+                    if not used[c]:
+                        best = _INF
+                        for r in range(nr):
+                            if C[r, c] < best:
+                                best = C[r, c]
+                        acc += best
+                nn = acc / nc
+                have_nn = True
+            out[q] = nn
+        else:
+            val = total / nr + alphas[q] * abs(n - m)
+            out[q] = min(1.0, val) if clips[q] else val
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def hung_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, modes, alphas, clips, out, stop):
+    """:func:`hung_pairs_stoppable` for several settings (one per row of ``out``, (len(modes), P)): one gather and one
+    assignment per pair (:func:`hung_values`); the same floats as one call per setting. ``stop`` as there."""
+    P = pk.shape[0]
+    nq = modes.shape[0]
+    for p in prange(P):
+        if _stopped(stop):
+            for q in range(nq):
+                out[q, p] = np.nan
+            continue
+        M = np.empty((nmax, nmax))
+        n, m, _ = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        vals = np.empty(nq)
+        hung_values(M, n, m, modes, alphas, clips, stop, vals)
+        stopped = _stopped(stop)
+        for q in range(nq):
+            out[q, p] = np.nan if stopped else vals[q]
+
+
 # ----------------------------------------------------------------------------- transport (exact)
 
 @njit(cache=True)
@@ -457,6 +518,223 @@ def transport_value(M, n, m, mx, rho, zero_atol, scale, stop):
         target = min(rho, 1.0) * nm
     target = min(target, nm)
     return ssp_transport(Mt, n, m, target, stop) / nm
+
+
+@njit(cache=True)
+def _plan_cost(x, Mt, n, m):
+    """``sum_ij x[i, j] * Mt[i, j]``, rows then columns: the sum :func:`ssp_transport` returns."""
+    total = 0.0
+    for i in range(n):
+        for jj in range(m):
+            total += x[i, jj] * Mt[i, jj]
+    return total
+
+
+@njit(cache=True)
+def ssp_transport_multi(Mt, n, m, targets, totals, stop):
+    """:func:`ssp_transport` for several flow values at once: ``totals[q] = ssp_transport(Mt, n, m, targets[q], stop)``,
+    the same floats, from one run of successive shortest paths.
+
+    Why they agree: the run for a smaller target is a prefix of the run for the largest one. Up to the
+    augmentation at which a target is reached, both runs hold the same flow, potentials and amount sent, so
+    they find the same shortest path; the smaller run then augments by ``target - sent`` instead of the
+    path's bottleneck and stops. Here the run for ``max(targets)`` goes on, and each smaller target's value
+    is the plan cost of a copy of the flow augmented along that same path by that same amount (min is exact,
+    so the amount does not depend on the order in which the capacities are compared). A target is
+    finished wherever its own loop would end: its ``target - sent <= tol`` check at the top of an iteration,
+    no augmenting path left, or the stop flag (NaN). Should a truncated augmentation ever leave a target more
+    than ``tol`` short (it cannot with integer supplies, but round-off is checked, not assumed), that target
+    is solved on its own by :func:`ssp_transport`.
+    """
+    nq = targets.shape[0]
+    V = n + m + 2
+    S = n + m
+    T = n + m + 1
+    x = np.zeros((n, m))
+    xq = np.empty((n, m))
+    s = np.full(n, float(m))
+    t = np.full(m, float(n))
+    pi = np.zeros(V)
+    dist = np.empty(V)
+    pred = np.empty(V, np.int64)
+    done = np.empty(V, np.bool_)
+    active = np.ones(nq, np.bool_)
+    left = nq
+    target = targets.max()
+    sent = 0.0
+    tol = 1e-9
+    while True:
+        for q in range(nq):  # every target whose own loop ends here: the plan as it stands
+            if active[q] and not (targets[q] - sent > tol):
+                totals[q] = _plan_cost(x, Mt, n, m)
+                active[q] = False
+                left -= 1
+        if left == 0:
+            return
+        if _stopped(stop):
+            for q in range(nq):
+                if active[q]:
+                    totals[q] = np.nan
+            return
+        dist[:] = _INF
+        done[:] = False
+        dist[S] = 0.0
+        while True:
+            u = -1
+            best = _INF
+            for w in range(V):
+                if not done[w] and dist[w] < best:
+                    best = dist[w]
+                    u = w
+            if u == -1 or u == T:
+                break
+            done[u] = True
+            du = dist[u]
+            if u == S:
+                for i in range(n):
+                    if s[i] > tol and not done[i]:
+                        nd = du + pi[S] - pi[i]
+                        if nd < dist[i]:
+                            dist[i] = nd
+                            pred[i] = S
+            elif u < n:
+                for jj in range(m):
+                    w = n + jj
+                    if not done[w]:
+                        nd = du + Mt[u, jj] + pi[u] - pi[w]
+                        if nd < dist[w]:
+                            dist[w] = nd
+                            pred[w] = u
+            else:
+                jj = u - n
+                for i in range(n):
+                    if x[i, jj] > tol and not done[i]:
+                        nd = du - Mt[i, jj] + pi[u] - pi[i]
+                        if nd < dist[i]:
+                            dist[i] = nd
+                            pred[i] = u
+                if t[jj] > tol:
+                    nd = du + pi[u] - pi[T]
+                    if nd < dist[T]:
+                        dist[T] = nd
+                        pred[T] = u
+        if dist[T] == _INF:  # no augmenting path: every remaining target's loop breaks here
+            for q in range(nq):
+                if active[q]:
+                    totals[q] = _plan_cost(x, Mt, n, m)
+            return
+        D = dist[T]
+        for w in range(V):
+            pi[w] += min(dist[w], D)
+        # the path's bottleneck (each target's amount is min(its target - sent, this))
+        neck = _INF
+        w = T
+        while w != S:
+            pw = pred[w]
+            if w == T:
+                neck = min(neck, t[pw - n])
+            elif pw == S:
+                neck = min(neck, s[w])
+            elif w < n:  # backward edge column pw -> row w
+                neck = min(neck, x[w, pw - n])
+            w = pw
+        delta = min(target - sent, neck)
+        for q in range(nq):
+            if not active[q]:
+                continue
+            dq = min(targets[q] - sent, neck)
+            if dq == delta:
+                continue  # augments as the main run does
+            active[q] = False
+            left -= 1
+            if targets[q] - (sent + dq) > tol:  # would go on from another state: solve it alone
+                totals[q] = ssp_transport(Mt, n, m, targets[q], stop)
+                continue
+            xq[:, :] = x
+            w = T
+            while w != S:
+                pw = pred[w]
+                if w != T and pw != S:
+                    if w < n:
+                        xq[w, pw - n] -= dq
+                    else:
+                        xq[pw, w - n] += dq
+                w = pw
+            totals[q] = _plan_cost(xq, Mt, n, m)
+        w = T
+        while w != S:
+            pw = pred[w]
+            if w == T:
+                t[pw - n] -= delta
+            elif pw == S:
+                s[w] -= delta
+            elif w < n:
+                x[w, pw - n] -= delta
+            else:
+                x[pw, w - n] += delta
+            w = pw
+        sent += delta
+
+
+@njit(cache=True)
+def transport_values(M, n, m, mx, rhos, zero_atol, scale, stop, out):
+    """:func:`transport_value` for several settings on one pair's cost block: ``out[q] = transport_value(M, n, m, mx,
+    rhos[q], zero_atol, scale, stop)``, the same floats. One assignment for exact OT with n = m (shared by every
+    ``rhos[q] < 0``), one run of successive shortest paths for the other targets (:func:`ssp_transport_multi`)."""
+    nq = rhos.shape[0]
+    if mx <= zero_atol:
+        for q in range(nq):
+            out[q] = 0.0
+        return
+    Mt = M[:n, :m] / (mx if scale else 1.0)
+    nm = float(n * m)
+    targets = np.empty(nq)
+    which = np.empty(nq, np.int64)
+    k = 0
+    square = np.nan
+    for q in range(nq):
+        rho = rhos[q]
+        if rho < 0.0 and n == m:
+            if square != square:
+                col4row = np.empty(n, np.int64)
+                square = lsa(Mt, n, n, col4row, stop) / n
+            out[q] = square
+            continue
+        if rho < 0.0:
+            target = nm
+        elif rho == 0.0:
+            target = min(n, m) / max(n, m) * nm
+        else:
+            target = min(rho, 1.0) * nm
+        targets[k] = min(target, nm)
+        which[k] = q
+        k += 1
+    if k:
+        totals = np.empty(k)
+        ssp_transport_multi(Mt, n, m, targets[:k], totals, stop)
+        for r in range(k):
+            out[which[r]] = totals[r] / nm
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def transport_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rhos, zero_atol, scale, out, stop):
+    """:func:`transport_pairs_stoppable` for several settings (``rhos``, one per row of ``out`` (len(rhos), P)) that
+    share a cost block: per pair one gather and :func:`transport_values`; the same floats as one call per setting.
+    ``stop`` as there (a stopped pair's column is NaN)."""
+    P = pk.shape[0]
+    nq = rhos.shape[0]
+    for p in prange(P):
+        if _stopped(stop):
+            for q in range(nq):
+                out[q, p] = np.nan
+            continue
+        M = np.empty((nmax, nmax))
+        n, m, mx = _gather(G, ci, co, bi, bo, pk[p], pj[p], M)
+        vals = np.empty(nq)
+        transport_values(M, n, m, mx, rhos, zero_atol, scale, stop, vals)
+        stopped = _stopped(stop)
+        for q in range(nq):
+            out[q, p] = np.nan if stopped else vals[q]
 
 
 # ----------------------------------------------------------------------------- entropic
