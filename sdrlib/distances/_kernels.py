@@ -752,6 +752,35 @@ def _matvec(A, x, nr, nc, y):
         r += 1
 
 
+@njit(cache=True, inline="always")
+def _vecmat(x, B, nk, nc, y):
+    """``y[c] = sum_k x[k] * B[k, c]`` for c < nc, each sum taken in the order k = 0, 1, ..., nk - 1 from 0.0:
+    the floats of the plain column-by-column loop, four columns at a time (as :func:`_matvec`)."""
+    c = 0
+    while c + 3 < nc:
+        acc0 = 0.0
+        acc1 = 0.0
+        acc2 = 0.0
+        acc3 = 0.0
+        for k in range(nk):
+            xk = x[k]
+            acc0 += xk * B[k, c]
+            acc1 += xk * B[k, c + 1]
+            acc2 += xk * B[k, c + 2]
+            acc3 += xk * B[k, c + 3]
+        y[c] = acc0
+        y[c + 1] = acc1
+        y[c + 2] = acc2
+        y[c + 3] = acc3
+        c += 4
+    while c < nc:
+        acc0 = 0.0
+        for k in range(nk):
+            acc0 += x[k] * B[k, c]
+        y[c] = acc0
+        c += 1
+
+
 @njit(cache=True, error_model="numpy")
 def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop):
     """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged).
@@ -973,6 +1002,7 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter, stop):
     v = np.full(m, 1.0 / m)
     up = np.empty(n)
     vp = np.empty(m)
+    sums = np.empty(max(n, m))
     converged = False
     for ii in range(max_iter):
         if _stopped(stop):
@@ -980,18 +1010,14 @@ def _sinkhorn_knopp_plan(C, a, b, eps, T, stop_thr, max_iter, stop):
         up[:] = u
         vp[:] = v
         bad = False
+        _vecmat(u, K, n, m, sums)  # sums[j] = sum_i K[i, j] u[i], in the order i = 0, 1, ...
         for j in range(m):
-            acc = 0.0
-            for i in range(n):
-                acc += K[i, j] * u[i]
-            if acc == 0.0:
+            if sums[j] == 0.0:
                 bad = True
-            v[j] = b[j] / acc
+            v[j] = b[j] / sums[j]
+        _matvec(Kp, v, n, m, sums)  # sums[i] = sum_j Kp[i, j] v[j]
         for i in range(n):
-            acc = 0.0
-            for j in range(m):
-                acc += Kp[i, j] * v[j]
-            u[i] = 1.0 / acc
+            u[i] = 1.0 / sums[i]
         for i in range(n):
             if not math.isfinite(u[i]):
                 bad = True
@@ -1029,19 +1055,11 @@ def _sandwich(CA, T, CB, X, Y, stop):
     for i in range(n):
         if _stopped(stop):
             return
-        for j in range(m):
-            acc = 0.0
-            for k in range(n):
-                acc += CA[i, k] * T[k, j]
-            X[i, j] = acc
+        _vecmat(CA[i], T, n, m, X[i])  # X[i, j] = sum_k CA[i, k] T[k, j]
     for i in range(n):
         if _stopped(stop):
             return
-        for j in range(m):
-            acc = 0.0
-            for l in range(m):
-                acc += X[i, l] * CB[l, j]
-            Y[i, j] = acc
+        _vecmat(X[i], CB, m, m, Y[i])  # Y[i, j] = sum_l X[i, l] CB[l, j]
 
 
 @njit(cache=True, error_model="numpy")
