@@ -18,8 +18,11 @@ format of ``ReportBank.matrix(section)`` / ``.offsets(section)``. Work per call:
 
 Every family is computed exactly as the reference computes it (same definitions,
 same iterative updates and stopping rules); the tests check agreement to 1e-5
-(observed: ~1e-14). :func:`pairwise_distances_many` shares steps 1-2 between settings;
-:func:`paired_distances` scores zipped pairs (the GRPO reward).
+(observed: ~1e-14). :func:`pairwise_distances_many` shares steps 1-2 between settings, and step 3 where
+settings solve the same problem per pair: exact OT and the partial OT masses run one successive-shortest-paths
+solve per pair (a smaller mass's run is a prefix of a larger one's), the Hungarian variants one assignment
+(:func:`_shared_groups`); each value is bit for bit the one its setting computes alone (tested), so a call's
+settings do not change each other's values. :func:`paired_distances` scores zipped pairs (the GRPO reward).
 
 **Presence.** Every entry point takes ``presence=(P_A, P_B)`` (per-sentence presence arrays,
 :func:`sdrlib.clinical.section_presence`). Negation-aware settings (``chamfer_neg``; the cost of
@@ -504,6 +507,9 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
     the solvers of the ``cuda`` families. ``grid`` (bank set ids) says the pairs are the full
     bank-major grid ``pj = repeat(grid, K)``, ``pk = tile(arange(K), len(grid))``, which the
     nearest-neighbour kernel exploits. ``budget``: the caller's time budget (none by default).
+
+    Settings that solve the same problem per pair share the solve (:func:`_shared_groups`: exact OT and the partial
+    OT masses; the Hungarian variants); every value is the one its setting computes alone, bit for bit.
     """
     import numba
 
@@ -513,15 +519,88 @@ def _run(specs: list[DistanceSpec], cand: PackedSets, bank: PackedSets, pk: np.n
         numba.set_num_threads(1)
     try:
         G = None
-        res = []
-        for spec in specs:
-            budget.check(spec.name)
-            if G is None and FAMILIES[spec.family].needs_cosines and len(pk):
+        res: list = [None] * len(specs)
+        for group in _shared_groups(specs):
+            budget.check(specs[group[0]].name)
+            if G is None and any(FAMILIES[specs[i].family].needs_cosines for i in group) and len(pk):
                 G = np.ascontiguousarray(_cosines(bank.unique, cand.unique, device))  # (U_bank, U_cand)
-            res.append(_run_kernels(spec, G, cand, bank, pk, pj, grid, solver, budget))
+            if len(group) == 1 or not len(pk):
+                for i in group:
+                    res[i] = _run_kernels(specs[i], G, cand, bank, pk, pj, grid, solver, budget)
+            else:
+                for i, r in zip(group, _run_shared([specs[i] for i in group], G, cand, bank, pk, pj, budget)):
+                    res[i] = r
         return res
     finally:
         numba.set_num_threads(threads)
+
+
+def _shared_key(spec: DistanceSpec) -> "tuple | None":
+    """Settings with equal keys solve the same problem per pair and can share it (:func:`_run_shared`); None: alone.
+
+    Exact OT and partial OT (the built-in ``transport_kernel``) with the same ``rescale``: one run of successive
+    shortest paths gives every transported mass (``_kernels.transport_values``). Hungarian-NN and Hungarian-Pen (the
+    built-in ``hung_kernel``): one assignment of the same cost block (``_kernels.hung_values``). A family registered
+    with another kernel is never shared.
+    """
+    kernel = resolve(FAMILIES[spec.family].kernel)
+    if kernel is transport_kernel and spec.family in ("ot", "partial"):
+        return ("transport", bool(spec.params["rescale"]))
+    if kernel is hung_kernel and spec.family in ("hung_nn", "hung_pen"):
+        return ("hung",)
+    return None
+
+
+def _shared_groups(specs: Sequence[DistanceSpec]) -> list[list[int]]:
+    """Positions of ``specs`` grouped by :func:`_shared_key` (in order of first appearance; unshared ones alone)."""
+    groups: list[list[int]] = []
+    by_key: dict = {}
+    for i, spec in enumerate(specs):
+        key = _shared_key(spec)
+        if key is None:
+            groups.append([i])
+        elif key in by_key:
+            by_key[key].append(i)
+        else:
+            by_key[key] = [i]
+            groups.append(by_key[key])
+    return groups
+
+
+def _run_shared(specs: list[DistanceSpec], G: np.ndarray, cand: PackedSets, bank: PackedSets, pk: np.ndarray,
+                pj: np.ndarray, budget: _Budget) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Several settings of one :func:`_shared_key` on the same pairs, one solve per pair for all of them; pairs that
+    any of them routes to POT / SciPy (:mod:`._large`) go through each setting's own kernel instead. Range-checked
+    like :func:`_run_kernels`; the values are those of one :func:`_run_kernels` call per setting, bit for bit."""
+    batches = [PairBatch(s, cand, bank, pk, pj, budget, G=G) for s in specs]
+    b0 = batches[0]
+    n, m = b0.sizes
+    big = np.zeros(b0.P, dtype=bool)
+    for s in specs:
+        big |= _large.route_key(s.family, n, m)
+    outs = [(np.empty(b0.P), np.ones(b0.P, dtype=np.bool_)) for _ in specs]
+    rest = np.flatnonzero(~big)
+    if len(rest):
+        sub = b0.subset(rest) if len(rest) < b0.P else b0
+        vals = np.empty((len(specs), sub.P))
+        if _shared_key(specs[0])[0] == "transport":
+            rhos = np.array([-1.0 if s.family == "ot" else 0.0 if s.params["rho"] == "adaptive"
+                             else float(s.params["rho"]) for s in specs])
+            sub.watched(K.transport_multi_pairs_stoppable, (*sub.args, sub.nmax, rhos, ZERO_COST_ATOL,
+                                                             bool(specs[0].params["rescale"]), vals), _work(sub)[1])
+        else:
+            pen = [s.family == "hung_pen" for s in specs]
+            modes = np.array(pen, dtype=np.int64)
+            alphas = np.array([float(s.params["alpha"]) if p else 0.0 for s, p in zip(specs, pen)])
+            clips = np.array([bool(s.params["clip"]) if p else False for s, p in zip(specs, pen)])
+            sub.watched(K.hung_multi_pairs_stoppable, (*sub.args, sub.nmax, modes, alphas, clips, vals), _work(sub)[1])
+        for q in range(len(specs)):
+            outs[q][0][rest] = vals[q]
+    if big.any():
+        idx = np.flatnonzero(big)
+        for q, b in enumerate(batches):
+            outs[q][0][idx], outs[q][1][idx] = resolve(FAMILIES[b.spec.family].kernel)(b.subset(idx))
+    return [b.finish(o, c) for b, (o, c) in zip(batches, outs)]
 
 
 def _gw_cpu(spec: DistanceSpec, cand: PackedSets, bank: PackedSets, pk: np.ndarray, pj: np.ndarray,

@@ -271,3 +271,58 @@ def test_timing_helper_reports_agreement():
     r = compare(cands, bank, "partial_0.8", ref_pairs=6)
     assert r["pairs_checked"] == 6 and r["max_abs_diff"] <= 1e-12
     assert r["ref_us"] > 0 and r["engine_us"] > 0 and r["sweep_engine_h"] > 0
+
+
+#: settings that share one solve per pair in one call (engine._shared_groups), with others around them
+SHARED = [make_spec("ot"), make_spec("partial", rho="adaptive"), make_spec("chamfer"), make_spec("partial", rho=0.5),
+          make_spec("partial", rho=0.8), make_spec("partial", rho=1.0), make_spec("partial", rho=1e-3),
+          make_spec("hung_nn"), make_spec("hung_pen", alpha=0.1), make_spec("hung_pen", alpha=0.5, clip=False),
+          make_spec("ot", rescale=False), make_spec("partial", rho=0.5, rescale=False), make_spec("sinkhorn", eps=0.1)]
+
+
+def _bits(a) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+@pytest.mark.filterwarnings("ignore::sdrlib.distances.errors.ConvergenceWarning")
+@pytest.mark.parametrize("routed", [False, True], ids=["kernels", "some pairs routed"])
+def test_shared_solves_give_each_settings_own_values_bit_for_bit(routed, workload, monkeypatch):
+    """Exact OT with the partial OT masses (one run of successive shortest paths), and the Hungarian variants (one
+    assignment), share their solve in one call; every value and flag is the one its setting computes alone, bit for
+    bit, also when some pairs go to POT / SciPy for one family of a group and not for another."""
+    from sdrlib.distances import _large
+    from sdrlib.distances.engine import _shared_groups, pairwise_distances_many
+
+    assert _shared_groups(SHARED) == [[0, 1, 3, 4, 5, 6], [2], [7, 8, 9], [10, 11], [12]]
+    cands, bank = workload
+    if routed:  # OT routes from 16 cells, partial OT from 30, the Hungarian variants from 24: mixed groups
+        monkeypatch.setattr(_large, "POT_MIN_NM", {"ot": 16, "ot_square": 16, "partial": 30, "uot": np.inf,
+                                                   "hung": 24})
+    together = pairwise_distances_many(cands, bank, SHARED, return_converged=True)
+    for spec in SHARED:
+        alone = pairwise_distances(cands, bank, spec, return_converged=True)
+        assert _bits(together[spec.name][0]) == _bits(alone[0]), spec.name
+        assert np.array_equal(together[spec.name][1], alone[1])
+
+
+def test_shared_transport_matches_one_target_at_a_time_on_ties_and_partial_masses():
+    """``_kernels.transport_values``: every target of one successive-shortest-paths run equals its own run, on
+    blocks with tied costs (repeated sentences), zero costs, n = m and n != m, and masses that end mid-path."""
+    from sdrlib.distances import _kernels as K
+
+    rng = np.random.default_rng(7)
+    rhos = np.array([-1.0, 0.0, 0.5, 0.8, 1.0, 1e-3, 0.37, 0.999])
+    never = np.zeros(1, np.int64)
+    for trial in range(300):
+        n, m = (int(x) for x in rng.integers(1, 9, size=2))
+        M = np.zeros((8, 8))
+        if trial % 3 == 0:  # few distinct values: many ties
+            M[:n, :m] = rng.integers(0, 3, size=(n, m)) / 2.0
+        else:
+            M[:n, :m] = rng.random((n, m))
+        mx = M[:n, :m].max()
+        out = np.empty(len(rhos))
+        K.transport_values(M, n, m, mx, rhos, 1e-12, trial % 2 == 0, never, out)
+        for q, rho in enumerate(rhos):
+            one = K.transport_value(M, n, m, mx, rho, 1e-12, trial % 2 == 0, never)
+            assert _bits(out[q]) == _bits(one), (trial, n, m, rho)

@@ -167,3 +167,47 @@ def test_time_budget_beyond_float_range_or_not_a_real_number_names_the_parameter
         with pytest.raises(DistanceSpecError, match="time_budget_s") as err:
             call(A, A, "chamfer", time_budget_s=bad)
         assert isinstance(err.value, ValueError)
+
+
+def test_ctrl_c_stops_a_shared_transport_solve_within_a_second(monkeypatch):
+    """OT and partial OT in one call share one run of successive shortest paths (``transport_multi_pairs``): it
+    reads the flag once per augmenting path, like the one-setting driver."""
+    from sdrlib.distances.engine import pairwise_distances_many
+
+    A, B = _pair(600, 700)
+    fired: list[float] = []
+    timer = threading.Timer(FIRE_AFTER_S, lambda: (fired.append(time.monotonic()), _thread.interrupt_main()))
+    spy = _Spy(monkeypatch, "transport_multi_pairs_stoppable", timer.start)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pairwise_distances_many([A], [B], ["ot", "partial_adaptive", "partial_0.5"])
+        landed = time.monotonic()
+    finally:
+        timer.cancel()
+        timer.join()
+    assert fired and landed - fired[0] < LANDS_WITHIN_S, landed - fired[0]
+    assert spy.calls == [True]
+
+
+#: the shared drivers (several settings per pair): (arguments between (..., pk, pj, nmax) and (out, stop), the
+#: one-setting driver and its arguments per setting)
+SHARED_DRIVERS = {
+    "transport_multi_pairs": ((np.array([-1.0, 0.0, 0.5, 0.8]), 1e-12, True), "transport_pairs",
+                              [(r, 1e-12, True) for r in (-1.0, 0.0, 0.5, 0.8)]),
+    "hung_multi_pairs": ((np.array([0, 1, 1]), np.array([0.0, 0.1, 0.5]), np.array([False, True, False])),
+                         "hung_pairs", [(0, 0.0, False), (1, 0.1, True), (1, 0.5, False)]),
+}
+
+
+@pytest.mark.parametrize("driver", sorted(SHARED_DRIVERS))
+def test_a_raised_stop_flag_ends_the_shared_drivers_without_a_value(driver):
+    common, pk, pj, nmax, _ = _packed()
+    extra, single, per_setting = SHARED_DRIVERS[driver]
+    free, stopped = np.empty((len(per_setting), len(pk))), np.empty((len(per_setting), len(pk)))
+    getattr(K, driver + "_stoppable")(*common, pk, pj, nmax, *extra, free, np.zeros(1, np.int64))
+    for q, args in enumerate(per_setting):  # flag down: each row is its setting's own driver, bit for bit
+        one = np.empty(len(pk))
+        getattr(K, single)(*common, pk, pj, nmax, *args, one)
+        assert np.isfinite(one).all() and free[q].tobytes() == one.tobytes()
+    getattr(K, driver + "_stoppable")(*common, pk, pj, nmax, *extra, stopped, np.ones(1, np.int64))
+    assert np.isnan(stopped).all()
