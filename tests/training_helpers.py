@@ -91,3 +91,18 @@ def make_records(n: int, root: Path, split: str = "train", seed: int = 0, size: 
         Image.fromarray(np.clip(img, 0, 255).astype("uint8")).save(p)
         out.append(Rec(f"{split}{i}", [str(p)], *REPORTS[k], {"k": k}, split))
     return out
+
+
+#: A tiny SFT long enough (100 steps) that GRPO samples completions on the template, so a distance reward really
+#: runs (encoder, cache, numba kernels), and 2-step GRPO runs on it: the determinism and parallel-run tests.
+GRPO_TINY = {
+    "sft.max_steps": 100,
+    "sft.batch_size": 4,
+    "sft.learning_rate": 1.0e-2,
+    "sft.save_steps": 1000,
+    "grpo.max_steps": 2,
+    "grpo.batch_size": 8,
+    "grpo.num_generations": 2,
+    "grpo.max_completion_length": 64,
+    "grpo.save_steps": 1000,
+}

@@ -238,7 +238,7 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     seed = cfg.seed if seed is None else seed
     policy_dir = Path(policy_dir)
     cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images)
-    cached = None if force else _generated(cfg, policy_dir, test_records, seed, shuffle_images)
+    cached = None if force else _read_generations(cache, key)
     if cached is not None:
         return cached
     t0 = time.perf_counter()
@@ -272,7 +272,11 @@ def _generated(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int | N
                shuffle_images: bool = False) -> list[str] | None:
     """The cached test generations of :func:`generate_test` when their key matches, else ``None``."""
     seed = cfg.seed if seed is None else seed
-    cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images)
+    return _read_generations(*_generation_key(cfg, policy_dir, test_records, seed, shuffle_images))
+
+
+def _read_generations(cache: Path, key: dict) -> list[str] | None:
+    """The generations cached in ``cache`` when every value of ``key`` matches, else ``None``."""
     if not cache.is_file():
         return None
     data = json.loads(cache.read_text(encoding="utf-8"))

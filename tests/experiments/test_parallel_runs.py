@@ -15,18 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from training_helpers import TINY_POLICY, make_records
+from training_helpers import GRPO_TINY, TINY_POLICY, make_records
 
 TINY = {
-    "sft.max_steps": 100,
-    "sft.batch_size": 4,
-    "sft.learning_rate": 1.0e-2,
-    "sft.save_steps": 1000,
-    "grpo.max_steps": 2,
-    "grpo.batch_size": 8,
-    "grpo.num_generations": 2,
-    "grpo.max_completion_length": 64,
-    "grpo.save_steps": 1000,
+    **GRPO_TINY,
     "grpo.seeds": 2,
     "grpo.rewards": ["chamfer_neg", "chamfer"],
     "grpo.ablations": [],

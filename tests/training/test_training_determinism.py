@@ -29,19 +29,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
-#: The tiny policy of test_training.py, trained long enough (100 SFT steps) that GRPO samples
-#: completions with a valid template, so the distance reward (encoder, numba kernels) really runs.
-TINY = {  # on top of training_helpers.TINY_POLICY (the shared tiny shape), joined in _setup
-    "sft.max_steps": 100,
-    "sft.batch_size": 4,
-    "sft.learning_rate": 1.0e-2,
-    "sft.save_steps": 1000,
-    "grpo.max_steps": 2,
-    "grpo.batch_size": 8,
-    "grpo.num_generations": 2,
-    "grpo.max_completion_length": 64,
-    "grpo.save_steps": 1000,
-}
+#: The tiny policy trained long enough that the distance reward really runs (training_helpers.GRPO_TINY)
+from training_helpers import GRPO_TINY as TINY  # noqa: E402  # on top of TINY_POLICY (the shared tiny shape), joined in _setup
 N_RECORDS = 12
 
 
