@@ -233,6 +233,55 @@ save_fig(fig, "04_reward_audit", cfg)
 plt.show()
 
 # %% [markdown]
+# ## 1c. The recall setting, chosen on validation studies
+# Our reward `chamfer_recall_<alpha>[_bal<w>]` has two knobs: the recall weight alpha and the weight w of prompts
+# whose reference states a finding. They are chosen here on `grpo.recall_n_val` **validation** studies, never on
+# the test studies scored below, from the grid `grpo.recall_alphas` x `grpo.recall_weights`, by a rule fixed in
+# advance (`sdrlib.experiments.reward_choice`): a setting must keep the four orderings a clinician needs on the
+# validation references (hallucinated below paraphrase, contradicted below omitted, omitted below paraphrase, the
+# modal normal report below one of several findings missed), and among those the smallest w under which
+# stating a finding pays over silence on the SFT policy's own validation samples (`mixed_margin > 0`; else w = 1),
+# then the alpha with the largest margin. The whole grid and its scores are saved as `04_recall_choice`.
+
+# %%
+from sdrlib.experiments import reward_choice
+
+trained_recall = [r for r in rewards if parse_reward(r).method == "chamfer_recall"]
+if cfg.grpo.recall_n_val and trained_recall:
+    val = load_split(cfg, "val")[: cfg.grpo.recall_n_val]
+    val_samples: dict[str, list[str]] = {}
+    for s in seeds:
+        for r, c in zip(val, posttrain.generate_test(cfg, sft_dir, val, seed=s)):
+            val_samples.setdefault(r.study_id, []).append(c)
+    grid = reward_choice.grid_names(cfg.grpo.recall_alphas, cfg.grpo.recall_weights)
+    choice, chosen = reward_choice.choose_recall_setting(grid, val, train, val_samples, emb, cfg.grpo, seed=cfg.seed)
+    trained_keys = {parse_reward(r).key for r in trained_recall}
+    choice["trained"] = [parse_reward(r).key in trained_keys for r in choice.reward]
+    save_table(choice, "04_recall_choice", cfg, encoder_id=emb.encoder_id, split="val", n_val=len(val),
+               seeds=list(seeds), chosen=chosen, trained=trained_recall,
+               trained_is_choice=parse_reward(chosen).key in trained_keys)
+    if parse_reward(chosen).key not in trained_keys:
+        print(f"NOTE: validation picks {chosen}, but grpo.rewards trains {trained_recall}: every conclusion below "
+              "about the recall reward is about a setting the rule did not pick (set grpo.rewards to train it)")
+    print(f"validation pick on {len(val)} studies x {len(seeds)} SFT samples: {chosen}; trained: {trained_recall}")
+    display(choice[["label", "broken_required", "worst_required_diff", "silence_margin", "normal_margin",
+                    "mixed_margin", "chosen", "trained"]].round(3))
+else:
+    print("no chamfer_recall reward trained (or grpo.recall_n_val: 0): no validation pick")
+
+# %% [markdown]
+# The trained setting's audit on the **test** references, for each abnormal stratum (single and multi finding):
+# each required ordering's paired mean difference (higher case minus lower case; positive = kept) and how many
+# references it rests on.
+
+# %%
+if trained_recall:
+    req = reward_choice.required_orderings(orderings)
+    req = req[req.reward.isin(trained_recall)]
+    display(req.pivot_table(index="expected", columns=["label", "stratum"], values=["diff", "n"], sort=False)
+            .round(3))
+
+# %% [markdown]
 # ## 2. Train every configuration
 # SFT once (notebook 03's run is reused), then one GRPO run per reward and seed from that policy. Finished
 # runs are reused and an interrupted run resumes from its last checkpoint, when its `run_key.json` (SFT policy

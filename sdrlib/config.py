@@ -104,6 +104,14 @@ def _distance_setting(name: str, where: str) -> None:
                       "hung_pen_<alpha>, partial_<rho>)")
 
 
+def _recall_alpha(value: float, where: str) -> None:
+    _reward_name(f"chamfer_recall_{value:g}", where)
+
+
+def _recall_weight(value: float, where: str) -> None:
+    _reward_name(f"chamfer_recall_1_bal{value:g}", where)
+
+
 def _reward_name(name: str, where: str) -> None:
     """Refuse a reward configuration :func:`sdrlib.rewards.parse_reward` refuses (its message names the valid ones)."""
     try:
@@ -112,6 +120,14 @@ def _reward_name(name: str, where: str) -> None:
         valid = reward_names_help()
         allowed = "" if valid in str(exc) else f"; allowed: {valid}"
         raise ConfigError(f"{where} = {_r(name)} is not a reward configuration: {exc}{allowed}") from None
+
+
+def _prompt_weighted(name: str) -> bool:
+    """Whether a (valid) reward name weights prompts (``chamfer_recall_<alpha>_bal<w>`` with w != 1)."""
+    try:
+        return parse_reward(name).opts.get("weight", 1.0) != 1.0
+    except (KeyError, ValueError, TypeError):
+        return False
 
 
 def _distance_key(name: Any) -> Any:
@@ -290,6 +306,13 @@ class GRPOConfig:
     ablations: list[str] = field(default_factory=list, metadata={**_UNIQUE_REWARDS,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})
+    recall_n_val: int = field(default=0, metadata={"min": 0, "help":
+        "validation studies on which notebook 04 picks the chamfer_recall_<alpha>[_bal<w>] setting from the grid "
+        "recall_alphas x recall_weights (sdrlib.experiments.reward_choice; 0 = no pick)"})
+    recall_alphas: list[float] = field(default_factory=lambda: [0.5, 0.75, 1.0], metadata={"nonempty": True,
+        "unique": True, "each": _recall_alpha, "help": "alpha values of the recall grid, in [0.5, 1]"})
+    recall_weights: list[float] = field(default_factory=lambda: [1.0, 2.0], metadata={"nonempty": True,
+        "unique": True, "each": _recall_weight, "help": "_bal weights of the recall grid, in [1, 10] (1 = none)"})
     workers: int = field(default=1, metadata={"min": 1, "max": 64, "help":
         "GRPO runs (and their test generations) trained side by side in this many worker processes, one CPU "
         "thread each (tiny policy only; a run's weights do not depend on it: sdrlib.experiments.posttrain)"})
@@ -641,6 +664,12 @@ def _check_profile(p: Profile) -> None:
     if both:
         raise ConfigError(f"grpo.ablations = {both}: already in grpo.rewards; allowed: configurations not in "
                           "grpo.rewards (each runs once, at grpo.ablation_seeds seeds)")
+    cancelled = [r for r in (*g.rewards, *g.ablations) if _prompt_weighted(r)]
+    if cancelled and g.scale_rewards == "group":
+        raise ConfigError(f"grpo.scale_rewards = 'group' with {cancelled}: a _bal<w> prompt weight multiplies every "
+                          "reward of a prompt's group, and scaling each group by its own std cancels it (the run "
+                          "would train the unweighted reward under the weighted name); allowed: 'none' (Dr. GRPO) or "
+                          "'batch'")
     pr = p.pruning
     if not pr.p < 1:
         raise ConfigError(f"pruning.p = {pr.p!r}: out of range; allowed: a fraction in (0, 1)")

@@ -1196,19 +1196,30 @@ def _contradicted(pos, neg, set_pos, set_neg):
 
 
 @njit(cache=True)
+def _floored(pos, neg, set_pos, set_neg, void):
+    """A sentence's negation floor (``sdrlib.distances.negation.contradicted_sentences``): the other set contradicts
+    it, or it mentions an observation exactly one set states both ways (``void``)."""
+    return _contradicted(pos, neg, set_pos, set_neg) or ((pos | neg) & void) != 0
+
+
+@njit(cache=True)
 def _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
     """``_gather`` plus the sentence floors of the negation-aware cost: a row (column) whose sentence is
-    contradicted by the other set costs at least ``c`` against every sentence. Returns (n, m, max M)."""
+    contradicted by the other set, or mentions an observation exactly one set states both ways, costs at least
+    ``c`` against every sentence. Returns (n, m, max M)."""
     n, m, _ = _gather(G, ci, co, bi, bo, k, j, M)
     r0, c0 = co[k], bo[j]
+    # observations exactly one of the two sets states both ways (negation.self_contradicted): every sentence
+    # mentioning one is floored too
+    void = (cset[k, 0] & cset[k, 1]) ^ (bset[j, 0] & bset[j, 1])
     for r in range(n):
         u = ci[r0 + r]
-        if _contradicted(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1]):
+        if _floored(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1], void):
             for q in range(m):
                 M[r, q] = max(M[r, q], c)
     for q in range(m):
         u = bi[c0 + q]
-        if _contradicted(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1]):
+        if _floored(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1], void):
             for r in range(n):
                 M[r, q] = max(M[r, q], c)
     mx = 0.0
@@ -1248,27 +1259,41 @@ def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha,
     """``chamfer_recall_<alpha>`` (``sdrlib.distances.recall``) of the pairs (candidate pk[p] = generated,
     bank pj[p] = reference): ``G`` carries the contradiction cap at c = 1, ``_gather_neg`` the sentence floors;
     a generated (reference) sentence stating a finding positive that the other set never states positive is
-    floored at 1 (``hall`` / ``miss``); ``alpha x`` mean reference->generated ``+ (1 - alpha) x`` mean
-    generated->reference, clipped to [0, 1]."""
+    floored at 1 (``hall`` / ``miss``); every sentence wrong about a finding (that floor or the negation floor) is
+    counted once more, at cost 1, in the other direction's mean; ``alpha x`` reference->generated ``+ (1 - alpha)
+    x`` generated->reference, clipped to [0, 1]."""
     P = pk.shape[0]
     for p in prange(P):
         M = np.empty((nmax, nmax))
         k, j = pk[p], pj[p]
         n, m, _ = _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, 1.0)
+        void = (cset[k, 0] & cset[k, 1]) ^ (bset[j, 0] & bset[j, 1])
         gen = 0.0
+        wrong_gen = 0.0
         for r in range(n):
             best = _INF
             for q in range(m):
                 best = min(best, M[r, q])
-            if (crow[ci[co[k] + r], 0] & ~bset[j, 0]) != 0:
+            u = ci[co[k] + r]
+            hall = (crow[u, 0] & ~bset[j, 0]) != 0
+            if hall:
                 best = max(best, 1.0)
+            if hall or _floored(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1], void):
+                wrong_gen += 1.0
             gen += best
         ref = 0.0
+        wrong_ref = 0.0
         for q in range(m):
             best = _INF
             for r in range(n):
                 best = min(best, M[r, q])
-            if (brow[bi[bo[j] + q], 0] & ~cset[k, 0]) != 0:
+            u = bi[bo[j] + q]
+            miss = (brow[u, 0] & ~cset[k, 0]) != 0
+            if miss:
                 best = max(best, 1.0)
+            if miss or _floored(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1], void):
+                wrong_ref += 1.0
             ref += best
-        out[p] = min(max(alpha * (ref / m) + (1.0 - alpha) * (gen / n), 0.0), 1.0)
+        rmean = (ref + wrong_gen) / (m + wrong_gen)
+        gmean = (gen + wrong_ref) / (n + wrong_ref)
+        out[p] = min(max(alpha * rmean + (1.0 - alpha) * gmean, 0.0), 1.0)

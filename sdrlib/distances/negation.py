@@ -22,9 +22,19 @@ arrays come from :func:`sdrlib.clinical.section_presence` / :func:`sdrlib.clinic
 ``X_ij = 1`` when some observation is ``+1`` in sentence i and ``-1`` in sentence j or vice versa,
 else 0. ``r_i = 1`` when sentence i states some observation with a polarity that the other set states
 only the other way (some sentence with the opposite sign, none with the same sign); ``s_j`` likewise
-(:func:`contradicted_sentences`). Hence ``M'`` stays in [0, 1], ``M'_ii = M_ii`` for a sentence against
-itself, a self-contradictory report is not contradicted by itself, and identical or reordered sets keep
-distance 0 (as far as the plain setting gives 0).
+(:func:`contradicted_sentences`).
+
+**A report that contradicts itself** (issue 34). A set that states an observation both positive and negative
+("No pleural effusion." and "Large right pleural effusion." in one section) gives no usable answer on it, and
+without a rule each of its two sentences finds a matching partner in the other set (the reference's "No pleural
+effusion." matched the generated one at cost ~0). So an observation that *exactly one* of the two sets states
+both ways is *void*: every sentence of either set that mentions it (+1 or -1) is floored at ``c`` as well
+(:func:`self_contradicted`). A self-contradicting section then costs at least what leaving the finding out
+costs (the reference sentence about it is floored either way), under every family. Both sets stating it both
+ways agree (no floor), so a set against itself keeps distance 0.
+
+Hence ``M'`` stays in [0, 1], ``M'_ii = M_ii`` for a sentence against itself, and identical or reordered sets
+keep distance 0 (as far as the plain setting gives 0).
 
 **API.** There is one distance API; a set may carry presence. Every entry point takes
 ``presence=(P_A, P_B)``: :func:`sdrlib.distances.set_distance` (per-pair reference: POT / SciPy on
@@ -43,7 +53,7 @@ This module holds the cost's definition (:func:`contradiction_matrix`, :func:`co
 :func:`negation_cost`) and the presence checks (:func:`check_presence`) that the registry's reference and
 the engine share.
 
-Left out: contradictions across two sentences of one set, severity / laterality disagreements
+Left out: severity / laterality disagreements
 ("small" vs "large", "left" vs "right") and GW (it never compares a sentence of A with one of B).
 
 Example::
@@ -61,8 +71,8 @@ from sdrlib.distances.costs import cosine_cost
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError
 from sdrlib.vocabulary import CHEXPERT_14
 
-__all__ = ["PRESENCE_WIDTH", "check_presence", "presence_pair", "contradiction_matrix", "contradicted_sentences",
-           "negation_cost"]
+__all__ = ["PRESENCE_WIDTH", "check_presence", "presence_pair", "contradiction_matrix", "self_contradicted",
+           "contradicted_sentences", "negation_cost"]
 
 #: columns of a presence array: the 14 CheXpert observations (``sdrlib.clinical.OBSERVATIONS``)
 PRESENCE_WIDTH: int = len(CHEXPERT_14)
@@ -109,20 +119,35 @@ def contradiction_matrix(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return ((pos_p @ neg_q.T + neg_p @ pos_q.T) > 0).astype(np.float64)
 
 
+def self_contradicted(P: np.ndarray) -> np.ndarray:
+    """Boolean (14,): the observations that set ``P`` (n, 14) states both positive and negative.
+
+    Example: ``self_contradicted(section_presence(["No pleural effusion.", "Large right pleural effusion."])[0])``
+    is True at Pleural Effusion only."""
+    P = np.asarray(P)
+    if P.shape[0] == 0:
+        return np.zeros(P.shape[1] if P.ndim == 2 else PRESENCE_WIDTH, bool)
+    return (P > 0).any(axis=0) & (P < 0).any(axis=0)
+
+
 def contradicted_sentences(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which sentences of each set the *other set* contradicts: (r (n,), s (m,)) float64 0 / 1.
+    """Which sentences of each set are floored: (r (n,), s (m,)) float64 0 / 1.
 
     ``r_i = 1`` when sentence i of P states an observation with one polarity that Q states with the other
-    polarity and never with the same one (``s`` likewise for Q against P). A sentence its own set repeats
-    is never contradicted by an identical set. Example: P = ["No effusion.", "No pneumothorax."], Q =
-    ["Small effusion.", "No pneumothorax."] -> r = [1, 0], s = [1, 0].
+    polarity and never with the same one, or when it mentions an observation that exactly one of P and Q states
+    both ways (:func:`self_contradicted`, module doc); ``s`` likewise for Q. A sentence its own set repeats is
+    never contradicted by an identical set. Example: P = ["No effusion.", "No pneumothorax."], Q =
+    ["Small effusion.", "No pneumothorax."] -> r = [1, 0], s = [1, 0]; P = ["No effusion.", "Large effusion."],
+    Q = ["No effusion."] -> r = [1, 1], s = [1].
     """
     P = np.asarray(P)
     Q = np.asarray(Q)
+    void = self_contradicted(P) ^ self_contradicted(Q)
 
     def flags(A, B):
         pos_b, neg_b = (B > 0).any(axis=0), (B < 0).any(axis=0)
-        return (((A > 0) & neg_b & ~pos_b) | ((A < 0) & pos_b & ~neg_b)).any(axis=1).astype(np.float64)
+        other = ((A > 0) & neg_b & ~pos_b) | ((A < 0) & pos_b & ~neg_b)
+        return (other | ((A != 0) & void)).any(axis=1).astype(np.float64)
 
     return flags(P, Q), flags(Q, P)
 

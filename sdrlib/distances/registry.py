@@ -273,11 +273,14 @@ def _check_hung_pen(p: dict[str, Any]) -> None:
 def _check_recall(p: dict[str, Any]) -> None:
     lo, hi = RECALL_ALPHA_RANGE
     if not lo <= p["alpha"] <= hi:
-        raise DistanceSpecError(f"chamfer_recall: alpha must be in [{lo:g}, {hi:g}] (0.5 = symmetric, 1 = "
-                                f"reference->generated only), got {p['alpha']!r}")
+        raise DistanceSpecError(f"chamfer_recall: alpha must be in [{lo:g}, {hi:g}] (0.5 = symmetric, 1 = the "
+                                f"reference->generated embedding costs only; missed and hallucinated findings "
+                                f"cost at every alpha; below 0.5 extra text would weigh more than the "
+                                f"reference's content, so an uncertain policy would gain by saying less), got "
+                                f"{p['alpha']!r}")
 
 
-#: allowed recall weights of ``chamfer_recall_<alpha>`` (0.5 = symmetric, 1 = reference->generated only)
+#: allowed recall weights of ``chamfer_recall_<alpha>`` (0.5 = symmetric, 1 = reference->generated embedding costs only)
 RECALL_ALPHA_RANGE = (0.5, 1.0)
 
 _REF = "sdrlib.distances.reference:"

@@ -89,7 +89,10 @@ class RewardBreakdown:
 
     ``sem_*`` / ``exact_*`` are 0 where ``fmt`` is 0 and NaN-free; ``content`` is the
     component used by the configuration (``sem`` or ``exact``; zeros for ``"fmt"``);
-    ``total = lambda_fmt * fmt + lambda_sem * content``; ``reasons[i]`` is ``None`` for a
+    ``total = weight * (lambda_fmt * fmt + lambda_sem * content)`` with ``weight`` the prompt weight (ones but
+    for ``chamfer_recall_<alpha>_bal<w>``, whose references stating a finding weigh ``w``; the components are
+    unweighted); ``abnormal`` marks the completions whose reference states a positive finding (offline labeler,
+    the stratum the training log splits the reward by); ``reasons[i]`` is ``None`` for a
     valid completion else one of :data:`BAD_REASONS`; ``new_sentences`` is how many sentences
     the encoder had to embed for this batch (cache misses), ``seconds`` the wall time,
     ``sem_failed`` how many section distances failed (scored 0, see the module docstring) and
@@ -97,7 +100,7 @@ class RewardBreakdown:
     (the embedder's ``stats["truncated"]`` when it keeps one, else 0).
 
     Ranges: ``fmt``, ``exact_*`` in {0, 1}; ``sem_*`` in [0, 1]; ``total`` in
-    ``[0, lambda_fmt + 2 * lambda_sem]``; all finite.
+    ``[0, weight * (lambda_fmt + 2 * lambda_sem)]``; all finite.
     """
 
     fmt: np.ndarray
@@ -116,6 +119,12 @@ class RewardBreakdown:
     #: ``f1_14``, ``f1_entity``, ``sem_neg``; G-CARL ``fact``, ``check``, ``precision``, ``coverage``,
     #: ``v_pos``, ``v_neg``
     components: dict = field(default_factory=dict)
+    weight: np.ndarray | None = None
+    abnormal: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.weight is None:
+            self.weight = np.ones(len(self.fmt))
 
     @property
     def sem(self) -> np.ndarray:
@@ -258,7 +267,8 @@ class RewardScorer:
         ex_i = ex_i if parts.exact_impression is None else parts.exact_impression
         comps = parts.components
         content = parts.content
-        total = self.lambda_fmt * fmt + self.lambda_sem * content
+        weight = np.ones(n) if parts.prompt_weight is None else np.asarray(parts.prompt_weight, np.float64)
+        total = weight * (self.lambda_fmt * fmt + self.lambda_sem * content)
         seconds = time.perf_counter() - t0
         self.seconds += seconds
         self.counts["total"] += n
@@ -271,7 +281,7 @@ class RewardScorer:
         self.counts["truncated"] += truncated
         failed = self.counts["sem_failed"] - failed0
         return RewardBreakdown(fmt, sem_f, sem_i, ex_f, ex_i, content, total, reasons, seconds, new,
-                               failed, truncated, comps)
+                               failed, truncated, comps, weight, abnormal_references(findings, impression))
 
     def _stat(self, key: str) -> int:
         stats = getattr(self.embedder, "stats", None) if self.embedder is not None else None
@@ -349,6 +359,16 @@ class RewardScorer:
         out = self.score(completions, findings, impression)
         self._last = (key, out)
         return out, True
+
+
+def abnormal_references(findings: Sequence[str], impression: Sequence[str]) -> np.ndarray:
+    """Boolean ``(n,)``: reference k states a positive finding in its Findings or Impression (offline labeler,
+    cached per sentence; no dataset label). The stratum of ``_bal<w>`` and of the per-stratum training logs.
+
+    Example: ``abnormal_references(["Small left effusion."], ["Effusion."])`` -> ``array([ True])``.
+    """
+    pf, pi = section_presence(list(findings)), section_presence(list(impression))
+    return np.array([bool((a > 0).any() or (b > 0).any()) for a, b in zip(pf, pi)], dtype=bool)
 
 
 def encode_sentences(embedder: Any, sentences: Sequence[str]) -> np.ndarray:

@@ -116,9 +116,10 @@ class RewardSpec:
 class MethodScores:
     """What :meth:`RewardMethod.score` returns for one batch of ``n`` completions, arrays of shape ``(n,)``.
 
-    ``content`` is the method's content reward (``total = lambda_fmt * fmt + lambda_sem * content``);
-    the section arrays and ``components`` are left ``None`` / empty when the method has none
-    (the scorer fills zeros).
+    ``content`` is the method's content reward (``total = prompt_weight * (lambda_fmt * fmt + lambda_sem *
+    content)``); the section arrays and ``components`` are left ``None`` / empty when the method has none
+    (the scorer fills zeros). ``prompt_weight`` (``None`` = 1 everywhere) weights each completion's whole reward,
+    format and content, by its prompt (``chamfer_recall_<alpha>_bal<w>``'s stratum weight).
     """
 
     content: Any
@@ -127,6 +128,7 @@ class MethodScores:
     exact_findings: Any = None
     exact_impression: Any = None
     components: dict = field(default_factory=dict)
+    prompt_weight: Any = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Each function has TRL's signature ``f(completions, **kwargs) -> list[float]`` and reads the reference from
 the ``findings`` and ``impression`` dataset columns (``impressions`` also accepted); TRL sums
-``weight * f``, so the trainer's reward equals :attr:`sdrlib.rewards.RewardBreakdown.total`. The functions
+``weight * f``, so the trainer's reward equals :attr:`sdrlib.rewards.RewardBreakdown.total` (each function
+returns its component times the prompt weight, :attr:`~sdrlib.rewards.RewardBreakdown.weight`, so a ``_bal<w>``
+reward weights format and content alike). The training log gets the unweighted mean reward per reference stratum
+(``reward_strata/normal``, ``reward_strata/abnormal``, ``reward_strata/abnormal_share``). The functions
 of one configuration share one :class:`~sdrlib.rewards.RewardScorer`, whose cache scores each batch once.
 """
 
@@ -103,20 +106,28 @@ def trl_reward_functions(
             if impl.logs_failures:
                 log("reward_components/sem_failed", float(b.sem_failed))
                 log("reward_components/truncated_sentences", float(b.truncated))
+            # like with like: the unweighted reward per stratum of the reference (a batch's prompt mix varies)
+            plain = b.total / b.weight
+            for stratum, rows in (("normal", ~b.abnormal), ("abnormal", b.abnormal)):
+                if rows.any():
+                    log(f"reward_strata/{stratum}", float(plain[rows].mean()))
+            log("reward_strata/abnormal_share", float(b.abnormal.mean()) if len(b.abnormal) else 0.0)
             log("reward_time/seconds", b.seconds)
             log("reward_time/new_sentences", float(b.new_sentences))
         return b
 
     def r_fmt(completions, **kwargs) -> list[float]:
         """R_fmt per completion, stricter than the paper's (module doc): no visible text outside the tags."""
-        return _run(completions, kwargs).fmt.tolist()
+        b = _run(completions, kwargs)
+        return (b.fmt * b.weight).tolist()
 
     funcs: list[Callable[..., list[float]]] = [r_fmt]
     weights = [float(lambda_fmt)]
     for fname, get, factor in impl.trl_parts(scorer.spec, scorer):
 
         def component(completions, _get=get, **kwargs) -> list[float]:
-            return _get(_run(completions, kwargs)).tolist()
+            b = _run(completions, kwargs)
+            return (_get(b) * b.weight).tolist()
 
         component.__name__ = component.__qualname__ = fname
         funcs.append(component)

@@ -68,8 +68,13 @@ def test_contradicted_sentences_need_the_other_set_to_disagree_and_never_agree()
     R = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion."])
     r, s = N.contradicted_sentences(R, R)
     assert not r.any() and not s.any()
-    r, s = N.contradicted_sentences(P[:1], R)  # R also says "no effusion": the negative sentence is supported
-    assert not r.any() and s.tolist() == [0, 1]
+    # against another set, a report that states a finding both ways gives no usable answer on it (issue 34):
+    # every sentence about it, on either side, is floored (before, R's "No pleural effusion." escaped)
+    r, s = N.contradicted_sentences(P[:1], R)
+    assert r.tolist() == [1] and s.tolist() == [1, 1]
+    assert N.self_contradicted(R).sum() == 1 and not N.self_contradicted(P).any()
+    r, s = N.contradicted_sentences(R, R[::-1])  # both state it both ways: they agree, no floor
+    assert not r.any() and not s.any()
 
 
 def test_one_contradicted_sentence_of_five_is_farther_than_a_paraphrased_report(small_encoder):

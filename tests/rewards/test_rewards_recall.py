@@ -77,14 +77,52 @@ def test_floors_charge_a_missed_and_a_hallucinated_finding():
     B = np.ones((2, 3)) / np.sqrt(3)
     PA = sentence_presence(["No acute process."])
     PB = sentence_presence(["No acute process.", "Small left pleural effusion."])
-    d_gen, d_ref = recall_terms(A, B, PA, PB)
+    d_gen, d_ref, hall, miss = recall_terms(A, B, PA, PB)  # hall = wrong_gen, miss = wrong_ref here
     assert np.allclose(d_ref, [0.0, 1.0]) and np.allclose(d_gen, [0.0])
+    assert miss.tolist() == [False, True] and not hall.any()  # wrong_ref, wrong_gen
     name = "chamfer_recall_0.8"
-    assert set_distance(A, B, name, presence=(PA, PB)) == pytest.approx(0.8 * 0.5)
-    assert set_distance(B, A, name, presence=(PB, PA)) == pytest.approx(0.2 * 0.5)  # the same sentence, hallucinated
+    # missed: R = (0 + 1) / 2, G = (0 + 1 missed) / (1 + 1); hallucinated (the sets swapped): the same by symmetry
+    assert set_distance(A, B, name, presence=(PA, PB)) == pytest.approx(0.5)
+    assert set_distance(B, A, name, presence=(PB, PA)) == pytest.approx(0.5)
     # the engine (the reward's path) agrees, and scores an empty generated set as the reward does (D = 1)
     got = paired_distances([A, B, A[:0]], [B, A, B], name, presence=([PA, PB, PA[:0]], [PB, PA, PB]), empty_value=1.0)
-    assert np.allclose(got, [0.4, 0.1, 1.0])
+    assert np.allclose(got, [0.5, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.75, 1.0])
+def test_a_hallucination_costs_at_every_alpha(emb, alpha):
+    # issue 34: at alpha = 1 the old reward charged nothing for the hallucinated effusion (only the
+    # reference->generated direction counted, and every normal sentence was still there)
+    normal = ["The heart size is normal.", "The lungs are clear.", "No pleural effusion.", "No pneumothorax."]
+    cases = {"kept": normal, "plus_effusion": normal + ["Large right pleural effusion."],
+             "plus_three": normal + ["Large right pleural effusion.", "There is a right pneumothorax.",
+                                     "The heart is enlarged."]}
+    name = f"chamfer_recall_{alpha:g}"
+    ref = emb.encode(normal)
+    P = sentence_presence(normal)
+    d = {k: set_distance(emb.encode(v), ref, name, presence=(sentence_presence(v), P)) for k, v in cases.items()}
+    assert d["kept"] == pytest.approx(0.0, abs=1e-9)
+    assert d["plus_effusion"] > 0.15 and d["plus_three"] > d["plus_effusion"]
+    # the engine agrees with the reference
+    gens = list(cases.values())
+    got = paired_distances([emb.encode(v) for v in gens], [ref] * 3, name,
+                           presence=([sentence_presence(v) for v in gens], [P] * 3))
+    assert np.allclose(got, list(d.values()), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["chamfer_recall_1", "chamfer_recall_0.5", "chamfer_neg", "hung_nn_neg", "ot_neg"])
+def test_a_report_that_contradicts_itself_costs_at_least_an_omission(emb, name):
+    # issue 34: "No pleural effusion." and "Large right pleural effusion." in one section; against an abnormal
+    # reference (the finding is there) and a normal one (it is negated)
+    abnormal = ["The heart size is normal.", "There is a small right pleural effusion.", "No pneumothorax."]
+    normal = ["The heart size is normal.", "No pleural effusion.", "No pneumothorax."]
+    both = ["The heart size is normal.", "No pleural effusion.", "Large right pleural effusion.", "No pneumothorax."]
+    for ref, omitted in ((abnormal, [abnormal[0], abnormal[2]]), (normal, [normal[0], normal[2]])):
+        R, PR = emb.encode(ref), sentence_presence(ref)
+        dist = {k: set_distance(emb.encode(v), R, name, presence=(sentence_presence(v), PR))
+                for k, v in (("both", both), ("omitted", omitted))}
+        assert dist["both"] >= dist["omitted"] - 1e-9, (ref, dist)
+        assert dist["both"] > 0.1
 
 
 def test_edit_orderings_clinicians_expect(emb):
@@ -118,7 +156,7 @@ def test_stratum_weight_grammar_and_bad_weights():
             parse_reward(bad)
 
 
-def test_stratum_weight_scales_only_abnormal_references(emb):
+def test_stratum_weight_scales_the_whole_reward_of_abnormal_references(emb):
     from sdrlib.rewards.methods.recall import abnormal_references
 
     normal_f, normal_i = "The heart size is normal. The lungs are clear. No pleural effusion.", "No acute process."
@@ -128,7 +166,30 @@ def test_stratum_weight_scales_only_abnormal_references(emb):
     comps = [build_template(gen, "No acute process.")] * 2
     plain = RewardScorer("chamfer_recall_0.8", emb).score(comps, [normal_f, abn_f], [normal_i, abn_i])
     bal = RewardScorer("chamfer_recall_0.8_bal3", emb).score(comps, [normal_f, abn_f], [normal_i, abn_i])
-    assert bal.sem_findings[0] == pytest.approx(plain.sem_findings[0])  # normal reference: unweighted
-    assert bal.sem_findings[1] == pytest.approx(3 * plain.sem_findings[1])  # abnormal reference: x3
-    assert bal.sem_impression[1] == pytest.approx(3 * plain.sem_impression[1])
-    assert np.array_equal(bal.fmt, plain.fmt)
+    # the components stay unweighted; the total (format and content) is x3 for the abnormal reference only
+    assert np.allclose(bal.sem_findings, plain.sem_findings) and np.array_equal(bal.fmt, plain.fmt)
+    assert bal.weight.tolist() == [1.0, 3.0] and bal.abnormal.tolist() == [False, True]
+    assert bal.total[0] == pytest.approx(plain.total[0]) and bal.total[1] == pytest.approx(3 * plain.total[1])
+    # the TRL functions sum to the weighted total, R_fmt included
+    funcs, weights = trl_reward_functions("chamfer_recall_0.8_bal3", emb)
+    logged = {}
+    kw = {"findings": [normal_f, abn_f], "impression": [normal_i, abn_i], "log_metric": logged.__setitem__}
+    vals = np.array([f(comps, **kw) for f in funcs])
+    assert np.allclose(np.array(weights) @ vals, bal.total) and vals[0].tolist() == [1.0, 3.0]
+    # the log compares like with like: the unweighted mean per stratum
+    assert logged["reward_strata/abnormal"] == pytest.approx(plain.total[1])
+    assert logged["reward_strata/normal"] == pytest.approx(plain.total[0])
+    assert logged["reward_strata/abnormal_share"] == 0.5
+
+
+def test_a_prompt_weight_under_group_scaling_is_refused():
+    weighted = {"grpo.rewards": ["fmt", "chamfer", "chamfer_recall_1_bal2"], "selection.policies": ["sft", "chamfer"]}
+    with pytest.raises(ConfigError, match="cancels it"):
+        load_profile("smoke", {**weighted, "grpo.scale_rewards": "group"})
+    with pytest.raises(ConfigError, match="cancels it"):  # an ablation trains too
+        load_profile("smoke", {"grpo.scale_rewards": "group", "grpo.ablations": ["chamfer_recall_0.8_bal3"]})
+    assert load_profile("smoke", {**weighted, "grpo.scale_rewards": "batch"}).grpo.scale_rewards == "batch"
+    unweighted = ["fmt", "chamfer", "chamfer_recall_1"]
+    ok = load_profile("smoke", {"grpo.scale_rewards": "group", "grpo.rewards": unweighted,
+                                "selection.policies": ["sft", "chamfer"]})
+    assert ok.grpo.rewards == unweighted

@@ -6,22 +6,25 @@ generated set first), computed by the engine like every distance reward (``Rewar
 reward is ``R_fmt + R_sem``, ``R_sem = (1 - D_F) + (1 - D_I)`` in [0, 2], per section as every distance reward; an
 empty generated section scores ``D = 1``; ``R_sem := 0`` when ``R_fmt = 0``.
 
-**Stratum weight (optional, ``"chamfer_recall_<alpha>_bal<w>"``).** ``R_sem`` is multiplied by ``w`` (in
-[1, 10]) when the *reference* states a positive finding in either section (offline labeler presence of the
-reference text; no dataset label), so ``R_sem`` is in [0, 2w]. Why: the reward audit's expected-reward view
-(:func:`sdrlib.experiments.audit.expected_reward_view`) shows that on normal references a sample stating a
-(wrong) finding loses more than a sample stating a finding gains on abnormal ones, so over the prompt mix
-silence still wins for a policy whose guesses are mostly wrong. Under Dr. GRPO (``scale_rewards: none``, the
-cpu profile) the advantage is ``r - mean(r)`` within a prompt's group, so multiplying a prompt's rewards by
-``w`` is weighting that prompt ``w`` times in the policy gradient: class-balanced prompts without changing the
-sampler. Under ``scale_rewards: group`` the weight cancels (each group is divided by its own std); the
-registry says so, it does not refuse.
+**Prompt weight (optional, ``"chamfer_recall_<alpha>_bal<w>"``).** The whole reward of a completion, format and
+content (``w * (lambda_fmt R_fmt + lambda_sem R_sem)``), is multiplied by ``w`` (in [1, 10]) when the *reference*
+states a positive finding in either section (offline labeler presence of the reference text, no dataset label:
+:func:`sdrlib.rewards.scorer.abnormal_references`); the components R_fmt / R_sem stay unweighted. Why: the reward
+audit's expected-reward view (:func:`sdrlib.experiments.audit.expected_reward_view`) shows that on normal references
+a sample stating a (wrong) finding can lose more than a sample stating a finding gains on abnormal ones, so over
+the prompt mix silence can still win for a policy whose guesses are mostly wrong. Under Dr. GRPO
+(``scale_rewards: none``) the advantage is ``r - mean(r)`` within a prompt's group, so multiplying a prompt's
+rewards by ``w`` weights that prompt's policy-gradient term ``w`` times (the KL term is not weighted). Under
+``scale_rewards: group`` each group is divided by its own std and the weight cancels: the profile check refuses
+that combination (:mod:`sdrlib.config`). The training log splits the mean reward by this stratum
+(``reward_strata/*``), so a curve compares like with like whatever the batch's prompt mix. Before issue 34 only
+R_sem was weighted, which is not prompt weighting (R_fmt kept weight 1).
 
 Example::
 
     spec = parse_reward("chamfer_recall_0.75")
     spec.opts["alpha"], spec.label       # -> (0.75, "R_Cham_rec0.75")
-    parse_reward("chamfer_recall_1_bal2").opts["weight"]   # -> 2.0 (abnormal references weighted 2x)
+    parse_reward("chamfer_recall_1_bal2").opts["weight"]   # -> 2.0 (prompts of abnormal references weigh 2x)
     parse_reward("chamfer_recall")       # raises RewardError naming the grammar
 """
 
@@ -36,6 +39,7 @@ from sdrlib import distances
 from sdrlib.clinical import section_presence
 from sdrlib.distances import reward
 from sdrlib.distances.registry import RECALL_ALPHA_RANGE
+from sdrlib.rewards.scorer import abnormal_references
 from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
 
 __all__ = ["RecallChamferMethod", "ALPHA_RANGE", "WEIGHT_RANGE", "abnormal_references", "recall_distance_name"]
@@ -60,19 +64,12 @@ def check_weight(weight: float, name: str) -> float:
     return weight
 
 
-def abnormal_references(findings: list[str], impression: list[str]) -> np.ndarray:
-    """Boolean ``(n,)``: reference k states a positive finding in its Findings or Impression (offline labeler).
-
-    Example: ``abnormal_references(["Small left effusion."], ["Effusion."])`` -> ``array([ True])``.
-    """
-    pf, pi = section_presence(list(findings)), section_presence(list(impression))
-    return np.array([bool((a > 0).any() or (b > 0).any()) for a, b in zip(pf, pi)], dtype=bool)
-
-
 def check_alpha(alpha: float, name: str) -> float:
     if not math.isfinite(alpha) or not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:
         raise RewardError(f"reward {name!r}: alpha must be in [{ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}] (0.5 = symmetric "
-                          f"Chamfer, 1 = reference->generated only), got {alpha}")
+                          f"Chamfer, 1 = the reference->generated embedding costs only; missed and hallucinated "
+                          f"findings cost at every alpha; below 0.5 extra text would weigh more than the "
+                          f"reference's content, so an uncertain policy would gain by saying less), got {alpha}")
     return alpha
 
 
@@ -83,8 +80,8 @@ class RecallChamferMethod(RewardMethod):
     order = 30  # before the distance fallback, which would take "chamfer_recall_<alpha>" as a plain distance reward
     prefix = "chamfer_recall"
     grammar = ("chamfer_recall_<alpha>[_bal<w>] (ours: recall-weighted negation-aware Chamfer with missed/"
-               "hallucinated finding floors, alpha in [0.5, 1], e.g. chamfer_recall_0.75; _bal<w>: R_sem x w, w in "
-               "[1, 10], for references stating a finding, e.g. chamfer_recall_1_bal2)")
+               "hallucinated finding floors, alpha in [0.5, 1], e.g. chamfer_recall_0.75; _bal<w>: w in "
+               "[1, 10]: the whole reward x w for prompts whose reference states a finding, e.g. chamfer_recall_1_bal2)")
     logs_failures = True
 
     def parse(self, name: str) -> RewardSpec | None:
@@ -107,13 +104,12 @@ class RecallChamferMethod(RewardMethod):
             for sec, refs in (("findings", findings), ("impression", impression)):
                 gen = [getattr(s, sec) for _, s in valid]
                 sem[sec][idx] = reward(scorer.section_distances(gen, [refs[i] for i in idx]))
-            weight = scorer.spec.opts.get("weight", 1.0)
-            if weight != 1.0:
-                w = np.where(abnormal_references([findings[i] for i in idx], [impression[i] for i in idx]), weight, 1.0)
-                for sec in sem:
-                    sem[sec][idx] *= w
+        weight = scorer.spec.opts.get("weight", 1.0)
+        prompt_weight = None
+        if weight != 1.0:  # every completion, valid or not: R_fmt is weighted too
+            prompt_weight = np.where(abnormal_references(findings, impression), weight, 1.0)
         return MethodScores(content=sem["findings"] + sem["impression"], sem_findings=sem["findings"],
-                            sem_impression=sem["impression"])
+                            sem_impression=sem["impression"], prompt_weight=prompt_weight)
 
     def trl_parts(self, spec, scorer):
         return [(f"r_sem_{spec.name}", lambda b: b.sem, 1.0)]
