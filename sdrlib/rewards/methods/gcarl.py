@@ -68,8 +68,8 @@ from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardS
 from sdrlib.vocabulary import PATHOLOGIES
 
 __all__ = ["GCARLError", "CRITICAL_FINDINGS", "WEIGHTS", "ChecklistItem", "build_checklist", "check_reward",
-           "claim_validity", "dedup_claims", "fact_reward", "report_presence", "GCARLSettings", "GCARLMethod", "check_pitfalls",
-           "check_threshold", "check_dedup"]
+           "claim_validity", "dedup_claims", "fact_reward", "report_presence", "GCARLSettings", "GCARLMethod",
+           "check_pitfalls", "check_threshold", "check_dedup"]
 
 #: critical findings whose hallucination is a pitfall item (the issue's example: pneumothorax)
 CRITICAL_FINDINGS: tuple[str, ...] = ("Pneumothorax", "Fracture")
@@ -124,7 +124,8 @@ def check_threshold(value) -> float:
 
 
 def check_dedup(value) -> float:
-    """The dedup cosine threshold: a real number in (0, 1] (not bool, not NaN); else :class:`GCARLError` naming ``dedup``."""
+    """The dedup cosine threshold: a real number in (0, 1] (not bool, not NaN); else :class:`GCARLError`
+    naming ``dedup``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not np.isfinite(value) or not 0.0 < float(value) <= 1.0:
         raise GCARLError(f"dedup must be a cosine threshold in (0, 1], got {value!r}")
