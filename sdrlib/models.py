@@ -480,11 +480,14 @@ def load_unsloth_policy(
     lora_dropout: float = 0.0,
     load_in_4bit: bool = False,
     max_seq_length: int = 2048,
-    finetune_vision_layers: bool = False,
+    finetune_vision_layers: bool = False,  # no LoRA on the vision layers: untrained (docs/paper_map.md, LoRA)
     seed: int = 0,
 ):
     """Load a paper policy with Unsloth's ``FastVisionModel`` and attach LoRA adapters.
 
+    The adapters go on the language layers (attention and MLP) only: with ``finetune_vision_layers=False``
+    (the default, which :func:`sdrlib.training.policy.load_policy` keeps) the vision layers stay at their
+    pretrained weights, untrained in SFT and GRPO.
     Checks the GPU and the weights first (:func:`check_gpu_model`); Unsloth is imported
     only here. Returns ``(model, processor)``. Example: ``load_unsloth_policy("qwen3-vl-2b")``.
     """

@@ -11,7 +11,17 @@ patient-facing report interpretation to report generation, with offline componen
   positive that the reference report reads negative, or the reverse; labels from the offline labeler,
   :func:`sdrlib.clinical.sentence_presence`, uncertain = no claim). Then
   ``P = mean z``, ``C = min(sum z / K, 1)`` with ``K`` the reference's claim count (its number of
-  sentences), and ``R_fact = 2PC / (P + C)`` (0 when ``P + C = 0``), in [0, 1].
+  sentences after deduplication, below), and ``R_fact = 2PC / (P + C)`` (0 when ``P + C = 0``), in [0, 1].
+- **Claim deduplication** (its sec. 3: "After claim deduplication, the final claim set ..."; the paper
+  deduplicates with its LLM extractor and gives no rule, so the rule here is **our reading**): before
+  ``z``, ``P`` and ``C``, the generated report's sentences are deduplicated by :func:`dedup_claims`,
+  greedily in sentence order, keeping the first of each group: a sentence is dropped when it equals an
+  earlier kept one after :func:`~sdrlib.rewards.methods.exact.normalise_sentence` (case, white space,
+  trailing punctuation) or when its embedding has cosine >= ``dedup`` (the profile's
+  ``grpo.gcarl.dedup``, default 0.95, ours) with an earlier kept one. The reference's sentences are
+  deduplicated the same way, and ``K`` is the number kept (support and relevance still check a claim
+  against every reference sentence). So one true sentence written ``K`` times is one claim:
+  ``P = 1``, ``C = 1 / K``, not ``P = C = 1``.
 - **R_check** (its eqs. 10-13). A weighted checklist is built from the reference's CheXpert-14
   labels (:func:`sdrlib.clinical.labeler.label_report`), no clinician in the loop:
   *essential* (weight :data:`WEIGHTS` ``["essential"]`` = 4): every positive finding of the reference,
@@ -52,13 +62,14 @@ from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
 from sdrlib.errors import SDRError
 from sdrlib.reports import split_sentences
 from sdrlib.rewards.completion import check_weight
+from sdrlib.rewards.methods.exact import normalise_sentence
 from sdrlib.rewards.scorer import as_list, encode_sentences, usable_set
 from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
 from sdrlib.vocabulary import PATHOLOGIES
 
 __all__ = ["GCARLError", "CRITICAL_FINDINGS", "WEIGHTS", "ChecklistItem", "build_checklist", "check_reward",
-           "claim_validity", "fact_reward", "report_presence", "GCARLSettings", "GCARLMethod", "check_pitfalls",
-           "check_threshold"]
+           "claim_validity", "dedup_claims", "fact_reward", "report_presence", "GCARLSettings", "GCARLMethod",
+           "check_pitfalls", "check_threshold", "check_dedup"]
 
 #: critical findings whose hallucination is a pitfall item (the issue's example: pneumothorax)
 CRITICAL_FINDINGS: tuple[str, ...] = ("Pneumothorax", "Fracture")
@@ -85,6 +96,9 @@ class GCARLSettings:
     lambda_check: float = field(default=0.3, metadata={"min": 0, "help": "weight of R_check (G-CARL sec. 4.1: 0.3)"})
     threshold: float = field(default=0.7, metadata={"min": -1, "max": 1,
         "help": "cosine a claim needs with a reference or bank sentence to be supported (ours)"})
+    dedup: float = field(default=0.95, metadata={"gt": 0, "max": 1,
+        "help": "cosine at or above which a claim duplicates an earlier one and is dropped before P, C and K "
+                "(ours: the paper deduplicates with its LLM extractor)"})
     pitfalls: list[str] = field(default_factory=lambda: list(CRITICAL_FINDINGS), metadata={
         "unique": True, "each": pitfall_name,
         "help": "critical findings whose hallucination is a pitfall item (ours; the issue's example: pneumothorax)"})
@@ -106,6 +120,15 @@ def check_threshold(value) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not np.isfinite(value) or not -1.0 <= float(value) <= 1.0:
         raise GCARLError(f"similarity threshold must be a number in [-1, 1], got {value!r}")
+    return float(value)
+
+
+def check_dedup(value) -> float:
+    """The dedup cosine threshold: a real number in (0, 1] (not bool, not NaN); else :class:`GCARLError`
+    naming ``dedup``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or not 0.0 < float(value) <= 1.0:
+        raise GCARLError(f"dedup must be a cosine threshold in (0, 1], got {value!r}")
     return float(value)
 
 
@@ -205,6 +228,31 @@ def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Seq
     return supported & ~contradict
 
 
+def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSettings.dedup) -> list[int]:
+    """Indices of the claims kept after deduplication (module doc), in order: greedy in claim order, a claim is
+    dropped when its :func:`~sdrlib.rewards.methods.exact.normalise_sentence` equals a kept claim's or its
+    embedding's cosine with a kept claim's is >= ``dedup`` (in (0, 1]); the first of each group is kept.
+
+    ``vecs`` (n, d) are the claims' embeddings (normalised here). Example: with ``dedup=0.95``,
+    ``dedup_claims(["A.", "a", "B."], vecs)`` -> ``[0, 2]``.
+    """
+    dedup = check_dedup(dedup)
+    if len(claims) == 0:
+        return []
+    A = _unit(vecs)
+    if A.shape[0] != len(claims):
+        raise GCARLError(f"{len(claims)} claims / {A.shape[0]} claim vectors: the rows must match")
+    kept: list[int] = []
+    seen: set[str] = set()
+    for i, claim in enumerate(claims):
+        key = normalise_sentence(claim)
+        if key in seen or (kept and float((A[kept] @ A[i]).max()) >= dedup - 1e-9):
+            continue
+        kept.append(i)
+        seen.add(key)
+    return kept
+
+
 def fact_reward(z: np.ndarray, k: int) -> tuple[float, float, float]:
     """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``k`` (eqs. 7-9)."""
     z = np.asarray(z, bool)
@@ -255,6 +303,7 @@ class GCARLMethod(RewardMethod):
         check_weight(settings.lambda_check, "lambda_check")
         try:
             check_threshold(settings.threshold)
+            check_dedup(settings.dedup)
             check_pitfalls(settings.pitfalls)
         except GCARLError as exc:
             raise RewardError(str(exc)) from None
@@ -296,8 +345,10 @@ class GCARLMethod(RewardMethod):
                 if not usable_set(cv) or not usable_set(rv):
                     scorer.counts["sem_failed"] += 1
                     continue
-                z = claim_validity(claims, cv, ref, rv, st["bank_vecs"], settings.threshold)
-                out["fact"][i], out["precision"][i], out["coverage"][i] = fact_reward(z, len(ref))
+                keep = dedup_claims(claims, cv, settings.dedup)  # G-CARL sec. 3: claims deduplicated first
+                k = len(dedup_claims(ref, rv, settings.dedup))  # K: the reference's claims, deduplicated alike
+                z = claim_validity([claims[j] for j in keep], cv[keep], ref, rv, st["bank_vecs"], settings.threshold)
+                out["fact"][i], out["precision"][i], out["coverage"][i] = fact_reward(z, k)
                 checklist = build_checklist(label_report(f"{findings[i]} {impression[i]}"), settings.pitfalls)
                 out["check"][i], out["v_pos"][i], out["v_neg"][i] = check_reward(
                     label_report(f"{s.findings} {s.impression}"), checklist)
