@@ -572,7 +572,7 @@ tables[("findings", "clinical")]
 # t-test over the seeds' differences; p is the larger of the two, the interval the hull of both. Seed `s` of A
 # meets seed `s` of B (SFT: the one SFT policy sampled with seed `s`). Pairs: every configuration against SFT; R_Cham
 # and R_Haus against R_exact; the related methods (EditGRPO and its ablations, G-CARL) and our negation-aware rewards
-# (R_Cham_neg, the recall reward) against R_Cham. `seed_sd`: SD of the per-seed differences; `n_same_sign` of `n_seeds`: seeds whose difference has the mean's sign;
+# (R_Cham_neg, the recall reward) against R_Cham; the recall reward also against EditGRPO and R_exact. `seed_sd`: SD of the per-seed differences; `n_same_sign` of `n_seeds`: seeds whose difference has the mean's sign;
 # `p_seeds` (in the file): each seed's study-only bootstrap (detail; ablations have `grpo.ablation_seeds` seeds, and a
 # row with one seed is a single run's study bootstrap).
 
@@ -581,6 +581,9 @@ pairs = [(a, "sft") for a in grpo_configs]  # every configuration (the drift con
 pairs += [(a, "exact") for a in ("chamfer", "hausdorff") if a in configs and "exact" in configs]
 methods = [r for r in grpo_configs if parse_reward(r).tags & {"related", "negation_aware"}]
 pairs += [(a, "chamfer") for a in methods if "chamfer" in configs]
+# our recall reward against the related method and the exact-match reward too (issue 34)
+pairs += [(a, b) for a in grpo_configs if parse_reward(a).method == "chamfer_recall"
+          for b in ("editgrpo", "exact") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")
 sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)

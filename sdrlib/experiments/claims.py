@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.experiments import conclusions as _conclusions
+from sdrlib.experiments.reward_choice import REQUIRED
 from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.results import (
     CELL_COLUMNS,
@@ -463,6 +464,75 @@ def reward_audit(results_dir: str | Path, *, orderings: str = "04_reward_audit_o
             m = [f"{r.label} {r.silence_margin:+.3f}" for _, r in e.iterrows()]
             out.append(f"- Among those samples, stating a finding minus staying silent ({_src(expected)}): "
                        f"{'; '.join(m)}.")
+        if "mixed_margin" in e.columns:
+            m = [f"{r.label} {r.normal_margin:+.3f} / {r.mixed_margin:+.3f}" for _, r in e.iterrows()]
+            out.append(f"- The same on normal references (the price of a wrong guess) / over the references as they "
+                       f"come, normal and abnormal ({_src(expected)}: normal_margin / mixed_margin; below 0 an "
+                       f"uncertain policy gains by staying silent): {'; '.join(m)}.")
+    return out
+
+
+def _trained_recall(results_dir: str | Path, choice: str = "04_recall_choice") -> list[str]:
+    """Labels of the trained ``chamfer_recall`` settings: the choice table's ``trained`` rows, else none."""
+    c = _rows(results_dir, choice)
+    if c is None or "trained" not in c.columns:
+        return []
+    return [str(x) for x in c.loc[c.trained.astype(str) == "True", "label"]]
+
+
+def recall_choice(results_dir: str | Path, *, table: str = "04_recall_choice") -> list[str]:
+    """Notebook 04's pick of the recall setting on validation studies (:mod:`sdrlib.experiments.reward_choice`)."""
+    c = _rows(results_dir, table)
+    if c is None:
+        return []
+    chosen = c.loc[c.chosen.astype(str) == "True", "label"]
+    sound = c[c.sound.astype(str) == "True"]
+    n, k = int(c.n_references.iloc[0]), int(c.n_samples.iloc[0])
+    grid = "; ".join(f"{r.label} {r.mixed_margin:+.3f}" for _, r in c.iterrows())
+    trained = _trained_recall(results_dir, table)
+    same = bool(len(chosen)) and list(chosen) == trained
+    return [f"- On {n} validation studies ({k} SFT samples), {len(sound)} of {len(c)} settings of the grid keep "
+            f"the four required orderings; stating a finding minus silence over the prompts as they come "
+            f"(mixed_margin): {grid}; picked: {_join(list(chosen))}; trained: {_join(trained)}"
+            + ("" if same else " (not the pick)") + f" ({_src(table)})."]
+
+
+def recall_audit(results_dir: str | Path, *, table: str = "04_reward_audit_orderings") -> list[str]:
+    """The trained recall setting's required orderings on the test references, per abnormal stratum: paired mean
+    difference of the higher case's reward minus the lower's (positive = kept)."""
+    o = _rows(results_dir, table)
+    labels = _trained_recall(results_dir)
+    if o is None or not labels:
+        return []
+    want = [f"{hi} > {lo}" for hi, lo in REQUIRED]
+    out = []
+    for label in labels:
+        g = o[(o.label == label) & o.expected.isin(want)]
+        items = [f"{r.expected} ({r.stratum}, {int(r.n)} references) {r['diff']:+.3f}" for _, r in g.iterrows()]
+        kept = int((g["diff"] > 0).sum())
+        out.append(f"- {label}, test references: {kept} of {len(g)} required orderings kept; {'; '.join(items)} "
+                   f"({_src(table)}).")
+    return out
+
+
+def recall_vs_others(results_dir: str | Path, *, table: str = "grpo_significance", section: str = "findings",
+                     metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1")) -> list[str]:
+    """The trained recall setting against SFT, R_Cham, EditGRPO and R_exact (across-seed test)."""
+    t = read_result_table(results_dir, table)
+    labels = _trained_recall(results_dir)
+    if t is None or not labels:
+        return []
+    out = []
+    for label in labels:
+        for m in metrics:
+            g = t[(t.A == label) & (t.section == section) & (t.metric.str.split("@").str[0] == m)
+                  & t.B.isin(["SFT", "R_Cham", "EditGRPO", "R_exact"])]
+            if not len(g):
+                continue
+            items = [f"vs {r.B} {r['diff']:+.3f} ({format_p(r.p_value)}, same sign in {int(r.n_same_sign)} of "
+                     f"{int(r.n_seeds)} seeds)" for _, r in g.iterrows()]
+            out.append(f"- {label}, {section.capitalize()} {m} ({_src(table)}, over seeds and studies): "
+                       f"{'; '.join(items)}.")
     return out
 
 
@@ -482,7 +552,7 @@ def selection_recall(results_dir: str | Path, *, table: str = "05_selection_reca
 
 def decomposition(results_dir: str | Path, *, table: str = "grpo_decomposition") -> list[str]:
     """Notebook 04's decomposition of the Findings macro F1 change: per chain (SFT -> drift control -> reward),
-    each step's mean over seeds and its share of the chain's total change."""
+    each step's mean over seeds and its change (no share of the total: see the comment)."""
     t = _rows(results_dir, table)
     if t is None:
         return []
@@ -490,10 +560,9 @@ def decomposition(results_dir: str | Path, *, table: str = "grpo_decomposition")
     for chain, g in t.groupby("chain", sort=False):
         steps = []
         for _, r in g.iterrows():
-            # a share only where both steps move the same way (otherwise "share of the change" misleads)
-            ok = pd.notna(r["share of drop"]) and 0.0 <= r["share of drop"] <= 1.0
-            share = f", {100 * r['share of drop']:.0f} % of the change" if ok else ""
-            steps.append(f"{r.step} {r['F1 from']:.3f} -> {r['F1 to']:.3f} ({r.change:+.3f}{share})")
+            # no "share of the change" here: a ratio of two differences of this size carries no uncertainty we
+            # report (issue 34); the notebook's paired table tests each step
+            steps.append(f"{r.step} {r['F1 from']:.3f} -> {r['F1 to']:.3f} ({r.change:+.3f})")
         n = int(g.seeds.max())
         out.append(f"- {chain} ({n} seed{'s' if n != 1 else ''}): {'; '.join(steps)} ({_src(table)}).")
     return out
@@ -516,6 +585,9 @@ GROUPS: dict[str, Callable[..., list[str]]] = {
     "Best-of-K selection vs random (notebook 05)": selection_best_vs_random,
     "Pruning (notebook 06)": pruning,
     "Reward audit (notebook 04)": reward_audit,
+    "The recall setting, picked on validation (notebook 04)": recall_choice,
+    "The trained recall setting's audit (notebook 04)": recall_audit,
+    "The trained recall setting against SFT, R_Cham, EditGRPO and R_exact (notebook 04)": recall_vs_others,
     "Selection with the recall distance (notebook 05)": selection_recall,
     "Run time": run_time,
 }

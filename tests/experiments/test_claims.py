@@ -253,9 +253,41 @@ def test_decomposition_chains_and_vs_rcham(tmp_path):
                              "metric": ["clinical_f1_macro14@labeler"], "diff": [0.05], "p_value": [0.03],
                              "same_sign": ["3 of 3"]}), "grpo_significance", cfg)
     text = claims.results_section(cfg.results_dir, groups={"d": claims.decomposition, "r": claims.grpo_vs_rcham})
-    assert ("R_Cham (3 seeds): SFT -> C-noise 0.223 -> 0.210 (-0.013, 13 % of the change); C-noise -> R_Cham "
-            "0.210 -> 0.120 (-0.090, 87 % of the change)") in text
+    # no share of the change (issue 34: a ratio of two small differences carries no uncertainty we report)
+    assert ("R_Cham (3 seeds): SFT -> C-noise 0.223 -> 0.210 (-0.013); C-noise -> R_Cham "
+            "0.210 -> 0.120 (-0.090)") in text and "% of the change" not in text
     assert "against R_Cham" in text and "higher for R_rec +0.050 (p = 0.030; same sign in 3 of 3 seeds)" in text
+    assert claims.check_block(text, cfg.results_dir) == []
+
+
+def test_issue34_recall_choice_audit_and_comparisons(tmp_path):
+    cfg = SimpleNamespace(name="cpu", seed=0, embedding=SimpleNamespace(encoder="enc"),
+                          data=SimpleNamespace(source="synthetic"), results_dir=tmp_path / "results",
+                          figures_dir=tmp_path / "figures")
+    cfg.results_dir.mkdir()
+    save_table(pd.DataFrame({"reward": ["chamfer_recall_1", "chamfer_recall_1_bal2"],
+                             "label": ["R_Cham_rec1", "R_Cham_rec1_bal2"], "alpha": [1.0, 1.0], "weight": [1.0, 2.0],
+                             "broken_required": [0, 1], "mixed_margin": [-0.285, -0.283], "sound": [True, False],
+                             "chosen": [True, False], "trained": [True, False], "n_references": [40, 40],
+                             "n_samples": [120, 120]}), "04_recall_choice", cfg)
+    save_table(pd.DataFrame({"label": ["R_Cham_rec1"] * 3 + ["R_Cham"], "stratum": ["single", "multi", "single", "single"],
+                             "expected": ["paraphrase > hallucinated", "paraphrase > hallucinated",
+                                          "another_reader > hallucinated", "paraphrase > hallucinated"],
+                             "n": [30, 21, 30, 30], "diff": [0.412, -0.05, 0.3, -0.2], "broken": [False, True, False, True],
+                             "reads": ["x"] * 4}), "04_reward_audit_orderings", cfg)
+    save_table(pd.DataFrame({"A": ["R_Cham_rec1"] * 3 + ["R_Cham"], "B": ["SFT", "EditGRPO", "R_exact", "SFT"],
+                             "section": ["findings"] * 4, "metric": ["clinical_f1_macro14@labeler"] * 4,
+                             "diff": [0.021, -0.013, 0.044, -0.04], "p_value": [0.41, 0.62, 0.12, 0.2],
+                             "n_same_sign": [2, 2, 3, 3], "n_seeds": [3, 3, 3, 3]}), "grpo_significance", cfg)
+    text = claims.results_section(cfg.results_dir, groups={"c": claims.recall_choice, "a": claims.recall_audit,
+                                                           "v": claims.recall_vs_others})
+    assert "1 of 2 settings of the grid keep the four required orderings" in text
+    assert "picked: R_Cham_rec1; trained: R_Cham_rec1 (" in text and "not the pick" not in text
+    # only the required orderings of the trained setting, stratum by stratum, a break shown as it is
+    assert "R_Cham_rec1, test references: 1 of 2 required orderings kept" in text
+    assert "paraphrase > hallucinated (multi, 21 references) -0.050" in text and "another_reader" not in text
+    assert ("vs SFT +0.021 (p = 0.410, same sign in 2 of 3 seeds); vs EditGRPO -0.013 (p = 0.620, same sign in 2 of "
+            "3 seeds); vs R_exact +0.044") in text
     assert claims.check_block(text, cfg.results_dir) == []
 
 
