@@ -89,10 +89,10 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
     seeds that B lacks are dropped. B's only run meets every seed of A only when B is in ``deterministic``
     (configurations without run-to-run noise, e.g. a fixed baseline: ``b_deterministic`` of
     :func:`~sdrlib.metrics.significance.seed_study_test`, which refuses one run of a stochastic B against
-    several seeds); otherwise a single B run is paired by seed like several. The row is :func:`seed_row`'s: the mean difference over seeds with the across-seed
-    interval and p (:func:`~sdrlib.metrics.significance.seed_study_test`), the seed SD, how many seeds
-    share the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the
-    part before ``@``).
+    several seeds); otherwise a single B run is paired by seed like several. The row is :func:`seed_row`'s:
+    the mean difference over seeds with the across-seed interval and p, the seed SD, how many seeds share
+    the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the part
+    before ``@``).
     """
     rows = []
     for a, b in pairs:
