@@ -11,9 +11,9 @@ which pairs are compared and what the columns are called, so that is all the cal
   (:data:`sdrlib.metrics.significance.COMPARISON_COLUMNS`: the keys name the systems ``A`` and ``B``), extra
   columns appended;
 - :func:`significance_table`: configurations over seeds, seed ``s`` of A against seed ``s`` of B (or B's only
-  run when the caller names B deterministic): one across-seed row per metric (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference
-  over seeds, interval and p over seeds and studies together, seed SD, seeds with the mean's sign), each
-  seed's study-only p as a detail column.
+  run when the caller names B deterministic): one across-seed row per metric
+  (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference over seeds, interval and p over seeds
+  and studies together, seed SD, seeds with the mean's sign), each seed's study-only p as a detail column.
 """
 
 from __future__ import annotations
