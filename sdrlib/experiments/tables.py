@@ -11,14 +11,14 @@ which pairs are compared and what the columns are called, so that is all the cal
   (:data:`sdrlib.metrics.significance.COMPARISON_COLUMNS`: the keys name the systems ``A`` and ``B``), extra
   columns appended;
 - :func:`significance_table`: configurations over seeds, seed ``s`` of A against seed ``s`` of B (or B's only
-  run): one across-seed row per metric (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference
-  over seeds, interval and p over seeds and studies together, seed SD, seeds with the mean's sign), each
-  seed's study-only p as a detail column.
+  run when the caller names B deterministic): one across-seed row per metric
+  (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference over seeds, interval and p over seeds
+  and studies together, seed SD, seeds with the mean's sign), each seed's study-only p as a detail column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,12 +63,13 @@ def paired_table(comparisons: Iterable[tuple[Mapping[str, Any], MetricResult, Me
 
 
 def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
-             seed: int = 0) -> dict[str, Any]:
+             seed: int = 0, b_deterministic: bool = False) -> dict[str, Any]:
     """One across-seed row (:func:`~sdrlib.metrics.significance.seed_study_test`) of A's runs against B's:
     ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, n_same_sign`` (seeds whose difference has the
     mean's sign), ``n_seeds`` and, as detail, ``p_seeds`` (each seed's study-only bootstrap p) and
-    ``n_sig`` (seeds with p < 0.05 in the mean's direction)."""
-    r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed)
+    ``n_sig`` (seeds with p < 0.05 in the mean's direction). ``b_deterministic``: as in ``seed_study_test``
+    (a single B run against several seeds of A only when B has no run-to-run noise)."""
+    r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed, b_deterministic=b_deterministic)
     ps, ds = np.asarray(r["seed_p"]), np.asarray(r["seed_diffs"])
     direction = np.sign(r["diff"]) if np.isfinite(r["diff"]) else 0.0
     return {"value_a": r["value_a"], "value_b": r["value_b"], "diff": r["diff"], "ci_low": r["ci_low"],
@@ -79,15 +80,19 @@ def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resample
 
 
 def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
-                       metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                       metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
+                       deterministic: Collection[str] = ()) -> pd.DataFrame:
     """Configuration A vs B over seeds and test studies: one row per (pair, section, metric).
 
     ``scores[(config, seed)]``: :class:`~sdrlib.metrics.suite.ReportScores` on the same test studies. Seed
-    ``s`` of A is paired with seed ``s`` of B (the SFT column: the SFT policy sampled with seed ``s``), or
-    with B's only run. The row is :func:`seed_row`'s: the mean difference over seeds with the across-seed
-    interval and p (:func:`~sdrlib.metrics.significance.seed_study_test`), the seed SD, how many seeds
-    share the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the
-    part before ``@``).
+    ``s`` of A is paired with seed ``s`` of B (the SFT column: the SFT policy sampled with seed ``s``); A's
+    seeds that B lacks are dropped. B's only run meets every seed of A only when B is in ``deterministic``
+    (configurations without run-to-run noise, e.g. a fixed baseline: ``b_deterministic`` of
+    :func:`~sdrlib.metrics.significance.seed_study_test`, which refuses one run of a stochastic B against
+    several seeds); otherwise a single B run is paired by seed like several. The row is :func:`seed_row`'s:
+    the mean difference over seeds with the across-seed interval and p, the seed SD, how many seeds share
+    the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the part
+    before ``@``).
     """
     rows = []
     for a, b in pairs:
@@ -95,7 +100,7 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
         b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
         if not a_seeds or not b_runs:
             continue
-        if len(b_runs) == 1:
+        if len(b_runs) == 1 and b in deterministic:
             matched = [(s, next(iter(b_runs.values()))) for s in a_seeds]
         else:
             matched = [(s, b_runs[s]) for s in a_seeds if s in b_runs]
@@ -112,5 +117,6 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
                 except KeyError:
                     continue
                 rows.append({"A": config_label(a), "B": config_label(b), "section": sec, "metric": ra.name,
-                             **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed)})
+                             **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed,
+                                        b_deterministic=b in deterministic)})
     return pd.DataFrame(rows)

@@ -110,13 +110,18 @@ def paired_bootstrap(a: MetricResult, b: MetricResult, *, n_resamples: int = 100
 
 
 def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
-                    seed: int = 0, ci: float = 0.95) -> dict[str, float | int | list[float]]:
+                    seed: int = 0, ci: float = 0.95,
+                    b_deterministic: bool = False) -> dict[str, float | int | list[float]]:
     """One test of configuration A against B over training seeds *and* test studies.
 
     ``a[s]``, ``b[s]``: one metric of seed ``s`` of A and of B, all on the same ``n`` test studies in the
-    same order. ``b`` may hold a single run (e.g. a deterministic baseline), used against every seed of A.
-    For the SFT column (one SFT policy, sampled with each seed), ``b[s]`` is the SFT policy's sample drawn
-    with seed ``s``, so sampling noise enters the seed variance like training noise does.
+    same order. For the SFT column (one SFT policy, sampled with each seed), ``b[s]`` is the SFT policy's
+    sample drawn with seed ``s``, so sampling noise enters the seed variance like training noise does.
+    ``b`` may hold a single run, used against every seed of A, only with ``b_deterministic=True``: the
+    caller states that B has no run-to-run noise (a fixed baseline, greedy decoding of one policy). A
+    single B run against several seeds of A (or one B run object repeated in ``b``) otherwise raises
+    ``ValueError``: one run of a stochastic B puts its run noise into every seed difference identically,
+    where the t-test over seeds cannot see it (see Limits).
 
     The statistic is ``D = mean_s [m(a_s) - m(b_s)]``, ``m`` the metric's corpus value (recomputed from
     per-sample sufficient statistics, so macro F1 / corpus BLEU are resampled correctly). Two checks:
@@ -127,8 +132,9 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     2. **t-test over seeds** (``p_seed_t``): one-sample t on the ``k`` per-seed corpus differences,
        ``k - 1`` degrees of freedom. With ``k = 3`` seeds the seed level of the bootstrap alone is far too
        coarse (10 distinct seed multisets, a seed variance shrunk by ``(k-1)/k`` and normal rather than
-       t(2) tails: on pure seed noise it rejects about a quarter of the time), while a sign-flip
-       permutation over 3 seeds cannot go below p = 0.25; the t-test is exact for normal seed effects.
+       t(2) tails: on pure seed noise it rejects about a fifth of the time, 19 % in the synthetic check
+       below), while a sign-flip permutation over 3 seeds cannot go below p = 0.25; the t-test is exact
+       for normal seed effects (and holds the test studies fixed: the bootstrap carries their noise).
 
     ``p_value = max(p_boot, p_seed_t)``: significant only when both agree (an intersection-union test,
     level ``alpha`` whenever either check is). The interval is the hull of the bootstrap percentile
@@ -139,10 +145,18 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     Limits: with 3 seeds the t-test has little power (a difference needs to be consistent across seeds,
     about 4.3 standard errors); normal seed effects are assumed; the two-level bootstrap counts the study
     noise twice (it is also in the between-seed spread), so it is conservative when seeds hardly differ;
-    a B with a single run contributes no variance of its own; no multiple-comparison correction.
+    no multiple-comparison correction. A single run of a stochastic B is refused (``b_deterministic``):
+    its run noise is one draw shared by all ``k`` differences, so neither the t-test over seeds nor the
+    seed level of the bootstrap sees it; in the synthetic setup below with B's 3 runs replaced by one,
+    this test rejected 14 % at alpha = 0.05 with no true difference (t-test alone 16 %, bootstrap
+    alone 32 %).
     Synthetic check (``tests/metrics/test_significance_seeds.py``, 200 replicates, 3 seeds, 100 studies,
-    seed SD 0.03 and no true difference): this test rejects 3.5 % at alpha = 0.05, the per-seed study
-    bootstrap rejects in at least one seed 91 % and in at least two seeds 48 %.
+    no true difference): with seed SD 0.03 this test rejects 3.5 % at alpha = 0.05 (t-test alone 3.5 %,
+    two-level bootstrap alone 19 %), the per-seed study bootstrap rejects in at least one seed 91 % and
+    in at least two seeds 48 %. With no seed noise but a system-by-study effect (each system better on
+    some studies, the same in every seed; SD 0.1, run noise SD 0.01) the t-test alone rejects 80 %
+    (it holds the test studies fixed), the bootstrap 5 % and this test 5 %: each half guards the other's
+    blind spot.
 
     Returns
     -------
@@ -156,12 +170,19 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
         >>> from sdrlib.metrics.base import mean_result
         >>> rng = np.random.default_rng(0)
         >>> a = [mean_result("m", "x", rng.normal(0.6 + u, 0.1, 100)) for u in (0.0, 0.01, -0.01)]
-        >>> b = [mean_result("m", "x", rng.normal(0.5, 0.1, 100))]
-        >>> r = seed_study_test(a, b, n_resamples=200)
+        >>> b = [mean_result("m", "x", rng.normal(0.5, 0.1, 100))]  # one run of a fixed baseline
+        >>> r = seed_study_test(a, b, n_resamples=200, b_deterministic=True)
         >>> r["n_same_sign"], r["p_value"] < 0.05
         (3, True)
     """
     a, b = list(a), list(b)
+    repeated = len(b) == 1 or (len(b) == len(a) and len({id(y) for y in b}) < len(b))
+    if len(a) > 1 and repeated and not b_deterministic:
+        raise ValueError(
+            f"seed_study_test: one run of B against {len(a)} seeds of A: one run of a stochastic B puts its run "
+            "noise into every seed difference identically, so the test cannot see it (about 14 % false "
+            "rejections at alpha = 0.05 in the synthetic check); pass one B run per seed of A, or "
+            "b_deterministic=True when B has no run-to-run noise (e.g. a fixed baseline)")
     if len(b) == 1:
         b = b * len(a)
     if not a or len(a) != len(b):

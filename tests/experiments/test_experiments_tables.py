@@ -60,12 +60,19 @@ def test_significance_table_pairs_seeds_against_single_sft():
     bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
     sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
     scores = {("sft", 0): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 1): sc(good)}
-    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
+    # fixed texts: SFT's one run has no run-to-run noise, so the caller may say so and use it for every seed
+    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200, deterministic={"sft"})
     assert set(t.section) == {"findings", "impression"}
     row = t[t.section == "findings"].iloc[0]
     assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row["diff"] > 0.5
     assert row.n_same_sign == 2 and row.seed_sd == 0 and row.p_value < 0.05 and row.ci_low > 0
     assert {"value_a", "value_b", "ci_high", "p_seeds"} <= set(t.columns)
+    # not declared deterministic: one stochastic SFT run is not reused for every seed, seed 0 meets seed 0 only
+    single = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200)
+    assert (single.n_seeds == 1).all() and len(single) == len(t)
+    with pytest.raises(ValueError, match="b_deterministic=True"):
+        tables.seed_row([scores[("chamfer", 0)].result("findings", row.metric)] * 2,
+                        [scores[("sft", 0)].result("findings", row.metric)], n_resamples=10)
 
 
 def test_significance_table_pairs_seed_with_seed_and_drops_unmatched():
