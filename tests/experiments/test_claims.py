@@ -289,6 +289,11 @@ def test_issue34_recall_choice_audit_and_comparisons(tmp_path):
     assert ("vs SFT +0.021 (p = 0.410, same sign in 2 of 3 seeds); vs EditGRPO -0.013 (p = 0.620, same sign in 2 of "
             "3 seeds); vs R_exact +0.044") in text
     assert claims.check_block(text, cfg.results_dir) == []
+    # a profile that trains a setting the rule did not pick is said so, never hidden
+    t = read_result_table(cfg.results_dir, "04_recall_choice").assign(chosen=[False, True])
+    save_table(t, "04_recall_choice", cfg)
+    (line,) = claims.recall_choice(cfg.results_dir)
+    assert "picked: R_Cham_rec1_bal2; trained: R_Cham_rec1 (not the pick)" in line
 
 
 def _readme_numbers():
