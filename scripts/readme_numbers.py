@@ -45,6 +45,9 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--also", type=Path, action="append", default=[], metavar="RESULTS",
                     help="another run of the same commit (another kernel path): conclusions must hold there too")
     ap.add_argument("--label", action="append", default=None, help="a name per run, this one first (repeatable)")
+    ap.add_argument("--only-here", action="append", default=[], metavar="LABEL",
+                    help="a configuration whose reward changed since the --also runs: compared in this run only "
+                         "(repeatable)")
     ap.add_argument("--mode", choices=("auto", "exact", "tolerant"), default="auto", help="check mode (auto)")
     ap.add_argument("--min-int", type=int, default=10, help="integers below this are counts and not checked")
     a = ap.parse_args(argv)
@@ -54,7 +57,8 @@ def _main(argv: list[str] | None) -> int:
     if a.label is not None and len(a.label) != 1 + len(a.also):
         ap.error(f"--label: {len(a.label)} names for {1 + len(a.also)} runs")
     if a.check is None:
-        sys.stdout.write(claims.results_section(a.results_dir, also=a.also, labels=a.label))
+        sys.stdout.write(claims.results_section(a.results_dir, also=a.also, labels=a.label,
+                                                only_here=a.only_here))
         return 0
     try:
         block = claims.marked_block(a.check.read_text(encoding="utf-8"))

@@ -50,7 +50,7 @@ NOT_TERMS = {
     # general computing, hardware, file-format and tool words (looked up anywhere, not this project's labels)
     **dict.fromkeys(("AMD", "API", "AVX-512", "AVX2", "BLAS", "CI", "CPU", "CUDA", "EPYC", "FMA", "GB", "GIL", "GPU",
                      "JSON", "JSONL", "MFLOP", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
-                     "KV-cache", "CSV", "CPython", "IProgress", "Multi-GPU", "OpenBLAS", "OpenMP", "oneDNN", "PyPI",
+                     "CSV", "CPython", "IProgress", "Multi-GPU", "OpenBLAS", "OpenMP", "oneDNN", "PyPI",
                      "PyYAML", "SQLite", "OpenAI-compatible", "avx2", "avx512", "cpu", "gpu", "auto",
                      "python3.11", "python3.12", "python3.13", "nvidia-*"), "computing"),
     # names in other packages' code (TRL, transformers, POT, radgraph, NLTK, numba, the kernel), shown as code

@@ -595,16 +595,18 @@ GROUPS: dict[str, Callable[..., list[str]]] = {
 
 def results_section(results_dir: str | Path, *, groups: dict[str, Callable[..., list[str]]] | None = None,
                     markers: bool = True, also: Sequence[str | Path] = (),
-                    labels: Sequence[str] | None = None) -> str:
+                    labels: Sequence[str] | None = None, only_here: Sequence[str] = ()) -> str:
     """The README block: one ``**group**`` paragraph per claim group that has its files, between the markers.
 
     With the default ``groups`` the block opens with the run's machine (:func:`conclusions.machine_lines`) and
     the conclusions that hold in this run and every run in ``also`` (the same commit on other kernel paths;
     :func:`conclusions.conclusion_lines`, which writes ``conclusions.csv`` into ``results_dir``); ``labels`` names
-    the runs (this one first)."""
+    the runs (this one first); ``only_here``: configuration labels compared in this run only
+    (:func:`conclusions.conclusions`)."""
     if groups is None:
         groups = {"Machine": _conclusions.machine_lines,
-                  _conclusions.TITLE: lambda d: _conclusions.conclusion_lines([d, *also], labels=labels),
+                  _conclusions.TITLE: lambda d: _conclusions.conclusion_lines([d, *also], labels=labels,
+                                                                             only_here=only_here),
                   **GROUPS}
     parts = [BEGIN] if markers else []
     parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
@@ -641,12 +643,14 @@ def marked_block(text: str) -> str:
 
 def numbers_in(text: str, *, min_int: int = 10) -> list[str]:
     """The numbers a sentence quotes, as written: decimals always, integers from ``min_int`` on (smaller ones
-    are counts such as "2 of 3" or K = 5); inside backticks and HTML comments nothing, nor digits that are
+    are counts such as K = 5), nor either side of a count "k of n" ("2 of 3 seeds", "0 of 31 checked orderings":
+    rows counted, no value of a table); inside backticks and HTML comments nothing, nor digits that are
     part of a name (``CheXpert-14``, ``R_Cham``, ``best-of-5``), nor an interval's level ("95 % CI") or the
     significance level and the floor ("p < 0.05", "p < 0.001").
     Thousands separators are dropped.
     Example: ``numbers_in("SFT 0.223, 1,006 words in 3 of `grpo_x1` CheXpert-14")`` -> ``["0.223", "1006"]``."""
-    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.0(?:5|01)\b", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`|<!--.*?-->|\b\d+ ?% (?:CI|confidence)|p < 0\.0(?:5|01)\b|(?<![\w.])\d+ of \d[\d,]*(?![\w.])",
+                  " ", text, flags=re.S)
     out = []
     for m in _CLAIM_NUM.finditer(text):
         s = m.group(1).replace(",", "")

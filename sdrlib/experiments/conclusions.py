@@ -139,13 +139,15 @@ def _holds(r: pd.Series, alpha: float) -> int:
 
 def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings",
                 metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
-                alpha: float = ALPHA) -> pd.DataFrame:
+                alpha: float = ALPHA, only_here: Sequence[str] = ()) -> pd.DataFrame:
     """One row per comparison present in the first run, with ``verdict`` (``above`` / ``below`` / ``no difference
     detected``) under the every-run rule above (every run that has the comparison, and at least two of them when
     several runs are given: a run that stopped early, or a rebuilt one that quoted fewer tables, leaves out what it
     lacks), ``runs`` (how many runs have the comparison), the first run's
     ``diff, p_value, same_sign, seeds, seed_sd, mde, seeds_needed``, and per other run ``i`` its ``diff_i`` and
-    ``p_value_i``; ``mde`` is the largest over the runs."""
+    ``p_value_i``; ``mde`` is the largest over the runs. ``only_here``: configuration labels whose reward changed
+    since the other runs (e.g. G-CARL after claim deduplication, issue 34): their comparisons are not read from the
+    other runs (a label alone does not make two runs of one reward), so they count as in the first run only."""
     dirs = [Path(d) for d in results_dirs]
     if not dirs:
         raise ValueError("conclusions needs at least one results folder")
@@ -159,6 +161,8 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
     for i, d in enumerate(dirs[1:], start=2):
         other = base[keys].merge(_comparisons(d, metrics, section), on=keys, how="left")
         other.index = base.index
+        changed = base.A.isin(list(only_here)) | base.B.isin(list(only_here))
+        other.loc[changed, [c for c in other.columns if c not in keys]] = np.nan
         base[f"diff_{i}"], base[f"p_value_{i}"] = other["diff"], other.p_value
         have = other.p_value.notna()
         runs += have.astype(int)
@@ -176,12 +180,13 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
 
 
 def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str] | None = None,
-                     alpha: float = ALPHA, write: bool = True) -> list[str]:
+                     alpha: float = ALPHA, write: bool = True, only_here: Sequence[str] = ()) -> list[str]:
     """The README's conclusions paragraph from :func:`conclusions`; with ``write`` the table goes to
     ``<first run>/conclusions.csv`` (the file the bullets name, so ``--check`` finds their numbers).
-    ``labels``: one name per run (default: run 1, run 2, ...)."""
+    ``labels``: one name per run (default: run 1, run 2, ...); ``only_here``: as :func:`conclusions` (named in the
+    rule's bullet)."""
     dirs = [Path(d) for d in results_dirs]
-    t = conclusions(dirs, alpha=alpha)
+    t = conclusions(dirs, alpha=alpha, only_here=only_here)
     if t.empty:
         return []
     if write:
@@ -194,6 +199,9 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
     out = [f"- The rule: a difference is stated only when, {which}, p < {alpha:g} over seeds and studies, each seed has the mean's sign and the "
            f"direction agrees; otherwise \"{NO_DIFF}\", with the difference a test of this size detects with "
            f"{POWER * 100:.0f} % power ({src})."]
+    if only_here and n > 1:
+        out.append(f"- Compared in this run only (their reward changed since the other runs): "
+                   f"{', '.join(only_here)}; with one run the rule states no direction for them.")
     for _, r in t.iterrows():
         runs = [f"{r['diff']:+.3f} ({format_p(r.p_value)}"
                 + (f", {int(r.same_sign)} of {int(r.seeds)} seeds" if r.seeds > 1 else "") + f") in {labels[0]}"]

@@ -63,6 +63,20 @@ def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
     assert C.conclusions([a, partial]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF  # one run alone
 
 
+def test_a_changed_reward_is_compared_in_this_run_only(tmp_path):
+    # issue 34: G-CARL's reward changed (claim dedup); the label alone does not make the old run a run of it
+    a = _run(tmp_path / "a", ROWS)
+    b = _run(tmp_path / "b", ROWS)
+    both = C.conclusions([a, b]).set_index("A")
+    assert both.verdict["G-CARL"] == "below" and both.runs["G-CARL"] == 2
+    here = C.conclusions([a, b], only_here=["G-CARL"]).set_index("A")
+    assert here.verdict["G-CARL"] == C.NO_DIFF and here.runs["G-CARL"] == 1 and pd.isna(here.diff_2["G-CARL"])
+    assert here.verdict["EditGRPO"] == "above" and here.runs["EditGRPO"] == 2  # the others as before
+    lines = C.conclusion_lines([a, b], labels=["new", "old"], only_here=["G-CARL"], write=False)
+    assert any("Compared in this run only" in x and "G-CARL" in x for x in lines)
+    assert not any("in old" in x for x in lines if "G-CARL vs" in x)
+
+
 def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
     a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
     lines = C.conclusion_lines([a, b], labels=["avx2", "aten default"])
