@@ -61,8 +61,6 @@ NOT_TERMS = {
                      "sdr-distance-pot", "export", "parameters"), "code"),
     # profile names and a dataset's download name: README "Profiles" and "Datasets" say what they are
     **dict.fromkeys(("smoke", "rehearsal", "MIMIC-CXR-JPG"), "profile or dataset download"),
-    # result files the runner writes besides the notebooks' tables (README "Result tables")
-    **dict.fromkeys(("run_summary",), "result file"),
 }
 
 
