@@ -324,6 +324,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry("04_reward_audit_orderings", _T, "04_grpo", "", "the orderings a clinician expects, kept or broken"),
     FigureEntry("04_reward_audit_expected", _T, "04_grpo", "",
                 "expected reward of the SFT policy's own samples vs the modal normal report (the margins)"),
+    FigureEntry("04_recall_choice", _T, "04_grpo", "",
+                "the recall reward's setting picked on validation studies: the grid, its orderings and margins"),
     FigureEntry("05_headline_findings_val|05_headline_impression_val", _T, "05_selection", "",
                 "the selection method picked on validation studies, scored on test"),
     FigureEntry("05_normal_share", _T, "05_selection", "",

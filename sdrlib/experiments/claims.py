@@ -376,7 +376,8 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
 def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_value",
             alpha: float = 0.05) -> list[str]:
     """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``
-    (above / below only when the 95 % interval excludes 0: :func:`sdrlib.metrics.significance.verdict`), and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
+    (above / below only when the 95 % interval excludes 0, :func:`sdrlib.metrics.significance.verdict`, and p < alpha),
+    and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
     out = []
     tok = read_result_table(results_dir, "06_tokens")
     if tok is not None:
@@ -393,7 +394,8 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
     if vs is not None:
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
         for _, r in g.iterrows():
-            word = verdict(r.ci_low, r.ci_high)  # a direction only when the interval excludes 0
+            # a direction only when the interval excludes 0 and p < alpha (they can disagree at the boundary)
+            word = verdict(r.ci_low, r.ci_high) if r[p_col] < alpha else "not distinguishable from"
             out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.value_a:.3f}, "
                        f"{word} standard best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI "
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}; {_src('06_pruning_vs_standard')}).")

@@ -422,8 +422,14 @@ NO_DIFFERENCE = "no difference detected at this size"
 
 def _interval_words(r: Any) -> str:
     """``"above"`` / ``"below"`` when the row's 95 % interval of ``diff`` excludes 0
-    (:func:`~sdrlib.metrics.significance.verdict`), else :data:`NO_DIFFERENCE`."""
+    (:func:`~sdrlib.metrics.significance.verdict`) **and** its ``p_value`` (when the row has one) is below 0.05,
+    else :data:`NO_DIFFERENCE`. The percentile interval and the shifted-null p can disagree at the boundary (the
+    default run of bdbd0e1: R_Cham's survivor +0.006, interval [+0.000, +0.012], p = 0.060, read "above" before):
+    a direction is stated only when both agree."""
     v = verdict(r.ci_low, r.ci_high)
+    p = getattr(r, "p_value", None)
+    if p is not None and not (pd.notna(p) and p < 0.05):
+        return NO_DIFFERENCE
     return v if v in ("above", "below") else NO_DIFFERENCE
 
 

@@ -64,3 +64,16 @@ def test_require_template_refuses_a_policy_off_the_template():
     assert ok.loc[0, "first off template"] == "garbage"
     with pytest.raises(PruningError, match=r"R_Cham: 1 of 4 on template, e.g. 'pulmonary"):
         checks.require_template({"SFT": [[good, good]], "R_Cham": [[good, "pulmonary m m m"], ["x", "y"]]})
+
+
+def test_a_direction_needs_the_interval_and_p_to_agree():
+    # the bdbd0e1 default run: R_Cham's survivor +0.006, interval [+0.000, +0.012] (rounded; ci_low > 0), p = 0.060
+    from types import SimpleNamespace
+
+    from sdrlib.experiments import pruning_checks as pc
+
+    boundary = SimpleNamespace(ci_low=0.0004, ci_high=0.012, p_value=0.060)
+    assert pc._interval_words(boundary) == pc.NO_DIFFERENCE
+    assert pc._interval_words(SimpleNamespace(ci_low=0.001, ci_high=0.037, p_value=0.042)) == "above"
+    assert pc._interval_words(SimpleNamespace(ci_low=-0.03, ci_high=-0.001, p_value=0.01)) == "below"
+    assert pc._interval_words(SimpleNamespace(ci_low=0.001, ci_high=0.03)) == "above"  # a table without p
