@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from audit_helpers import synth_record
 from sdrlib.clinical import label_report
 from sdrlib.data import stratum
-from sdrlib.data.synthcxr.dataset import generate_report
 from sdrlib.experiments import audit
 from sdrlib.vocabulary import PATHOLOGIES
 
 
-def _record(split: str, i: int) -> SimpleNamespace:
-    st = generate_report(3, split, i)
-    truth = [{k: v for k, v in asdict(f).items() if v not in (None, False)} for f in st.truth]
-    return SimpleNamespace(study_id=st.study_id, findings=st.findings, impression=st.impression, labels=st.labels,
-                           meta={"truth": truth, "devices": st.devices})
+_record = synth_record
 
 
 @pytest.fixture(scope="module")

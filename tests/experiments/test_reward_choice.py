@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from types import SimpleNamespace
 
 import pytest
 
-from sdrlib.data.synthcxr.dataset import generate_report
+from audit_helpers import synth_record
 from sdrlib.experiments import audit, reward_choice
 from sdrlib.reports import build_template
 from sdrlib.rewards import RewardError, parse_reward
@@ -15,11 +14,7 @@ from sdrlib.rewards import RewardError, parse_reward
 GRPO = SimpleNamespace(lambda_fmt=1.0, lambda_sem=1.0, max_chars=4000)
 
 
-def _record(split: str, i: int) -> SimpleNamespace:
-    st = generate_report(3, split, i)
-    truth = [{k: v for k, v in asdict(f).items() if v not in (None, False)} for f in st.truth]
-    return SimpleNamespace(study_id=st.study_id, findings=st.findings, impression=st.impression, labels=st.labels,
-                           meta={"truth": truth, "devices": st.devices})
+_record = synth_record
 
 
 @pytest.fixture(scope="module")
