@@ -268,7 +268,8 @@ pd.concat({s: t.set_index(["distance", "aggregation"])[key_metrics] for s, t in 
 # %% [markdown]
 # ## 6. Heatmaps (Figs. 3-5)
 # The same numbers as pictures. First, method x metric: the mean % improvement over random across policies
-# (Findings), one colour scale for the whole figure, 0 = random; "n/a" marks a cell without a relative change
+# (Findings), one colour scale for the whole figure, diverging about 0 = random (purple above random, orange
+# below, white at random); "n/a" marks a cell without a relative change
 # (random's value is 0, as on smoke). Look for rows that are good in one column and bad in another: a method that
 # raises text similarity while lowering clinical F1 trades one for the other.
 #

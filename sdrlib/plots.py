@@ -460,13 +460,15 @@ def plot_set_distance(A: Any, B: Any, a_sentences: Sequence[str], b_sentences: S
 
 
 def plot_value_heatmap(table: "pd.DataFrame", *, title: str = "", fmt: str = ".2f", scale: str = "shared",
-                       cbar_label: str | None = None) -> "Figure":
+                       cbar_label: str | None = None, center: float | None = None) -> "Figure":
     """A heatmap of a table of numbers, each cell printed with its value.
 
     ``scale="shared"`` (default): one colour scale for the whole table, from 0 (or the table's minimum when it is
     negative) to its maximum, so equal values have equal colours in every column. ``scale="column"``: colour =
     value / the column's largest absolute value, for tables whose columns have unrelated units (then 0.08 in one
-    column can look like 0.47 in another: say so in the title). The colour bar names the scale.
+    column can look like 0.47 in another: say so in the title). ``center`` (shared scale only): a diverging,
+    colour-blind-safe map (``PuOr``) symmetric about this value, for signed tables such as % change over a baseline,
+    so that the sign reads from the colour. The colour bar names the scale.
     """
     import matplotlib.pyplot as plt
 
@@ -481,17 +483,23 @@ def plot_value_heatmap(table: "pd.DataFrame", *, title: str = "", fmt: str = ".2
         top = np.abs(V).max(axis=0)
         S, lo, hi = V / np.where(top > 0, top, 1.0), 0.0, 1.0
         cbar_label = cbar_label or "share of the column's largest value"
+    elif center is not None:
+        half = float(np.abs(V - center).max()) or 1.0
+        S, lo, hi = V, center - half, center + half
+        cbar_label = cbar_label or f"value (one scale, centred at {center:g})"
     else:
         S, lo, hi = V, min(0.0, float(V.min())), float(V.max()) or 1.0
         cbar_label = cbar_label or "value (one scale for the whole table)"
     fig, ax = plt.subplots(figsize=(0.78 * V.shape[1] + 3.0, 0.5 * V.shape[0] + 1.9))
-    im = ax.imshow(S, cmap="viridis_r", vmin=lo, vmax=hi, aspect="auto")
+    diverging = center is not None and scale == "shared"
+    im = ax.imshow(S, cmap="PuOr" if diverging else "viridis_r", vmin=lo, vmax=hi, aspect="auto")
     ax.grid(False)
     ax.set_xticks(range(V.shape[1]), [str(c) for c in table.columns], rotation=50, ha="right")
     ax.set_yticks(range(V.shape[0]), [str(i) for i in table.index])
     for (i, j), v in np.ndenumerate(V):
-        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=9,
-                color="white" if (S[i, j] - lo) / (hi - lo) > 0.55 else "black")
+        t = (S[i, j] - lo) / (hi - lo)
+        dark = abs(t - 0.5) > 0.3 if diverging else t > 0.55  # white text on the dark ends of the map
+        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=9, color="white" if dark else "black")
     fig.colorbar(im, ax=ax, fraction=0.025, pad=0.02, label=cbar_label)
     if title:
         ax.set_title(title)
@@ -759,13 +767,13 @@ def plot_selection_space(bank_xy: Any, cand_xy: Any, chosen: int, *, title: str 
 
 def plot_improvement_heatmap(table: "pd.DataFrame", *, title: str = "") -> "Figure":
     """Notebook 05's Figs. 3-5: a table of % improvement over random (rows: selection methods or distances,
-    columns: metrics or policies) drawn by :func:`plot_value_heatmap` (one colour scale for the whole table, one
-    decimal). A NaN cell (random's value is 0, so no relative change exists, or no parseable candidate) is drawn
+    columns: metrics or policies) drawn by :func:`plot_value_heatmap` (one diverging colour scale for the whole
+    table, centred at 0 so the sign reads from the colour, one decimal). A NaN cell (random's value is 0, so no relative change exists, or no parseable candidate) is drawn
     grey with the label ``n/a``. Example: ``plot_improvement_heatmap(summary[["BS-F1", "CXB-14"]])``."""
     V = table.to_numpy(dtype=np.float64)
     ok = np.isfinite(V)
-    fig = plot_value_heatmap(table.where(ok, 0.0), title=title, fmt=".1f",
-                             cbar_label="% improvement over random (0 = random)")
+    fig = plot_value_heatmap(table.where(ok, 0.0), title=title, fmt=".1f", center=0.0,
+                             cbar_label="% improvement over random (0 = random; purple above, orange below)")
     ax = fig.axes[0]
     if not ok.all():  # grey over the n/a cells, so that they do not read as 0
         from matplotlib.colors import ListedColormap

@@ -32,3 +32,17 @@ def test_an_all_nan_table_still_draws():
     fig = plot_improvement_heatmap(pd.DataFrame(np.full((2, 3), np.nan)))
     assert [x.get_text() for x in fig.axes[0].texts] == ["n/a"] * 6
     plt.close(fig)
+
+
+def test_the_scale_diverges_about_zero_so_the_sign_reads_from_the_colour():
+    import matplotlib.pyplot as plt
+
+    t = pd.DataFrame([[5.4, -42.1], [0.0, 2.0]], columns=["BS-F1", "CXB-14"])
+    fig = plot_improvement_heatmap(t)
+    im = fig.axes[0].images[0]
+    lo, hi = im.get_clim()
+    assert (lo, hi) == (-42.1, 42.1) and im.get_cmap().name == "PuOr"
+    # +5.4 and 0 no longer share a colour (one-sided viridis_r from -42.1 to 5.4 drew both nearly alike)
+    c = im.to_rgba(np.array([5.4, 0.0, -5.4]))
+    assert not np.allclose(c[0], c[1], atol=0.02) and not np.allclose(c[0], c[2], atol=0.02)
+    plt.close(fig)
