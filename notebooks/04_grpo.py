@@ -251,7 +251,7 @@ if cfg.grpo.recall_n_val and trained_recall:
     val = load_split(cfg, "val")[: cfg.grpo.recall_n_val]
     val_samples: dict[str, list[str]] = {}
     for s in seeds:
-        for r, c in zip(val, posttrain.generate_test(cfg, sft_dir, val, seed=s)):
+        for r, c in zip(val, posttrain.generate_test(cfg, sft_dir, val, seed=s, split="val")):
             val_samples.setdefault(r.study_id, []).append(c)
     grid = reward_choice.grid_names(cfg.grpo.recall_alphas, cfg.grpo.recall_weights)
     choice, chosen = reward_choice.choose_recall_setting(grid, val, train, val_samples, emb, cfg.grpo, seed=cfg.seed)

@@ -222,8 +222,9 @@ def generate_all(cfg, runs: dict[tuple[str, int], Path], test_records: Sequence[
 
 
 def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, seed: int | None = None,
-                  shuffle_images: bool = False, force: bool = False) -> list[str]:
-    """Test-split generations of one policy, cached in ``<run>/test_generations_s<seed>.json``.
+                  shuffle_images: bool = False, force: bool = False, split: str = "test") -> list[str]:
+    """Test-split generations of one policy, cached in ``<run>/test_generations_s<seed>.json``; records of another
+    split name it (``split="val"``: ``<run>/val_generations_s<seed>.json``), so they never overwrite the test cache.
 
     Decoding follows the profile (``sft.eval_do_sample``, ``sft.eval_temperature``,
     ``sft.max_new_tokens``); ``seed`` (default ``cfg.seed``) fixes the samples, so the SFT
@@ -237,7 +238,7 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
     policy_dir = Path(policy_dir)
-    cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images)
+    cache, key = _generation_key(cfg, policy_dir, test_records, seed, shuffle_images, split)
     cached = None if force else _read_generations(cache, key)
     if cached is not None:
         return cached
@@ -257,11 +258,13 @@ def generate_test(cfg, policy_dir: str | Path, test_records: Sequence[Any], *, s
 
 
 def _generation_key(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int,
-                    shuffle_images: bool) -> tuple[Path, dict]:
-    """Where :func:`generate_test` caches one policy's test generations, and the key they must match."""
+                    shuffle_images: bool, split: str = "test") -> tuple[Path, dict]:
+    """Where :func:`generate_test` caches one policy's generations of ``split``, and the key they must match."""
+    if not split.isidentifier():
+        raise ValueError(f"split must be a plain name such as 'test' or 'val', got {split!r}")
     s = cfg.sft
     tag = "_shuffled" if shuffle_images else ""
-    cache = Path(policy_dir).parent / f"test_generations{tag}_s{seed}.json"
+    cache = Path(policy_dir).parent / f"{split}_generations{tag}_s{seed}.json"
     key = {"study_ids": [r.study_id for r in test_records], "max_new_tokens": s.max_new_tokens,
            "do_sample": s.eval_do_sample, "temperature": s.eval_temperature, "seed": seed,
            "threads": s.threads, "policy": training.policy_digest(Path(policy_dir))}

@@ -334,6 +334,11 @@ def test_test_generations_are_regenerated_for_a_retrained_policy(tmp_path, monke
     posttrain.generate_test(other, sft.final, recs[:2], seed=0)
     after = json.loads(cache.read_text())["policy"]
     assert before != after == training.policy_digest(sft.final)
+    # another split has its own cache: generating it leaves the test cache as it was (notebook 04's validation
+    # pick once overwrote the SFT test generations, which section 5 then generated again)
+    test_bytes = cache.read_bytes()
+    posttrain.generate_test(other, sft.final, recs[2:4], seed=0, split="val")
+    assert (sft.path / "val_generations_s0.json").is_file() and cache.read_bytes() == test_bytes
 
 
 def test_load_policy_uses_the_profile_threads(setup):
