@@ -297,18 +297,75 @@ def _write_outputs(out: Path, report: dict) -> str:
     return md
 
 
+class BadArgument(SystemExit):
+    """A command-line argument this script cannot use; raised before any work, printed as one line (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = f"gpu_check: {message}"
+
+
+def _positive_seconds(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadArgument(f"{what} takes seconds (a number), not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise BadArgument(f"{what} must be a positive, finite number of seconds, not {text!r} "
+                          "(nan or inf would remove the limit)")
+    return value
+
+
+def parse_budgets(items: list[str], dry_run: bool) -> dict[str, float]:
+    """The parts' budgets: the defaults (GPU or dry run) with each ``PART=SECONDS`` of ``--budget`` applied.
+
+    Example: ``["env=10"]`` -> ``{"install": 30, "env": 10.0, ...}``; ``"env"``, ``"env=abc"``, ``"env=nan"``,
+    ``"env=0"`` or an unknown part raise :class:`BadArgument` naming the item.
+    """
+    budgets: dict[str, float] = dict(DRY_BUDGETS if dry_run else BUDGETS)
+    for item in items:
+        k, eq, v = item.partition("=")
+        if not eq:
+            raise BadArgument(f"--budget takes PART=SECONDS (e.g. env=30), not {item!r}")
+        if k not in budgets:
+            raise BadArgument(f"unknown part {k!r} in --budget; parts: {', '.join(budgets)}")
+        budgets[k] = _positive_seconds(v, f"--budget {k}=")
+    return budgets
+
+
+def parse_parts(text: str) -> list[str]:
+    """The parts to run from ``--parts`` (every part when empty); a list naming no part (``","``) or an unknown
+    part raises :class:`BadArgument`."""
+    if not text:
+        return list(PARTS)
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise BadArgument(f"--parts {text!r} names no part; parts: {', '.join(PARTS)}")
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise BadArgument(f"unknown parts {unknown} in --parts; parts: {', '.join(PARTS)}")
+    return parts
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every argument checked before any work (the rehearsal on the CPU must refuse what the GPU lease would):
+    budgets, parts, deadline, sizes and the output folder. Raises :class:`BadArgument`."""
+    parse_budgets(args.budget, args.dry_run)
+    parse_parts(args.parts)
+    _positive_seconds(str(args.deadline), "--deadline")
+    for flag, value in (("--steps-sft", args.steps_sft), ("--steps-grpo", args.steps_grpo),
+                        ("--engine-K", args.engine_K), ("--engine-N", args.engine_N), ("--pairs", args.pairs)):
+        if value < 1:
+            raise BadArgument(f"{flag} must be at least 1, not {value}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise BadArgument(f"--out {args.out} is a file, not a folder")
+
+
 def orchestrate(args) -> int:
     t_start = time.perf_counter()
-    budgets = dict(DRY_BUDGETS if args.dry_run else BUDGETS)
-    for item in args.budget:
-        k, _, v = item.partition("=")
-        if k not in budgets:
-            raise SystemExit(f"gpu_check: unknown part {k!r} in --budget; parts: {', '.join(budgets)}")
-        budgets[k] = float(v)
-    parts = [p for p in (args.parts.split(",") if args.parts else PARTS) if p]
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise SystemExit(f"gpu_check: unknown parts {sorted(unknown)}; parts: {', '.join(PARTS)}")
+    budgets = parse_budgets(args.budget, args.dry_run)
+    parts = parse_parts(args.parts)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_check.log").write_text("", encoding="utf-8")  # the parts' output (the last 300 kB of each)
@@ -1017,6 +1074,11 @@ def main(argv: list[str] | None = None) -> int:
         args.parts = "env,engine"
     if args.part:
         return child(args)
+    try:
+        check_args(args)
+    except BadArgument as e:
+        print(e.message, file=sys.stderr)
+        return 2
     return orchestrate(args)
 
 

@@ -170,3 +170,43 @@ def test_the_policy_has_qwen3_vl_2b_published_size():
     assert 2.12e9 < n < 2.14e9
     assert cfg.text_config.vocab_size == 151936 and cfg.vision_config.depth == 24
     assert cfg.image_token_id == tok.convert_tokens_to_ids("<|image_pad|>")  # the local tokenizer's ids
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--parts", ","], "names no part"),
+    (["--parts", "env,gpu"], "unknown parts ['gpu']"),
+    (["--budget", "env=nan"], "positive, finite"),
+    (["--budget", "env=inf"], "positive, finite"),
+    (["--budget", "env=0"], "positive, finite"),
+    (["--budget", "env=abc"], "takes seconds"),
+    (["--budget", "env"], "takes PART=SECONDS"),
+    (["--budget", "gpu=10"], "unknown part 'gpu'"),
+    (["--deadline", "nan"], "--deadline must be a positive, finite"),
+    (["--deadline", "-5"], "--deadline must be a positive, finite"),
+    (["--engine-K", "0"], "--engine-K must be at least 1"),
+    (["--engine-N", "-1"], "--engine-N must be at least 1"),
+    (["--pairs", "0"], "--pairs must be at least 1"),
+    (["--steps-sft", "0"], "--steps-sft must be at least 1"),
+])
+def test_a_bad_argument_is_one_line_and_exit_2_before_any_work(tmp_path, capsys, extra, says):
+    out = tmp_path / "out"
+    rc = gpu_check.main(["--dry-run", "--out", str(out), "--wheels", str(tmp_path / "none"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1 and err.startswith("gpu_check: ") and says in err, err
+    assert not out.exists()                     # nothing written, nothing run
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path, capsys):
+    out = tmp_path / "report.txt"
+    out.write_text("keep me")
+    rc = gpu_check.main(["--dry-run", "--out", str(out)])
+    assert rc == 2 and "is a file, not a folder" in capsys.readouterr().err
+    assert out.read_text() == "keep me"
+
+
+def test_budgets_parse_and_apply():
+    b = gpu_check.parse_budgets(["env=10", "engine=12.5"], dry_run=False)
+    assert b["env"] == 10.0 and b["engine"] == 12.5 and b["install"] == gpu_check.BUDGETS["install"]
+    assert gpu_check.parse_parts("") == list(gpu_check.PARTS)
+    assert gpu_check.parse_parts("env, engine") == ["env", "engine"]
