@@ -44,7 +44,7 @@ from sdrlib.errors import SDRError
 from sdrlib.experiments import audit
 from sdrlib.rewards import parse_reward
 
-__all__ = ["REQUIRED", "RewardChoiceError", "grid_names", "required_orderings", "choose_recall_setting"]
+__all__ = ["REQUIRED", "MIN_REFERENCES", "RewardChoiceError", "grid_names", "required_orderings", "choose_recall_setting"]
 
 #: the orderings a trained recall setting must keep on validation, (higher case, lower case): issue 34's list
 REQUIRED: tuple[tuple[str, str], ...] = (("paraphrase", "hallucinated"), ("omitted", "contradicted"),
@@ -63,6 +63,12 @@ def grid_names(alphas: Sequence[float], weights: Sequence[float]) -> list[str]:
     """Reward names of the grid, alpha-major: ``grid_names([0.5, 1], [1, 2])`` -> ``["chamfer_recall_0.5",
     "chamfer_recall_0.5_bal2", "chamfer_recall_1", "chamfer_recall_1_bal2"]`` (each parsed, so a bad value raises
     the parser's :class:`~sdrlib.rewards.RewardError` naming the allowed range)."""
+    for what, values in (("alphas", alphas), ("weights", weights)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise RewardChoiceError(f"grpo.recall_grid: {what} must be a list of numbers, not {values!r}")
+        odd = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))]
+        if odd:
+            raise RewardChoiceError(f"grpo.recall_grid: {what} must be numbers, not {odd} (write 0.5, not '0.5')")
     if not alphas or not weights:
         raise RewardChoiceError(f"grpo.recall_grid: alphas {list(alphas)} and weights {list(weights)} must both be "
                                 "non-empty")
@@ -79,6 +85,26 @@ def required_orderings(orderings: pd.DataFrame) -> pd.DataFrame:
     return orderings[orderings["expected"].isin(want)].reset_index(drop=True)
 
 
+#: validation studies the rule needs at the least (one study cannot hold both strata of the orderings)
+MIN_REFERENCES = 2
+
+
+def _check_validation_inputs(references: Sequence[Any], samples: Mapping[str, Sequence[str]]) -> None:
+    """Refuse validation inputs the rule cannot choose from: fewer than :data:`MIN_REFERENCES` references, no
+    samples, or samples of studies that are not among the references (a mismatch of ids, not a choice)."""
+    if len(references) < MIN_REFERENCES:
+        raise RewardChoiceError(f"the recall pick needs at least {MIN_REFERENCES} validation studies, got "
+                                f"{len(references)} (grpo.recall_n_val)")
+    if not isinstance(samples, Mapping) or not any(len(v) for v in samples.values()):
+        raise RewardChoiceError("the recall pick needs the SFT policy's validation samples (study id -> "
+                                "completions); none were given")
+    ids = {r.study_id for r in references}
+    unknown = [k for k in samples if k not in ids]
+    if unknown:
+        raise RewardChoiceError(f"samples name {len(unknown)} studies that are not validation references (first: "
+                                f"{unknown[:3]}); key the samples by the references' study_id")
+
+
 def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train_records: Sequence[Any],
                           samples: Mapping[str, Sequence[str]], embedder: Any, grpo_cfg: Any, *, seed: int = 0
                           ) -> tuple[pd.DataFrame, str]:
@@ -90,11 +116,17 @@ def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train
     mean difference of those orderings: > 0 keeps them all), ``silence_margin``, ``normal_margin``,
     ``mixed_margin`` (:func:`~sdrlib.experiments.audit.expected_reward_view`), ``n_references``, ``n_samples``,
     ``sound`` and ``chosen``; and the chosen reward name. Raises :class:`RewardChoiceError` when no setting is
-    sound (the message names each setting's broken orderings).
+    sound (the message names each setting's broken orderings), when no sound setting has a finite
+    ``mixed_margin``, for names given as one string, fewer than :data:`MIN_REFERENCES` references, no samples, or
+    samples keyed by studies that are not references.
     """
+    if isinstance(names, (str, bytes)):
+        raise RewardChoiceError(f"names must be a list of reward names, not one string ({names!r}): "
+                                f"write [{names!r}]")
     names = list(dict.fromkeys(names))
     if not names:
         raise RewardChoiceError("grpo.recall_grid gives no setting to choose from")
+    _check_validation_inputs(references, samples)
     specs = {n: parse_reward(n) for n in names}
     bad = [n for n, s in specs.items() if s.method != "chamfer_recall"]
     if bad:
@@ -131,6 +163,12 @@ def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train
         raise RewardChoiceError("no setting of grpo.recall_grid keeps the required orderings on the validation "
                                 "references: " + "; ".join(f"{r.reward}: {r.broken_which or 'none defined'}"
                                                            for r in table.itertuples()))
+    ok = ok[np.isfinite(ok["mixed_margin"].to_numpy(float))]
+    if ok.empty:
+        raise RewardChoiceError(
+            "no sound setting has a finite mixed_margin: the SFT samples hold no silent and stating completion on "
+            "both normal and abnormal validation references, so the rule cannot compare settings; use more "
+            f"validation studies (grpo.recall_n_val, {len(references)} now) or more samples per study")
     paying = ok[ok["mixed_margin"] > 0]
     if len(paying):
         at_w = paying[paying["weight"] == paying["weight"].min()]

@@ -79,3 +79,52 @@ def test_a_grid_of_other_rewards_is_refused(setup):
     with pytest.raises(reward_choice.RewardChoiceError, match="not chamfer_recall"):
         reward_choice.choose_recall_setting(["chamfer"], val, train, samples, emb, GRPO)
     assert parse_reward("chamfer_recall_1").method == "chamfer_recall"
+
+
+@pytest.mark.parametrize("alphas, weights, says", [
+    (["0.5", 1], [1], r"alphas must be numbers, not \['0.5'\]"),
+    ([1], ["2"], r"weights must be numbers"),
+    ("0.5", [1], "alphas must be a list of numbers"),
+    ([True], [1], "alphas must be numbers"),
+])
+def test_grid_values_that_are_not_numbers_are_refused_by_name(alphas, weights, says):
+    with pytest.raises(reward_choice.RewardChoiceError, match=says):
+        reward_choice.grid_names(alphas, weights)
+
+
+def test_names_given_as_one_string_are_refused_not_read_as_characters(setup):
+    train, val, samples, emb = setup
+    with pytest.raises(reward_choice.RewardChoiceError, match=r"not one string .*\['chamfer_recall_1'\]"):
+        reward_choice.choose_recall_setting("chamfer_recall_1", val, train, samples, emb, GRPO)
+
+
+@pytest.mark.parametrize("case", ["no references", "one reference", "no samples", "empty samples", "unknown ids"])
+def test_validation_inputs_the_rule_cannot_choose_from_are_refused(setup, case):
+    train, val, samples, emb = setup
+    refs, smp, says = val, samples, ""
+    if case == "no references":
+        refs, says = [], "at least 2 validation studies, got 0"
+    elif case == "one reference":
+        refs, smp, says = val[:1], {val[0].study_id: samples[val[0].study_id]}, "got 1"
+    elif case == "no samples":
+        smp, says = {}, "validation samples"
+    elif case == "empty samples":
+        smp, says = {k: [] for k in samples}, "validation samples"
+    else:
+        smp, says = {f"nope-{i}": v for i, v in enumerate(samples.values())}, "not validation references"
+    with pytest.raises(reward_choice.RewardChoiceError, match=says):
+        reward_choice.choose_recall_setting(["chamfer_recall_1"], refs, train, smp, emb, GRPO)
+
+
+def test_nan_margins_choose_nothing(setup, monkeypatch):
+    train, val, samples, emb = setup
+    real = audit.expected_reward_view
+
+    def nan_view(*a, **k):
+        v = real(*a, **k)
+        v["mixed_margin"] = float("nan")
+        return v
+
+    monkeypatch.setattr(reward_choice.audit, "expected_reward_view", nan_view)
+    with pytest.raises(reward_choice.RewardChoiceError, match="finite mixed_margin"):
+        reward_choice.choose_recall_setting(reward_choice.grid_names([0.5, 1], [1]), val, train, samples, emb, GRPO)
