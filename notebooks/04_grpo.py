@@ -586,6 +586,7 @@ pairs += [(a, b) for a in grpo_configs if parse_reward(a).method == "chamfer_rec
           for b in ("editgrpo", "exact") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
                                      "C-BLEU-4", "ROUGE-L", "METEOR")
+metrics = [m for m in metrics if m in compare.metric_prefixes(scores)]  # RadGraph, METEOR variant: where run
 sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 protocol = (f"{len(test)} test studies, {len(seeds)} seed(s) (SFT: one policy sampled with each seed), "
             f"1 sample per study at T = {cfg.sft.eval_temperature:g}")

@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label
 from sdrlib.metrics.base import MetricResult
 from sdrlib.metrics.significance import paired_bootstrap, seed_study_test
 from sdrlib.metrics.suite import compare_systems
 
-__all__ = ["system_comparisons", "paired_table", "seed_row", "significance_table"]
+__all__ = ["system_comparisons", "paired_table", "seed_row", "significance_table", "metric_prefixes",
+           "SignificanceRequestError"]
 
 
 def system_comparisons(a: Any, others: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
@@ -79,6 +81,49 @@ def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resample
             "n_sig": int(np.sum((ps < 0.05) & (np.sign(ds) == direction) & (direction != 0)))}
 
 
+class SignificanceRequestError(SDRError, ValueError):
+    """A :func:`significance_table` request that matches nothing: the message names the pair, metric or seeds."""
+
+
+def metric_prefixes(scores: Mapping[tuple[str, int], Any]) -> set[str]:
+    """The metric-name prefixes (before ``@``) that any score of ``scores`` holds, e.g. ``{"rouge1", "rougeL",
+    "bertscore_f1"}``: what :func:`significance_table` can be asked for."""
+    return {r.name.split("@")[0] for sc in scores.values() for sec in sc.sections for r in sc.results[sec]}
+
+
+def _check_request(scores: Mapping[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
+                   metrics: Sequence[str]) -> None:
+    if isinstance(metrics, (str, bytes)):
+        raise SignificanceRequestError(f"metrics must be a list of metric-name prefixes, not one string: write "
+                                       f"[{metrics!r}]")
+    known = metric_prefixes(scores)
+    unknown = [m for m in metrics if m not in known]
+    if unknown or not metrics:
+        raise SignificanceRequestError(f"metrics {unknown or '[]'} match no score; the scores hold "
+                                       f"{sorted(known)}")
+    configs = sorted({k[0] for k in scores})
+    for pair in pairs:
+        missing = [c for c in pair if c not in configs]
+        if missing:
+            raise SignificanceRequestError(f"pair {tuple(pair)} names {missing}, which the scores lack; "
+                                           f"configurations: {configs}")
+
+
+def _matched_runs(scores: Mapping[tuple[str, int], Any], a: str, b: str,
+                  deterministic: Collection[str]) -> list[tuple[int, Any]]:
+    """``(seed of A, B's run it meets)`` pairs: B's only run for every seed when B is deterministic, else seed
+    ``s`` of A with seed ``s`` of B; none raises :class:`SignificanceRequestError` naming both seed lists."""
+    a_seeds = sorted(k[1] for k in scores if k[0] == a)
+    b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
+    if len(b_runs) == 1 and b in deterministic:
+        return [(s, next(iter(b_runs.values()))) for s in a_seeds]
+    matched = [(s, b_runs[s]) for s in a_seeds if s in b_runs]
+    if not matched:
+        raise SignificanceRequestError(f"{a} (seeds {a_seeds}) and {b} (seeds {sorted(b_runs)}) share no seed; "
+                                       f"name {b!r} in deterministic= if its one run has no run-to-run noise")
+    return matched
+
+
 def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple[str, str]],
                        metrics: Sequence[str], *, n_resamples: int = 1000, seed: int = 0,
                        deterministic: Collection[str] = ()) -> pd.DataFrame:
@@ -93,19 +138,16 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
     the mean difference over seeds with the across-seed interval and p, the seed SD, how many seeds share
     the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the part
     before ``@``).
+
+    A request that would match nothing is an error (:class:`SignificanceRequestError` naming it), never an empty
+    table: ``metrics`` given as one string, a metric prefix no score in ``scores`` has (a typo such as
+    ``"rougel"``; filter optional metrics with :func:`metric_prefixes` first), a pair naming a configuration
+    ``scores`` lacks, or a pair whose configurations share no seed (and B is not a deterministic single run).
     """
+    _check_request(scores, pairs, metrics)
     rows = []
     for a, b in pairs:
-        a_seeds = sorted(k[1] for k in scores if k[0] == a)
-        b_runs = {k[1]: scores[k] for k in scores if k[0] == b}
-        if not a_seeds or not b_runs:
-            continue
-        if len(b_runs) == 1 and b in deterministic:
-            matched = [(s, next(iter(b_runs.values()))) for s in a_seeds]
-        else:
-            matched = [(s, b_runs[s]) for s in a_seeds if s in b_runs]
-        if not matched:
-            continue
+        matched = _matched_runs(scores, a, b, deterministic)
         first = scores[(a, matched[0][0])]
         for sec in first.sections:
             for ra in first.results[sec]:

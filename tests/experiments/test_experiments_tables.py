@@ -88,3 +88,29 @@ def test_significance_table_pairs_seed_with_seed_and_drops_unmatched():
 def test_verdict_reads_a_row_by_its_interval_only():
     assert verdict(0.01, 0.05) == "above" and verdict(-0.05, -0.01) == "below"
     assert verdict(-0.01, 0.05) == "not distinguishable from" == verdict(float("nan"), float("nan"))
+
+
+@pytest.fixture(scope="module")
+def seed_scores():
+    refs = [{"findings": f"Finding number {i} is present.", "impression": "Normal."} for i in range(12)]
+    good = [f"<think> Finding number {i} is present. </think> <answer> Normal. </answer>" for i in range(12)]
+    bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
+    sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
+    return {("sft", 0): sc(bad), ("sft", 1): sc(bad), ("chamfer", 2): sc(good), ("chamfer", 3): sc(good)}
+
+
+@pytest.mark.parametrize("pairs, metrics, says", [
+    ([("chamfr", "sft")], ["rouge1"], r"names \['chamfr'\], which the scores lack; configurations: \['chamfer', 'sft'\]"),
+    ([("chamfer", "sft")], ["rougel"], r"metrics \['rougel'\] match no score; the scores hold \[.*'rougeL'"),
+    ([("chamfer", "sft")], "rouge1", r"not one string: write \['rouge1'\]"),
+    ([("chamfer", "sft")], [], r"match no score"),
+    ([("chamfer", "sft")], ["rouge1"], r"chamfer \(seeds \[2, 3\]\) and sft \(seeds \[0, 1\]\) share no seed"),
+])
+def test_a_significance_request_that_matches_nothing_is_an_error_naming_it(seed_scores, pairs, metrics, says):
+    with pytest.raises(tables.SignificanceRequestError, match=says):
+        tables.significance_table(seed_scores, pairs, metrics, n_resamples=10)
+
+
+def test_metric_prefixes_are_what_the_scores_hold(seed_scores):
+    assert {"rouge1", "rouge2", "rougeL"} <= tables.metric_prefixes(seed_scores)
+    assert "radgraph_complete" not in tables.metric_prefixes(seed_scores)
