@@ -48,7 +48,8 @@ from typing import Any
 
 from sdrlib.errors import SDRError
 
-__all__ = ["TESTED_RADGRAPH", "RadGraphVersionError", "needs_layer", "adapt_tokenizer", "install", "installed"]
+__all__ = ["TESTED_RADGRAPH", "RadGraphVersionError", "TokenizerObjectError", "needs_layer", "adapt_tokenizer", "install",
+           "installed"]
 
 TESTED_RADGRAPH = ("0.1.18",)
 """radgraph releases whose bundled allennlp this layer was read against and tested with."""
@@ -112,11 +113,30 @@ def _build_inputs_with_special_tokens(self: Any, token_ids_0: list[int], token_i
     return prefix + list(token_ids_0) + suffix
 
 
+class TokenizerObjectError(SDRError, TypeError):
+    """:func:`adapt_tokenizer` was given something other than a tokenizer object it can extend."""
+
+
+def _check_tokenizer_object(tokenizer: Any) -> None:
+    if isinstance(tokenizer, (str, bytes, Path)):
+        raise TokenizerObjectError(f"adapt_tokenizer needs a tokenizer object, not the name {str(tokenizer)!r}: "
+                                   "load it first (transformers.AutoTokenizer.from_pretrained(name))")
+    if tokenizer is None or not callable(tokenizer):
+        raise TokenizerObjectError(f"adapt_tokenizer needs a tokenizer object (callable on text, as transformers' "
+                                   f"tokenizers are), not {type(tokenizer).__name__}")
+    if not hasattr(tokenizer, "__dict__"):
+        raise TokenizerObjectError(f"adapt_tokenizer needs a tokenizer object that can take new attributes; "
+                                   f"{type(tokenizer).__name__} declares __slots__ (wrap it in a plain class)")
+
+
 def adapt_tokenizer(tokenizer: Any) -> Any:
     """Give this tokenizer object ``encode_plus`` / ``build_inputs_with_special_tokens`` where it lacks them.
 
-    Idempotent; a tokenizer that has both is returned untouched. Returns the same object.
+    Idempotent; a tokenizer that has both is returned untouched. Returns the same object. Anything that is not a
+    callable tokenizer object able to take new attributes (``None``, a model name string, an object with
+    ``__slots__``) raises :class:`TokenizerObjectError` saying what to pass.
     """
+    _check_tokenizer_object(tokenizer)
     if getattr(tokenizer, _MARK, None) is not None:
         return tokenizer
     if not hasattr(tokenizer, "encode_plus"):

@@ -188,3 +188,23 @@ def test_nothing_is_patched_when_transformers_has_encode_plus(monkeypatch):
     monkeypatch.setattr(PreTrainedTokenizerBase, "encode_plus", lambda self, *a, **k: None, raising=False)
     before = ct.get_tokenizer
     assert radgraph_compat.install() is False and ct.get_tokenizer is before
+
+
+class _Slotted:
+    __slots__ = ("vocab",)
+
+    def __call__(self, text, **kw):
+        return {"input_ids": [1]}
+
+
+@pytest.mark.parametrize("bad, says", [
+    (None, "needs a tokenizer object .*not NoneType"),
+    ("bert-base-uncased", "not the name 'bert-base-uncased': load it first"),
+    (42, "not int"),
+    (_Slotted(), "declares __slots__"),
+])
+def test_adapt_tokenizer_names_what_it_needs(bad, says):
+    from sdrlib.metrics import radgraph_compat
+
+    with pytest.raises(radgraph_compat.TokenizerObjectError, match=says):
+        radgraph_compat.adapt_tokenizer(bad)
