@@ -257,10 +257,12 @@ if cfg.grpo.recall_n_val and trained_recall:
     choice, chosen = reward_choice.choose_recall_setting(grid, val, train, val_samples, emb, cfg.grpo, seed=cfg.seed)
     trained_keys = {parse_reward(r).key for r in trained_recall}
     choice["trained"] = [parse_reward(r).key in trained_keys for r in choice.reward]
+    picked = chosen is not None and parse_reward(chosen).key in trained_keys
     save_table(choice, "04_recall_choice", cfg, encoder_id=emb.encoder_id, split="val", n_val=len(val),
-               seeds=list(seeds), chosen=chosen, trained=trained_recall,
-               trained_is_choice=parse_reward(chosen).key in trained_keys)
-    if parse_reward(chosen).key not in trained_keys:
+               seeds=list(seeds), chosen=chosen, trained=trained_recall, trained_is_choice=picked)
+    if chosen is None:
+        print(f"NOTE: {reward_choice.NO_PICK}; the profile trains {trained_recall} unpicked")
+    elif not picked:
         print(f"NOTE: validation picks {chosen}, but grpo.rewards trains {trained_recall}: every conclusion below "
               "about the recall reward is about a setting the rule did not pick (set grpo.rewards to train it)")
     print(f"validation pick on {len(val)} studies x {len(seeds)} SFT samples: {chosen}; trained: {trained_recall}")

@@ -44,7 +44,7 @@ from sdrlib.errors import SDRError
 from sdrlib.experiments import audit
 from sdrlib.rewards import parse_reward
 
-__all__ = ["REQUIRED", "MIN_REFERENCES", "RewardChoiceError", "grid_names", "required_orderings", "choose_recall_setting"]
+__all__ = ["REQUIRED", "MIN_REFERENCES", "NO_PICK", "RewardChoiceError", "grid_names", "required_orderings", "choose_recall_setting"]
 
 #: the orderings a trained recall setting must keep on validation, (higher case, lower case): issue 34's list
 REQUIRED: tuple[tuple[str, str], ...] = (("paraphrase", "hallucinated"), ("omitted", "contradicted"),
@@ -85,6 +85,10 @@ def required_orderings(orderings: pd.DataFrame) -> pd.DataFrame:
     return orderings[orderings["expected"].isin(want)].reset_index(drop=True)
 
 
+#: what a run says when the rule has nothing to compare settings by (``choose_recall_setting`` returns None)
+NO_PICK = ("no pick: no sound setting has a finite mixed_margin (the SFT samples hold no silent and stating "
+           "completions on both normal and abnormal validation references); more validation studies "
+           "(grpo.recall_n_val) or seeds would give one")
 #: validation studies the rule needs at the least (one study cannot hold both strata of the orderings)
 MIN_REFERENCES = 2
 
@@ -107,7 +111,7 @@ def _check_validation_inputs(references: Sequence[Any], samples: Mapping[str, Se
 
 def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train_records: Sequence[Any],
                           samples: Mapping[str, Sequence[str]], embedder: Any, grpo_cfg: Any, *, seed: int = 0
-                          ) -> tuple[pd.DataFrame, str]:
+                          ) -> tuple[pd.DataFrame, str | None]:
     """Apply the module's rule to the grid ``names`` on the validation ``references``.
 
     ``samples``: validation study id -> the SFT policy's completions (one per seed). Returns ``(table, chosen)``:
@@ -115,10 +119,11 @@ def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train
     :data:`REQUIRED` (ordering, stratum) pairs it does not keep strictly; ``broken_which`` names them), ``worst_required_diff`` (the smallest paired
     mean difference of those orderings: > 0 keeps them all), ``silence_margin``, ``normal_margin``,
     ``mixed_margin`` (:func:`~sdrlib.experiments.audit.expected_reward_view`), ``n_references``, ``n_samples``,
-    ``sound`` and ``chosen``; and the chosen reward name. Raises :class:`RewardChoiceError` when no setting is
-    sound (the message names each setting's broken orderings), when no sound setting has a finite
-    ``mixed_margin``, for names given as one string, fewer than :data:`MIN_REFERENCES` references, no samples, or
-    samples keyed by studies that are not references.
+    ``sound`` and ``chosen``; and the chosen reward name, or ``None`` when no sound setting has a finite
+    ``mixed_margin`` (the samples hold no silent / stating contrast to compare settings by: :data:`NO_PICK` says
+    so; every ``chosen`` is False). Raises :class:`RewardChoiceError` when no setting is sound (the message names
+    each setting's broken orderings), for names given as one string, fewer than :data:`MIN_REFERENCES`
+    references, no samples, or samples keyed by studies that are not references.
     """
     if isinstance(names, (str, bytes)):
         raise RewardChoiceError(f"names must be a list of reward names, not one string ({names!r}): "
@@ -164,11 +169,9 @@ def choose_recall_setting(names: Sequence[str], references: Sequence[Any], train
                                 "references: " + "; ".join(f"{r.reward}: {r.broken_which or 'none defined'}"
                                                            for r in table.itertuples()))
     ok = ok[np.isfinite(ok["mixed_margin"].to_numpy(float))]
-    if ok.empty:
-        raise RewardChoiceError(
-            "no sound setting has a finite mixed_margin: the SFT samples hold no silent and stating completion on "
-            "both normal and abnormal validation references, so the rule cannot compare settings; use more "
-            f"validation studies (grpo.recall_n_val, {len(references)} now) or more samples per study")
+    if ok.empty:  # nothing to compare: say so, never pick by the alpha tie-break
+        table["chosen"] = False
+        return table, None
     paying = ok[ok["mixed_margin"] > 0]
     if len(paying):
         at_w = paying[paying["weight"] == paying["weight"].min()]

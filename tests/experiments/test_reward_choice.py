@@ -126,5 +126,7 @@ def test_nan_margins_choose_nothing(setup, monkeypatch):
         return v
 
     monkeypatch.setattr(reward_choice.audit, "expected_reward_view", nan_view)
-    with pytest.raises(reward_choice.RewardChoiceError, match="finite mixed_margin"):
-        reward_choice.choose_recall_setting(reward_choice.grid_names([0.5, 1], [1]), val, train, samples, emb, GRPO)
+    table, chosen = reward_choice.choose_recall_setting(reward_choice.grid_names([0.5, 1], [1]), val, train,
+                                                        samples, emb, GRPO)
+    assert chosen is None and not table.chosen.any() and table.sound.all()   # said, not picked by the tie-break
+    assert "finite mixed_margin" in reward_choice.NO_PICK
