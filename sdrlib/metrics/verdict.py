@@ -1,0 +1,187 @@
+"""The one rule that turns a family of comparisons into direction words, and what a "no difference" could see.
+
+Every sentence that says one system is *above* or *below* another comes from :func:`verdict` (one comparison)
+or :func:`family_verdicts` (the comparisons one run reports); any other mention of a difference says
+"higher mean, not tested" / "lower mean, not tested" (:func:`untested_direction`) or :data:`NO_DIFF`.
+
+**The rule.** The comparisons a run reports form one family. Their p-values (each the combined test of
+:func:`sdrlib.metrics.significance.seed_study_test`: the larger of the two-level study bootstrap's p and the
+t-test over seeds) are adjusted by Holm's step-down procedure (:func:`holm`; family-wise error rate ``alpha``).
+A comparison is ``above`` / ``below`` only when its Holm-adjusted p is below ``alpha``, its interval excludes 0
+and every seed's difference has the mean's sign; otherwise :data:`NO_DIFF`.
+
+**What the test could detect** (:func:`detectable_effect`): the smallest true difference found with probability
+``power`` (0.8) by the combined test, at the level Holm tests the family's smallest p (``alpha / m``, ``m``
+comparisons: the honest level for a single real effect among nulls). The combined test rejects only when both
+halves do, so it is the larger of the two halves' detectable effects:
+
+- *studies*: ``(z_{1-a/2} + z_power) * se_study``, ``se_study`` the study bootstrap's standard error (from its
+  95 % percentile interval, :func:`interval_se`); more studies shrink it as ``1 / sqrt(n)``
+  (:func:`studies_needed`);
+- *seeds*: ``(t_{1-a/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)``; more seeds shrink it
+  (:func:`seeds_needed`).
+
+The larger one is the *binding* half: "needs k seeds" is said only when seeds bind, "needs n studies" otherwise.
+Every seed shares the test studies, so seeds cannot remove the study half.
+
+Assumptions: normal seed effects (the t half); a normal study bootstrap distribution (the z half); power at the
+observed seed SD and study SE (rough with 3 seeds). Holm is written here (ten lines) rather than taken from
+statsmodels, which the package does not otherwise need; the test checks it against worked values.
+
+Example:
+
+>>> holm([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
+[0.03, 0.06, 0.06, 0.02]
+>>> verdict(diff=0.03, p_adjusted=0.01, ci_low=0.01, ci_high=0.05, n_same_sign=5, n_seeds=5)
+'above'
+>>> round(detectable_effect(seed_sd=0.0, n_seeds=5, study_se=0.0074, alpha=0.05)[0], 3)
+0.021
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["ALPHA", "POWER", "NO_DIFF", "holm", "interval_se", "detectable_effect", "seeds_needed",
+           "studies_needed", "verdict", "untested_direction", "family_verdicts"]
+
+ALPHA, POWER = 0.05, 0.8
+NO_DIFF = "no difference detected"
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in the input order: the ``i``-th smallest p times ``m - i + 1``,
+    made non-decreasing in that order, capped at 1. NaN p-values are left out of the family and stay NaN.
+
+    Example: ``holm([0.01, 0.04, 0.03, 0.005])`` -> ``[0.03, 0.06, 0.06, 0.02]``.
+    """
+    p = np.asarray(p_values, float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out[order] = adjusted
+    return out
+
+
+def interval_se(ci_low: float, ci_high: float, *, ci: float = 0.95) -> float:
+    """The standard error a central ``ci`` interval implies under normality: width / (2 z_{(1+ci)/2}).
+
+    Example: ``interval_se(-0.012, 0.017)`` -> 0.0074 (the issue's p = 0.625 row)."""
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return float("nan")
+    return float((ci_high - ci_low) / (2 * stats.norm.ppf((1 + ci) / 2)))
+
+
+def _seed_mde(seed_sd: float, n_seeds: int, alpha: float, power: float) -> float:
+    if n_seeds < 2 or not np.isfinite(seed_sd):
+        return float("nan")
+    t = stats.t.ppf(1 - alpha / 2, n_seeds - 1) + stats.t.ppf(power, n_seeds - 1)
+    return float(t * seed_sd / math.sqrt(n_seeds))
+
+
+def _study_mde(study_se: float, alpha: float, power: float) -> float:
+    if not np.isfinite(study_se):
+        return float("nan")
+    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * study_se)
+
+
+def detectable_effect(*, seed_sd: float, n_seeds: int, study_se: float, alpha: float = ALPHA,
+                      power: float = POWER) -> tuple[float, str]:
+    """``(effect, binding)``: the smallest true difference the combined test detects with probability ``power`` at
+    level ``alpha`` (module doc), and which half binds (``"seeds"`` or ``"studies"``; ``""`` when neither is
+    known). One seed: the study half alone. Example: ``detectable_effect(seed_sd=0.02, n_seeds=3,
+    study_se=0.005)`` -> ``(0.062, "seeds")``."""
+    seeds, studies = _seed_mde(seed_sd, n_seeds, alpha, power), _study_mde(study_se, alpha, power)
+    if not np.isfinite(seeds) and not np.isfinite(studies):
+        return float("nan"), ""
+    if not np.isfinite(seeds) or (np.isfinite(studies) and studies >= seeds):
+        return studies, "studies"
+    return seeds, "seeds"
+
+
+def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,
+                 most: int = 200) -> float:
+    """Seeds at which the seed half's detectable effect falls to ``|diff|`` (NaN when ``diff`` is 0 or the SD
+    unknown; ``inf`` beyond ``most``). Example: ``seeds_needed(0.03, 0.02)`` -> 6."""
+    if not (np.isfinite(diff) and np.isfinite(seed_sd)) or diff == 0:
+        return float("nan")
+    for k in range(2, most + 1):
+        if _seed_mde(seed_sd, k, alpha, power) <= abs(diff):
+            return float(k)
+    return float("inf")
+
+
+def studies_needed(diff: float, study_se: float, n_studies: int, *, alpha: float = ALPHA,
+                   power: float = POWER) -> float:
+    """Test studies at which the study half's detectable effect falls to ``|diff|``, scaling the standard error
+    as ``1 / sqrt(n)`` from ``n_studies`` (NaN when unknown or ``diff`` is 0). Example:
+    ``studies_needed(0.01, 0.0074, 100)`` -> 430."""
+    mde = _study_mde(study_se, alpha, power)
+    if not (np.isfinite(diff) and np.isfinite(mde)) or diff == 0 or n_studies < 1:
+        return float("nan")
+    return float(math.ceil(n_studies * (mde / abs(diff)) ** 2))
+
+
+def verdict(*, diff: float, p_adjusted: float, ci_low: float, ci_high: float, n_same_sign: int, n_seeds: int,
+            alpha: float = ALPHA) -> str:
+    """``"above"`` / ``"below"`` (A against B) under the module's rule, else :data:`NO_DIFF`: the family-adjusted p
+    below ``alpha``, the interval excluding 0 on the side of ``diff``, every seed with the mean's sign."""
+    if not (np.isfinite(diff) and np.isfinite(p_adjusted)) or diff == 0:
+        return NO_DIFF
+    excludes = ci_low > 0 if diff > 0 else ci_high < 0
+    if p_adjusted < alpha and excludes and n_same_sign == n_seeds:
+        return "above" if diff > 0 else "below"
+    return NO_DIFF
+
+
+def untested_direction(diff: float) -> str:
+    """The words for a difference no test speaks for: ``"higher mean, not tested"`` / ``"lower mean, not
+    tested"`` / ``"equal means"``."""
+    if not np.isfinite(diff) or diff == 0:
+        return "equal means"
+    return "higher mean, not tested" if diff > 0 else "lower mean, not tested"
+
+
+def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA,
+                    power: float = POWER) -> pd.DataFrame:
+    """The rule over one run's family: ``table`` rows of the comparison schema (``diff, p_value, ci_low, ci_high``
+    and, over seeds, ``seed_sd, n_same_sign, n_seeds``; optional ``boot_ci_low, boot_ci_high``, the study bootstrap's
+    own interval, else the row's interval stands in: wider, so its detectable effect is an upper bound). Returns a
+    copy with ``p_holm``, ``verdict``, ``mde`` (at ``alpha / m``), ``binding``, ``seeds_needed``,
+    ``studies_needed`` (each NaN unless its half binds and the observed difference is below ``mde``) and
+    ``family_size``."""
+    t = table.copy().reset_index(drop=True)
+    m = int(np.isfinite(t["p_value"].to_numpy(float)).sum())
+    n_seeds = t["n_seeds"] if "n_seeds" in t else pd.Series(1, index=t.index)
+    same = t["n_same_sign"] if "n_same_sign" in t else n_seeds
+    seed_sd = t["seed_sd"] if "seed_sd" in t else pd.Series(np.nan, index=t.index)
+    lo = t["boot_ci_low"] if "boot_ci_low" in t else t["ci_low"]
+    hi = t["boot_ci_high"] if "boot_ci_high" in t else t["ci_high"]
+    level = alpha / max(m, 1)
+    t["p_holm"] = holm(t["p_value"].to_numpy(float))
+    rows = []
+    for i in t.index:
+        d = float(t.at[i, "diff"])
+        se = interval_se(float(lo[i]), float(hi[i]))
+        sd, k = float(seed_sd[i]), int(n_seeds[i])
+        mde, binding = detectable_effect(seed_sd=sd, n_seeds=k, study_se=se, alpha=level, power=power)
+        v = verdict(diff=d, p_adjusted=float(t.at[i, "p_holm"]), ci_low=float(t.at[i, "ci_low"]),
+                    ci_high=float(t.at[i, "ci_high"]), n_same_sign=int(same[i]), n_seeds=k, alpha=alpha)
+        short = v == NO_DIFF and np.isfinite(mde) and abs(d) < mde
+        rows.append({"verdict": v, "mde": mde, "binding": binding,
+                     "seeds_needed": seeds_needed(d, sd, alpha=level, power=power)
+                     if short and binding == "seeds" else np.nan,
+                     "studies_needed": studies_needed(d, se, n_studies, alpha=level, power=power)
+                     if short and binding == "studies" else np.nan})
+    out = pd.concat([t, pd.DataFrame(rows, index=t.index)], axis=1)
+    out["family_size"] = m
+    return out

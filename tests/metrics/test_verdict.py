@@ -1,0 +1,104 @@
+"""The one verdict rule (sdrlib.metrics.verdict): Holm's adjustment against worked values, the detectable effect
+of the combined test (both halves, the binding one named), and the verdict's conditions each able to fail."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sdrlib.metrics import verdict as V
+
+
+def test_holm_matches_worked_values_and_keeps_nan_out_of_the_family():
+    # Holm (1979): sorted 0.005*4, 0.01*3, 0.03*2, 0.04*1 -> 0.02, 0.03, 0.06, max(0.06, 0.04)
+    assert V.holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    out = V.holm([0.2, np.nan, 0.01])
+    assert np.isnan(out[1]) and out.tolist()[0] == pytest.approx(0.2) and out[2] == pytest.approx(0.02)
+    assert V.holm([0.9, 0.8, 0.7]).max() <= 1.0
+    assert V.holm([]).size == 0
+
+
+def test_holm_is_bonferroni_for_the_smallest_and_never_below_the_raw_p():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 0.2, 30)
+    adj = V.holm(p)
+    assert adj[np.argmin(p)] == pytest.approx(min(1, p.min() * 30))
+    assert (adj >= p - 1e-15).all()
+    order = np.argsort(p)
+    assert (np.diff(adj[order]) >= -1e-15).all()
+
+
+def test_the_study_half_reads_the_bootstrap_interval_the_issue_quotes():
+    se = V.interval_se(-0.012, 0.017)
+    assert se == pytest.approx(0.0074, abs=5e-5)
+    mde, binding = V.detectable_effect(seed_sd=0.001, n_seeds=3, study_se=se)
+    assert binding == "studies" and mde == pytest.approx(0.0207, abs=5e-4)   # the README said 0.004
+
+
+def test_the_seed_half_binds_when_seeds_are_noisy_and_is_the_t_formula():
+    mde, binding = V.detectable_effect(seed_sd=0.02, n_seeds=3, study_se=0.005)
+    t = stats.t.ppf(0.975, 2) + stats.t.ppf(0.8, 2)
+    assert binding == "seeds" and mde == pytest.approx(t * 0.02 / np.sqrt(3))
+    assert V.detectable_effect(seed_sd=np.nan, n_seeds=1, study_se=np.nan) == (pytest.approx(np.nan, nan_ok=True), "")
+    assert V.detectable_effect(seed_sd=np.nan, n_seeds=1, study_se=0.01)[1] == "studies"
+
+
+def test_seeds_and_studies_needed_reach_the_difference():
+    k = V.seeds_needed(0.03, 0.02)
+    assert V.detectable_effect(seed_sd=0.02, n_seeds=int(k), study_se=0)[0] <= 0.03
+    assert V.detectable_effect(seed_sd=0.02, n_seeds=int(k) - 1, study_se=0)[0] > 0.03
+    n = V.studies_needed(0.01, 0.0074, 100)
+    assert V.detectable_effect(seed_sd=np.nan, n_seeds=1, study_se=0.0074 * np.sqrt(100 / n))[0] <= 0.01
+    assert np.isnan(V.studies_needed(0.0, 0.0074, 100)) and np.isinf(V.seeds_needed(1e-6, 0.5))
+
+
+@pytest.mark.parametrize("change, expect", [
+    ({}, "above"),
+    ({"diff": -0.03, "ci_low": -0.05, "ci_high": -0.01}, "below"),
+    ({"p_adjusted": 0.06}, V.NO_DIFF),                    # not significant after the family's adjustment
+    ({"ci_low": -0.001}, V.NO_DIFF),                      # the interval holds 0
+    ({"n_same_sign": 4}, V.NO_DIFF),                      # one seed the other way
+    ({"diff": float("nan")}, V.NO_DIFF),
+    ({"diff": 0.0}, V.NO_DIFF),
+])
+def test_each_condition_of_the_verdict_can_fail(change, expect):
+    args = dict(diff=0.03, p_adjusted=0.01, ci_low=0.01, ci_high=0.05, n_same_sign=5, n_seeds=5)
+    assert V.verdict(**{**args, **change}) == expect
+
+
+def test_untested_words():
+    assert V.untested_direction(0.1) == "higher mean, not tested"
+    assert V.untested_direction(-0.1) == "lower mean, not tested"
+    assert V.untested_direction(0.0) == "equal means"
+
+
+def test_family_verdicts_adjusts_over_the_family_and_names_what_binds():
+    t = pd.DataFrame({
+        "A": ["X", "Y", "Z"], "B": ["SFT"] * 3,
+        "diff": [0.05, 0.004, -0.02], "p_value": [0.001, 0.625, 0.03],
+        "ci_low": [0.03, -0.012, -0.04], "ci_high": [0.07, 0.017, -0.001],
+        "seed_sd": [0.004, 0.002, 0.03], "n_same_sign": [5, 3, 5], "n_seeds": [5, 5, 5]})
+    out = V.family_verdicts(t, n_studies=400)
+    assert out.family_size.iloc[0] == 3
+    assert out.p_holm.tolist() == pytest.approx([0.003, 0.625, 0.06])
+    # Z alone would be "below" at p = 0.03; the family of three makes it 0.06
+    assert out.verdict.tolist() == ["above", V.NO_DIFF, V.NO_DIFF]
+    y = out.iloc[1]
+    assert y.binding == "studies" and np.isnan(y.seeds_needed) and y.studies_needed > 400
+    z = out.iloc[2]
+    assert z.binding == "seeds" and z.seeds_needed > 5 and np.isnan(z.studies_needed)
+    # the detectable effect is at the level Holm tests the smallest p: alpha / m
+    se = V.interval_se(-0.012, 0.017)
+    assert y.mde == pytest.approx(max(V.detectable_effect(seed_sd=0.002, n_seeds=5, study_se=se, alpha=0.05 / 3)[0],
+                                      0))
+
+
+def test_family_verdicts_prefers_the_bootstrap_interval_when_the_table_has_it():
+    base = {"diff": [0.004], "p_value": [0.6], "ci_low": [-0.03], "ci_high": [0.04], "seed_sd": [0.0],
+            "n_same_sign": [3], "n_seeds": [3]}
+    wide = V.family_verdicts(pd.DataFrame(base), n_studies=100)
+    narrow = V.family_verdicts(pd.DataFrame({**base, "boot_ci_low": [-0.01], "boot_ci_high": [0.018]}),
+                               n_studies=100)
+    assert narrow.mde.iloc[0] < wide.mde.iloc[0]
