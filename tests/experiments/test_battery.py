@@ -1,0 +1,78 @@
+"""The real-language battery (sdrlib.experiments.battery): its cases are well formed and not SynthCXR's, the pass
+rule reads margins as documented on real rewards, and the rewards the project adds on top of the paper's must pass
+every laterality, pertinent-negative, temporal and hedge case (they do not yet: strict xfail, so the day they do
+the mark must go)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from audit_helpers import synth_record
+from sdrlib.experiments import battery
+from sdrlib.reports import split_sentences
+
+GRPO = SimpleNamespace(lambda_fmt=1.0, lambda_sem=1.0, max_chars=4000)
+#: the rewards that must read real reports (ours and the two related methods' stand-ins)
+REQUIRED_REWARDS = ("chamfer_neg", "hung_nn_neg", "ot_neg", "chamfer_recall_1", "chamfer_recall_0.75",
+                    "chamfer_recall_0.5", "editgrpo", "gcarl")
+REQUIRED_CATEGORIES = ("laterality", "pertinent_negative", "temporal", "hedge")
+
+
+def test_cases_are_well_formed():
+    ids = [c.id for c in battery.CASES]
+    assert len(ids) == len(set(ids))
+    assert {c.category for c in battery.CASES} == set(battery.CATEGORIES)
+    for c in battery.CASES:
+        assert c.better != c.worse and c.why and all(s.strip() for s in (*c.reference, c.better, c.worse))
+    assert not any(c.strict for c in battery.CASES if c.category == "repetition")
+
+
+def test_no_battery_sentence_is_a_synthcxr_sentence():
+    synth = set()
+    for i in range(300):
+        r = synth_record("train", i)
+        synth.update(s.lower() for s in split_sentences(f"{r.findings} {r.impression}"))
+    ours = {s.lower() for c in battery.CASES for t in (*c.reference, c.better, c.worse) for s in split_sentences(t)}
+    common = ours & synth
+    # generic normal sentences may coincide; every case's contrast must be written outside the grammar
+    for c in battery.CASES:
+        if c.category == "outside_14" or c.category == "repetition":
+            continue
+        contrast = {s.lower() for s in split_sentences(c.worse)} ^ {s.lower() for s in split_sentences(c.better)}
+        assert contrast and not contrast <= common, c.id
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from sdrlib.embedding import SentenceEmbedder
+
+    emb = SentenceEmbedder("all-MiniLM-L6-v2", cache_dir=tmp_path_factory.mktemp("emb"))
+    train = [synth_record("train", i) for i in range(120)]
+    return lambda rewards: battery.run_battery(rewards, emb, GRPO, train)
+
+
+def test_the_pass_rule_reads_margins_on_real_rewards(run):
+    t = run(["exact", "chamfer"])
+    assert len(t) == 2 * len(battery.CASES)
+    ex = t[t.reward == "exact"]
+    # R_exact is 0 for both candidates of a wrong-side case: a tie does not pass a strict case
+    lat = ex[ex.case == "lat_effusion_wrong_side"].iloc[0]
+    assert lat.margin == 0 and not lat.passed
+    # repetition cases are not strict: a tie passes, and Chamfer's set view cannot be fooled by repeats
+    rep = t[(t.reward == "chamfer") & (t.category == "repetition")]
+    assert rep.passed.all() and (rep.margin.abs() < 1e-9).all()
+    s = battery.battery_summary(t)
+    assert list(s.reward) == ["exact", "chamfer"]
+    assert (s.passed == t.groupby("reward", sort=False).passed.sum().values).all()
+    assert "lat_effusion_wrong_side" in s.loc[s.reward == "exact", "failing"].iloc[0]
+
+
+@pytest.mark.xfail(strict=True, reason="the rewards read no side, temporal phrase or shared hedge convention yet "
+                                       "(side-aware presence is the planned fix); remove this mark when it passes")
+def test_the_rewards_we_add_pass_every_side_negative_temporal_and_hedge_case(run):
+    t = run(list(REQUIRED_REWARDS))
+    t = t[t.category.isin(REQUIRED_CATEGORIES)]
+    failing = t.loc[~t.passed, ["reward", "case"]].apply(tuple, axis=1).tolist()
+    assert failing == []
