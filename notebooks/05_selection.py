@@ -106,7 +106,7 @@ if sc.api_models:
             for prompt in sc.api_prompts:
                 label = f"{model} [{prompt}]"
                 cands[label] = generate_api_candidates(
-                    test, model=model, base_url=base_url or None, k=sc.k, prompt=prompt,
+                    test, model=model, base_url=base_url or None, n_candidates=sc.k, prompt=prompt,
                     exemplars=train[: sc.api_exemplars] if prompt == "p2" else [],
                     cache_path=out_dir / f"api_{model.replace('/', '_')}_{prompt}.jsonl",
                     temperature=sc.api_temperature, max_tokens=sc.api_max_tokens, seed=cfg.seed)
