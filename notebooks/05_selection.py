@@ -145,7 +145,7 @@ pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinc
 # are folded into one counted line per kind.
 
 # %%
-split_kw = dict(k=sc.k, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
+split_kw = dict(n_candidates=sc.k, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
                 bank_presence=sel.bank_presence_of(bank), metric_kwargs=metric_kwargs(cfg))
 sel.check_encoder(bank, emb)
 with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, not one block per policy
@@ -420,10 +420,10 @@ rec_bank_pres = split_kw["bank_presence"]
 rec_rows = []
 for p in cands:
     p_pres = split.presence[p] if split.presence[p] is not None else sel.candidate_presence(cands[p], candidate_format=formats[p])
-    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], k=sc.k, study_ids=[r.study_id for r in test],
+    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], n_candidates=sc.k, study_ids=[r.study_id for r in test],
                                     aggregations=sc.aggregations, knn_k=sc.knn_k, presence=p_pres,
                                     bank_presence=rec_bank_pres, progress=None)
-    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], k=sc.k, presence=p_pres)
+    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], n_candidates=sc.k, presence=p_pres)
     e = sel.evaluate_methods(sel.method_choices(rec_scores, rec_mbr), sel.pick_metrics(split.metrics[p], "findings", ["CXB-14"]),
                              sc.k, strata=split.strata(p))
     rec_rows.append(e.assign(policy=p, section="findings"))

@@ -72,7 +72,7 @@ test = test[: pc.n_test] if pc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
 bank = ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train", expected_encoder_id=emb.encoder_id)
 bank = sel.sample_bank(bank, cfg.selection.bank_size, cfg.seed)  # drawn at random, as notebook 05
-params = pr.PruneParams(k=pc.k, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
+params = pr.PruneParams(n_candidates=pc.k, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
                         sentence_token_cap=pc.sentence_token_cap)
 scorers = checks.bank_scorers(bank, emb, pc.names, pc.aggregation, knn_k=cfg.selection.knn_k,
                               device=cfg.distances.device)
