@@ -328,7 +328,7 @@ if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) 
 # steps, with a KL near 0, is a policy GRPO left where SFT put it: its test scores should then match SFT's.
 
 # %%
-movement = grpo_report.movement_table(curves, grpo_configs, label=posttrain.config_label, k=4)
+movement = grpo_report.movement_table(curves, grpo_configs, label=posttrain.config_label, n_steps=4)
 save_table(movement, "grpo_policy_movement", cfg, shown=format_mean_sd(movement))
 format_mean_sd(movement)
 

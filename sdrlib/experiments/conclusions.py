@@ -74,14 +74,15 @@ def same_sign_count(r: pd.Series) -> int:
     return 0
 
 
-def detectable_effect(seed_sd: float, k: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Smallest true difference the t-test over ``k`` seeds detects with probability ``power`` at level
-    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)`` (NaN for k < 2 or no SD).
+def detectable_effect(seed_sd: float, n_seeds: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest true difference the t-test over ``n_seeds`` seeds detects with probability ``power`` at level
+    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)``, k = ``n_seeds`` (NaN for k < 2 or
+    no SD).
     Example: ``detectable_effect(0.02, 3)`` -> 0.062 (3 seeds need about 3.1 seed SDs)."""
-    if k < 2 or not np.isfinite(seed_sd):
+    if n_seeds < 2 or not np.isfinite(seed_sd):
         return float("nan")
-    t = stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)
-    return float(t * seed_sd / math.sqrt(k))
+    t = stats.t.ppf(1 - alpha / 2, n_seeds - 1) + stats.t.ppf(power, n_seeds - 1)
+    return float(t * seed_sd / math.sqrt(n_seeds))
 
 
 def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,

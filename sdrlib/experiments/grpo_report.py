@@ -164,20 +164,21 @@ def _ms(name: str, v: Any) -> dict[str, float]:
 
 
 def movement_table(curves: pd.DataFrame, configs: Sequence[str], *, label: Callable[[str], str] = str,
-                   k: int = 4) -> pd.DataFrame:
+                   n_steps: int = 4) -> pd.DataFrame:
     """How far GRPO moved each configuration's policy, from the runs' training curves.
 
     ``curves``: the ``curves.csv`` rows of every run with ``config``, ``seed``, ``step``, ``reward`` and (β > 0)
     ``kl`` columns. One row per configuration of ``configs``: ``config`` (``label``-ed), ``seeds`` and, as mean
-    with a ``<name> (sd)`` column over seeds, the total reward of the first and last ``k`` logged steps and the
-    KL to SFT over the last ``k``."""
+    with a ``<name> (sd)`` column over seeds, the total reward of the first and last ``n_steps`` logged steps and
+    the KL to SFT over the last ``n_steps``."""
     rows = []
     for r in configs:
         per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
         rows.append({"config": label(r), "seeds": len(per),
-                     **_ms(f"reward first {k} steps", [d.reward.head(k).mean() for d in per]),
-                     **_ms(f"reward last {k} steps", [d.reward.tail(k).mean() for d in per]),
-                     **_ms(f"KL last {k} steps", [d.kl.tail(k).mean() for d in per] if "kl" in curves else [])})
+                     **_ms(f"reward first {n_steps} steps", [d.reward.head(n_steps).mean() for d in per]),
+                     **_ms(f"reward last {n_steps} steps", [d.reward.tail(n_steps).mean() for d in per]),
+                     **_ms(f"KL last {n_steps} steps",
+                           [d.kl.tail(n_steps).mean() for d in per] if "kl" in curves else [])})
     return pd.DataFrame(rows)
 
 

@@ -253,13 +253,17 @@ def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSe
     return kept
 
 
-def fact_reward(z: np.ndarray, k: int) -> tuple[float, float, float]:
-    """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``k`` (eqs. 7-9)."""
+def fact_reward(z: np.ndarray, n_ref_claims: int) -> tuple[float, float, float]:
+    """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``n_ref_claims`` (eqs. 7-9).
+
+    ``n_ref_claims`` is the paper's K (the reference's claims, deduplicated); ``z`` holds one validity per
+    generated claim. ``C = min(sum(z) / K, 1)``; no claim or K <= 0 gives ``(0, 0, 0)``.
+    """
     z = np.asarray(z, bool)
-    if z.size == 0 or k <= 0:
+    if z.size == 0 or n_ref_claims <= 0:
         return 0.0, 0.0, 0.0
     p = float(z.mean())
-    c = min(float(z.sum()) / k, 1.0)
+    c = min(float(z.sum()) / n_ref_claims, 1.0)
     return (2 * p * c / (p + c) if p + c > 0 else 0.0), p, c
 
 
