@@ -22,7 +22,7 @@ itself was not inspected, so the loader accepts a few variants and says what it 
   (absolute paths and paths whose ``..`` escapes it are not opened; symlinks are followed).
 
 Study ids written as floats (``123.0``: a spreadsheet round-trip, or a JSON number) are read as
-the integers they are (:func:`sdrlib.data._common.normalise_id`); text ids are kept as written.
+the integers they are (:func:`sdrlib.data._common.normalize_id`); text ids are kept as written.
 
 Skips (counted): ``empty_row``, ``bad_row`` (no id, or a JSON line that is not an object),
 ``malformed_row`` (a CSV row with more or fewer fields than its header, a stray quote, or an id
@@ -47,7 +47,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
+from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalize_id, read_table,
                                  resolve_data_path, sections_ok)
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
 from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
@@ -176,7 +176,7 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
         raw_id = _get(row, _ID_KEYS)
         if raw_id is None or not str(raw_id).strip():
             raw_id = row.get("__key__", "")
-        sid = normalise_id(raw_id)
+        sid = normalize_id(raw_id)
         if sid is None:
             rep.skip("malformed_row", f"row {i}: study id {raw_id!r}")
             continue
