@@ -43,8 +43,10 @@ from typing import TYPE_CHECKING, Sequence
 
 from sdrlib.data._common import (check_require, check_root, clean_section, decode_bytes, find_file, half_written,
                                  inside_root, is_blank_row, normalize_id, plain_name, read_table, row_line, sections_ok)
+from sdrlib.data._mimic_standin import write_mimic_layout
+from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
-from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
+from sdrlib.data.registry import Dataset, register_dataset
 from sdrlib.reports import split_report
 from sdrlib.vocabulary import CHEXPERT_14
 
@@ -270,4 +272,4 @@ def load_mimic(root: str | Path, split: str, *, reports_root: str | Path | None 
 
 register_dataset(Dataset(
     "mimic", "MIMIC-CXR", lambda cfg, split: load_mimic(real_root(cfg), split),
-    standin=deferred("sdrlib.data.standin", "write_mimic_layout"), standin_code=1))
+    standin=write_mimic_layout, standin_code=1))

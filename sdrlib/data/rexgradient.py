@@ -49,8 +49,10 @@ from typing import Any, Iterator, Sequence
 
 from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalize_id, read_table,
                                  resolve_data_path, sections_ok)
+from sdrlib.data._rexgradient_standin import unpack_rexgradient, write_rexgradient_layout
+from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
-from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
+from sdrlib.data.registry import Dataset, register_dataset
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -219,5 +221,4 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
 
 register_dataset(Dataset(
     "rexgradient", "ReXGradient-160K", lambda cfg, split: load_rexgradient(real_root(cfg), split),
-    standin=deferred("sdrlib.data.standin", "write_rexgradient_layout"), standin_code=2,
-    standin_unpack=deferred("sdrlib.data.standin", "unpack_rexgradient")))
+    standin=write_rexgradient_layout, standin_code=2, standin_unpack=unpack_rexgradient))
