@@ -4,7 +4,8 @@
   JSON, JSON lines, Parquet): every parse, decompression or I/O failure becomes a
   :class:`~sdrlib.data.DataError` naming the file and the cause.
 - :func:`resolve_data_path` / :func:`inside_root` resolve a path taken from a data file
-  and keep it inside the data root (policy below).
+  and keep it inside the data root (policy below); :func:`existing_images` keeps a study's
+  images that resolve, counting the others.
 - :func:`normalize_id` reads a numeric id the way spreadsheets write it back
   (``50414267.0`` is study ``50414267``; ``5.5`` is no id: a ``malformed_row``).
 - :func:`half_written` recognises a file cut off while it was written (it ends in NUL
@@ -35,7 +36,7 @@ import re
 import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from sdrlib.data.records import DataError, LoadReport
 from sdrlib.io import TextDecodeError, bom_encoding, decode_text
@@ -414,6 +415,26 @@ def resolve_data_path(entry: str | Sequence[str], bases: Sequence[Path], root: P
             if q.is_file():
                 return q, ""
     return (None, "missing") if any_inside and not escaped_to_file else (None, "unsafe_path")
+
+
+def existing_images(sid: str, entries: Iterable[str], resolve: Callable[[str], tuple[Path | None, str]],
+                    rep: LoadReport) -> list[str]:
+    """The image files of study ``sid`` that exist, in the order of ``entries`` (paths read from a data file).
+
+    ``resolve(entry)`` gives ``(file, "")``, ``(None, "missing")`` or ``(None, "unsafe_path")``
+    (:func:`resolve_data_path`); an unsafe entry is skipped and counted ``unsafe_path`` (``"<sid>: <entry>"``), a
+    missing one noted ``missing_image``. The caller counts a study left with none as ``no_image``.
+    """
+    paths = []
+    for entry in entries:
+        p, why = resolve(entry)
+        if why == "unsafe_path":
+            rep.skip("unsafe_path", f"{sid}: {entry}")
+        elif p is None:
+            rep.note("missing_image", entry)
+        else:
+            paths.append(str(p))
+    return paths
 
 
 def plain_name(value: str) -> bool:

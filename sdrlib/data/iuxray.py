@@ -51,8 +51,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from sdrlib.data._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalize_id,
-                                 read_table, resolve_data_path, row_line, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, existing_images, find_file, is_blank_row,
+                                 normalize_id, read_table, resolve_data_path, row_line, sections_ok)
 from sdrlib.data._iuxray_split import iuxray_split_of
 from sdrlib.data._iuxray_standin import write_iuxray_layout
 from sdrlib.data.download import real_root
@@ -198,21 +198,6 @@ def _report_uid(reports: "pd.DataFrame", i: int, rpath: Path, rep: LoadReport) -
     return uid
 
 
-def _image_paths(uid: str, items: list[tuple[str, str]], img_dirs: list[Path], root: Path,
-                 rep: LoadReport) -> list[str]:
-    """The study's image files that exist, frontal first; an unsafe filename counted, a missing one noted."""
-    paths = []
-    for fn, _ in sorted(items, key=lambda t: t[1].lower() != "frontal"):
-        p, why = resolve_data_path(fn, img_dirs, root)  # confined to root (no absolute path, no ../ out of it)
-        if why == "unsafe_path":
-            rep.skip("unsafe_path", f"{uid}: {fn}")
-        elif p is None:
-            rep.note("missing_image", fn)
-        else:
-            paths.append(str(p))
-    return paths
-
-
 def _report_labels(reports: "pd.DataFrame", i: int, rep: LoadReport) -> dict[str, int] | None:
     """Labels of reports row ``i`` from Problems / MeSH (:func:`mesh_labels`; unmapped headings noted); None when
     the file has neither column."""
@@ -279,7 +264,10 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
         impression = clean_section(reports.at[i, "impression"])
         if not sections_ok(findings, impression, require, rep, uid):
             continue
-        paths = _image_paths(uid, projs.get(uid, []), img_dirs, root, rep)
+        frontal_first = sorted(projs.get(uid, []), key=lambda t: t[1].lower() != "frontal")
+        # confined to root (no absolute path, no ../ out of it)
+        paths = existing_images(uid, [fn for fn, _ in frontal_first], lambda fn: resolve_data_path(fn, img_dirs, root),
+                                rep)
         if not paths:
             rep.skip("no_image", uid)
             continue

@@ -5,10 +5,10 @@ A :class:`Dataset` carries everything the rest of the package asks of a dataset:
 :mod:`sdrlib.config` and the run's preflight in :mod:`sdrlib.runner`, which names ``title`` when the folder is
 missing; :func:`sdrlib.data.download.real_root` gives the folder) and, optionally, how to write a stand-in in its
 layout (:mod:`sdrlib.data.standin`: ``python -m sdrlib.data.standin NAME OUT_DIR`` and ``data.standin_n``). Each
-dataset module registers its own (:mod:`sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`, :mod:`~sdrlib.data.iuxray`; SynthCXR in
-:mod:`sdrlib.data`), so a new dataset is one module that calls :func:`register_dataset` and is imported before
-the profile is loaded (``tests/data/toy_dataset.py`` is such a module, run end to end by
-``tests/data/test_data_registry.py``).
+dataset module registers its own (:mod:`sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`,
+:mod:`~sdrlib.data.iuxray`; SynthCXR in :mod:`sdrlib.data`), so a new dataset is one module that calls
+:func:`register_dataset` and is imported before the profile is loaded (``tests/data/toy_dataset.py`` is such a
+module, run end to end by ``tests/data/test_data_registry.py``).
 
 A stand-in writer is called as ``writer(root, drafts, seed, image_size, defect, tick)`` with SynthCXR drafts of
 the studies (:mod:`sdrlib.data._standin`; the built-in writers sit beside their loaders, e.g.

@@ -47,8 +47,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalize_id, read_table,
-                                 resolve_data_path, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, existing_images, is_blank_row,
+                                 normalize_id, read_table, resolve_data_path, sections_ok)
 from sdrlib.data._rexgradient_standin import unpack_rexgradient, write_rexgradient_layout
 from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
@@ -201,15 +201,7 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
     for sid, st in studies.items():
         if not sections_ok(st["findings"], st["impression"], require, rep, sid):
             continue
-        found = []
-        for p in st["images"]:
-            q, why = _resolve(p, root, path.parent)
-            if why == "unsafe_path":
-                rep.skip("unsafe_path", f"{sid}: {p}")
-            elif q is None:
-                rep.note("missing_image", p)
-            else:
-                found.append(str(q))
+        found = existing_images(sid, st["images"], lambda p: _resolve(p, root, path.parent), rep)
         if not found:
             rep.skip("no_image", sid)
             continue
