@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from sdrlib.data.records import STRATA, Record, stratum
 from sdrlib.data.synthcxr import Finding, render_image
 from sdrlib.reports import split_sentences
 from sdrlib.vocabulary import CHEXPERT_14
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
            "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples",
@@ -53,7 +56,7 @@ LANGUAGE_TARGETS: dict[str, str] = {
 _WORD_RE = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
 
-def sentence_counts(records: Sequence[Record]):
+def sentence_counts(records: Sequence[Record]) -> "pd.DataFrame":
     """Sentences per section per study: DataFrame with columns study_id, findings, impression.
 
     Uses ``sdrlib.reports.split_sentences`` (the segmenter the rewards use).
@@ -107,7 +110,7 @@ def language_stats(records: Sequence[Any]) -> dict[str, float]:
     }
 
 
-def language_table(records: Sequence[Any]):
+def language_table(records: Sequence[Any]) -> "pd.DataFrame":
     """``language_stats`` beside the IU-Xray reference and the target, for notebook 00.
 
     Returns a DataFrame with columns ``statistic``, ``counts`` (what the statistic counts, for this corpus and
@@ -123,7 +126,7 @@ def language_table(records: Sequence[Any]):
                          "target": [LANGUAGE_TARGETS[k] for k in st]})
 
 
-def summary_table(splits: Mapping[str, Sequence[Record]]):
+def summary_table(splits: Mapping[str, Sequence[Record]]) -> "pd.DataFrame":
     """One row per split: studies, images, mean sentences per section, unique-sentence ratio, strata.
 
     The unique-sentence ratio is (distinct sentences) / (all sentences) of a section over the split;
@@ -146,7 +149,7 @@ def summary_table(splits: Mapping[str, Sequence[Record]]):
     return pd.DataFrame(rows)
 
 
-def prevalence_table(splits: Mapping[str, Sequence[Record]]):
+def prevalence_table(splits: Mapping[str, Sequence[Record]]) -> "pd.DataFrame":
     """Per observation and split: percent of studies labelled positive / uncertain / negative.
 
     Returns a DataFrame indexed by observation with columns ``<split> pos%``, ``<split> unc%``,
@@ -298,7 +301,7 @@ def plot_findings_gallery(image_size: int = 96, seed: int = 0):
 
 
 def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: Sequence[str] | None = None,
-                size: int = 32, seed: int = 0):
+                size: int = 32, seed: int = 0) -> "pd.DataFrame":
     """How much a linear model on raw pixels reads from the images: test AUROC per observation.
 
     Each image is resized to ``size`` x ``size``, standardised, and a ridge classifier
