@@ -61,7 +61,7 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
         CPU whatever ``device`` says; ignored by plain settings. Missing: :class:`DistanceSpecError`.
     device : {"cpu", "cuda", "cuda:i", "auto"}
         Where the cosine matrix product and the Sinkhorn / UOT / GW solvers run (the other
-        solvers run on the CPU); see the module docstring for what happens without a usable GPU.
+        solvers run on the CPU); see :mod:`sdrlib.distances.engine` for what happens without a usable GPU.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction to iterative solvers stopping at ``max_iter``.
     empty_value : float in [0, 1], optional
@@ -71,7 +71,7 @@ def pairwise_distances(cands: SetsLike, bank: SetsLike, name: "str | DistanceSpe
     time_budget_s : float, optional
         Seconds the call may take; past them the solve is stopped and
         :class:`~sdrlib.distances.errors.DistanceTimeoutError` raised (checked inside the Sinkhorn /
-        UOT / GW solvers, between calls of the others; see the module docstring). Ctrl-C stops a
+        UOT / GW solvers, between calls of the others; see :mod:`sdrlib.distances.engine`). Ctrl-C stops a
         long solve either way.
 
     Example: ``pairwise_distances([A1, A2], [B1, B2, B3], "chamfer").shape -> (2, 3)``.

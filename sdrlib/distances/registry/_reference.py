@@ -74,7 +74,7 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: 
         unusable sets (empty, NaN / inf, zero rows, wrong shape or dimension, non-numeric), presence of
         the wrong shape or values.
     DistanceSpecError
-        unknown name, unusable parameters (see the module doc), bad ``on_nonconvergence``, a
+        unknown name, unusable parameters (see :mod:`sdrlib.distances.registry`), bad ``on_nonconvergence``, a
         negation-aware setting without ``presence``.
     DistanceRangeError
         the solver's value is NaN / inf or leaves [0, 1] by more than round-off.

@@ -123,7 +123,8 @@ class DistanceSpec:
 
 
 def _check_params(family: str, p: dict[str, Any]) -> None:
-    """Raise :class:`DistanceSpecError` for a parameter the family's solver cannot use (see the module doc)."""
+    """Raise :class:`DistanceSpecError` for a parameter the family's solver cannot use (the floors:
+    :mod:`sdrlib.distances.registry`)."""
     def pos(key: str) -> None:
         v = p[key]
         if not _is_real(v) or not math.isfinite(v) or v <= 0:
@@ -229,7 +230,8 @@ REGISTRY: dict[str, DistanceSpec] = {s.name: s for s in PAPER_SETTINGS}
 
 
 #: our settings registered beside the paper's (origin "sdr extension"): the unscaled transport variants of
-#: the paper's OT / Sinkhorn / UOT / partial settings, and two negation-aware settings (module doc)
+#: the paper's OT / Sinkhorn / UOT / partial settings, and two negation-aware settings
+#: (:mod:`sdrlib.distances.registry`)
 EXTENSION_SETTINGS: tuple[DistanceSpec, ...] = (
     make_spec("ot", rescale=False),
     make_spec("sinkhorn", eps=0.1, rescale=False),
