@@ -36,12 +36,11 @@ import pandas as pd
 
 from sdrlib.config import load_profile, repo_root
 from sdrlib.data import SPLITS, load_split, records_to_frame
-from sdrlib.data.stats import (data_conclusion, language_table, pick_examples, pixel_probe, plot_examples,
-                               plot_findings_gallery, plot_prevalence, plot_sentence_counts, prevalence_table,
+from sdrlib.data.stats import (data_conclusion, language_table, pick_examples, pixel_probe, prevalence_table,
                                sentence_counts, summary_table)
 from sdrlib.clinical import label_report
 from sdrlib.clinical.labeler_check import LABELER_COLUMNS, labeler_mistakes, labeler_summary, labeler_tables
-from sdrlib.plots import style
+from sdrlib.plots import plot_examples, plot_findings_gallery, plot_prevalence, plot_sentence_counts, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
 

@@ -45,9 +45,8 @@ from sdrlib.distances import REGISTRY, get, make_spec, registry_table, reward, s
 from sdrlib.distances.engine import pack_sets, paired_distances, pairwise_distances
 from sdrlib.distances.timing import compare, matmul_gflops
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments.distances_tour import (distances_conclusion, edit_facts, explain_links, fig2_pair,
-                                               links_frame, plot_engine_speed)
-from sdrlib.plots import plot_set_distance, plot_value_heatmap, set_distance_links, style
+from sdrlib.experiments.distances_tour import distances_conclusion, edit_facts, explain_links, fig2_pair, links_frame
+from sdrlib.plots import plot_engine_speed, plot_set_distance, plot_value_heatmap, set_distance_links, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
 
@@ -330,7 +329,8 @@ conv_table.loc[conv_table["stopped at max_iter"] > 0, ["section", "setting", "pa
 # stratum) is `results/02_fidelity.md`.
 
 # %%
-from sdrlib.experiments.fidelity import fidelity_analysis, identical_floor, plot_fidelity, spearman_difference
+from sdrlib.experiments.fidelity import fidelity_analysis, identical_floor, spearman_difference
+from sdrlib.plots import plot_fidelity
 
 t0 = time.perf_counter()
 fid = fidelity_analysis(train, emb, n_pairs=fid_pairs, n_boot=fid_boot, seed=cfg.seed)

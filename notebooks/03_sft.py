@@ -40,10 +40,10 @@ from sdrlib.data import load_split
 from sdrlib.data.stats import pick_examples
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
-from sdrlib.experiments.sft_summary import plot_generations, plot_sft_loss, report_variety, sft_conclusion
+from sdrlib.experiments.sft_summary import report_variety, sft_conclusion
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.suite import TemplateFormatWarning
-from sdrlib.plots import style
+from sdrlib.plots import plot_generations, plot_sft_loss, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
 from sdrlib.utils import quiet, set_seed

@@ -53,7 +53,7 @@ from sdrlib.experiments import grpo_report, posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
-from sdrlib.plots import style
+from sdrlib.plots import plot_audit, style
 from sdrlib.results import format_mean_sd, render_cell_table, save_fig, save_table
 from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
@@ -228,7 +228,7 @@ expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "no
 
 # %%
 with style():
-    fig = audit.plot_audit(aud.table, expected)
+    fig = plot_audit(aud.table, expected)
 save_fig(fig, "04_reward_audit", cfg)
 plt.show()
 

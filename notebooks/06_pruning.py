@@ -286,7 +286,7 @@ sweep = checks.sweep_table(
 save_table(sweep, "06_sweep", cfg, protocol=f"{len(test)} test studies, K = {pc.k}, replayed pruning",
            pick="none (descriptive sweep on test; Tables 4 / 29 use the profile's p and wu)")
 with style():  # one panel per policy x distance; distances that picked alike share a panel; 95 % CIs over studies
-    fig = plot_pruning_sweep(sweep, key, k=pc.k, n_studies=len(test))
+    fig = plot_pruning_sweep(sweep, key, n_candidates=pc.k, n_studies=len(test))
     save_fig(fig, "06_quality_vs_tokens", cfg)
 plt.show()
 

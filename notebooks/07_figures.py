@@ -22,7 +22,7 @@
 # `sdrlib.results.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
 # on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
 # notebooks in the house style of `sdrlib.plots.style`: fixed dpi, fonts of at least 9 pt
-# (`tests/results/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
+# (`tests/plots/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
 # scans the notebooks and `sdrlib` for smaller font sizes) and the colour-blind-safe Okabe-Ito palette as the
 # colour cycle. Every colour that marks a category (lines, bars, points, the sets and links of Fig. 2a) is an
 # Okabe-Ito one; figures that colour by a value use colour maps instead, which are not Okabe-Ito: the heatmaps

@@ -1,6 +1,6 @@
 """Notebook 02's steps that are logic rather than narration: the Fig. 2a report pair, the link table and its
-explanation, the per-setting facts of the edit test, the engine-speed bar chart and the notebook's conclusion
-sentences (read back from its result files).
+explanation, the per-setting facts of the edit test and the notebook's conclusion sentences (read back from its
+result files). The notebook's figures (Fig. 2a, the engine-speed bar chart) are in :mod:`sdrlib.plots`.
 
 Scope: report sets are embedding matrices ``(n_sentences, d)`` with unit rows; distances are the registry's
 (:mod:`sdrlib.distances`), so every value here is the value a reward would use.
@@ -21,8 +21,7 @@ from sdrlib.metrics.significance import format_p
 from sdrlib.reports import split_sentences
 from sdrlib.results import read_result_table
 
-__all__ = ["Fig2Pair", "fig2_pair", "links_frame", "explain_links", "edit_facts", "plot_engine_speed",
-           "distances_conclusion"]
+__all__ = ["Fig2Pair", "fig2_pair", "links_frame", "explain_links", "edit_facts", "distances_conclusion"]
 
 
 @dataclass
@@ -94,29 +93,6 @@ def edit_facts(table: pd.DataFrame, *, tol: float = 1e-9) -> pd.DataFrame:
         "forgives extra": edits.loc["extra hallucination"] <= table.loc["identical"] + tol,
         "entropic floor": table.loc["identical"],
     })
-
-
-def plot_engine_speed(speed: pd.DataFrame, *, title: str = ""):
-    """Bars of microseconds per pair, reference (grey) and engine (house colour ``C0``), log scale, each setting
-    labelled with its speed-up. ``speed``: rows of :func:`sdrlib.distances.timing.compare` (``setting, ref_us,
-    engine_us, speedup``). Draw inside ``sdrlib.plots.style()``. Returns the Figure."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    x = np.arange(len(speed))
-    ax.bar(x - 0.2, speed["ref_us"], 0.4, label="per-pair reference (POT / SciPy)", color="0.65")
-    ax.bar(x + 0.2, speed["engine_us"], 0.4, label="batched engine", color="C0")
-    ax.set_yscale("log")
-    ax.set_xticks(x, speed["setting"], rotation=30, ha="right")
-    ax.set_ylabel("microseconds per pair")
-    for i, s in enumerate(speed["speedup"]):
-        ax.text(i - 0.2, speed["ref_us"].iloc[i] * 1.15, f"{s:.0f}x", ha="center", fontsize=9)  # over the reference bar
-    ax.set_ylim(top=float(speed["ref_us"].max()) * 3)  # room for the speed-up labels
-    ax.yaxis.set_minor_formatter(plt.NullFormatter())
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
-    if title:
-        ax.set_title(title)
-    return fig
 
 
 def _names(items: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""sdrlib.results: tables, figures and provenance written one way (the figure index is tested in test_plots.py)."""
+"""sdrlib.results: tables, figures and provenance written one way (the figure index is tested in test_figure_index.py)."""
 
 from __future__ import annotations
 

@@ -25,23 +25,11 @@ import pytest  # noqa: E402
 
 from sdrlib import plots  # noqa: E402
 from sdrlib.data.records import Record  # noqa: E402
-from sdrlib.data.stats import plot_examples, plot_findings_gallery  # noqa: E402
-from sdrlib.experiments.fidelity import plot_fidelity  # noqa: E402
-from sdrlib.metrics.base import mean_result  # noqa: E402
-from sdrlib.plots import MIN_FONT, PlotError, check_fonts, small_fonts, style  # noqa: E402
+from sdrlib.data.stats import prevalence_table, sentence_counts  # noqa: E402
+from sdrlib.experiments.audit import CASES  # noqa: E402
+from sdrlib.plots import MIN_FONT, PALETTE, PlotError, check_fonts, small_fonts, style  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _unit(rng, n, d=16):
-    X = rng.normal(size=(n, d))
-    return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
 def _curves():
@@ -93,7 +81,7 @@ def _image(tmp_path):
     return str(p)
 
 
-def _figures(tmp_path):
+def _figures(tmp_path, unit):
     """(name, builder) for every figure function of the library."""
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"chamfer": [0.0, 0.08, 0.03], "hausdorff": [0.0, 0.47, 0.2]},
@@ -104,13 +92,20 @@ def _figures(tmp_path):
     img = _image(tmp_path)
     recs = [Record(f"syn-{i}", [img], "Heart size is normal. The lungs are clear.", "No acute disease.",
                    {"No Finding": 1}, "test") for i in range(2)]
+    audit = pd.DataFrame([{"label": "R_Cham", "stratum": st, "case": c, "n": 2, "mean": 1.0 - 0.05 * k}
+                          for st in ("no_finding", "single", "multi") for k, c in enumerate(CASES)])
+    expected = pd.DataFrame([{"label": "R_Cham", "gap": -0.5, "silence_margin": 0.1, "mixed_margin": 0.02}])
+    speed = pd.DataFrame({"setting": ["chamfer", "ot"], "ref_us": [80.0, 200.0], "engine_us": [5.0, 10.0],
+                          "speedup": [16.0, 20.0]})
+    steps = np.arange(1, 21)
+    sft = pd.DataFrame({"step": steps, "loss": 7.0 - 0.1 * steps, "mean_token_accuracy": 0.01 * steps})
     return [
         ("plot_report_embedding", lambda: plots.plot_report_embedding(
-            ["F one.", "F two."], ["I one."], _unit(rng, 2), _unit(rng, 1), context=_unit(rng, 30), title="Fig. 1")),
+            ["F one.", "F two."], ["I one."], unit(rng, 2), unit(rng, 1), context=unit(rng, 30), title="Fig. 1")),
         ("plot_sentence_geometry", lambda: plots.plot_sentence_geometry(
             ["The heart size is normal.", "Heart size is within normal limits.", "No effusion.", "No pleural effusion."],
             ["P1", "P2", "A1", "N1"], np.eye(4) * 0.5 + 0.5, rng.uniform(0.5, 1.0, 40), title="sentences")),
-        ("plot_set_distance", lambda: plots.plot_set_distance(_unit(rng, 3), _unit(rng, 4), ["g1", "g2", "g3"],
+        ("plot_set_distance", lambda: plots.plot_set_distance(unit(rng, 3), unit(rng, 4), ["g1", "g2", "g3"],
                                                               ["r1", "r2", "r3", "r4"], title="Fig. 2a")),
         ("plot_value_heatmap", lambda: plots.plot_value_heatmap(table, title="edits")),
         ("plot_column_heatmap", lambda: plots.plot_column_heatmap(table, title="edits")),
@@ -120,24 +115,30 @@ def _figures(tmp_path):
         ("plot_improvement_heatmap", lambda: plots.plot_improvement_heatmap(table, title="improvement")),
         ("plot_selection_space", lambda: plots.plot_selection_space(rng.normal(size=(200, 2)), rng.normal(size=(5, 2)),
                                                                     2, title="Fig. 2b")),
-        ("plot_pruning_sweep", lambda: plots.plot_pruning_sweep(_sweep(), "BS-F1", k=5, n_studies=24)),
+        ("plot_pruning_sweep", lambda: plots.plot_pruning_sweep(_sweep(), "BS-F1", n_candidates=5, n_studies=24)),
         ("plot_gallery", lambda: plots.plot_gallery([_png(tmp_path, "a.png"), _png(tmp_path, "b.png", (8, 2))],
                                                     ["Fig. A", "Fig. B"])),
-        ("plot_fidelity", lambda: plot_fidelity(fidelity)),
-        ("plot_examples", lambda: plot_examples(recs, n=2)),
-        ("plot_findings_gallery", lambda: plot_findings_gallery(image_size=32)),
+        ("plot_fidelity", lambda: plots.plot_fidelity(fidelity)),
+        ("plot_examples", lambda: plots.plot_examples(recs, n=2)),
+        ("plot_findings_gallery", lambda: plots.plot_findings_gallery(image_size=32)),
+        ("plot_prevalence", lambda: plots.plot_prevalence(prevalence_table({"train": recs}))),
+        ("plot_sentence_counts", lambda: plots.plot_sentence_counts({"train": sentence_counts(recs)})),
+        ("plot_engine_speed", lambda: plots.plot_engine_speed(speed, title="engine")),
+        ("plot_sft_loss", lambda: plots.plot_sft_loss(sft, title="SFT")),
+        ("plot_generations", lambda: plots.plot_generations(recs, ["<think>A.</think><answer>B.</answer>", "x"])),
+        ("plot_audit", lambda: plots.plot_audit(audit, expected)),
     ]
 
 
-def test_every_figure_function_is_covered(tmp_path):
-    built = {name for name, _ in _figures(tmp_path)}
+def test_every_figure_function_is_covered(tmp_path, unit):
+    built = {name for name, _ in _figures(tmp_path, unit)}
     public = {n for n in plots.__all__ if n.startswith("plot_")}
     assert public <= built, f"add a synthetic build of {sorted(public - built)} to _figures"
 
 
-def test_every_figure_function_draws_no_text_below_the_house_minimum(tmp_path):
+def test_every_figure_function_draws_no_text_below_the_house_minimum(tmp_path, unit):
     bad = {}
-    for name, build in _figures(tmp_path):
+    for name, build in _figures(tmp_path, unit):
         with style():
             fig = build()
             small = small_fonts(fig)
@@ -253,11 +254,11 @@ def _off_palette(fig) -> set[str]:
     return out
 
 
-def test_every_category_colour_is_okabe_ito(tmp_path):
+def test_every_category_colour_is_okabe_ito(tmp_path, unit):
     """Notebook 07's claim: every colour that marks a category is an Okabe-Ito one (Fig. 2a's reference set and its
     text tags were not: slate #44546a and a dark amber #8a5a00); the figures that colour by value say so."""
     bad, mapped = {}, set()
-    for name, build in _figures(tmp_path):
+    for name, build in _figures(tmp_path, unit):
         with style():
             fig = build()
             off = _off_palette(fig)
@@ -286,3 +287,10 @@ def test_no_source_names_a_colour_outside_the_palette():
         if off := sorted(f"#{h}" for h in hexes if f"#{h}" not in ok):
             bad[str(p.relative_to(ROOT))] = off
     assert not bad, f"hex colours outside sdrlib.plots.PALETTE: {bad}"
+
+
+def test_style_uses_the_colour_blind_safe_cycle_and_fixed_dpi():
+    with style():
+        assert [c["color"] for c in plt.rcParams["axes.prop_cycle"]][: len(PALETTE)] == list(PALETTE)
+        assert plt.rcParams["savefig.dpi"] == plt.rcParams["figure.dpi"]
+        assert plt.rcParams["font.size"] >= 9
