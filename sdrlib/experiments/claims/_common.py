@@ -34,7 +34,6 @@ def _shown(x: object, digits: int = 3) -> float:
     return round(x, digits) if np.isfinite(x) else float("nan")
 
 
-
 def _direction(diff: float, digits: int = 3) -> str:
     """"above" / "below" / "equal (to 3 decimals) to". Example: ``_direction(-1e-4)`` -> "equal (to 3 decimals) to"."""
     return "equal (to 3 decimals) to" if round(diff, digits) == 0 else "above" if diff > 0 else "below"
@@ -53,7 +52,6 @@ def _count_words(k: int, n: int) -> str:
 
 def _join(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
-
 
 
 def _meta_field(results_dir: str | Path, name: str, key: str) -> str | None:

@@ -158,7 +158,6 @@ def positive_findings(results_dir: str | Path, *, table: str = table_names.GRPO_
             f"than {base} ({len(more)} of {len(others)}): {_join(more)}; less often ({len(fewer)}): {_join(fewer)}."]
 
 
-
 def decomposition(results_dir: str | Path, *, table: str = table_names.GRPO_DECOMPOSITION) -> list[str]:
     """Notebook 04's decomposition of the Findings macro F1 change: per chain (SFT -> drift control -> reward),
     each step's mean over seeds and its change (no share of the total: see the comment)."""

@@ -38,7 +38,6 @@ def report_language(results_dir: str | Path, *, table: str = table_names.REPORT_
     return [f"- Report language, this corpus vs IU-Xray ({_src(table)}): " + "; ".join(parts) + "."]
 
 
-
 def sft_vs_baselines(results_dir: str | Path, *, table: str = table_names.SFT_VS_BASELINES_SIGNIFICANCE,
                      p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
     """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the direction."""

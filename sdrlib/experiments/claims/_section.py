@@ -112,7 +112,8 @@ def _column_error(title: str, group: Callable[..., list[str]], reader: TableRead
     lacking = [p for p in read if col is not None and col not in header[p]]
     obj = getattr(e, "obj", None)
     looked_in = list(obj.columns if isinstance(obj, pd.DataFrame) else obj.index if isinstance(obj, pd.Series) else [])
-    names = ", ".join(str(p) for p in ([p for p in lacking if header[p] == looked_in] or lacking or read)) or "its tables"
+    named = [p for p in lacking if header[p] == looked_in] or lacking or read
+    names = ", ".join(str(p) for p in named) or "its tables"
     return ResultTableError(f"{names}: no column {e} (read for the paragraph {title!r}); re-run the notebook that "
                             "writes it")
 
