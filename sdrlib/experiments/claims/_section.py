@@ -99,6 +99,14 @@ def missing_tables(results_dir: str | os.PathLike, groups: Mapping[str, Callable
     return [line for title, group in groups.items() for line in _missing_lines(results_dir, title, group)]
 
 
+def _header(path: Path) -> list[str]:
+    """The column names of a CSV file; none for one that cannot be read as a table (a declared table not read)."""
+    try:
+        return list(pd.read_csv(path, nrows=0).columns)
+    except ValueError:  # EmptyDataError, ParserError and UnicodeDecodeError are ValueErrors
+        return []
+
+
 def _column_error(title: str, group: Callable[..., list[str]], reader: TableReader,
                   e: KeyError | AttributeError) -> ResultTableError:
     """The error for a group that read a table without a column it needs: the tables it read (or, where its reads
@@ -108,7 +116,7 @@ def _column_error(title: str, group: Callable[..., list[str]], reader: TableRead
     declared = [reader.results_dir / f"{n}.csv" for n in (*getattr(group, "needs", ()), *getattr(group, "reads", ()))]
     read += [p for p in declared if p.is_file() and p not in read]
     col = e.args[0] if isinstance(e, KeyError) and e.args else getattr(e, "name", None)
-    header = {p: list(pd.read_csv(p, nrows=0).columns) for p in read}
+    header = {p: _header(p) for p in read}
     lacking = [p for p in read if col is not None and col not in header[p]]
     obj = getattr(e, "obj", None)
     looked_in = list(obj.columns if isinstance(obj, pd.DataFrame) else obj.index if isinstance(obj, pd.Series) else [])
