@@ -58,6 +58,13 @@ _SELECTION_TABLES = (
     (table_names.SELECTION_HEADLINE_FINDINGS, "picked and scored on the test set, as in the paper: optimistic"))
 
 
+def _change_range(imp: pd.Series, what: str) -> str:
+    """``"<what> -0.5 % to +4.8 %"``: the range of the finite relative changes (%) of ``imp``; ``"no relative
+    change (random is 0)"`` when none is finite."""
+    imp = imp[np.isfinite(imp)]
+    return f"{what} {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp) else "no relative change (random is 0)"
+
+
 def selection_best_vs_random(results_dir: str | Path, *,
                              tables: Sequence[tuple[str, str]] = _SELECTION_TABLES) -> list[str]:
     """Notebook 05's best setting per policy and metric against the exact random expectation: per metric, on how
@@ -73,10 +80,7 @@ def selection_best_vs_random(results_dir: str | Path, *,
         t[col], t["random"] = t[col].astype(float), t.random.astype(float)
         for m, g in t.groupby("metric", sort=False):
             above = int((g[col] > g.random).sum())
-            imp = g.improvement_pct.astype(float)
-            imp = imp[np.isfinite(imp)]
-            change = (f"change {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp)
-                      else "no relative change (random is 0)")
+            change = _change_range(g.improvement_pct.astype(float), "change")
             out.append(f"- {m}, best setting per policy ({label}) vs random ({_src(name)}): above random for "
                        f"{_count_words(above, len(g))} policies; {change}.")
     return out
@@ -114,10 +118,7 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
             ok = v.notna() & rnd.notna()
             if not ok.any():
                 continue
-            imp = pd.to_numeric(g.improvement_pct, errors="coerce")[ok]
-            imp = imp[np.isfinite(imp)]
-            change = (f"relative change {imp.min():+.1f} % to {imp.max():+.1f} %" if len(imp)
-                      else "no relative change (random is 0)")
+            change = _change_range(pd.to_numeric(g.improvement_pct, errors="coerce")[ok], "relative change")
             out.append(f"- {section.capitalize()} {m}, best bank setting per policy ({label}): mean over "
                        f"{int(ok.sum())} policies {v[ok].mean():.3f}, random {rnd[ok].mean():.3f}; {change} "
                        f"({_src(name)}).")
