@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
@@ -36,7 +37,7 @@ HEAD_METRICS = ("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph
 
 
 def _baselines(results_dir: Path) -> list[str]:
-    base = results_dir / "sft_vs_baselines_significance.csv"
+    base = results_dir / f"{table_names.SFT_VS_BASELINES_SIGNIFICANCE}.csv"
     if not base.is_file():
         return ["(notebook 03's sft_vs_baselines_significance.csv is missing: run notebook 03 first)", ""]
     b = pd.read_csv(base)
@@ -91,7 +92,7 @@ def headline_markdown(*, results_dir: str | Path, run: Mapping[str, Any], protoc
 
 def write_headline(results_dir: str | Path, lines: list[str]) -> Path:
     """Write ``lines`` to ``<results_dir>/headline.md`` (atomically) and return the path."""
-    path = Path(results_dir) / "headline.md"
+    path = Path(results_dir) / f"{table_names.HEADLINE}.md"
     atomic_write_text(path, "\n".join(lines))
     return path
 
@@ -122,7 +123,7 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
 
 
 def _decomposition_lines(results_dir: Path) -> list[str]:
-    t = read_result_table(results_dir, "grpo_decomposition_significance")
+    t = read_result_table(results_dir, table_names.GRPO_DECOMPOSITION_SIGNIFICANCE)
     if t is None or t.empty:
         return []
     t = t[t.B == "SFT"]

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from sdrlib import table_names
 from sdrlib.clinical.labeler import label_report
 from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.pruning import (BankScorer, PruneParams, PruneResult, PruningError, StandardResult, replay_prune,
@@ -463,10 +464,10 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     standard best-of-K 0.420 (diff -0.008, 95 % CI [-0.030, +0.015], p = 0.480): no difference detected at this
     size (06_pruning_vs_standard)."``"""
     out: list[str] = []
-    tok = read_result_table(results_dir, "06_tokens")
+    tok = read_result_table(results_dir, table_names.PRUNING_TOKENS)
     live = tok[tok.source == "live"] if tok is not None and (tok.source == "live").any() else tok
     keep = (lambda t: t[t.distance.isin(set(live.distance))]) if live is not None else (lambda t: t)
-    wall = read_result_table(results_dir, "06_wallclock")
+    wall = read_result_table(results_dir, table_names.PRUNING_WALLCLOCK)
     for _, r in (live.iterrows() if live is not None else ()):
         saved = r["tokens saved %"]
         s = (f"{r.policy}, {r.distance} ({r.source}): pruning generated {r['pruning tokens / study']:.0f} tokens per "
@@ -478,7 +479,7 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
             s += (f"; wall-clock {w['pruning s / study']:.2f} s against {w['standard s / study']:.2f} s per study, "
                   f"ratio {w['wall-clock ratio (pruning / standard)']:.2f} (06_wallclock, timed in this run)")
         out.append(s + ".")
-    vs = read_result_table(results_dir, "06_pruning_vs_standard")
+    vs = read_result_table(results_dir, table_names.PRUNING_VS_STANDARD)
     if vs is not None:
         vs = keep(vs)
         for (policy, n), g in vs.groupby(["policy", "distance"], sort=False):
@@ -491,12 +492,12 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
                            f" (06_pruning_vs_standard).")
             out.append(f"{policy}, {n}, pruning vs standard over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_standard).")
-    vr = read_result_table(results_dir, "06_pruning_vs_random")
+    vr = read_result_table(results_dir, table_names.PRUNING_VS_RANDOM)
     if vr is not None:
         for (policy, n), g in keep(vr).groupby(["policy", "distance"], sort=False):
             out.append(f"{policy}, {n}, pruning vs random over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_random).")
-    ag = read_result_table(results_dir, "06_survivor_vs_standard_pick")
+    ag = read_result_table(results_dir, table_names.SURVIVOR_VS_STANDARD_PICK)
     if ag is not None:
         out += [s[:-1] + " (06_survivor_vs_standard_pick)." for s in
                 agreement_sentences(keep(ag), undetected=NO_DIFFERENCE)]
