@@ -85,6 +85,20 @@ batched encoder call per GRPO step); :func:`prewarm` embeds the reference
 sentences once before training; the distances of a batch go through the
 batched engine ``sdrlib.distances.paired_distances``.
 
+A name read into its spec, and a tiny completion scored with a reward that needs no encoder (``"exact"``: R_fmt
+plus one point per section whose sentence set equals the reference's):
+
+>>> from sdrlib.rewards import RewardScorer, parse_reward
+>>> spec = parse_reward("editgrpo_tau0.3")
+>>> spec.method, spec.opts["tau"], spec.label
+('editgrpo', 0.3, 'EditGRPO-t0.3')
+>>> parse_reward("chamfer").distance, parse_reward("chamfer").needs_embedder
+('chamfer', True)
+>>> b = RewardScorer("exact").score(["<think> Lungs clear. </think> <answer> Normal. </answer>"],
+...                                 ["Lungs clear."], ["Normal."])
+>>> b.fmt.tolist(), b.exact.tolist(), b.total.tolist()
+([1.0], [2.0], [3.0])
+
 Left out: reward models, length penalties, per-sentence credit assignment.
 """
 

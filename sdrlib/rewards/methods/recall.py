@@ -140,10 +140,10 @@ class RecallChamferMethod(RewardMethod):
                     "'batch'")
         return None
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [(f"r_sem_{spec.name}", lambda b: b.sem, 1.0)]
 
-    def breakdown_logs(self, b):
+    def breakdown_logs(self, b) -> list[tuple[str, float]]:
         return [("reward_components/sem_findings", float(b.sem_findings.mean())),
                 ("reward_components/sem_impression", float(b.sem_impression.mean()))]
 
