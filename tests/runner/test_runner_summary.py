@@ -7,7 +7,6 @@ really executes is in ``tests/notebooks/test_notebooks_smoke.py``.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
