@@ -8,6 +8,9 @@ blank reference raises :class:`~sdrlib.rewards.spec.ReferenceTextError` naming c
 sentence encoder and its cache, and the set distances between sections
 (:meth:`RewardScorer.section_distances`, through the batched engine of :mod:`sdrlib.distances`).
 Scope, ranges and the handling of bad input: :mod:`sdrlib.rewards`.
+
+Left out: reading reward names (:mod:`sdrlib.rewards.spec`), each method's content reward
+(:mod:`sdrlib.rewards.methods`), TRL's function signature (:mod:`sdrlib.rewards.trl`).
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ of the registry (``pkgutil.iter_modules``) and calls :func:`register_method` wit
   loss, learning rate; named by dotted path, so this layer never imports training).
 
 Adding a reward method is one new module under ``sdrlib/rewards/methods/`` (plus its tests and docs).
+Left out: every method's reward (one module each under :mod:`sdrlib.rewards.methods`) and scoring batches
+(:mod:`sdrlib.rewards.scorer`).
 
 Example::
 

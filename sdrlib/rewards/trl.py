@@ -7,6 +7,8 @@ returns its component times the prompt weight, :attr:`~sdrlib.rewards.RewardBrea
 reward weights format and content alike). The training log gets the unweighted mean reward per reference stratum
 (``reward_strata/normal``, ``reward_strata/abnormal``, ``reward_strata/abnormal_share``). The functions
 of one configuration share one :class:`~sdrlib.rewards.RewardScorer`, whose cache scores each batch once.
+
+Left out: scoring itself (:mod:`sdrlib.rewards.scorer`) and the trainer (:mod:`sdrlib.training.grpo`).
 """
 
 from __future__ import annotations

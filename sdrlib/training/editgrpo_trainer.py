@@ -7,6 +7,9 @@ slots gets an edited copy of one of them (:func:`group_slots`), re-tokenised; an
 leaves the slot with its own sample. With vLLM the edited rows are excluded from TRL's importance-sampling
 correction (:func:`exclude_edited_from_correction`). :class:`EditGRPOTrainer` is built on first use
 (module ``__getattr__``): importing TRL costs seconds.
+
+Left out: the edit rules and EditGRPO's reward (:mod:`sdrlib.rewards.methods.editgrpo`); vLLM server mode, tool
+calls and ``rollout_func`` extras are refused.
 """
 
 from __future__ import annotations

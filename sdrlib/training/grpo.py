@@ -21,6 +21,10 @@ built from.
 
 Gradient checkpointing (``grpo.gradient_checkpointing``) is passed to TRL (default True there); vLLM
 generation is colocated (GPU only; no server mode).
+
+Left out: SFT (:mod:`sdrlib.training.sft`), the rewards themselves (:mod:`sdrlib.rewards`), run folders and keys
+(:mod:`sdrlib.training.runkeys`), logs and curves (:mod:`sdrlib.training.runlog`), generation for evaluation
+(:mod:`sdrlib.generation`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ What each rank gets (accelerate 1.15 / TRL 1.16, with accelerate's default ``spl
   ``GRPOTrainer._calculate_rewards``; each rank keeps its slice of them), so a group may straddle two
   ranks there; :mod:`sdrlib.config` requires ``B`` itself to be a multiple of ``G``, so here a prompt's
   ``G`` completions always stay on one rank (EditGRPO's edits and the group statistics need that).
+
+Left out: deciding whether a run is reused (:mod:`sdrlib.training.runkeys`), the training itself
+(:mod:`sdrlib.training.sft`, :mod:`sdrlib.training.grpo`), experiment trackers (wandb, MLflow: ``report_to="none"``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Prompt-completion pairs (the image + instruction as prompt, the templated report
 :func:`sdrlib.training.datasets.sft_dataset`), so the loss covers the assistant report only. Gradient
 checkpointing (``sft.gradient_checkpointing``) is passed to TRL, whose configs default it to True; the tiny
 CPU policy gains no memory worth having from it and pays for it in recomputed activations.
+
+Left out: GRPO (:mod:`sdrlib.training.grpo`), building and saving the policy (:mod:`sdrlib.models`), run folders
+and keys (:mod:`sdrlib.training.runkeys`), generation for evaluation (:mod:`sdrlib.generation`).
 """
 
 from __future__ import annotations
