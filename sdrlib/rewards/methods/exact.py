@@ -47,6 +47,7 @@ class ExactMethod(RewardMethod):
     order = 10
     grammar = "exact (R_fmt + R_exact)"
     needs_embedder = False
+    scores_exact = True
 
     def label(self, spec: RewardSpec) -> str:
         return "R_exact"
@@ -58,10 +59,10 @@ class ExactMethod(RewardMethod):
             ex_i[i] = exact_match_section(s.impression, impression[i])
         return MethodScores(content=ex_f + ex_i, exact_findings=ex_f, exact_impression=ex_i)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [("r_exact", lambda b: b.exact, 1.0)]
 
-    def breakdown_logs(self, b):
+    def breakdown_logs(self, b) -> list[tuple[str, float]]:
         return [("reward_components/exact_findings", float(b.exact_findings.mean())),
                 ("reward_components/exact_impression", float(b.exact_impression.mean()))]
 

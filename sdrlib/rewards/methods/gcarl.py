@@ -359,7 +359,7 @@ class GCARLMethod(RewardMethod):
         content = settings.lambda_fact * out["fact"] + settings.lambda_check * out["check"]
         return MethodScores(content=content, components=out)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         s = scorer.settings
         return [("r_fact", lambda b: b.components["fact"], s.lambda_fact),
                 ("r_check", lambda b: b.components["check"], s.lambda_check)]
