@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from sdrlib import table_names
 from sdrlib.data.records import STRATA, Record, stratum
 from sdrlib.reports import split_sentences
 from sdrlib.vocabulary import CHEXPERT_14
@@ -232,13 +233,13 @@ def data_conclusion(results_dir) -> list[str]:
     from sdrlib.results import table_or_note
 
     out = []
-    summ = table_or_note(results_dir, "00_dataset_summary", out)
+    summ = table_or_note(results_dir, table_names.DATASET_SUMMARY, out)
     if summ is not None:
         sizes = ", ".join(f"{r.split} {int(r.studies):,}" for r in summ.itertuples())
         strata = "; ".join(f"{r.split}: " + ", ".join(f"{int(getattr(r, s)):,} {s.replace('_', ' ')}" for s in STRATA)
                            for r in summ.itertuples())
         out.append(f"Splits (studies): {sizes}. Strata per split: {strata}.")
-    lang = table_or_note(results_dir, "00_report_language", out)
+    lang = table_or_note(results_dir, table_names.REPORT_LANGUAGE, out)
     if lang is not None:
         v = lang.set_index("statistic")
         here, iu = v["this corpus"], v["IU-Xray reference"]
@@ -246,7 +247,7 @@ def data_conclusion(results_dir) -> list[str]:
                    f"{iu['unique_sentence_ratio']:.2f} in IU-Xray; distinct Findings words {here['distinct_words_findings']:,.0f} "
                    f"here, {iu['distinct_words_findings']:,.0f} in IU-Xray; the most common Findings set covers "
                    f"{here['top_findings_set_pct']:.1f}% of reports here, {iu['top_findings_set_pct']:.1f}% in IU-Xray.")
-    probe = table_or_note(results_dir, "00_pixel_probe", out, why="it needs labelled train and test splits")
+    probe = table_or_note(results_dir, table_names.PIXEL_PROBE, out, why="it needs labelled train and test splits")
     if probe is not None:
         p = probe.dropna(subset=["auroc"])
         if not len(p):

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.data import stratum
 from sdrlib.distances.engine import paired_distances
 from sdrlib.metrics.significance import format_p
@@ -108,7 +109,7 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
     interval excludes 0, else "no difference detected at this size"), ``02_convergence`` and
     ``02_identical_floor``. Missing files give no sentence."""
     out = []
-    facts = read_result_table(results_dir, "02_edit_facts")
+    facts = read_result_table(results_dir, table_names.EDIT_FACTS)
     if facts is not None:
         closer = facts.loc[facts["contradiction closer than paraphrase"].astype(bool), "setting"]
         forgive = facts.loc[facts["forgives missing"].astype(bool), "setting"]
@@ -116,7 +117,7 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
                    f"contradicted finding closer to the original than a harmless paraphrase (exceptions: "
                    f"{_names(sorted(set(facts.setting) - set(closer)))}); settings that charge nothing for a "
                    f"missing finding: {_names(forgive)}.")
-    ext = read_result_table(results_dir, "02_edit_reactions_extensions")
+    ext = read_result_table(results_dir, table_names.EDIT_REACTIONS_EXTENSIONS)
     if ext is not None:
         e = ext.set_index("edit")
         neg = [c for c in e.columns if c.endswith("_neg")]
@@ -124,8 +125,8 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
         flipped = all(e.loc["contradicted finding", c] > e.loc["paraphrase", c] for c in neg)
         out.append(f"The negation-aware settings (02_edit_reactions_extensions, contradiction vs paraphrase: "
                    f"{'; '.join(parts)}) {'rank the contradiction farther' if flipped else 'do not all fix this'}.")
-    fid = read_result_table(results_dir, "02_fidelity")
-    cmp = read_result_table(results_dir, "02_fidelity_vs_chamfer")
+    fid = read_result_table(results_dir, table_names.FIDELITY)
+    cmp = read_result_table(results_dir, table_names.FIDELITY_VS_CHAMFER)
     if fid is not None:
         sub = fid[(fid.stratum == "all") & (fid.target == target)].sort_values("spearman", ascending=False)
         top = sub.iloc[0]
@@ -144,14 +145,14 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
         else:
             s += "."
         out.append(s)
-    conv = read_result_table(results_dir, "02_convergence")
+    conv = read_result_table(results_dir, table_names.CONVERGENCE)
     if conv is not None:
         worst = conv.sort_values("share", ascending=False).iloc[0]
         stopped = sorted(set(conv.loc[conv["stopped at max_iter"] > 0, "setting"]))
         out.append(f"Settings with pairs stopped at max_iter on real reports (02_convergence): {_names(stopped)}"
                    + (f"; worst {worst.setting} on {worst.section}, {worst.share:.0%} of {int(worst.pairs)} pairs."
                       if stopped else "."))
-    floor = read_result_table(results_dir, "02_identical_floor")
+    floor = read_result_table(results_dir, table_names.IDENTICAL_FLOOR)
     if floor is not None:
         top = floor.groupby("setting")["mean"].max()
         nonzero = top[top > 1e-3].sort_values(ascending=False)

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from sdrlib import table_names
 from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.results import read_result_table
 
@@ -51,7 +52,7 @@ def sft_conclusion(results_dir: str | Path, *, section: str = "findings") -> lis
     reference with another study's image vs its own). One sentence per comparison, then what they mean for the
     question "does the policy read the image"; a missing file gives no sentence."""
     out = []
-    sig = read_result_table(results_dir, "sft_vs_baselines_significance")
+    sig = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if sig is not None:
         sub = sig[sig.section == section]
         for r in sub.itertuples():
@@ -62,7 +63,7 @@ def sft_conclusion(results_dir: str | Path, *, section: str = "findings") -> lis
             reads = bool((shuffled.ci_low > 0).any())
             out.append("=> sampled reports: " + ("SFT's labels are better with the right image: the policy reads it."
                        if reads else "no evidence that the policy's labels depend on the image."))
-    nll = read_result_table(results_dir, "sft_image_nll")
+    nll = read_result_table(results_dir, table_names.SFT_IMAGE_NLL)
     if nll is not None and len(nll):
         r = nll.iloc[0]
         out.append(f"Teacher forcing (sft_image_nll), NLL of the reference per token: "
