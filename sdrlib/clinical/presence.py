@@ -52,8 +52,9 @@ def _presence_cached(sentence: str) -> bytes:
     return v.tobytes()
 
 
-def presence_cache_info():
-    """``functools`` cache statistics of the per-sentence presence cache (hits, misses, size)."""
+def presence_cache_info() -> tuple[int, int, int | None, int]:
+    """``functools`` cache statistics of the per-sentence presence cache: the named tuple ``(hits, misses,
+    maxsize, currsize)``."""
     return _presence_cached.cache_info()
 
 

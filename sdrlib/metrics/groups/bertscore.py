@@ -9,7 +9,7 @@ Leaves out idf weighting and multi-reference scoring.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
