@@ -1,5 +1,5 @@
-"""The labeler's text units: tables and dashes rewritten, the text folded to ASCII, then split into sentences at
-sentence ends and at every line break.
+"""The labeler's text units: tables and dashes rewritten, the text folded to ASCII
+(:func:`sdrlib.reports.normalize_ascii`), then split into sentences at sentence ends and at every line break.
 
 Leaves out labelling (:mod:`._sentence`).
 """
@@ -7,9 +7,9 @@ Leaves out labelling (:mod:`._sentence`).
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from sdrlib.clinical.labeler._rules import _DASHES, _SENT_SPLIT, _TABLE_ROW_SPLIT, _TABLE_RULE
+from sdrlib.reports import normalize_ascii
 
 
 def _tables(text: str) -> str:
@@ -36,11 +36,8 @@ def _tables(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
-    text = _tables(_DASHES.sub("-", text))
-    text = unicodedata.normalize("NFKD", text)
-    text = text.encode("ascii", "ignore").decode("ascii")
-    text = re.sub(r"[ \t\r\f\v]+", " ", text)
-    return text
+    """Dashes unified and tables rewritten as ``key: value.`` lines, then :func:`sdrlib.reports.normalize_ascii`."""
+    return normalize_ascii(_tables(_DASHES.sub("-", text)))
 
 
 def _sentences(text: str) -> list[str]:
