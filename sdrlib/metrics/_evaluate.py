@@ -2,7 +2,7 @@
 
 :func:`load_module` loads ``sdrlib/metrics/evaluate_modules/<name>/<name>.py`` with
 ``evaluate.load(<local folder>)`` (never the Hub); :func:`defined_subset` / :func:`scatter` /
-:func:`stats_full` send only the samples with a reference to a scorer and put its values back at their
+:func:`stats_full` (and :func:`run_module`, all in one) send only the samples with a reference to a scorer and put its values back at their
 indices (``NaN`` / zero statistics for the others). Private: the groups of :mod:`sdrlib.metrics.groups`
 use it; :mod:`sdrlib.metrics.nlg` re-exports the public names.
 """
@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["MODULES_DIR", "MODULE_NAMES", "load_module", "defined_subset", "scatter", "stats_full"]
+__all__ = ["MODULES_DIR", "MODULE_NAMES", "load_module", "defined_subset", "run_module", "scatter", "stats_full"]
 
 MODULES_DIR = Path(__file__).resolve().parent / "evaluate_modules"
 MODULE_NAMES = ("sdr_bleu", "sdr_rouge", "sdr_meteor", "sdr_chrf", "sdr_bertscore", "sdr_comet")
@@ -41,6 +41,15 @@ def defined_subset(predictions: Sequence[str], references: Sequence[str], define
     ok = np.ones(n, bool) if defined is None else np.asarray(defined, bool)
     idx = np.flatnonzero(ok)
     return [predictions[i] for i in idx], [references[i] for i in idx], idx, n
+
+
+def run_module(name: str, predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None,
+               **kwargs: Any) -> tuple[dict[str, Any] | None, np.ndarray, int]:
+    """``(result, idx, n)``: the shipped module ``name`` computed on the defined samples (``result`` is ``None``
+    when there is none), their indices ``idx`` ``(m,)`` and the sample count ``n``."""
+    preds, refs, idx, n = defined_subset(predictions, references, defined)
+    m = load_module(name)
+    return (m.compute(predictions=preds, references=refs, **kwargs) if len(idx) else None), idx, n
 
 
 def scatter(values: Sequence[float], idx: np.ndarray, n: int) -> np.ndarray:

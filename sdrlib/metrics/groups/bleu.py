@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sdrlib.metrics._evaluate import defined_subset, load_module, scatter, stats_full
+from sdrlib.metrics._evaluate import run_module, scatter, stats_full
 from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result, stats_result
@@ -41,10 +41,8 @@ def _corpus_reducer(k: int):
 def bleu_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,
                  setup: Any = None) -> list[MetricResult]:
     """``bleu_s1..4`` and ``bleu_c1..4`` of one section (``n`` samples; ``defined`` bool ``(n,)``, default all)."""
-    preds, refs, idx, n = defined_subset(predictions, references, defined)
-    m = load_module("sdr_bleu")
+    r, idx, n = run_module("sdr_bleu", predictions, references, defined)
     backend = f"sacrebleu=={package_version('sacrebleu')} tok=13a lowercase exp-smoothing"
-    r = m.compute(predictions=preds, references=refs) if len(idx) else None
     out = []
     for k in range(1, 5):
         vals = r[f"sentence_bleu_{k}"] if r else []

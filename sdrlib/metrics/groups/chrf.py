@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sdrlib.metrics._evaluate import defined_subset, load_module, scatter, stats_full
+from sdrlib.metrics._evaluate import run_module, scatter, stats_full
 from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, stats_result
@@ -21,11 +21,9 @@ __all__ = ["chrf_section"]
 def chrf_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,
                  setup: Any = None) -> list[MetricResult]:
     """``chrf++`` of one section (``n`` samples; ``defined`` bool ``(n,)``, default all)."""
-    preds, refs, idx, n = defined_subset(predictions, references, defined)
-    m = load_module("sdr_chrf")
+    r, idx, n = run_module("sdr_chrf", predictions, references, defined)
     from sacrebleu.metrics import CHRF
 
-    r = m.compute(predictions=preds, references=refs) if len(idx) else None
     k = len(r["stats"][0]) if r else 24
     stats = stats_full(r["stats"] if r else [], idx, n, k)
     metric = CHRF(word_order=2)

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sdrlib.metrics._evaluate import defined_subset, load_module, scatter
+from sdrlib.metrics._evaluate import run_module, scatter
 from sdrlib.metrics._registry import MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import comet_checkpoint, package_version, why_unavailable
 from sdrlib.metrics.base import MetricResult, mean_result
@@ -34,9 +34,7 @@ def comet_section(predictions: Sequence[str], references: Sequence[str], defined
     """``comet@<label>`` of one section; ``setup`` is required (ValueError without a checkpoint)."""
     if setup is None:
         raise ValueError("comet requested without a checkpoint")
-    preds, refs, idx, n = defined_subset(predictions, references, defined)
-    m = load_module("sdr_comet")
-    r = m.compute(predictions=preds, references=refs, checkpoint=str(setup.checkpoint)) if len(idx) else None
+    r, idx, n = run_module("sdr_comet", predictions, references, defined, checkpoint=str(setup.checkpoint))
     backend = f"unbabel-comet=={package_version('unbabel-comet')} {setup.label}"
     return [mean_result(f"comet@{setup.label}", backend, scatter(r["scores"] if r else [], idx, n))]
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sdrlib.metrics._evaluate import defined_subset, load_module, scatter
+from sdrlib.metrics._evaluate import run_module, scatter
 from sdrlib.metrics._registry import PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result
@@ -37,9 +37,7 @@ def meteor_section(predictions: Sequence[str], references: Sequence[str], define
                    setup: Any = None) -> list[MetricResult]:
     """``meteor`` (``setup``: a WordNet reader) or ``meteor_exact_stem`` (``setup=None``) of one section."""
     wordnet = setup
-    preds, refs, idx, n = defined_subset(predictions, references, defined)
-    m = load_module("sdr_meteor")
-    r = m.compute(predictions=preds, references=refs, wordnet=wordnet) if len(idx) else None
+    r, idx, n = run_module("sdr_meteor", predictions, references, defined, wordnet=wordnet)
     if wordnet is not None:
         name, backend = "meteor", f"nltk=={package_version('nltk')} + WordNet {wordnet.get_version()}"
     else:

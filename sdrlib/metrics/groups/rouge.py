@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sdrlib.metrics._evaluate import defined_subset, load_module, scatter
+from sdrlib.metrics._evaluate import run_module, scatter
 from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result
@@ -21,9 +21,7 @@ __all__ = ["rouge_section"]
 def rouge_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,
                   setup: Any = None) -> list[MetricResult]:
     """``rouge1``, ``rouge2``, ``rougeL`` of one section (``n`` samples; ``defined`` bool ``(n,)``)."""
-    preds, refs, idx, n = defined_subset(predictions, references, defined)
-    m = load_module("sdr_rouge")
-    r = m.compute(predictions=preds, references=refs) if len(idx) else None
+    r, idx, n = run_module("sdr_rouge", predictions, references, defined)
     backend = f"rouge-score=={package_version('rouge-score')} stemmer"
     return [mean_result(t, backend, scatter(r[t] if r else [], idx, n)) for t in ("rouge1", "rouge2", "rougeL")]
 
