@@ -34,7 +34,7 @@ non-text item (int, list ...)     ``EvaluationInputError`` naming the index
                                   naming the index (and section) and the byte offset
 ``None`` / NaN reference          ``EvaluationInputError`` naming the index
 duplicate ``sample_ids``          ``EvaluationInputError``
-``metrics=[]``                    ``EvaluationInputError`` (``None`` = all registered groups);
+``metrics=[]``                    ``EvaluationInputError`` (``None`` = all groups);
                                   a single str is one group; repeats are dropped
 unknown metric group              ``EvaluationInputError`` listing the known groups
 ``reference_labels`` (or the      checked by :func:`~sdrlib.metrics.clinical.normalize_labels`:
