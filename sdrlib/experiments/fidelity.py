@@ -52,7 +52,7 @@ from sdrlib.clinical.presence import OBSERVATIONS, section_presence
 from sdrlib.distances.engine import paired_distances
 from sdrlib.distances.registry import available_distances, get
 from sdrlib.errors import SDRError
-from sdrlib.metrics.clinical import label_matrix, normalise_labels, strata_from_labels
+from sdrlib.metrics.clinical import label_matrix, normalize_labels, strata_from_labels
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FidelityError", "FidelityResult", "label_disagreement", "pair_distances", "sample_pairs",
@@ -89,7 +89,7 @@ class FidelityResult:
 
 
 def _positive_matrix(labels: Sequence[Mapping[str, int]]) -> np.ndarray:
-    return label_matrix(normalise_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
+    return label_matrix(normalize_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
 
 
 def label_disagreement(labels_a: Sequence[Mapping[str, int]], labels_b: Sequence[Mapping[str, int]]) -> pd.DataFrame:

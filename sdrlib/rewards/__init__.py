@@ -106,7 +106,7 @@ from __future__ import annotations
 
 from sdrlib.rewards.completion import (BAD_REASONS, DEFAULT_MAX_CHARS, FORMAT_MODES, check_completion,
                                        check_max_chars, check_weight, completion_text, format_reward)
-from sdrlib.rewards.methods.exact import exact_match_section, normalise_sentence
+from sdrlib.rewards.methods.exact import exact_match_section, normalize_sentence
 from sdrlib.rewards.scorer import RewardBreakdown, RewardScorer, prewarm
 from sdrlib.rewards.spec import (MethodScores, ReferenceTextError, RewardError, RewardMethod, RewardSpec,
                                  TrainOptions, get_method, method_of, parse_reward, register_method,
@@ -116,7 +116,7 @@ from sdrlib.rewards.trl import trl_reward_functions
 
 __all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "format_reward", "RewardError", "ReferenceTextError", "RewardBreakdown", "RewardScorer",
            "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions", "check_completion", "check_max_chars",
-           "check_weight", "completion_text", "exact_match_section", "normalise_sentence", "prewarm",
+           "check_weight", "completion_text", "exact_match_section", "normalize_sentence", "prewarm",
            "trl_reward_functions", "parse_reward", "validate_reward_name", "method_of", "register_method",
            "unregister_method", "get_method", "registered_methods", "reward_names_help", "reward_name_problem",
            "settings_sections"]

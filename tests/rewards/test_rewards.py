@@ -14,7 +14,7 @@ from sdrlib.rewards import (
     check_completion,
     completion_text,
     exact_match_section,
-    normalise_sentence,
+    normalize_sentence,
     prewarm,
     trl_reward_functions,
     validate_reward_name,
