@@ -22,7 +22,7 @@ Example::
 
     >>> Backbone("roberta-large", "/hf/roberta-large", 17, "roberta-large.tsv").label  # how metrics name it
     'roberta-large/L17+rescaled'
-    >>> resolve_bertscore_backbone("all-MiniLM-L6-v2").label   # needs the local encoder: doctest: +SKIP
+    >>> resolve_bertscore_backbone("all-MiniLM-L6-v2").label
     'all-MiniLM-L6-v2/L6'
 """
 

@@ -17,8 +17,8 @@ to ``nltk.data.path`` (the documented way to authorise a data folder).
 
 Example::
 
-    >>> wn = load_wordnet()            # doctest: +SKIP
-    >>> "large" in {l.name() for s in wn.synsets("big") for l in s.lemmas()}  # doctest: +SKIP
+    >>> wn = load_wordnet()
+    >>> "large" in {l.name() for s in wn.synsets("big") for l in s.lemmas()}
     True
 """
 

@@ -78,9 +78,9 @@ Example::
 
     >>> df = evaluate_reports(["<think> Heart is normal. </think> <answer> No acute disease. </answer>"],
     ...                       [{"findings": "Heart is normal.", "impression": "No acute disease."}],
-    ...                       metrics=["rouge"])                                   # doctest: +SKIP
-    >>> df.query("level == 'corpus' and metric == 'rouge1'")["value"].tolist()    # doctest: +SKIP
-    [1.0, 1.0]
+    ...                       metrics=["rouge"])
+    >>> df.query("level == 'corpus' and metric == 'rouge1' and stratum == 'all'")[["section", "value"]].values.tolist()
+    [['findings', 1.0], ['impression', 1.0]]
 """
 
 from __future__ import annotations
