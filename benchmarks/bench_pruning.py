@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     bank = sel.head_bank(ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train",
                                          expected_encoder_id=emb.encoder_id), cfg.selection.bank_size)
     scorer = pr.BankScorer(bank, emb, args.distance, cfg.pruning.aggregation, knn_k=cfg.selection.knn_k)
-    params = pr.PruneParams(k=args.K, p=args.p, warmup=args.warmup, min_sentences=cfg.pruning.min_sentences,
+    params = pr.PruneParams(n_candidates=args.K, p=args.p, warmup=args.warmup, min_sentences=cfg.pruning.min_sentences,
                             sentence_token_cap=cfg.pruning.sentence_token_cap)
     max_new = args.max_new_tokens or cfg.sft.max_new_tokens
     temp = cfg.sft.eval_temperature

@@ -119,15 +119,15 @@ class _Sweep:
         """Compile every kernel (alone and together) on a tiny problem, outside the timings."""
         tiny = {s: c[:self.K] for s, c in self.cands.items()}
         tiny_bank = {s: b[:3] for s, b in self.bank_sets.items()}
-        self.sel.bank_distances(tiny, tiny_bank, names, k=self.K, progress=None)
+        self.sel.bank_distances(tiny, tiny_bank, names, n_candidates=self.K, progress=None)
         for name in names:
-            self.sel.bank_distances(tiny, tiny_bank, [name], k=self.K, progress=None)
+            self.sel.bank_distances(tiny, tiny_bank, [name], n_candidates=self.K, progress=None)
 
     def run(self, names, studies: int | None = None) -> dict:
         """Time ``bank_distances`` for ``names`` on the first ``studies`` studies (all by default)."""
         cands = self.cands if studies is None else {s: c[:studies * self.K] for s, c in self.cands.items()}
         c0, t0 = time.process_time(), time.perf_counter()
-        res = self.sel.bank_distances(cands, self.bank, list(names), k=self.K, progress=None,
+        res = self.sel.bank_distances(cands, self.bank, list(names), n_candidates=self.K, progress=None,
                                       on_nonconvergence="ignore")
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         pairs = len(cands[SECTIONS[0]]) * sum(self.bank[s].n_sets for s in SECTIONS)

@@ -34,14 +34,14 @@ import time
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.config import load_profile, repo_root
 from sdrlib.data import SPLITS, load_split, records_to_frame
-from sdrlib.data.stats import (data_conclusion, language_table, pick_examples, pixel_probe, plot_examples,
-                               plot_findings_gallery, plot_prevalence, plot_sentence_counts, prevalence_table,
+from sdrlib.data.stats import (data_conclusion, language_table, pick_examples, pixel_probe, prevalence_table,
                                sentence_counts, summary_table)
 from sdrlib.clinical import label_report
 from sdrlib.clinical.labeler_check import LABELER_COLUMNS, labeler_mistakes, labeler_summary, labeler_tables
-from sdrlib.plots import style
+from sdrlib.plots import plot_examples, plot_findings_gallery, plot_prevalence, plot_sentence_counts, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
 
@@ -102,7 +102,7 @@ if cfg.data.source in ("synthetic", "synthcxr"):
 
 # %%
 summary = summary_table(splits)
-save_table(summary, "00_dataset_summary", cfg, data_source=cfg.data.source)
+save_table(summary, table_names.DATASET_SUMMARY, cfg, data_source=cfg.data.source)
 summary.round(3)
 
 # %% [markdown]
@@ -118,7 +118,7 @@ summary.round(3)
 
 # %%
 lang = language_table(splits["train"])
-save_table(lang, "00_report_language", cfg, data_source=cfg.data.source)
+save_table(lang, table_names.REPORT_LANGUAGE, cfg, data_source=cfg.data.source)
 v = lang.set_index("statistic")
 print(f"distinct words, Findings only: {v.loc['distinct_words_findings', 'this corpus']:,.0f} here vs "
       f"{v.loc['distinct_words_findings', 'IU-Xray reference']:,.0f} in IU-Xray; both sections here: "
@@ -134,7 +134,7 @@ lang.round(3)
 # %%
 prev = prevalence_table(splits)
 if len(prev.columns):
-    save_table(prev.reset_index(), "00_label_prevalence", cfg, data_source=cfg.data.source)
+    save_table(prev.reset_index(), table_names.LABEL_PREVALENCE, cfg, data_source=cfg.data.source)
     with style():
         fig = plot_prevalence(prev, "train")
     save_fig(fig, "00_label_prevalence", cfg)
@@ -166,7 +166,7 @@ pd.concat({s: c[["findings", "impression"]].describe().T for s, c in counts.item
 labelled = all(r.labels is not None for r in splits["train"] + splits["test"])
 if labelled and splits["train"] and splits["test"]:
     probe = pixel_probe(splits["train"], splits["test"], size=probe_size, seed=cfg.seed)
-    save_table(probe, "00_pixel_probe", cfg, data_source=cfg.data.source)
+    save_table(probe, table_names.PIXEL_PROBE, cfg, data_source=cfg.data.source)
     display(probe.round(3))
 
 # %% [markdown]
@@ -198,7 +198,7 @@ sentences = pd.read_csv(repo_root() / "tests" / "fixtures" / "labeler_sentences.
 tables = labeler_tables(sentences, splits["test"] if labelled else None)
 for name, t in tables.items():
     slug = name.replace(" ", "_").replace("(", "").replace(")", "")
-    save_table(t[LABELER_COLUMNS].reset_index(), "00_labeler_" + slug, cfg, backend="offline-labeler")
+    save_table(t[LABELER_COLUMNS].reset_index(), table_names.labeler(slug), cfg, backend="offline-labeler")
     print(labeler_summary(name, t))
 errs = pd.concat({name: t.loc[t["accuracy"] < 1, LABELER_COLUMNS] for name, t in tables.items()},
                  names=["set", "observation"])

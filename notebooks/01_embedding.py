@@ -39,6 +39,7 @@ import pandas as pd
 
 from sdrlib import selection as sel
 from sdrlib.clinical import label_report
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder, bank_stats, geometry
@@ -150,7 +151,7 @@ records, draw = sel.draw_bank_records(train, cfg.embedding.bank_size, cfg.seed)
 print(draw)
 bank, stats = bank_stats.build_cold_then_warm(emb, [r.findings for r in records], [r.impression for r in records],
                                               ids=[r.study_id for r in records])
-save_table(stats, "01_embedding_cache", cfg, encoder_id=emb.encoder_id)
+save_table(stats, table_names.EMBEDDING_CACHE, cfg, encoder_id=emb.encoder_id)
 stats.round(3)
 
 # %% [markdown]
@@ -209,7 +210,7 @@ rest = geometry.impression_restatement(bank.sets("findings"), bank.sets("impress
 rest_summary = pd.DataFrame([{"impression_sentences": len(rest), "own_median": rest["own"].median(),
                               "others_median": rest["others_median"].median(),
                               "beats_share_mean": rest["beats_share"].mean()}])
-save_table(rest_summary, "01_impression_restatement", cfg, encoder_id=emb.encoder_id)
+save_table(rest_summary, table_names.IMPRESSION_RESTATEMENT, cfg, encoder_id=emb.encoder_id)
 rest_summary.round(2)
 
 # %% [markdown]
@@ -240,7 +241,7 @@ with style():
     save_fig(fig, "01_sentence_geometry", cfg)
 plt.show()
 geo = geometry.geometry_summary(S, nn_sim)
-save_table(geo, "01_sentence_geometry", cfg, encoder_id=emb.encoder_id)
+save_table(geo, table_names.SENTENCE_GEOMETRY, cfg, encoder_id=emb.encoder_id)
 geo.round(3)
 
 # %% [markdown]
@@ -256,7 +257,7 @@ geo.round(3)
 opp = geometry.opposite_neighbours(uniq, U, label_report)
 opp_summary = pd.DataFrame([{"sentences": opp.attrs["n_sentences"], "opposite": len(opp),
                              "max_cosine": opp["cosine"].max() if len(opp) else float("nan")}])
-save_table(opp_summary, "01_opposite_neighbours", cfg, encoder_id=emb.encoder_id)
+save_table(opp_summary, table_names.OPPOSITE_NEIGHBOURS, cfg, encoder_id=emb.encoder_id)
 print(f"{len(opp)} of {opp.attrs['n_sentences']} distinct Findings sentences have an opposite nearest neighbour")
 with pd.option_context("display.max_colwidth", None):
     display(opp.head(5).round(2))

@@ -39,15 +39,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.distances import REGISTRY, get, make_spec, registry_table, reward, set_distance
 from sdrlib.distances.engine import pack_sets, paired_distances, pairwise_distances
 from sdrlib.distances.timing import compare, matmul_gflops
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments.distances_tour import (distances_conclusion, edit_facts, explain_links, fig2_pair,
-                                               links_frame, plot_engine_speed)
-from sdrlib.plots import plot_set_distance, plot_value_heatmap, set_distance_links, style
+from sdrlib.experiments.distances_tour import distances_conclusion, edit_facts, explain_links, fig2_pair, links_frame
+from sdrlib.plots import plot_engine_speed, plot_set_distance, plot_value_heatmap, set_distance_links, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
 
@@ -79,7 +79,7 @@ print(cfg.name, emb.encoder_id, "timed settings:", cfg.distances.names)
 
 # %%
 registry = registry_table()  # the paper's 15 settings, then ours (origin: sdr extension, section 5)
-save_table(registry, "02_registry", cfg)
+save_table(registry, table_names.DISTANCE_REGISTRY, cfg)
 registry.groupby(["origin", "family"], sort=False)["name"].agg(", ".join).to_frame("settings")
 
 # %% [markdown]
@@ -120,7 +120,7 @@ plt.show()
 # %%
 L = set_distance_links(pair.a, pair.b)
 links = links_frame(L)
-save_table(links, "02_set_distance_example", cfg, encoder_id=emb.encoder_id, candidate=pair.candidate.study_id,
+save_table(links, table_names.SET_DISTANCE_EXAMPLE, cfg, encoder_id=emb.encoder_id, candidate=pair.candidate.study_id,
            reference=pair.reference.study_id, chamfer=round(L["chamfer"], 6), hausdorff=round(L["hausdorff"], 6),
            ot=round(L["ot"], 6))
 print(explain_links(L, pair.a_sentences, pair.b_sentences))
@@ -164,7 +164,7 @@ check = pd.DataFrame({n: [set_distance(v, R, n, on_nonconvergence="ignore") for 
                      index=list(V))
 print("engine vs reference, max |diff| over the table:", float(np.abs(table - check).to_numpy().max()))
 print("pairs stopped at max_iter:", {n: int((~c).sum()) for n, c in conv.items() if (~c).any()})
-_ = save_table(table.reset_index(names="edit"), "02_edit_reactions", cfg, encoder_id=emb.encoder_id)
+_ = save_table(table.reset_index(names="edit"), table_names.EDIT_REACTIONS, cfg, encoder_id=emb.encoder_id)
 
 # %% [markdown]
 # The examples double as assertions: every family is blind to sentence order, the exact families give 0 for
@@ -214,7 +214,7 @@ for n in ext_neg:
     ext[n] = text_distances(list(texts.values()), [" ".join(reference)] * len(texts), n, emb)
 ext.insert(0, "chamfer", table["chamfer"])
 ext.insert(1, "ot", table["ot"])
-save_table(ext.reset_index(names="edit"), "02_edit_reactions_extensions", cfg, encoder_id=emb.encoder_id)
+save_table(ext.reset_index(names="edit"), table_names.EDIT_REACTIONS_EXTENSIONS, cfg, encoder_id=emb.encoder_id)
 assert np.allclose(ext.loc[["identical", "reordered"], ext_neg], 0.0, atol=1e-9)
 for n in ext.columns:
     c, p = ext.loc["contradicted finding", n], ext.loc["paraphrase", n]
@@ -229,7 +229,7 @@ ext.round(3)
 
 # %%
 facts = edit_facts(table)
-save_table(facts.reset_index(names="setting"), "02_edit_facts", cfg, encoder_id=emb.encoder_id)
+save_table(facts.reset_index(names="setting"), table_names.EDIT_FACTS, cfg, encoder_id=emb.encoder_id)
 facts.rename(columns={"contradiction closer than paraphrase": "contradiction < paraphrase"}).round(3)
 
 # %% [markdown]
@@ -263,7 +263,7 @@ for n in cfg.distances.names:  # warm-up: compile or load the kernels
 rows = [compare(cands, packed, n, ref_pairs=ref_pairs, ref_budget_s=ref_budget_s) for n in cfg.distances.names]
 speed = pd.DataFrame(rows)
 speed["gflops_matmul"] = matmul_gflops()
-save_table(speed, "02_engine_speed", cfg, encoder_id=emb.encoder_id)
+save_table(speed, table_names.ENGINE_SPEED, cfg, encoder_id=emb.encoder_id)
 assert (speed["max_abs_diff"] <= 1e-5).all()
 
 # %% [markdown]
@@ -307,7 +307,7 @@ for section in ("findings", "impression"):
                      "share": float((~ok).mean()), "mean D": float(D.mean()),
                      "mean sentences": float(np.mean([len(c) for c in c_sets]))})
 conv_table = pd.DataFrame(rows)
-save_table(conv_table, "02_convergence", cfg, encoder_id=emb.encoder_id)
+save_table(conv_table, table_names.CONVERGENCE, cfg, encoder_id=emb.encoder_id)
 conv_table.loc[conv_table["stopped at max_iter"] > 0, ["section", "setting", "pairs", "stopped at max_iter", "share"]
                ].round(3) if (conv_table["stopped at max_iter"] > 0).any() else     "every pair converged"
 
@@ -330,12 +330,13 @@ conv_table.loc[conv_table["stopped at max_iter"] > 0, ["section", "setting", "pa
 # stratum) is `results/02_fidelity.md`.
 
 # %%
-from sdrlib.experiments.fidelity import fidelity_analysis, identical_floor, plot_fidelity, spearman_difference
+from sdrlib.experiments.fidelity import fidelity_analysis, identical_floor, spearman_difference
+from sdrlib.plots import plot_fidelity
 
 t0 = time.perf_counter()
 fid = fidelity_analysis(train, emb, n_pairs=fid_pairs, n_boot=fid_boot, seed=cfg.seed)
 print(f"labels: {fid.labels_source}; {time.perf_counter() - t0:.0f} s")
-save_table(fid.table, "02_fidelity", cfg, labels_source=fid.labels_source, encoder_id=emb.encoder_id)
+save_table(fid.table, table_names.FIDELITY, cfg, labels_source=fid.labels_source, encoder_id=emb.encoder_id)
 ranked = fid.table.query("stratum == 'all' and target == 'jaccard'").sort_values("spearman", ascending=False)
 print(f"{int(ranked.n_pairs.iloc[0])} pairs; Spearman with its 95 % interval (lo, hi):")
 ranked.set_index("setting")[["origin", "spearman", "spearman_lo", "spearman_hi"]].round(2)
@@ -361,7 +362,7 @@ plt.show()
 best = ranked.iloc[0]["setting"]
 other = "chamfer" if best != "chamfer" else ranked.iloc[1]["setting"]
 vs = pd.DataFrame([spearman_difference(fid.pairs, best, other, n_boot=fid_boot, seed=cfg.seed)])
-save_table(vs, "02_fidelity_vs_chamfer", cfg, encoder_id=emb.encoder_id,
+save_table(vs, table_names.FIDELITY_VS_CHAMFER, cfg, encoder_id=emb.encoder_id,
            protocol=f"{len(fid.pairs)} report pairs, paired bootstrap of the Spearman difference ({fid_boot} resamples)")
 vs.round(3)
 
@@ -373,7 +374,7 @@ vs.round(3)
 
 # %%
 floor = identical_floor(sizes=(1, 2, 3, 4, 6, 8, 12), seed=cfg.seed)
-save_table(floor, "02_identical_floor", cfg)
+save_table(floor, table_names.IDENTICAL_FLOOR, cfg)
 by_size = floor.pivot(index="setting", columns="size", values="mean")
 by_size[by_size.max(axis=1) > 1e-3].round(3)
 

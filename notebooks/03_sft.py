@@ -35,15 +35,16 @@ import numpy as np
 import pandas as pd
 
 from sdrlib import models, training
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.data.stats import pick_examples
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
-from sdrlib.experiments.sft_summary import plot_generations, plot_sft_loss, report_variety, sft_conclusion
+from sdrlib.experiments.sft_summary import report_variety, sft_conclusion
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.suite import TemplateFormatWarning
-from sdrlib.plots import style
+from sdrlib.plots import plot_generations, plot_sft_loss, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.reports import parse_template
 from sdrlib.utils import quiet, set_seed
@@ -167,7 +168,7 @@ for name, sc in scores.items():
 table = pd.DataFrame(rows).pivot_table(index="metric", columns="system", values=["findings", "impression"])
 table.columns = [f"{section}: {system}" for section, system in table.columns]
 table = table.round(3)
-save_table(table.reset_index(), "sft_vs_baselines", cfg,
+save_table(table.reset_index(), table_names.SFT_VS_BASELINES, cfg,
            protocol=f"{len(test)} test studies, one report per study and system (SFT sampled once, seed {cfg.seed})")
 table.filter(like="findings:")
 
@@ -188,7 +189,7 @@ sig = compare.system_comparisons(scores["SFT"], {b: scores[b] for b in ("random_
                                 n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 protocol = (f"{len(test)} test studies, one report per study and system (SFT sampled once, seed {cfg.seed}); "
             "paired bootstrap over studies (one policy: no seeds to test over)")
-save_table(sig, "sft_vs_baselines_significance", cfg, protocol=protocol)
+save_table(sig, table_names.SFT_VS_BASELINES_SIGNIFICANCE, cfg, protocol=protocol)
 print(protocol)
 sig[["B", "section", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value"]].round(4)
 
@@ -221,7 +222,7 @@ del model
 # A - B = NLL with another study's image - NLL with its own: the gap, positive when the own image helps
 image_gap = compare.paired_table([({"A": "another study's image", "B": "own image"}, nll["another study's image"],
                                    nll["own image"], {})], n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-save_table(image_gap.round(4), "sft_image_nll", cfg,
+save_table(image_gap.round(4), table_names.SFT_IMAGE_NLL, cfg,
            protocol=f"{len(test)} test studies, teacher-forced reference NLL, paired bootstrap over studies")
 image_gap.round(4)
 

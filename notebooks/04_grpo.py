@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib import training
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
@@ -53,7 +54,7 @@ from sdrlib.experiments import grpo_report, posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
-from sdrlib.plots import style
+from sdrlib.plots import plot_audit, style
 from sdrlib.results import format_mean_sd, render_cell_table, save_fig, save_table
 from sdrlib.reports import build_template, parse_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
@@ -161,7 +162,7 @@ from sdrlib.experiments import audit
 
 audit_rewards = list(dict.fromkeys([*rewards, *(["chamfer_recall_0.8"] if "chamfer_recall_0.8" not in rewards else [])]))
 aud = audit.reward_audit(audit_rewards, test, train, emb, cfg.grpo, seed=cfg.seed)
-save_table(aud.table, "04_reward_audit", cfg, encoder_id=emb.encoder_id, n_references=len(test))
+save_table(aud.table, table_names.REWARD_AUDIT, cfg, encoder_id=emb.encoder_id, n_references=len(test))
 for (case, reason), k in aud.skipped.items():
     print(f"skipped: {case} for {k} references ({reason})")
 
@@ -178,7 +179,7 @@ for (case, reason), k in aud.skipped.items():
 paired, n_common = audit.paired_case_means(aud)
 skipped = aud.table[(aud.table.stratum == "all")].drop_duplicates("case").set_index("case")["n_skipped"]
 paired_view = pd.concat([paired, skipped.reindex(paired.columns).to_frame("references skipped").T])
-save_table(paired_view.reset_index(names="label"), "04_reward_audit_paired", cfg, encoder_id=emb.encoder_id,
+save_table(paired_view.reset_index(names="label"), table_names.REWARD_AUDIT_PAIRED, cfg, encoder_id=emb.encoder_id,
            n_references=n_common)
 print(f"mean reward over the same {n_common} of {len(test)} references (every case built); last row: skipped")
 paired_view.round(3)
@@ -191,7 +192,7 @@ paired_view.round(3)
 
 # %%
 orderings = audit.broken_orderings(aud)
-save_table(orderings, "04_reward_audit_orderings", cfg, encoder_id=emb.encoder_id)
+save_table(orderings, table_names.REWARD_AUDIT_ORDERINGS, cfg, encoder_id=emb.encoder_id)
 broken = orderings[orderings["broken"]]
 # the drift control's reward is random by design: its broken orderings are counted, not listed
 controls = [posttrain.config_label(r) for r in audit_rewards if parse_reward(r).method in ("const", "noise")]
@@ -218,7 +219,7 @@ for s in seeds:
         samples.setdefault(r.study_id, []).append(c)
 expected = audit.expected_reward_view(audit_rewards, test, samples, audit.modal_normal_report(train),
                                       scorer_for=lambda n: audit.audit_scorer(n, emb, cfg.grpo, train))
-save_table(expected, "04_reward_audit_expected", cfg, encoder_id=emb.encoder_id, policy="sft", seeds=list(seeds))
+save_table(expected, table_names.REWARD_AUDIT_EXPECTED, cfg, encoder_id=emb.encoder_id, policy="sft", seeds=list(seeds))
 expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "normal_margin", "mixed_margin"]].round(3)
 
 # %% [markdown]
@@ -228,7 +229,7 @@ expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "no
 
 # %%
 with style():
-    fig = audit.plot_audit(aud.table, expected)
+    fig = plot_audit(aud.table, expected)
 save_fig(fig, "04_reward_audit", cfg)
 plt.show()
 
@@ -258,7 +259,7 @@ if cfg.grpo.recall_n_val and trained_recall:
     trained_keys = {parse_reward(r).key for r in trained_recall}
     choice["trained"] = [parse_reward(r).key in trained_keys for r in choice.reward]
     picked = chosen is not None and parse_reward(chosen).key in trained_keys
-    save_table(choice, "04_recall_choice", cfg, encoder_id=emb.encoder_id, split="val", n_val=len(val),
+    save_table(choice, table_names.RECALL_CHOICE, cfg, encoder_id=emb.encoder_id, split="val", n_val=len(val),
                seeds=list(seeds), chosen=chosen, trained=trained_recall, trained_is_choice=picked)
     if chosen is None:
         print(f"NOTE: {reward_choice.NO_PICK}; the profile trains {trained_recall} unpicked")
@@ -330,8 +331,8 @@ if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) 
 # steps, with a KL near 0, is a policy GRPO left where SFT put it: its test scores should then match SFT's.
 
 # %%
-movement = grpo_report.movement_table(curves, grpo_configs, label=posttrain.config_label, k=4)
-save_table(movement, "grpo_policy_movement", cfg, shown=format_mean_sd(movement))
+movement = grpo_report.movement_table(curves, grpo_configs, label=posttrain.config_label, n_steps=4)
+save_table(movement, table_names.GRPO_POLICY_MOVEMENT, cfg, shown=format_mean_sd(movement))
 format_mean_sd(movement)
 
 # %% [markdown]
@@ -344,7 +345,7 @@ format_mean_sd(movement)
 
 # %%
 sparsity = grpo_report.sparsity_table(curves, grpo_configs, label=posttrain.config_label)
-save_table(sparsity, "grpo_reward_sparsity", cfg, shown=format_mean_sd(sparsity))
+save_table(sparsity, table_names.GRPO_REWARD_SPARSITY, cfg, shown=format_mean_sd(sparsity))
 if {"reward_groups/exact_all_zero", "reward_groups/content_std"} <= set(curves.columns):
     with style():  # (a) exact-match sparsity per config; (b) each content reward's spread on its own axis
         fig = plot_reward_sparsity(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
@@ -361,7 +362,7 @@ format_mean_sd(sparsity)
 
 # %%
 cost = grpo_report.cost_table(runs, label=posttrain.config_label)
-save_table(cost, "grpo_reward_cost", cfg)
+save_table(cost, table_names.GRPO_REWARD_COST, cfg)
 cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward_s_per_step", "edit_s_per_step",
                                                       "reward_share"]].mean()
 # one row per configuration (mean over seeds); bad_* = completions the reward could not score (no template,
@@ -406,7 +407,7 @@ edit_cfgs = [r for r in grpo_configs if any(c in curves for c in edit_cols)
 edit_totals = pd.DataFrame([{"config": posttrain.config_label(k[0]), "seed": k[1], "level": v.get("edit_level"),
                              "tau": v.get("edit_tau"), **v["edits"]} for k, v in runs.items() if v.get("edits")])
 if len(edit_totals):
-    save_table(edit_totals, "grpo_edit_counts", cfg)
+    save_table(edit_totals, table_names.GRPO_EDIT_COUNTS, cfg)
 edit_totals
 
 # %% [markdown]
@@ -447,7 +448,7 @@ gens = posttrain.generate_all(cfg, posttrain.eval_runs(cfg, policies), test)  # 
 with contextlib.redirect_stdout(io.StringIO()), folded_warnings():
     scores = posttrain.score_all(cfg, gens, test)
 long = posttrain.scores_long(scores, model)
-save_table(long, f"grpo_scores_{cfg.name}", cfg)
+save_table(long, table_names.grpo_scores(cfg.name), cfg)
 valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
          for k, v in gens.items()}
 valid_cfg = pd.Series(valid).groupby(lambda k: k.rsplit("/", 1)[0], sort=False).mean()
@@ -459,7 +460,7 @@ print("valid template share (mean over seeds):", ", ".join(f"{k} {v:.2f}" for k,
 
 # %%
 positives = posttrain.positive_findings_table(gens, test)
-save_table(positives, "grpo_positive_findings", cfg)
+save_table(positives, table_names.GRPO_POSITIVE_FINDINGS, cfg)
 positives.round(3)
 
 # %% [markdown]
@@ -493,7 +494,7 @@ tok = AutoTokenizer.from_pretrained(policies[("sft", cfg.seed)])
 n_tokens = lambda t: len(tok(t, add_special_tokens=False).input_ids)  # noqa: E731
 by_stratum = decomposition.stratum_table(gens, test, count_tokens=n_tokens, limit=cfg.sft.max_new_tokens,
                                          label=posttrain.config_label)
-save_table(by_stratum, "grpo_decomposition_strata", cfg)
+save_table(by_stratum, table_names.GRPO_DECOMPOSITION_STRATA, cfg)
 # shown: positives stated, tokens and cut share per stratum (the saved table has every column)
 by_stratum.pivot_table(index="config", columns="stratum", values=["positives", "tokens", "cut"], sort=False).round(1)
 
@@ -504,7 +505,7 @@ by_stratum.pivot_table(index="config", columns="stratum", values=["positives", "
 
 # %%
 during = decomposition.training_table(curves, label=posttrain.config_label)
-save_table(during, "grpo_decomposition_training", cfg)
+save_table(during, table_names.GRPO_DECOMPOSITION_TRAINING, cfg)
 during.round({c: (0 if c.startswith("length") else 3) for c in during.columns if c not in ("config", "seeds")})
 
 # %% [markdown]
@@ -528,12 +529,12 @@ chains = [[("sft", control), (control, c)] if control else [("sft", c)] for c in
 chains += [[("sft", "fmt")]] if "fmt" in configs else []
 decomp = pd.concat([decomposition.decomposition_table(f1, ch, label=posttrain.config_label)
                     .assign(chain=posttrain.config_label(ch[-1][1])) for ch in chains], ignore_index=True)
-save_table(decomp, "grpo_decomposition", cfg)
+save_table(decomp, table_names.GRPO_DECOMPOSITION, cfg)
 step_pairs = list(dict.fromkeys([(b, a) for ch in chains for a, b in ch] + [(c, "sft") for c in content]))
 with folded_warnings():
     decomp_sig = decomposition.paired_f1_table(gens, test, step_pairs, n_resamples=cfg.metrics.bootstrap,
                                                seed=cfg.seed, label=posttrain.config_label)
-save_table(decomp_sig, "grpo_decomposition_significance", cfg)
+save_table(decomp_sig, table_names.GRPO_DECOMPOSITION_SIGNIFICANCE, cfg)
 decomposition.share_view(decomp, f1, chains, label=posttrain.config_label)
 
 # %%
@@ -556,7 +557,7 @@ for section in ("findings", "impression"):
         cells = posttrain.reward_cells(long, section, group, configs)  # numbers, one row per cell (the CSV)
         t = render_cell_table(cells, [posttrain.config_label(r) for r in configs])  # shown
         tables[(section, group)] = t
-        save_table(cells, f"grpo_{group}_{section}", cfg, shown=t)
+        save_table(cells, table_names.grpo_group(group, section), cfg, shown=t)
 for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
     print(f"not computed: {group}: {why}")
 tables[("findings", "headline")]
@@ -592,7 +593,7 @@ metrics = [m for m in metrics if m in compare.metric_prefixes(scores)]  # RadGra
 sig = compare.significance_table(scores, pairs, metrics, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 protocol = (f"{len(test)} test studies, {len(seeds)} seed(s) (SFT: one policy sampled with each seed), "
             f"1 sample per study at T = {cfg.sft.eval_temperature:g}")
-save_table(sig, "grpo_significance", cfg, protocol=protocol, test="seed_study_test (two-level bootstrap + t over seeds)")
+save_table(sig, table_names.GRPO_SIGNIFICANCE, cfg, protocol=protocol, test="seed_study_test (two-level bootstrap + t over seeds)")
 head_metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1")
 show = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1")  # key rows here; the file has every metric
 print(protocol)

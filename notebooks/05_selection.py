@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib import selection as sel
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
@@ -106,7 +107,7 @@ if sc.api_models:
             for prompt in sc.api_prompts:
                 label = f"{model} [{prompt}]"
                 cands[label] = generate_api_candidates(
-                    test, model=model, base_url=base_url or None, k=sc.k, prompt=prompt,
+                    test, model=model, base_url=base_url or None, n_candidates=sc.k, prompt=prompt,
                     exemplars=train[: sc.api_exemplars] if prompt == "p2" else [],
                     cache_path=out_dir / f"api_{model.replace('/', '_')}_{prompt}.jsonl",
                     temperature=sc.api_temperature, max_tokens=sc.api_max_tokens, seed=cfg.seed)
@@ -145,7 +146,7 @@ pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinc
 # are folded into one counted line per kind.
 
 # %%
-split_kw = dict(k=sc.k, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
+split_kw = dict(n_candidates=sc.k, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
                 bank_presence=sel.bank_presence_of(bank), metric_kwargs=metric_kwargs(cfg))
 sel.check_encoder(bank, emb)
 with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, not one block per policy
@@ -159,7 +160,7 @@ for group, why in next(iter(split.metrics.values())).unavailable.items():  # row
 ev = split.ev
 metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
 missing = sel.not_computed(next(iter(split.metrics.values())), "findings")  # e.g. RadGraph without its model
-save_table(ev, "05_selection_methods", cfg)
+save_table(ev, table_names.SELECTION_METHODS, cfg)
 split.scores[next(iter(split.scores))].frame().head().round(3)
 
 # %% [markdown]
@@ -189,7 +190,7 @@ protocol = (f"{len(test)} test studies, K = {sc.k} candidates per study from one
 heads = {}
 for section in ("findings", "impression"):
     heads[section] = sel.best_vs_random(ev[ev.section == section], metrics, not_computed=missing)
-    save_table(heads[section], f"05_headline_{section}", cfg, protocol=protocol, pick="on test (as the paper; optimistic)")
+    save_table(heads[section], table_names.selection_headline(section), cfg, protocol=protocol, pick="on test (as the paper; optimistic)")
 print("picked on test (as the paper; optimistic):", protocol)
 key = "BS-F1" if "BS-F1" in metrics else metrics[0]
 clin_key = next((m for m in ("CXB-14", "RG-E", "clin-F1 (sample)") if m in metrics), None)
@@ -225,7 +226,7 @@ if sc.n_val:
     for section in ("findings", "impression"):
         t = sel.best_picked_on_val(val_split.ev[val_split.ev.section == section], ev[ev.section == section], metrics)
         heads[f"{section}_val"] = t
-        save_table(t, f"05_headline_{section}_val", cfg, protocol=vprotocol, pick="on validation")
+        save_table(t, table_names.selection_headline(section, val=True), cfg, protocol=vprotocol, pick="on validation")
     print(f"validation pick: {len(val)} val studies x K = {sc.k}, {len(vcands)} policies; {vprotocol}")
 (heads["findings_val"][heads["findings_val"].metric.isin(shown)]
  .set_index(["policy", "metric"])[["picked_on_val", "test", "on_test_best_method", "on_test_best"]].round(3)
@@ -246,7 +247,7 @@ for stratum in ["all", "no_finding", "single", "multi"]:
     if stratum not in set(d.stratum):
         continue
     summ[stratum] = sel.improvement_summary(d, metrics, stratum=stratum)
-    save_table(summ[stratum], f"05_improvement_{stratum}", cfg)
+    save_table(summ[stratum], table_names.selection_improvement(stratum), cfg)
 n_strata = ev[(ev.section == "findings") & (ev.method == "random") & (ev.policy == next(iter(cands)))].groupby("stratum").n.first()
 print("studies per stratum:", ", ".join(f"{k} {v}" for k, v in n_strata.items()))
 key_metrics = [m for m in ("BS-F1", "CXB-14") if m in metrics] or metrics[:2]  # every metric: the saved tables
@@ -318,7 +319,7 @@ pick_summ = (sel.improvement_summary(val_split.ev[val_split.ev.section == "findi
 best = pick_summ.sort_values(key, ascending=False).iloc[0]
 best_method, best_dist = f"{best.distance}+{best.aggregation}", best.distance
 sig = compare.paired_table(sel.comparison_rows(split, best_method), n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-save_table(sig, "05_significance", cfg, protocol=protocol + "; paired bootstrap over studies", pick=pick_on)
+save_table(sig, table_names.SELECTION_SIGNIFICANCE, cfg, protocol=protocol + "; paired bootstrap over studies", pick=pick_on)
 print(f"best method: {best_method} (picked on {pick_on})")
 sig[(sig.section == "findings") & (sig.metric == key)][["policy", "metric", "B", "value_a", "value_b", "diff",
                                                         "ci_low", "ci_high", "p_value"]].round(3)
@@ -397,7 +398,7 @@ for s_i in np.argsort(-width, kind="stable")[:n_examples]:
 # %%
 methods = [m for m in split.choices(p0) if m.startswith(f"{best_dist}+")] + [f"mbr:{best_dist}"]
 normal = sel.normal_share_table(split, methods)
-save_table(normal, "05_normal_share", cfg, protocol=protocol, best_method=best_method, labeler="offline")
+save_table(normal, table_names.NORMAL_SHARE, cfg, protocol=protocol, best_method=best_method, labeler="offline")
 normal.pivot(index="policy", columns="method", values="normal_share").loc[list(cands), list(dict.fromkeys(normal.method))].round(2)
 
 # %% [markdown]
@@ -420,10 +421,10 @@ rec_bank_pres = split_kw["bank_presence"]
 rec_rows = []
 for p in cands:
     p_pres = split.presence[p] if split.presence[p] is not None else sel.candidate_presence(cands[p], candidate_format=formats[p])
-    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], k=sc.k, study_ids=[r.study_id for r in test],
+    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], n_candidates=sc.k, study_ids=[r.study_id for r in test],
                                     aggregations=sc.aggregations, knn_k=sc.knn_k, presence=p_pres,
                                     bank_presence=rec_bank_pres, progress=None)
-    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], k=sc.k, presence=p_pres)
+    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], n_candidates=sc.k, presence=p_pres)
     e = sel.evaluate_methods(sel.method_choices(rec_scores, rec_mbr), sel.pick_metrics(split.metrics[p], "findings", ["CXB-14"]),
                              sc.k, strata=split.strata(p))
     rec_rows.append(e.assign(policy=p, section="findings"))
@@ -431,7 +432,7 @@ rec_ev = pd.concat(rec_rows, ignore_index=True)
 std = ev[(ev.section == "findings") & (ev.metric == "CXB-14") & (ev.method.str.startswith("chamfer+") | (ev.method == "mbr:chamfer"))]
 rec_table = pd.concat([rec_ev[~rec_ev.method.isin(["random", "oracle", "first"])], std], ignore_index=True)
 rec_table = rec_table[rec_table.stratum == "all"][["policy", "method", "value", "random", "improvement_pct", "oracle"]]
-save_table(rec_table, "05_selection_recall", cfg, distance=rec_name)
+save_table(rec_table, table_names.SELECTION_RECALL, cfg, distance=rec_name)
 rec_table.pivot_table(index="method", columns="policy", values="value", sort=False).round(3)
 
 # %% [markdown]

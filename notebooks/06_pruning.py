@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from sdrlib import pruning as pr, selection as sel
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
@@ -72,7 +73,7 @@ test = test[: pc.n_test] if pc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
 bank = ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train", expected_encoder_id=emb.encoder_id)
 bank = sel.sample_bank(bank, cfg.selection.bank_size, cfg.seed)  # drawn at random, as notebook 05
-params = pr.PruneParams(k=pc.k, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
+params = pr.PruneParams(n_candidates=pc.k, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
                         sentence_token_cap=pc.sentence_token_cap)
 scorers = checks.bank_scorers(bank, emb, pc.names, pc.aggregation, knn_k=cfg.selection.knn_k,
                               device=cfg.distances.device)
@@ -139,7 +140,7 @@ tok = load_policy(cfg, next(iter(dirs.values())))[1].tokenizer  # the same token
 rep = {label: {n: [pr.replay_prune(s.texts, scorers[n], params, tokenizer=tok, token_ids=s.ids) for s in runs]
                for n in pc.names} for label, runs in std.items()}
 agree = checks.live_vs_replay_table(std, live, rep, scorers, params, tok)
-save_table(agree, "06_live_vs_replay", cfg)
+save_table(agree, table_names.LIVE_VS_REPLAY, cfg)
 agree
 
 # %% [markdown]
@@ -154,7 +155,7 @@ agree
 # %%
 pruned = {label: {n: live[label].get(n, rep[label][n]) for n in pc.names} for label in std}
 tokens = checks.token_table(std, pruned, pc.live_names, params)
-save_table(tokens, "06_tokens", cfg)
+save_table(tokens, table_names.PRUNING_TOKENS, cfg)
 tokens.round({"standard tokens / study": 0, "pruning tokens / study": 0, "survivor tokens / study": 0,
               "tokens saved %": 1, "rounds / study": 1})
 
@@ -194,10 +195,10 @@ for label, runs in std.items():
 ev = pd.concat(evs, ignore_index=True)
 metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
 missing = sel.not_computed(next(iter(mscores.values())), "findings")  # saved as columns "not computed: <why>"
-save_table(ev, "06_methods", cfg)
+save_table(ev, table_names.PRUNING_METHODS, cfg)
 tables = {s: checks.quality_table(ev, tokens, metrics, s, missing=missing) for s in ("findings", "impression")}
 for s, t in tables.items():
-    save_table(t, f"06_pruning_{s}", cfg, protocol=f"{len(test)} test studies, K = {pc.k} candidates per study, one sampling seed per policy")
+    save_table(t, table_names.pruning_section(s), cfg, protocol=f"{len(test)} test studies, K = {pc.k} candidates per study, one sampling seed per policy")
 view, gone = checks.quality_view(tables["findings"])
 print("not computed:", ", ".join(gone) or "none")
 view
@@ -223,7 +224,7 @@ sig = compare.paired_table(checks.versus_standard(choices, per_section, pc.names
                            n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 protocol = (f"{len(test)} test studies, K = {pc.k} candidates per study from one sampling seed ({cfg.seed}) per policy; "
             "paired bootstrap over studies (one run per policy: no seeds to test over)")
-save_table(sig, "06_pruning_vs_standard", cfg, protocol=protocol)
+save_table(sig, table_names.PRUNING_VS_STANDARD, cfg, protocol=protocol)
 shown = list(pc.live_names) or list(pc.names[:1])  # every setting is in the saved tables
 rows = (sig.section == "findings") & sig.distance.isin(shown) & sig.metric.isin(["BS-F1", "CXB-14", "clin-F1 (sample)", "RG-F1"])
 sig.loc[rows, ["policy", "metric", "distance", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
@@ -250,17 +251,17 @@ sig.loc[rows, ["policy", "metric", "distance", "value_a", "value_b", "diff", "ci
 # %%
 vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.k),
                                  n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-save_table(vs_random, "06_pruning_vs_random", cfg)
+save_table(vs_random, table_names.PRUNING_VS_RANDOM, cfg)
 print("\n".join(checks.random_verdicts(vs_random[vs_random.distance.isin(shown)])))
 
 # %%
 agreement = checks.agreement_table(choices, pc.names, pc.k)
-save_table(agreement, "06_survivor_vs_standard_pick", cfg)
+save_table(agreement, table_names.SURVIVOR_VS_STANDARD_PICK, cfg)
 print("\n".join(checks.agreement_sentences(agreement[agreement.distance.isin(shown)])))
 
 # %%
 collapse = checks.collapse_table({label: [s.texts for s in runs] for label, runs in std.items()})
-save_table(collapse, "06_candidate_collapse", cfg)
+save_table(collapse, table_names.CANDIDATE_COLLAPSE, cfg)
 print("\n".join(checks.collapse_warnings(collapse)))
 
 # %% [markdown]
@@ -283,10 +284,10 @@ sweep = checks.sweep_table(
     {label: {n: choices[label][f"standard:{n}"] for n in pc.names} for label in std}, scorers, params,
     pc.sweep_p, pc.sweep_warmup, key=key, tokenizer=tok,
     ci=lambda r: result_ci(r, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed))
-save_table(sweep, "06_sweep", cfg, protocol=f"{len(test)} test studies, K = {pc.k}, replayed pruning",
+save_table(sweep, table_names.PRUNING_SWEEP, cfg, protocol=f"{len(test)} test studies, K = {pc.k}, replayed pruning",
            pick="none (descriptive sweep on test; Tables 4 / 29 use the profile's p and wu)")
 with style():  # one panel per policy x distance; distances that picked alike share a panel; 95 % CIs over studies
-    fig = plot_pruning_sweep(sweep, key, k=pc.k, n_studies=len(test))
+    fig = plot_pruning_sweep(sweep, key, n_candidates=pc.k, n_studies=len(test))
     save_fig(fig, "06_quality_vs_tokens", cfg)
 plt.show()
 
@@ -304,7 +305,7 @@ plt.show()
 
 # %%
 wall = checks.wallclock_table(std, live)
-save_table(wall, "06_wallclock", cfg)
+save_table(wall, table_names.PRUNING_WALLCLOCK, cfg)
 wall.round(2)
 
 # %% [markdown]

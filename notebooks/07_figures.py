@@ -22,7 +22,7 @@
 # `sdrlib.results.FIGURE_INDEX` (one table); this notebook only reads `figures/` and `results/`, so it runs alone
 # on whatever exists and lists what is missing and which notebook to run for it. All figures are drawn by the
 # notebooks in the house style of `sdrlib.plots.style`: fixed dpi, fonts of at least 9 pt
-# (`tests/results/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
+# (`tests/plots/test_plots_style.py` draws every figure function on small synthetic data, measures each text and
 # scans the notebooks and `sdrlib` for smaller font sizes) and the colour-blind-safe Okabe-Ito palette as the
 # colour cycle. Every colour that marks a category (lines, bars, points, the sets and links of Fig. 2a) is an
 # Okabe-Ito one; figures that colour by a value use colour maps instead, which are not Okabe-Ito: the heatmaps
@@ -38,6 +38,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
+from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.experiments.figures import figure_conclusions, palette_table
 from sdrlib.plots import plot_gallery, style
@@ -86,7 +87,7 @@ if shown.empty:
 # %%
 shown_figs = shown[shown.kind == "figure"]
 palette = palette_table([cfg.figures_dir / f.split("/", 1)[1] for f in shown_figs.file], list(shown_figs.file))
-save_table(palette, "07_palette", cfg)
+save_table(palette, table_names.PALETTE, cfg)
 palette.round(2)
 
 # %% [markdown]
@@ -112,7 +113,7 @@ else:
 # %%
 index = figure_index(cfg.results_dir, cfg.figures_dir)
 out = index.drop(columns=["headline"])
-save_table(out, "figure_index", cfg)
+save_table(out, table_names.FIGURE_INDEX_TABLE, cfg)
 print(f"results/figure_index.md: {(index.status == 'present').sum()} present, {(index.status == 'missing').sum()} missing, "
       f"{(index.status == 'not in index').sum()} not in the index")
 absent = out[out.status != "present"]

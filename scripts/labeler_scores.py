@@ -9,7 +9,8 @@ the earlier rows (``issue`` empty):
   (``evaluate_labeler``'s ``micro (all)`` row), classes without gold or predicted support left out.
 
 The old labeler is ``sdrlib/clinical/labeler.py`` at ``--old`` (a git revision, read with ``git show``,
-so run it inside the repository); the new one is the working tree's. ``--time`` also measures both
+so run it inside the repository), or the package ``sdrlib/clinical/labeler/`` at revisions where it is one
+(``sdrlib`` of that revision extracted with ``git archive``); the new one is the working tree's. ``--time`` also measures both
 labelers' speed (CPU time, every row labelled ``--repeat`` times, cache bypassed, median of seven
 interleaved rounds).
 
@@ -48,13 +49,33 @@ def _fail(msg: str) -> None:
     raise SystemExit(2)
 
 
+def _load_old_package(rev: str):
+    """``sdrlib.clinical.labeler`` as a package at ``rev``: that revision's ``sdrlib`` imported from a temporary
+    folder, the working tree's ``sdrlib`` modules set aside meanwhile and put back after."""
+    tmp = tempfile.mkdtemp()
+    try:
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "sdrlib"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _fail(f"cannot read the labeler at {rev!r}: {getattr(exc, 'stderr', b'').decode() or exc}".strip())
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "sdrlib" or k.startswith("sdrlib.")}
+    sys.path.insert(0, tmp)
+    try:
+        return importlib.import_module("sdrlib.clinical.labeler")
+    finally:
+        sys.path.remove(tmp)
+        for k in [k for k in sys.modules if k == "sdrlib" or k.startswith("sdrlib.")]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
 def load_old(rev: str):
     """The labeler module as it was at git revision ``rev``."""
     try:
         src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:sdrlib/clinical/labeler.py"],
                              check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        _fail(f"cannot read sdrlib/clinical/labeler.py at {rev!r}: {getattr(exc, 'stderr', '') or exc}".strip())
+    except (OSError, subprocess.CalledProcessError):
+        return _load_old_package(rev)
     path = Path(tempfile.mkdtemp()) / "labeler_old.py"
     path.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("labeler_old", path)

@@ -16,6 +16,9 @@ machine the README's block records (``--mode`` forces one):
   (a stated difference keeps its direction and p < 0.05 across seeds and studies; a "no difference detected" is
   contradicted only by a significant difference larger than the detectable effect the README states).
 
+In both modes a claim group of the block whose table the run lacks is a problem (one line: ``table X missing: group "Y" not
+generated``; the printed block carries the same note in the group's place).
+
 The block goes between ``<!-- results:begin -->`` and ``<!-- results:end -->`` (sdrlib.experiments.claims).
 """
 
@@ -88,6 +91,7 @@ def _main(argv: list[str] | None) -> int:
     else:
         problems, notes = claims.check_tolerant(block, a.results_dir, min_int=a.min_int)
         what = "the machine-independent numbers and the conclusions checked"
+    problems = claims.missing_tables(a.results_dir, block=block) + problems  # a group of the block the run cannot write
     for p in problems:
         print(p)
     for note in notes:

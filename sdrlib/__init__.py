@@ -4,6 +4,7 @@ The package holds every piece of logic the numbered notebooks call, in layers (l
 imports only the ones before it; README "Architecture", checked by import-linter):
 
 - :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.utils`, :mod:`sdrlib.paths`  leaf utilities
+- :mod:`sdrlib.table_names`  the name of every result table, defined once
 - :mod:`sdrlib.vocabulary`  CheXpert-14 names and label algebra
 - :mod:`sdrlib.reports`     section split, sentence segmentation, the one think/answer template parser
 - :mod:`sdrlib.results`     save_table / save_fig, provenance, the figure index

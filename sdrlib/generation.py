@@ -108,23 +108,24 @@ def generate_candidates(
     model,
     processor,
     image_lists: Sequence[Sequence[Any]],
-    k: int,
+    n_candidates: int,
     *,
     temperature: float = 1.0,
     seed: int = 0,
     **kwargs: Any,
 ) -> list[list[str]]:
-    """``k`` sampled reports per study (for best-of-K selection), shape ``[n][k]``.
+    """``n_candidates`` (the paper's K) sampled reports per study (for best-of-K selection), shape
+    ``[n][n_candidates]``.
 
     Candidate ``j`` of every study is drawn with seed ``seed + j``, so adding candidates
     keeps the earlier ones. Other keyword arguments go to :func:`generate_reports`.
-    Example: ``generate_candidates(model, proc, [[img]], k=5)[0]`` -> five reports.
+    Example: ``generate_candidates(model, proc, [[img]], n_candidates=5)[0]`` -> five reports.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    if n_candidates < 1:
+        raise ValueError(f"n_candidates must be >= 1, got {n_candidates}")
     cols = [
         generate_reports(model, processor, image_lists, do_sample=True, temperature=temperature, seed=seed + j, **kwargs)
-        for j in range(k)
+        for j in range(n_candidates)
     ]
     return [list(c) for c in zip(*cols)]
 

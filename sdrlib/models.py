@@ -123,7 +123,7 @@ def set_cpu_threads(n: int = 1) -> int:
 # --------------------------------------------------------------------------- tokenizer
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024, min_frequency: int = 2):
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024, min_frequency: int = 2) -> Any:
     """Train a byte-level BPE tokenizer on ``texts`` and wrap it for transformers.
 
     ``vocab_size`` counts the 256 byte symbols, merges, :data:`SPECIAL_TOKENS` and
@@ -166,7 +166,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 1024, min_frequency:
 # --------------------------------------------------------------------------- processor
 
 
-def build_image_processor(image_size: int = 96, patch_size: int = 16, merge_size: int = 2):
+def build_image_processor(image_size: int = 96, patch_size: int = 16, merge_size: int = 2) -> Any:
     """A PIL-backend Qwen2-VL image processor that resizes images to about ``image_size`` px.
 
     Images are converted to RGB and resized (aspect kept) to multiples of
@@ -232,11 +232,11 @@ class ImageOnlyQwen3VLProcessor(_processor_base()):  # type: ignore[misc]
         num_image_tokens = int(image_inputs["image_grid_thw"][image_idx].prod()) // merge_length
         return self.image_token * num_image_tokens
 
-    def post_process_image_text_to_text(self, generated_outputs, skip_special_tokens=True, **kwargs):
+    def post_process_image_text_to_text(self, generated_outputs, skip_special_tokens=True, **kwargs) -> list[str]:
         return self.tokenizer.batch_decode(generated_outputs, skip_special_tokens=skip_special_tokens, **kwargs)
 
     @property
-    def model_input_names(self):
+    def model_input_names(self) -> list[str]:
         return list(super().model_input_names) + ["mm_token_type_ids"]
 
 
@@ -334,7 +334,8 @@ def _tiny_config(spec: TinyVLSpec, tokenizer):
     )
 
 
-def build_tiny_policy(texts: Sequence[str], spec: TinyVLSpec | None = None, *, vocab_size: int = 1024, seed: int = 0):
+def build_tiny_policy(texts: Sequence[str], spec: TinyVLSpec | None = None, *, vocab_size: int = 1024,
+                      seed: int = 0) -> tuple[Any, Any]:
     """Randomly initialised tiny ``Qwen3VLForConditionalGeneration`` and its processor.
 
     The tokenizer is trained on ``texts`` (the training reports in template form).
@@ -410,7 +411,7 @@ def save_policy(model, processor, path: str | os.PathLike) -> Path:
     return path
 
 
-def load_tiny_policy(path: str | os.PathLike, *, device: str = "cpu"):
+def load_tiny_policy(path: str | os.PathLike, *, device: str = "cpu") -> tuple[Any, Any]:
     """Load ``(model, processor)`` saved by :func:`save_policy` (local files only).
 
     Raises :class:`PolicyError` naming the folder when it holds no saved policy.
@@ -482,7 +483,7 @@ def load_unsloth_policy(
     max_seq_length: int = 2048,
     finetune_vision_layers: bool = False,  # no LoRA on the vision layers: untrained (docs/paper_map.md, LoRA)
     seed: int = 0,
-):
+) -> tuple[Any, Any]:
     """Load a paper policy with Unsloth's ``FastVisionModel`` and attach LoRA adapters.
 
     The adapters go on the language layers (attention and MLP) only: with ``finetune_vision_layers=False``

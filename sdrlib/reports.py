@@ -52,6 +52,8 @@ __all__ = [
     "ReportTextError",
     "as_text",
     "normalize_text",
+    "normalize_sentence",
+    "normalize_ascii",
     "is_blank",
     "split_report",
     "split_sentences",
@@ -107,12 +109,53 @@ def as_text(value: object, name: str = "text") -> str:
     raise ReportTextError(f"{name} must be str or UTF-8 bytes, got {type(value).__name__}")
 
 
-def normalize_text(text: str) -> str:
-    """Unicode NFC, whitespace runs collapsed to one space, stripped.
+def normalize_text(text: str, *, form: str | None = "NFC") -> str:
+    """Unicode normal form ``form`` (NFC; ``None``: none), white-space runs collapsed to one space, stripped.
+
+    The package's one text normaliser: report sections, sentences, cache keys. Two documented variants below
+    differ on purpose: :func:`normalize_sentence` (the comparison form of a sentence) and :func:`normalize_ascii`
+    (the offline labeler's input). ``form=None`` serves keys of text that is already normalised (the labeler's
+    per-sentence presence cache, :mod:`sdrlib.clinical.presence`, whose labels do not depend on the form).
 
     Example: ``normalize_text(" No\\n  effusion. ") -> "No effusion."``
     """
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    return " ".join((unicodedata.normalize(form, text) if form else text).split())
+
+
+_TRAILING_PUNCT = re.compile(r"[\s.;:,!?]+$")
+
+
+def normalize_sentence(sentence: str) -> str:
+    """The form in which two sentences are compared for equality: lower-cased, white space as
+    :func:`normalize_text`, trailing punctuation dropped.
+
+    Differs from :func:`normalize_text` on purpose: R_exact (:mod:`sdrlib.rewards.methods.exact`) and G-CARL's
+    claim deduplication treat ``"No effusion."`` and ``"no effusion"`` as one sentence. No Unicode form of its own
+    (``form=None``): it compares sentences as :func:`split_sentences` returns them, already NFC, and so keeps the
+    keys R_exact has always compared.
+
+    Example: ``normalize_sentence("  No  effusion. ") -> "no effusion"``.
+    """
+    return _TRAILING_PUNCT.sub("", normalize_text(sentence.lower(), form=None))
+
+
+_HORIZONTAL_SPACE = re.compile(r"[ \t\r\f\v]+")
+
+
+def normalize_ascii(text: str) -> str:
+    """Unicode NFKD folded to ASCII (what does not fold is dropped), runs of horizontal white space collapsed to
+    one space; line breaks and the ends are kept.
+
+    Differs from :func:`normalize_text` on purpose; it is the offline labeler's input
+    (:mod:`sdrlib.clinical.labeler`): its rules are ASCII regular expressions (NFKD turns "é" into "e" and
+    full-width or ligature forms into plain letters), and a line break separates its text units (a
+    ``key: value`` line of a structured report), so it must survive.
+
+    Example: ``normalize_ascii("Épanchement\\u00a0 pleural\\nPneumothorax: none") -> "Epanchement pleural\\nPneumothorax: none"``.
+    """
+    text = unicodedata.normalize("NFKD", text)
+    text = text.encode("ascii", "ignore").decode("ascii")
+    return _HORIZONTAL_SPACE.sub(" ", text)
 
 
 # Characters that render as nothing although their category is a letter or symbol

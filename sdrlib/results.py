@@ -7,23 +7,29 @@
 - :func:`save_fig` writes ``<figures>/<name>.png`` at a fixed resolution (:data:`DPI`).
 - :func:`provenance`, :func:`git_commit` and :func:`library_versions`: the one implementation of
   "which code and which libraries produced this" (tables, run keys, run summaries).
+- :func:`read_result_table` reads a table back (None when the run did not write it), recording the files read
+  when given a :class:`TableReader`; :func:`table_or_note` says so in a notebook's conclusion.
+- :func:`format_mean_sd` and :func:`render_cell_table`: the shown (Markdown) view of a table whose CSV keeps the
+  numbers.
 - :data:`FIGURE_INDEX`: the paper-item map of every file the notebooks write;
   :func:`figure_index` checks a run's folders against it and :func:`missing_summary` says what
   is missing.
 
 A low layer (``sdrlib.metrics``, ``sdrlib.training``, the notebooks all write through it): it
-imports only :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.numerics` and :mod:`sdrlib.paths`. ``cfg`` arguments are
+imports only :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.numerics`, :mod:`sdrlib.paths` and
+:mod:`sdrlib.table_names` (the names of the tables, defined once). ``cfg`` arguments are
 profiles (:class:`sdrlib.config.Profile`); only their ``name``, ``seed``, ``embedding.encoder``,
 ``data.source``, ``results_dir`` and ``figures_dir`` are read.
 
 Example::
 
-    save_table(df, "01_embedding_cache", cfg, encoder_id=emb.encoder_id)   # results/01_embedding_cache.{csv,md,meta.json}
+    save_table(df, table_names.EMBEDDING_CACHE, cfg, encoder_id=emb.encoder_id)  # results/01_embedding_cache.{csv,md,meta.json}
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import subprocess
 from dataclasses import dataclass
@@ -31,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from sdrlib import table_names
 from sdrlib.errors import SDRError
 from sdrlib.io import atomic_save, atomic_write_json, atomic_write_text
 from sdrlib.numerics import machine_record
@@ -42,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DPI", "PlotError", "save_fig", "save_table", "provenance", "git_commit", "library_versions",
            "FigureEntry", "FIGURE_INDEX", "figure_index", "missing_summary", "RECORDED_VERSIONS",
-           "ResultTableError", "read_result_table", "TABLES_READ", "format_mean_sd", "SD_SUFFIX",
+           "ResultTableError", "read_result_table", "TableReader", "format_mean_sd", "SD_SUFFIX",
            "CELL_COLUMNS", "render_cell_table", "table_or_note"]
 
 DPI = 150
@@ -118,21 +125,41 @@ class ResultTableError(SDRError, ValueError):
     needs. The message names the file and what is wrong (``scripts/readme_numbers.py`` prints it, exit 2)."""
 
 
-#: every table :func:`read_result_table` read, in order (a caller clears it to learn which files one step read)
-TABLES_READ: list[Path] = []
+class TableReader(os.PathLike):
+    """A run's results folder that records which result tables were read from it.
+
+    Pass it wherever a results folder goes (it is path-like: ``Path(reader)`` is the folder):
+    :func:`read_result_table` appends each file it reads through it to :attr:`read`, in order, so a caller learns
+    which files one step read (the README claims name the table that lacks a column). Reading through a plain path
+    records nothing. Example: ``reader = TableReader("results")``; ``read_result_table(reader, "06_tokens")``;
+    ``reader.read`` -> ``[PosixPath("results/06_tokens.csv")]``.
+    """
+
+    def __init__(self, results_dir: str | os.PathLike) -> None:
+        self.results_dir = Path(results_dir)
+        #: the files read through this reader, in order (a file read twice is listed twice)
+        self.read: list[Path] = []
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.results_dir)
+
+    def __repr__(self) -> str:
+        return f"TableReader({str(self.results_dir)!r})"
 
 
-def read_result_table(results_dir: str | Path, name: str) -> "pd.DataFrame | None":
+def read_result_table(results_dir: str | os.PathLike, name: str) -> "pd.DataFrame | None":
     """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it.
 
     A file that exists but cannot be read as a CSV table (binary or not UTF-8, empty, malformed) raises
-    :class:`ResultTableError` naming it. Each file read is appended to :data:`TABLES_READ`."""
+    :class:`ResultTableError` naming it. When ``results_dir`` is a :class:`TableReader`, the file is appended to its
+    ``read`` list before it is parsed."""
     import pandas as pd
 
     p = Path(results_dir) / f"{name}.csv"
     if not p.is_file():
         return None
-    TABLES_READ.append(p)
+    if isinstance(results_dir, TableReader):
+        results_dir.read.append(p)
     try:
         return pd.read_csv(p, encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -250,13 +277,23 @@ class FigureEntry:
 
 
 _F, _T = "figure", "table"
+#: notebook 04's per-group tables beside the headline one (``grpo_<group>_<section>``), named one by one: a
+#: wildcard ``grpo_*_findings`` would also claim grpo_positive_findings
+_METRIC_GROUPS = ("bleu", "rouge", "lexical", "clinical")
+
+
+def _alternatives(names: Iterable[str]) -> str:
+    """A :class:`FigureEntry` name of several files, any of which makes the entry present (``a|b``)."""
+    return "|".join(names)
+
+
 #: Every file the notebooks write, in the paper's order first (notebook 07 and ``results/figure_index.md``)
 FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry("01_report_embedding", _F, "01_embedding", "Fig. 1",
                 "one report of the profile: its sentences and their embedding set", True),
     FigureEntry("02_set_distance_example", _F, "02_distances", "Fig. 2a",
                 "two reports' sentence sets in 2-D with the links Chamfer / Hausdorff / OT read", True),
-    FigureEntry("02_set_distance_example", _T, "02_distances", "Fig. 2a",
+    FigureEntry(table_names.SET_DISTANCE_EXAMPLE, _T, "02_distances", "Fig. 2a",
                 "the values of Fig. 2a: every link's cosine cost and the three distances"),
     FigureEntry("05_selection_space", _F, "05_selection", "Fig. 2b",
                 "best-of-K selection: candidates, bank reports and the chosen one in 2-D", True),
@@ -274,119 +311,118 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
                           "% improvement over random, clin-F1 (sample) (per-report label F1; stands in for Fig. 5's "
                           "RadGraph entity F1 and CXB-14, not computed in this run), avg aggregation, "
                           "distance x policy")),
-    FigureEntry("05_headline_findings", _T, "05_selection", "Table 3",
+    FigureEntry(table_names.selection_headline("findings"), _T, "05_selection", "Table 3",
                 "best selection per policy and metric vs random, oracle, first, MBR (Findings)", True),
-    FigureEntry("05_headline_impression", _T, "05_selection", "Table 23",
+    FigureEntry(table_names.selection_headline("impression"), _T, "05_selection", "Table 23",
                 "the same for Impression", True),
-    FigureEntry("05_improvement_all", _T, "05_selection", "Table 25",
+    FigureEntry(table_names.selection_improvement("all"), _T, "05_selection", "Table 25",
                 "% improvement over random per method, mean ± std over policies, all studies"),
-    FigureEntry("05_improvement_no_finding", _T, "05_selection", "Table 26", "the same, no-finding stratum"),
-    FigureEntry("05_improvement_single", _T, "05_selection", "Table 27", "the same, single-finding stratum"),
-    FigureEntry("05_improvement_multi", _T, "05_selection", "Table 28", "the same, multi-finding stratum"),
-    FigureEntry("05_selection_methods", _T, "05_selection", "Tables 3, 23-28 (source)",
+    FigureEntry(table_names.selection_improvement("no_finding"), _T, "05_selection", "Table 26", "the same, no-finding stratum"),
+    FigureEntry(table_names.selection_improvement("single"), _T, "05_selection", "Table 27", "the same, single-finding stratum"),
+    FigureEntry(table_names.selection_improvement("multi"), _T, "05_selection", "Table 28", "the same, multi-finding stratum"),
+    FigureEntry(table_names.SELECTION_METHODS, _T, "05_selection", "Tables 3, 23-28 (source)",
                 "every policy x method x metric x stratum value the selection tables are cut from"),
-    FigureEntry("05_significance", _T, "05_selection", "",
+    FigureEntry(table_names.SELECTION_SIGNIFICANCE, _T, "05_selection", "",
                 "paired bootstrap: best method vs random and vs MBR"),
-    FigureEntry("grpo_headline_findings", _T, "04_grpo", "Tables 1-2 (Findings)",
+    FigureEntry(table_names.grpo_group("headline", "findings"), _T, "04_grpo", "Tables 1-2 (Findings)",
                 "GRPO post-training: SFT, R_fmt, R_exact, R_Cham, R_Haus, mean ± std over seeds", True),
-    FigureEntry("grpo_headline_impression", _T, "04_grpo", "Tables 5-6 (Impression)",
+    FigureEntry(table_names.grpo_group("headline", "impression"), _T, "04_grpo", "Tables 5-6 (Impression)",
                 "the same for Impression", True),
-    # the metric groups by name, not ``grpo_*_findings``: a wildcard would also claim grpo_positive_findings
-    FigureEntry("grpo_bleu_findings|grpo_rouge_findings|grpo_lexical_findings|grpo_clinical_findings", _T, "04_grpo", "Tables 7-10, 15-18 (Findings, per metric group)",
+    FigureEntry(_alternatives(table_names.grpo_group(g, "findings") for g in _METRIC_GROUPS), _T, "04_grpo", "Tables 7-10, 15-18 (Findings, per metric group)",
                 "GRPO results per metric group (BLEU, ROUGE, lexical, clinical)"),
-    FigureEntry("grpo_bleu_impression|grpo_rouge_impression|grpo_lexical_impression|grpo_clinical_impression", _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
+    FigureEntry(_alternatives(table_names.grpo_group(g, "impression") for g in _METRIC_GROUPS), _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
                 "GRPO results per metric group"),
     FigureEntry("grpo_curves", _F, "04_grpo", "GRPO training curves",
                 "format reward, content reward, KL and completion length per GRPO step", True),
     FigureEntry("grpo_semantic_reward", _F, "04_grpo", "GRPO training curves", "R_sem per step"),
     FigureEntry("grpo_reward_sparsity", _F, "04_grpo", "", "exact-match sparsity and within-group spread per step"),
-    FigureEntry("grpo_reward_sparsity", _T, "04_grpo", "", "the same, mean over steps"),
-    FigureEntry("grpo_policy_movement", _T, "04_grpo", "", "KL to SFT and reward, first vs last steps", True),
-    FigureEntry("grpo_positive_findings", _T, "04_grpo", "",
+    FigureEntry(table_names.GRPO_REWARD_SPARSITY, _T, "04_grpo", "", "the same, mean over steps"),
+    FigureEntry(table_names.GRPO_POLICY_MOVEMENT, _T, "04_grpo", "", "KL to SFT and reward, first vs last steps", True),
+    FigureEntry(table_names.GRPO_POSITIVE_FINDINGS, _T, "04_grpo", "",
                 "positive findings per Findings section and share with none, per configuration vs references"),
-    FigureEntry("grpo_significance", _T, "04_grpo", "", "paired bootstrap per seed: R_Cham / R_Haus vs SFT / R_exact"),
-    FigureEntry("grpo_reward_cost", _T, "04_grpo", "", "reward time vs step time, bad completions"),
+    FigureEntry(table_names.GRPO_SIGNIFICANCE, _T, "04_grpo", "", "paired bootstrap per seed: R_Cham / R_Haus vs SFT / R_exact"),
+    FigureEntry(table_names.GRPO_REWARD_COST, _T, "04_grpo", "", "reward time vs step time, bad completions"),
     FigureEntry("grpo_reward_time", _F, "04_grpo", "", "reward time per step for every configuration"),
     FigureEntry("grpo_edit_counts", _F, "04_grpo", "", "EditGRPO edits per step (replace / delete / add)"),
-    FigureEntry("grpo_edit_counts", _T, "04_grpo", "", "EditGRPO edit totals per configuration"),
-    FigureEntry("grpo_scores_*", _T, "04_grpo", "", "every metric per policy, seed and section (long form)"),
-    FigureEntry("headline", _T, "04_grpo", "Tables 1-2, 5-6 (summary)",
+    FigureEntry(table_names.GRPO_EDIT_COUNTS, _T, "04_grpo", "", "EditGRPO edit totals per configuration"),
+    FigureEntry(table_names.grpo_scores("*"), _T, "04_grpo", "", "every metric per policy, seed and section (long form)"),
+    FigureEntry(table_names.HEADLINE, _T, "04_grpo", "Tables 1-2, 5-6 (summary)",
                 "the run's headline numbers in one file"),
-    FigureEntry("grpo_decomposition", _T, "04_grpo", "",
+    FigureEntry(table_names.GRPO_DECOMPOSITION, _T, "04_grpo", "",
                 "Findings macro F1 along SFT -> C-noise -> R_fmt -> content reward, per step"),
-    FigureEntry("grpo_decomposition_significance", _T, "04_grpo", "", "paired bootstrap of each decomposition step"),
-    FigureEntry("grpo_decomposition_strata|grpo_decomposition_training", _T, "04_grpo", "",
+    FigureEntry(table_names.GRPO_DECOMPOSITION_SIGNIFICANCE, _T, "04_grpo", "", "paired bootstrap of each decomposition step"),
+    FigureEntry(_alternatives((table_names.GRPO_DECOMPOSITION_STRATA, table_names.GRPO_DECOMPOSITION_TRAINING)), _T, "04_grpo", "",
                 "the decomposition per stratum and its training-side statistics"),
     FigureEntry("04_reward_audit", _F, "04_grpo", "", "each reward's score of constructed completions, per stratum"),
-    FigureEntry("04_reward_audit", _T, "04_grpo", "", "the same as a table (each case over the references it could "
+    FigureEntry(table_names.REWARD_AUDIT, _T, "04_grpo", "", "the same as a table (each case over the references it could "
                 "be built for)"),
-    FigureEntry("04_reward_audit_paired", _T, "04_grpo", "", "the audit's cases over the same references"),
-    FigureEntry("04_reward_audit_orderings", _T, "04_grpo", "", "the orderings a clinician expects, kept or broken"),
-    FigureEntry("04_reward_audit_expected", _T, "04_grpo", "",
+    FigureEntry(table_names.REWARD_AUDIT_PAIRED, _T, "04_grpo", "", "the audit's cases over the same references"),
+    FigureEntry(table_names.REWARD_AUDIT_ORDERINGS, _T, "04_grpo", "", "the orderings a clinician expects, kept or broken"),
+    FigureEntry(table_names.REWARD_AUDIT_EXPECTED, _T, "04_grpo", "",
                 "expected reward of the SFT policy's own samples vs the modal normal report (the margins)"),
-    FigureEntry("04_recall_choice", _T, "04_grpo", "",
+    FigureEntry(table_names.RECALL_CHOICE, _T, "04_grpo", "",
                 "the recall reward's setting picked on validation studies: the grid, its orderings and margins"),
-    FigureEntry("05_headline_findings_val|05_headline_impression_val", _T, "05_selection", "",
+    FigureEntry(_alternatives(table_names.selection_headline(s, val=True) for s in table_names.SECTIONS), _T, "05_selection", "",
                 "the selection method picked on validation studies, scored on test"),
-    FigureEntry("05_normal_share", _T, "05_selection", "",
+    FigureEntry(table_names.NORMAL_SHARE, _T, "05_selection", "",
                 "share of picks the offline labeler reads as normal, per method, vs the references"),
-    FigureEntry("05_selection_recall", _T, "05_selection", "",
+    FigureEntry(table_names.SELECTION_RECALL, _T, "05_selection", "",
                 "best-of-K and MBR with the recall-weighted reward distance (ours) vs random"),
-    FigureEntry("06_pruning_findings", _T, "06_pruning", "Tables 4 / 29",
+    FigureEntry(table_names.pruning_section("findings"), _T, "06_pruning", "Tables 4 / 29",
                 "distance-guided pruning while decoding: random vs standard best-of-K vs pruning (Findings)", True),
-    FigureEntry("06_pruning_impression", _T, "06_pruning", "Tables 4 / 29 (Impression)", "the same for Impression", True),
-    FigureEntry("06_tokens", _T, "06_pruning", "Tables 4 / 29 (token columns)", "tokens generated per study"),
+    FigureEntry(table_names.pruning_section("impression"), _T, "06_pruning", "Tables 4 / 29 (Impression)", "the same for Impression", True),
+    FigureEntry(table_names.PRUNING_TOKENS, _T, "06_pruning", "Tables 4 / 29 (token columns)", "tokens generated per study"),
     FigureEntry("06_quality_vs_tokens", _F, "06_pruning", "",
                 "pruning: quality vs tokens across p and warm-up (replay)", True),
-    FigureEntry("06_methods", _T, "06_pruning", "Tables 4 / 29 (source)", "every pruning method x metric value"),
-    FigureEntry("06_pruning_vs_standard", _T, "06_pruning", "", "paired bootstrap: pruning vs standard best-of-K"),
-    FigureEntry("06_pruning_vs_random", _T, "06_pruning", "", "paired bootstrap: pruning vs random selection"),
-    FigureEntry("06_survivor_vs_standard_pick", _T, "06_pruning", "",
+    FigureEntry(table_names.PRUNING_METHODS, _T, "06_pruning", "Tables 4 / 29 (source)", "every pruning method x metric value"),
+    FigureEntry(table_names.PRUNING_VS_STANDARD, _T, "06_pruning", "", "paired bootstrap: pruning vs standard best-of-K"),
+    FigureEntry(table_names.PRUNING_VS_RANDOM, _T, "06_pruning", "", "paired bootstrap: pruning vs random selection"),
+    FigureEntry(table_names.SURVIVOR_VS_STANDARD_PICK, _T, "06_pruning", "",
                 "how often the survivor is standard best-of-K's pick, vs chance 1/K (binomial test)"),
-    FigureEntry("06_candidate_collapse", _T, "06_pruning", "",
+    FigureEntry(table_names.CANDIDATE_COLLAPSE, _T, "06_pruning", "",
                 "share of studies whose K candidates carry identical labels / text (collapsed policy)"),
-    FigureEntry("06_sweep", _T, "06_pruning", "", "the p x warm-up sweep behind the figure"),
-    FigureEntry("06_live_vs_replay", _T, "06_pruning", "", "live pruning vs its replay on standard candidates"),
-    FigureEntry("06_wallclock", _T, "06_pruning", "", "wall-clock per study"),
-    FigureEntry("sft_vs_baselines", _T, "03_sft", "", "SFT vs image-blind baselines", True),
-    FigureEntry("sft_vs_baselines_significance", _T, "03_sft", "", "paired bootstrap of the same"),
-    FigureEntry("sft_image_nll", _T, "03_sft", "", "reference NLL per token, own vs another study's image"),
+    FigureEntry(table_names.PRUNING_SWEEP, _T, "06_pruning", "", "the p x warm-up sweep behind the figure"),
+    FigureEntry(table_names.LIVE_VS_REPLAY, _T, "06_pruning", "", "live pruning vs its replay on standard candidates"),
+    FigureEntry(table_names.PRUNING_WALLCLOCK, _T, "06_pruning", "", "wall-clock per study"),
+    FigureEntry(table_names.SFT_VS_BASELINES, _T, "03_sft", "", "SFT vs image-blind baselines", True),
+    FigureEntry(table_names.SFT_VS_BASELINES_SIGNIFICANCE, _T, "03_sft", "", "paired bootstrap of the same"),
+    FigureEntry(table_names.SFT_IMAGE_NLL, _T, "03_sft", "", "reference NLL per token, own vs another study's image"),
     FigureEntry("sft_loss", _F, "03_sft", "", "SFT training loss, token accuracy (no eval split: no validation loss)"),
     FigureEntry("sft_samples", _F, "03_sft", "", "SFT sample generations"),
     FigureEntry("00_examples", _F, "00_data", "", "example studies: image, report, labels"),
     FigureEntry("00_findings_gallery", _F, "00_data", "", "one synthetic patient drawn with each finding"),
     FigureEntry("00_label_prevalence", _F, "00_data", "", "CheXpert-14 label prevalence"),
     FigureEntry("00_sentence_counts", _F, "00_data", "", "sentences per section and split"),
-    FigureEntry("00_dataset_summary", _T, "00_data", "", "studies, sentences and strata per split"),
-    FigureEntry("00_report_language", _T, "00_data", "", "report language vs IU-Xray"),
-    FigureEntry("00_label_prevalence", _T, "00_data", "", "label prevalence per split"),
-    FigureEntry("00_pixel_probe", _T, "00_data", "", "linear pixel probe AUROC per observation"),
-    FigureEntry("00_labeler_*", _T, "00_data", "", "offline labeler precision / recall"),
+    FigureEntry(table_names.DATASET_SUMMARY, _T, "00_data", "", "studies, sentences and strata per split"),
+    FigureEntry(table_names.REPORT_LANGUAGE, _T, "00_data", "", "report language vs IU-Xray"),
+    FigureEntry(table_names.LABEL_PREVALENCE, _T, "00_data", "", "label prevalence per split"),
+    FigureEntry(table_names.PIXEL_PROBE, _T, "00_data", "", "linear pixel probe AUROC per observation"),
+    FigureEntry(table_names.labeler("*"), _T, "00_data", "", "offline labeler precision / recall"),
     FigureEntry("01_sentence_geometry", _F, "01_embedding", "", "cosine similarities and nearest-neighbour similarity"),
-    FigureEntry("01_embedding_cache", _T, "01_embedding", "", "sentences, unique sentences, encoder calls"),
-    FigureEntry("01_sentence_geometry", _T, "01_embedding", "", "paraphrase and nearest-neighbour similarities"),
-    FigureEntry("01_impression_restatement", _T, "01_embedding", "",
+    FigureEntry(table_names.EMBEDDING_CACHE, _T, "01_embedding", "", "sentences, unique sentences, encoder calls"),
+    FigureEntry(table_names.SENTENCE_GEOMETRY, _T, "01_embedding", "", "paraphrase and nearest-neighbour similarities"),
+    FigureEntry(table_names.IMPRESSION_RESTATEMENT, _T, "01_embedding", "",
                 "how close an Impression sentence is to its own Findings vs other reports'"),
-    FigureEntry("01_opposite_neighbours", _T, "01_embedding", "",
+    FigureEntry(table_names.OPPOSITE_NEIGHBOURS, _T, "01_embedding", "",
                 "Findings sentences whose nearest neighbour the labeler reads with the opposite polarity"),
     FigureEntry("02_edit_reactions", _F, "02_distances", "", "each setting's reaction to report edits", True),
-    FigureEntry("02_edit_reactions", _T, "02_distances", "", "the same as a table"),
-    FigureEntry("02_edit_reactions_extensions", _T, "02_distances", "", "the edits under our _raw / _neg settings"),
-    FigureEntry("02_edit_facts", _T, "02_distances", "", "per setting: farthest edit, contradiction vs paraphrase"),
-    FigureEntry("02_registry", _T, "02_distances", "App. A", "the registered distance settings"),
+    FigureEntry(table_names.EDIT_REACTIONS, _T, "02_distances", "", "the same as a table"),
+    FigureEntry(table_names.EDIT_REACTIONS_EXTENSIONS, _T, "02_distances", "", "the edits under our _raw / _neg settings"),
+    FigureEntry(table_names.EDIT_FACTS, _T, "02_distances", "", "per setting: farthest edit, contradiction vs paraphrase"),
+    FigureEntry(table_names.DISTANCE_REGISTRY, _T, "02_distances", "App. A", "the registered distance settings"),
     FigureEntry("02_engine_speed", _F, "02_distances", "", "batched engine vs per-pair reference"),
-    FigureEntry("02_engine_speed", _T, "02_distances", "", "the same as a table"),
-    FigureEntry("02_convergence", _T, "02_distances", "", "share of pairs stopped at max_iter"),
+    FigureEntry(table_names.ENGINE_SPEED, _T, "02_distances", "", "the same as a table"),
+    FigureEntry(table_names.CONVERGENCE, _T, "02_distances", "", "share of pairs stopped at max_iter"),
     FigureEntry("02_fidelity", _F, "02_distances", "", "rank correlation with label disagreement (our extension)", True),
-    FigureEntry("02_fidelity", _T, "02_distances", "", "the same as a table"),
-    FigureEntry("02_fidelity_vs_chamfer", _T, "02_distances", "",
+    FigureEntry(table_names.FIDELITY, _T, "02_distances", "", "the same as a table"),
+    FigureEntry(table_names.FIDELITY_VS_CHAMFER, _T, "02_distances", "",
                 "paired bootstrap: the best setting's rank correlation minus Chamfer's"),
-    FigureEntry("02_identical_floor", _T, "02_distances", "", "D(A, A) per setting and set size"),
+    FigureEntry(table_names.IDENTICAL_FLOOR, _T, "02_distances", "", "D(A, A) per setting and set size"),
     FigureEntry("07_overview", _F, "07_figures", "", "thumbnails of the paper figures this run produced"),
-    FigureEntry("07_palette", _T, "07_figures", "", "share of each figure's coloured pixels in the Okabe-Ito palette"),
+    FigureEntry(table_names.PALETTE, _T, "07_figures", "", "share of each figure's coloured pixels in the Okabe-Ito palette"),
 )
 
-_INDEX_SKIP = {"README", "figure_index", "run_summary"}
+_INDEX_SKIP = {"README", table_names.FIGURE_INDEX_TABLE, table_names.RUN_SUMMARY}
 
 
 def _entry_paths(e: FigureEntry, results_dir: Path, figures_dir: Path) -> list[Path]:

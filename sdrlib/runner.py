@@ -40,6 +40,7 @@ import tempfile
 import time
 import typing
 from pathlib import Path
+from typing import Any
 
 from .config import ConfigError, load_profile, output_root, repo_root
 from .data import get_dataset
@@ -353,42 +354,11 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     all_nbs = discover()
     try:
         nbs = _select(all_nbs, start, only)
+        cfg = _checked_profile(profile, out)
+        pm = _papermill(kernel)
+        out_dir = _executed_dir(cfg)
     except UsageError as e:
         return _usage(e)
-    try:
-        cfg = load_profile(profile)
-    except ConfigError as e:
-        return _usage(f"invalid profile: {e}")
-    if out is not None:
-        try:
-            os.environ["SDR_ROOT"] = str(_check_out(out))
-        except UsageError as e:
-            return _usage(e)
-    # before preflight loads torch here and before any kernel starts: kernels inherit the environment
-    numerics.pin_kernel_path(cfg.kernel_path)
-    missing = preflight(cfg)
-    if missing:
-        return _usage(f"profile {cfg.name!r} cannot run here: " + "; ".join(missing))
-    try:
-        import papermill as pm
-        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-    except ImportError as e:
-        return _usage(f"{e.name or e} is not installed; run scripts/setup.sh")
-
-    fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --user --name {kernel})"
-    try:
-        spec = KernelSpecManager().get_kernel_spec(kernel)
-    except NoSuchKernel:
-        return _usage(f"Jupyter kernel {kernel!r} is not registered; {fix}")
-    exe = spec.argv[0] if spec.argv else ""
-    if os.path.isabs(exe) and not os.path.exists(exe):
-        return _usage(f"Jupyter kernel {kernel!r} points to {exe}, which does not exist (a moved or deleted "
-                      f"checkout registered it); {fix}")
-    out_dir = cfg.runs_dir / cfg.name / "notebooks"
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        return _usage(f"cannot create {out_dir} (paths.runs of profile {cfg.name!r}): {e.strerror or e}")
     env_root = str(output_root())
     os.environ["SDR_ROOT"] = env_root  # the kernel inherits it: outputs land under the same root
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
@@ -404,50 +374,110 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     t_run = time.perf_counter()
     rc = 0
     try:
-        for nn, path in nbs:
-            dest = out_dir / path.name
-            row = rows[nn]
-            t0 = time.perf_counter()
-            print(f"run_all: [{nn}] {path.name} ...", flush=True)
-            try:
-                pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
-                                    kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
-                                    log_output=log_output, cwd=str(path.parent))
-            except pm.PapermillExecutionError as e:
-                row.status, row.seconds, row.executed = (f"failed at cell {e.cell_index}",
-                                                         time.perf_counter() - t0, str(dest))
-                row.detail = f"{e.ename}: {e.evalue}"
-                print(f"run_all: FAILED {_show(path)} at cell {e.cell_index} "
-                      f"(In [{e.exec_count}]): {e.ename}: {e.evalue}\n         executed copy: {dest}",
-                      file=sys.stderr)
-                rc = 1
-                break
-            except KeyboardInterrupt:
-                row.status, row.seconds, row.executed = "interrupted", time.perf_counter() - t0, str(dest)
-                row.detail = "stopped by the user (Ctrl-C)"
-                raise
-            except Exception as e:  # kernel death, timeout, bad notebook file
-                row.status, row.seconds, row.executed = "failed", time.perf_counter() - t0, str(dest)
-                row.detail = f"{type(e).__name__}: {e}"
-                print(f"run_all: FAILED {_show(path)}: {type(e).__name__}: {e}\n"
-                      f"         executed copy: {dest}", file=sys.stderr)
-                rc = 1
-                break
-            row.status, row.seconds, row.executed = "ok", time.perf_counter() - t0, str(dest)
-            print(f"run_all: [{nn}] ok in {row.seconds:.0f} s -> {dest}", flush=True)
+        rc = _execute(pm, nbs, rows, out_dir, param, kernel, cell_timeout, log_output)
     finally:  # also on failure and Ctrl-C: the summary says how far the run got
-        for r in rows.values():
-            if r.status == "skipped" and not r.detail:
-                r.detail = "not run: an earlier notebook did not finish"
-        try:
-            md_path, _, text = write_summary(
-                [rows[k] for k in sorted(rows)], cfg.results_dir, profile=cfg.name, seed=cfg.seed,
-                started_at=started.isoformat(timespec="seconds"), total_seconds=time.perf_counter() - t_run,
-                machine=machine)
-            print("\n" + text + f"run_all: summary written to {md_path} (and .csv)", flush=True)
-        except OSError as e:  # the run's own outcome matters more than its summary file
-            print(f"run_all: could not write the run summary: {e}", file=sys.stderr)
+        _finish(rows, cfg, started, time.perf_counter() - t_run, machine)
     return rc
+
+
+def _checked_profile(profile: str, out: str | None) -> Any:
+    """The loaded profile, with ``--out`` checked and set as ``SDR_ROOT``, the profile's kernel path pinned and
+    :func:`preflight` passed; :class:`UsageError` naming the first problem."""
+    try:
+        cfg = load_profile(profile)
+    except ConfigError as e:
+        raise UsageError(f"invalid profile: {e}") from None
+    if out is not None:
+        os.environ["SDR_ROOT"] = str(_check_out(out))
+    # before preflight loads torch here and before any kernel starts: kernels inherit the environment
+    numerics.pin_kernel_path(cfg.kernel_path)
+    missing = preflight(cfg)
+    if missing:
+        raise UsageError(f"profile {cfg.name!r} cannot run here: " + "; ".join(missing))
+    return cfg
+
+
+def _papermill(kernel: str) -> Any:
+    """The papermill module, once the Jupyter ``kernel`` is known to be registered and to point to an existing
+    interpreter; :class:`UsageError` saying how to fix it otherwise."""
+    try:
+        import papermill as pm
+        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    except ImportError as e:
+        raise UsageError(f"{e.name or e} is not installed; run scripts/setup.sh") from None
+    fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --user --name {kernel})"
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernel)
+    except NoSuchKernel:
+        raise UsageError(f"Jupyter kernel {kernel!r} is not registered; {fix}") from None
+    exe = spec.argv[0] if spec.argv else ""
+    if os.path.isabs(exe) and not os.path.exists(exe):
+        raise UsageError(f"Jupyter kernel {kernel!r} points to {exe}, which does not exist (a moved or deleted "
+                         f"checkout registered it); {fix}")
+    return pm
+
+
+def _executed_dir(cfg: Any) -> Path:
+    """``<runs>/<profile>/notebooks``, created; :class:`UsageError` when it cannot be."""
+    out_dir = cfg.runs_dir / cfg.name / "notebooks"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {out_dir} (paths.runs of profile {cfg.name!r}): {e.strerror or e}") from None
+    return out_dir
+
+
+def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, param: str,
+             kernel: str, cell_timeout: int, log_output: bool) -> int:
+    """Run ``nbs`` in order with papermill, filling their ``rows``; stops at the first failure (returns 1, else 0).
+    Ctrl-C marks the notebook ``interrupted`` and propagates."""
+    for nn, path in nbs:
+        dest = out_dir / path.name
+        row = rows[nn]
+        t0 = time.perf_counter()
+        print(f"run_all: [{nn}] {path.name} ...", flush=True)
+        try:
+            pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
+                                kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
+                                log_output=log_output, cwd=str(path.parent))
+        except pm.PapermillExecutionError as e:
+            row.status, row.seconds, row.executed = (f"failed at cell {e.cell_index}",
+                                                     time.perf_counter() - t0, str(dest))
+            row.detail = f"{e.ename}: {e.evalue}"
+            print(f"run_all: FAILED {_show(path)} at cell {e.cell_index} "
+                  f"(In [{e.exec_count}]): {e.ename}: {e.evalue}\n         executed copy: {dest}",
+                  file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            row.status, row.seconds, row.executed = "interrupted", time.perf_counter() - t0, str(dest)
+            row.detail = "stopped by the user (Ctrl-C)"
+            raise
+        except Exception as e:  # kernel death, timeout, bad notebook file
+            row.status, row.seconds, row.executed = "failed", time.perf_counter() - t0, str(dest)
+            row.detail = f"{type(e).__name__}: {e}"
+            print(f"run_all: FAILED {_show(path)}: {type(e).__name__}: {e}\n"
+                  f"         executed copy: {dest}", file=sys.stderr)
+            return 1
+        row.status, row.seconds, row.executed = "ok", time.perf_counter() - t0, str(dest)
+        print(f"run_all: [{nn}] ok in {row.seconds:.0f} s -> {dest}", flush=True)
+    return 0
+
+
+def _finish(rows: dict[str, NotebookRun], cfg: Any, started: _dt.datetime, total_seconds: float,
+            machine: dict) -> None:
+    """Mark the notebooks that never started and write the run summary (printed too); a summary that cannot be
+    written is one stderr line (the run's own outcome matters more)."""
+    for r in rows.values():
+        if r.status == "skipped" and not r.detail:
+            r.detail = "not run: an earlier notebook did not finish"
+    try:
+        md_path, _, text = write_summary(
+            [rows[k] for k in sorted(rows)], cfg.results_dir, profile=cfg.name, seed=cfg.seed,
+            started_at=started.isoformat(timespec="seconds"), total_seconds=total_seconds,
+            machine=machine)
+        print("\n" + text + f"run_all: summary written to {md_path} (and .csv)", flush=True)
+    except OSError as e:  # the run's own outcome matters more than its summary file
+        print(f"run_all: could not write the run summary: {e}", file=sys.stderr)
 
 
 class _Parser(argparse.ArgumentParser):

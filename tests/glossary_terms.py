@@ -57,7 +57,7 @@ NOT_TERMS = {
     **dict.fromkeys(("GRPOTrainer", "ImagePath", "Qwen3VLForConditionalGeneration", "RepeatSampler", "VLLMClient",
                      "_torch_transform", "_use_triton", "add_fused_lm_head", "build_inputs_with_special_tokens",
                      "emd2", "encode_plus", "log_metric", "omp_set_num_threads", "partial_wasserstein2",
-                     "sinkhorn_knopp_unbalanced", "unsloth_vs_plain", "wordnet-base", "radgraph", "sdr",
+                     "sinkhorn_knopp_unbalanced", "unsloth_vs_plain", "wordnet-base", "sdr",
                      "sdr-distance-pot", "export", "parameters"), "code"),
     # profile names and a dataset's download name: README "Profiles" and "Datasets" say what they are
     **dict.fromkeys(("smoke", "rehearsal", "MIMIC-CXR-JPG"), "profile or dataset download"),

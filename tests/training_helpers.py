@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from sdrlib.reports import split_sentences
-from sdrlib.rewards import normalise_sentence
+from sdrlib.rewards import normalize_sentence
 
 #: The tiny Qwen3-VL's shape (profile overrides) every training test shares; tests add their own step counts.
 TINY_POLICY = {
@@ -50,7 +50,7 @@ class FakeEmbedder:
         self.seen: list[str] = []
 
     def vec(self, s: str) -> np.ndarray:
-        seed = int(hashlib.sha256(normalise_sentence(s).encode()).hexdigest()[:8], 16)
+        seed = int(hashlib.sha256(normalize_sentence(s).encode()).hexdigest()[:8], 16)
         v = np.random.default_rng(seed).standard_normal(self.dim)
         return (v / np.linalg.norm(v)).astype(np.float32)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from sdrlib.clinical.labeler import label_report
 from sdrlib.errors import SDRError
-from sdrlib.reports import split_sentences
+from sdrlib.reports import normalize_text, split_sentences
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["OBSERVATIONS", "PRESENCE_CACHE_SIZE", "PresenceInputError", "sentence_presence", "section_presence",
@@ -39,7 +39,7 @@ PRESENCE_CACHE_SIZE = 1 << 17
 
 
 def _norm_sentence(s: str) -> str:
-    return " ".join(s.split())
+    return normalize_text(s, form=None)
 
 
 @lru_cache(maxsize=PRESENCE_CACHE_SIZE)
@@ -52,8 +52,9 @@ def _presence_cached(sentence: str) -> bytes:
     return v.tobytes()
 
 
-def presence_cache_info():
-    """``functools`` cache statistics of the per-sentence presence cache (hits, misses, size)."""
+def presence_cache_info() -> tuple[int, int, int | None, int]:
+    """``functools`` cache statistics of the per-sentence presence cache: the named tuple ``(hits, misses,
+    maxsize, currsize)``."""
     return _presence_cached.cache_info()
 
 

@@ -24,11 +24,27 @@ Left out: image decoding (records carry paths; the model code opens them),
 lateral-view selection beyond what each loader documents, and report cleaning
 beyond section splitting and whitespace normalisation.
 
-Example::
+Example: a tiny SynthCXR set (generated into a temporary folder on first use, then read from disk)::
 
-    cfg = load_profile("smoke")
-    train = load_split(cfg, "train")   # list[Record]
-    train[0].findings, train[0].image_paths[0], train[0].labels
+    >>> import tempfile
+    >>> from sdrlib.config import load_profile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> cfg = load_profile("smoke", {"paths.data": tmp.name, "data.n_train": 3, "data.n_val": 1, "data.n_test": 1,
+    ...                              "data.image_size": 32})
+    >>> train = load_split(cfg, "train")   # list[Record]
+    >>> len(train), train[0].study_id
+    (3, 'syn-train-00000')
+    >>> train[0].impression
+    'Persistent mild cardiomegaly without pulmonary edema in this patient with missed dialysis.'
+    >>> train[0].labels["Cardiomegaly"], train[0].image_paths[0].endswith(".png")
+    (1, True)
+    >>> tmp.cleanup()
+
+Layout of the package: the loaders :mod:`~sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`,
+:mod:`~sdrlib.data.iuxray` (their shared rules in :mod:`sdrlib.data._common`), the registry
+(:mod:`sdrlib.data.registry`), a real dataset's folder (:mod:`sdrlib.data.download`), stand-in downloads
+(:mod:`sdrlib.data.standin`, each layout's writer beside its loader: ``_mimic_standin``, ...), notebook 00's
+statistics (:mod:`sdrlib.data.stats`).
 """
 
 from __future__ import annotations
@@ -36,7 +52,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 # the real datasets' modules register themselves (sdrlib.data.registry) on import
 from sdrlib.data import mimic as _mimic, rexgradient as _rexgradient, iuxray as _iuxray  # noqa: F401  (this order)
@@ -44,6 +60,9 @@ from sdrlib.data.records import SPLITS, STRATA, DataError, LoadReport, Record, c
 from sdrlib.data.registry import Dataset, dataset_names, get_dataset, register_dataset
 from sdrlib.data.synthcxr import ensure_dataset
 from sdrlib.vocabulary import CHEXPERT_14
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["Record", "LoadReport", "DataError", "SPLITS", "load_split", "stratum", "STRATA",
            "records_to_frame", "Dataset", "register_dataset", "get_dataset", "dataset_names"]
@@ -84,7 +103,8 @@ def load_split(cfg: Any, split: str, *, with_report: Literal[False] = ...) -> li
 def load_split(cfg: Any, split: str, *, with_report: Literal[True]) -> tuple[list[Record], LoadReport]: ...
 
 
-def load_split(cfg: Any, split: str, *, with_report: bool = False):
+def load_split(cfg: Any, split: str, *, with_report: bool = False
+               ) -> list[Record] | tuple[list[Record], LoadReport]:
     """Records of one split of the profile's dataset.
 
     Parameters
@@ -117,7 +137,7 @@ def load_split(cfg: Any, split: str, *, with_report: bool = False):
     return (records, rep) if with_report else records
 
 
-def records_to_frame(records: list[Record]):
+def records_to_frame(records: list[Record]) -> "pd.DataFrame":
     """A pandas DataFrame view (one row per record; labels as one column per observation).
 
     Example: ``records_to_frame(load_split(cfg, "val")).head()``.

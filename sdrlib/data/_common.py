@@ -4,8 +4,9 @@
   JSON, JSON lines, Parquet): every parse, decompression or I/O failure becomes a
   :class:`~sdrlib.data.DataError` naming the file and the cause.
 - :func:`resolve_data_path` / :func:`inside_root` resolve a path taken from a data file
-  and keep it inside the data root (policy below).
-- :func:`normalise_id` reads a numeric id the way spreadsheets write it back
+  and keep it inside the data root (policy below); :func:`existing_images` keeps a study's
+  images that resolve, counting the others.
+- :func:`normalize_id` reads a numeric id the way spreadsheets write it back
   (``50414267.0`` is study ``50414267``; ``5.5`` is no id: a ``malformed_row``).
 - :func:`half_written` recognises a file cut off while it was written (it ends in NUL
   padding): a report is skipped as ``truncated_report``, a table raises DataError.
@@ -28,17 +29,21 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
 import re
 import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from sdrlib.data.records import DataError, LoadReport
 from sdrlib.io import TextDecodeError, bom_encoding, decode_text
 from sdrlib.reports import normalize_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 SECTIONS = ("findings", "impression")
@@ -97,7 +102,7 @@ def half_written(raw: bytes) -> int:
     return n + tail
 
 
-def normalise_id(value: object) -> str | None:
+def normalize_id(value: object) -> str | None:
     """A numeric id as written in an index table, spreadsheet round-trips undone.
 
     Returns the id as text (stripped). A number written as a float (``50414267.0``,
@@ -106,7 +111,7 @@ def normalise_id(value: object) -> str | None:
     (``5.5``), NaN or infinite is no id: ``None`` (the caller counts a ``malformed_row``).
     Anything that is not a decimal number (``S-A``, ``1.2.840.113619`` DICOM UIDs,
     ``""``) is returned unchanged. Exact (``decimal``): ids beyond 2**53 keep every digit.
-    Example: ``normalise_id("50414267.0") -> "50414267"``; ``normalise_id("5.5") -> None``.
+    Example: ``normalize_id("50414267.0") -> "50414267"``; ``normalize_id("5.5") -> None``.
     """
     if value is None or (isinstance(value, float) and value != value):
         return None
@@ -186,32 +191,9 @@ def _json_rows(obj: Any, rep: LoadReport, path: Path) -> list[dict[str, Any]]:
 _CSV_RECORD = re.compile(r'(?:"(?:[^"]|"")*"|[^,"\r\n]*)(?:,(?:"(?:[^"]|"")*"|[^,"\r\n]*))*(?:\r\n|\n|\r)?')
 
 
-def _read_csv_rows(text: str, rep: LoadReport, path: Path):
-    """A CSV's rows as a DataFrame of ``str`` cells, each row checked against the header.
-
-    Parsed by :mod:`csv` (``strict``). Rows skipped and counted ``malformed_row`` with the file
-    and line, the rest loaded:
-
-    - a row with more or fewer fields than the header (a field with an unquoted comma, a line cut
-      short): pandas took a longer first row's first field as the row index (``KeyError: 0`` in
-      the loaders) and refused a longer later row for the whole file;
-    - a row with a stray quote (RFC 4180: a quote inside an unquoted field, ``5514"2506``, or
-      text after a closing quote): :mod:`csv` kept ``5514"2506`` as an id, which then named no
-      report (``missing_report``, or "download mimic-cxr-reports.zip" when every row had one);
-    - a quote that opens a field and is never closed (``"55142506,...``): it swallowed every
-      later line (``unexpected end of data`` for the whole file); reading resumes on the next line.
-
-    A row whose fields are all blank (a blank line, ``,,,``) is kept as a row of ``""`` for the
-    loaders to count as ``empty_row``. Repeated header names get pandas' ``.1`` suffixes.
-    ``df.attrs["lines"]`` holds each kept row's line number. A header that cannot be read, and a
-    file none of whose rows can (every id with a stray quote: the MIMIC loader said "download
-    mimic-cxr-reports.zip"), raise ``csv.Error`` / ``ValueError`` (:func:`read_table` names the file).
-    """
-    import itertools
-
-    import pandas as pd
-
-    lines = io.StringIO(text, newline="").readlines()  # physical lines, as csv counts them
+def _csv_columns(lines: list[str]) -> tuple[list[str], int]:
+    """The header's column names (a repeated name gets pandas' ``.1``, ``.2`` suffix) and the number of physical
+    lines the header takes; a header that cannot be read raises ``ValueError`` (an empty file, a stray quote)."""
     reader = csv.reader(iter(lines), strict=True)
     try:
         header = next(reader, None)
@@ -228,16 +210,27 @@ def _read_csv_rows(text: str, rep: LoadReport, path: Path):
             k += 1
             name = f"{c}.{k}"
         cols.append(name)
-    rows, kept, n = [], [], len(cols)
-    bad, first_bad = 0, ""
+    return cols, reader.line_num
 
-    def malformed(line: int, why: str) -> None:
-        nonlocal bad, first_bad
-        bad += 1
-        first_bad = first_bad or f"line {line}: {why}"
-        rep.skip("malformed_row", f"{path.name} line {line}: {why}")
 
-    pos = reader.line_num  # lines read so far
+class _MalformedRows:
+    """Skips and counts one CSV's malformed rows (``malformed_row``, with the file and line) and remembers the first
+    (for the message when no row can be read)."""
+
+    def __init__(self, rep: LoadReport, path: Path) -> None:
+        self.rep, self.path, self.count, self.first = rep, path, 0, ""
+
+    def __call__(self, line: int, why: str) -> None:
+        self.count += 1
+        self.first = self.first or f"line {line}: {why}"
+        self.rep.skip("malformed_row", f"{self.path.name} line {line}: {why}")
+
+
+def _csv_records(lines: list[str], pos: int, n: int, malformed: _MalformedRows) -> tuple[list[list[str]], list[int]]:
+    """``(rows, line numbers)`` of the records after the header (``pos`` lines), each checked (rules:
+    :func:`_read_csv_rows`); a record that breaks :mod:`csv` is counted and reading resumes on its next line."""
+    rows: list[list[str]] = []
+    kept: list[int] = []
     while pos < len(lines):
         base, done = pos, 0
         reader = csv.reader(itertools.islice(lines, base, None), strict=True)
@@ -265,20 +258,51 @@ def _read_csv_rows(text: str, rep: LoadReport, path: Path):
                    else f"a stray quote: the quoted field it opens does not end at a comma ({e})")
             malformed(line, why)
             pos = line  # resume on the next line
-    if not rows and bad:
-        raise ValueError(f"none of its {bad} row(s) can be read ({first_bad}); fix or re-download the file")
+    return rows, kept
+
+
+def _read_csv_rows(text: str, rep: LoadReport, path: Path) -> "pd.DataFrame":
+    """A CSV's rows as a DataFrame of ``str`` cells, each row checked against the header.
+
+    Parsed by :mod:`csv` (``strict``). Rows skipped and counted ``malformed_row`` with the file
+    and line, the rest loaded:
+
+    - a row with more or fewer fields than the header (a field with an unquoted comma, a line cut
+      short): pandas took a longer first row's first field as the row index (``KeyError: 0`` in
+      the loaders) and refused a longer later row for the whole file;
+    - a row with a stray quote (RFC 4180: a quote inside an unquoted field, ``5514"2506``, or
+      text after a closing quote): :mod:`csv` kept ``5514"2506`` as an id, which then named no
+      report (``missing_report``, or "download mimic-cxr-reports.zip" when every row had one);
+    - a quote that opens a field and is never closed (``"55142506,...``): it swallowed every
+      later line (``unexpected end of data`` for the whole file); reading resumes on the next line.
+
+    A row whose fields are all blank (a blank line, ``,,,``) is kept as a row of ``""`` for the
+    loaders to count as ``empty_row``. Repeated header names get pandas' ``.1`` suffixes.
+    ``df.attrs["lines"]`` holds each kept row's line number. A header that cannot be read, and a
+    file none of whose rows can (every id with a stray quote: the MIMIC loader said "download
+    mimic-cxr-reports.zip"), raise ``csv.Error`` / ``ValueError`` (:func:`read_table` names the file).
+    """
+    import pandas as pd
+
+    lines = io.StringIO(text, newline="").readlines()  # physical lines, as csv counts them
+    cols, pos = _csv_columns(lines)
+    malformed = _MalformedRows(rep, path)
+    rows, kept = _csv_records(lines, pos, len(cols), malformed)
+    if not rows and malformed.count:
+        raise ValueError(f"none of its {malformed.count} row(s) can be read ({malformed.first}); fix or re-download "
+                         "the file")
     df = pd.DataFrame(rows, columns=cols, dtype=object)  # str cells; object: 3x faster to build than str
     df.attrs["lines"] = kept
     return df
 
 
-def row_line(df, i: int) -> int:
+def row_line(df: "pd.DataFrame", i: int) -> int:
     """The file line of row ``i`` of a table read by :func:`read_table` (CSV), else ``i + 2``."""
     lines = df.attrs.get("lines")
     return lines[i] if lines is not None and i < len(lines) else i + 2
 
 
-def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
+def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()) -> "pd.DataFrame":
     """Read one index / metadata table as a :class:`pandas.DataFrame` (format from the name).
 
     Formats: ``.csv`` (and ``.csv.gz``): every cell a ``str``, blank lines kept as rows
@@ -346,7 +370,7 @@ def read_table(path: Path, rep: LoadReport, required: Iterable[str] = ()):
     return df
 
 
-def read_csv(path: Path, rep: LoadReport, required: Iterable[str]):
+def read_csv(path: Path, rep: LoadReport, required: Iterable[str]) -> "pd.DataFrame":
     """A CSV (optionally ``.gz``) through :func:`read_table` (kept for callers of the old name)."""
     return read_table(path, rep, required)
 
@@ -391,6 +415,26 @@ def resolve_data_path(entry: str | Sequence[str], bases: Sequence[Path], root: P
             if q.is_file():
                 return q, ""
     return (None, "missing") if any_inside and not escaped_to_file else (None, "unsafe_path")
+
+
+def existing_images(sid: str, entries: Iterable[str], resolve: Callable[[str], tuple[Path | None, str]],
+                    rep: LoadReport) -> list[str]:
+    """The image files of study ``sid`` that exist, in the order of ``entries`` (paths read from a data file).
+
+    ``resolve(entry)`` gives ``(file, "")``, ``(None, "missing")`` or ``(None, "unsafe_path")``
+    (:func:`resolve_data_path`); an unsafe entry is skipped and counted ``unsafe_path`` (``"<sid>: <entry>"``), a
+    missing one noted ``missing_image``. The caller counts a study left with none as ``no_image``.
+    """
+    paths = []
+    for entry in entries:
+        p, why = resolve(entry)
+        if why == "unsafe_path":
+            rep.skip("unsafe_path", f"{sid}: {entry}")
+        elif p is None:
+            rep.note("missing_image", entry)
+        else:
+            paths.append(str(p))
+    return paths
 
 
 def plain_name(value: str) -> bool:

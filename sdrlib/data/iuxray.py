@@ -17,7 +17,7 @@ row with a uid already seen), ``missing_findings`` / ``missing_impression``,
 ``unsafe_path`` (a projection ``filename`` that is absolute or whose ``..`` leads
 outside ``root``: never opened), ``no_image`` (no projection row or no file
 on disk). A uid written as a float (``12.0``: a spreadsheet round-trip) is the integer it
-is in both files (:func:`sdrlib.data._common.normalise_id`), so its images, labels and split
+is in both files (:func:`sdrlib.data._common.normalize_id`), so its images, labels and split
 are those of ``12``. Both CSVs are read by :func:`sdrlib.data._common.read_table`: an
 unreadable file (or one ending in NUL padding, cut off while written) raises DataError naming
 it. Notes: ``missing_image`` (one of several), ``orphan_projection`` (projection row without a
@@ -48,15 +48,20 @@ Example: ``records, rep = load_iuxray("data/iu-xray", "test", seed=0)``
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from sdrlib.data._common import (check_require, check_root, clean_section, find_file, is_blank_row, normalise_id,
-                                 read_table, resolve_data_path, row_line, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, existing_images, find_file, is_blank_row,
+                                 normalize_id, read_table, resolve_data_path, row_line, sections_ok)
+from sdrlib.data._iuxray_split import iuxray_split_of
+from sdrlib.data._iuxray_standin import write_iuxray_layout
+from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
-from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
+from sdrlib.data.registry import Dataset, register_dataset
 from sdrlib.vocabulary import apply_no_finding, ordered_labels
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["load_iuxray", "iuxray_split_of", "mesh_labels", "MESH_TO_CHEXPERT", "MESH_NO_COUNTERPART"]
 
@@ -160,17 +165,49 @@ _HINT = ("download IU-Xray (OpenI; e.g. the Kaggle 'chest-xrays-indiana-universi
          "data.root at the folder with indiana_reports.csv (see README, 'Real data')")
 
 
-def iuxray_split_of(uid: str, seed: int = 0, fractions: tuple[float, float, float] = (0.7, 0.1, 0.2)) -> str:
-    """Deterministic split of a uid: ``sha256(f"{seed}:{uid}")`` as a number in [0, 1).
+def _read_projections(projections: "pd.DataFrame", ppath: Path, rep: LoadReport) -> dict[str, list[tuple[str, str]]]:
+    """``uid -> [(filename, projection), ...]`` in file order (a non-integral uid: ``malformed_row``; blank rows
+    carry nothing and are passed over)."""
+    projs: dict[str, list[tuple[str, str]]] = {}
+    for i in range(len(projections)):
+        uid = normalize_id(projections.at[i, "uid"])
+        fn = str(projections.at[i, "filename"]).strip()
+        if uid is None:
+            rep.skip("malformed_row", f"{ppath.name} line {row_line(projections, i)}: uid "
+                                      f"{projections.at[i, 'uid']!r}")
+            continue
+        if not uid or not fn:
+            continue  # blank projection rows carry nothing; reports decide what is skipped
+        projs.setdefault(uid, []).append((fn, str(projections.at[i, "projection"]).strip()))
+    return projs
 
-    Example: ``iuxray_split_of("1")`` -> one of ``"train"``, ``"val"``, ``"test"`` (always the same).
-    """
-    if len(fractions) != 3 or abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
-        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions!r}")
-    h = int.from_bytes(hashlib.sha256(f"{seed}:{uid}".encode()).digest()[:8], "big") / 2**64
-    if h < fractions[0]:
-        return "train"
-    return "val" if h < fractions[0] + fractions[1] else "test"
+
+def _report_uid(reports: "pd.DataFrame", i: int, rpath: Path, rep: LoadReport) -> str | None:
+    """The uid of reports row ``i``; None for a row skipped and counted (``empty_row``, ``malformed_row``,
+    ``bad_row``)."""
+    if is_blank_row(reports.iloc[i].tolist()):
+        rep.skip("empty_row", f"line {row_line(reports, i)}")
+        return None
+    uid = normalize_id(reports.at[i, "uid"])
+    if uid is None:
+        rep.skip("malformed_row", f"{rpath.name} line {row_line(reports, i)}: uid {reports.at[i, 'uid']!r}")
+        return None
+    if not uid:
+        rep.skip("bad_row", f"line {row_line(reports, i)}")
+        return None
+    return uid
+
+
+def _report_labels(reports: "pd.DataFrame", i: int, rep: LoadReport) -> dict[str, int] | None:
+    """Labels of reports row ``i`` from Problems / MeSH (:func:`mesh_labels`; unmapped headings noted); None when
+    the file has neither column."""
+    labels = None
+    if "Problems" in reports.columns or "MeSH" in reports.columns:
+        labels, unmapped = mesh_labels(reports.at[i, "Problems"] if "Problems" in reports.columns else None,
+                                       reports.at[i, "MeSH"] if "MeSH" in reports.columns else None)
+        for head in unmapped:
+            rep.note("unmapped_mesh", head)
+    return labels
 
 
 def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
@@ -210,30 +247,12 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
     projections = read_table(ppath, rep, ("uid", "filename", "projection"))
     img_dirs = [root / "images" / "images_normalized", root / "images", root]
 
-    projs: dict[str, list[tuple[str, str]]] = {}
-    for i in range(len(projections)):
-        uid = normalise_id(projections.at[i, "uid"])
-        fn = str(projections.at[i, "filename"]).strip()
-        if uid is None:
-            rep.skip("malformed_row", f"{ppath.name} line {row_line(projections, i)}: uid "
-                                      f"{projections.at[i, 'uid']!r}")
-            continue
-        if not uid or not fn:
-            continue  # blank projection rows carry nothing; reports decide what is skipped
-        projs.setdefault(uid, []).append((fn, str(projections.at[i, "projection"]).strip()))
-
+    projs = _read_projections(projections, ppath, rep)
     seen: set[str] = set()
     records: list[Record] = []
     for i in range(len(reports)):
-        if is_blank_row(reports.iloc[i].tolist()):
-            rep.skip("empty_row", f"line {row_line(reports, i)}")
-            continue
-        uid = normalise_id(reports.at[i, "uid"])
+        uid = _report_uid(reports, i, rpath, rep)
         if uid is None:
-            rep.skip("malformed_row", f"{rpath.name} line {row_line(reports, i)}: uid {reports.at[i, 'uid']!r}")
-            continue
-        if not uid:
-            rep.skip("bad_row", f"line {row_line(reports, i)}")
             continue
         if uid in seen:
             rep.skip("duplicate_study_id", uid)
@@ -245,29 +264,17 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
         impression = clean_section(reports.at[i, "impression"])
         if not sections_ok(findings, impression, require, rep, uid):
             continue
-        items = sorted(projs.get(uid, []), key=lambda t: t[1].lower() != "frontal")
-        paths = []
-        for fn, _ in items:
-            p, why = resolve_data_path(fn, img_dirs, root)  # confined to root (no absolute path, no ../ out of it)
-            if why == "unsafe_path":
-                rep.skip("unsafe_path", f"{uid}: {fn}")
-            elif p is None:
-                rep.note("missing_image", fn)
-            else:
-                paths.append(str(p))
+        frontal_first = sorted(projs.get(uid, []), key=lambda t: t[1].lower() != "frontal")
+        # confined to root (no absolute path, no ../ out of it)
+        paths = existing_images(uid, [fn for fn, _ in frontal_first], lambda fn: resolve_data_path(fn, img_dirs, root),
+                                rep)
         if not paths:
             rep.skip("no_image", uid)
             continue
         meta = {c: str(reports.at[i, c]) for c in ("MeSH", "Problems", "indication", "comparison")
                 if c in reports.columns}
-        labels = None
-        if "Problems" in reports.columns or "MeSH" in reports.columns:
-            labels, unmapped = mesh_labels(reports.at[i, "Problems"] if "Problems" in reports.columns else None,
-                                           reports.at[i, "MeSH"] if "MeSH" in reports.columns else None)
-            for head in unmapped:
-                rep.note("unmapped_mesh", head)
         records.append(Record(study_id=uid, image_paths=paths, findings=findings, impression=impression,
-                              labels=labels, split=split, meta=meta))
+                              labels=_report_labels(reports, i, rep), split=split, meta=meta))
     for uid in projs:
         if uid not in seen:
             rep.note("orphan_projection", uid)
@@ -277,4 +284,4 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
 
 register_dataset(Dataset(
     "iuxray", "IU-Xray", lambda cfg, split: load_iuxray(real_root(cfg), split, seed=int(cfg.seed)),
-    standin=deferred("sdrlib.data.standin", "write_iuxray_layout"), standin_code=3, standin_splits=False))
+    standin=write_iuxray_layout, standin_code=3, standin_splits=False))

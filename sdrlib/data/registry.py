@@ -3,16 +3,20 @@
 A :class:`Dataset` carries everything the rest of the package asks of a dataset: its loader (``load(cfg, split)``,
 :func:`sdrlib.data.load_split`), whether it is a download under ``data.root`` (the profile check of
 :mod:`sdrlib.config` and the run's preflight in :mod:`sdrlib.runner`, which names ``title`` when the folder is
-missing) and, optionally, how to write a stand-in in its layout (:mod:`sdrlib.data.standin`:
-``python -m sdrlib.data.standin NAME OUT_DIR`` and ``data.standin_n``). Each dataset module registers its own
-(:mod:`sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`, :mod:`~sdrlib.data.iuxray`; SynthCXR in
-:mod:`sdrlib.data`), so a new dataset is one module that calls :func:`register_dataset` and is imported before
-the profile is loaded (``tests/data/toy_dataset.py`` is such a module, run end to end by
-``tests/data/test_data_registry.py``).
+missing; :func:`sdrlib.data.download.real_root` gives the folder) and, optionally, how to write a stand-in in its
+layout (:mod:`sdrlib.data.standin`: ``python -m sdrlib.data.standin NAME OUT_DIR`` and ``data.standin_n``). Each
+dataset module registers its own (:mod:`sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`,
+:mod:`~sdrlib.data.iuxray`; SynthCXR in :mod:`sdrlib.data`), so a new dataset is one module that calls
+:func:`register_dataset` and is imported before the profile is loaded (``tests/data/toy_dataset.py`` is such a
+module, run end to end by ``tests/data/test_data_registry.py``).
 
 A stand-in writer is called as ``writer(root, drafts, seed, image_size, defect, tick)`` with SynthCXR drafts of
-the studies (:mod:`sdrlib.data.standin`) and returns ``(studies, defect_study)``: the
+the studies (:mod:`sdrlib.data._standin`; the built-in writers sit beside their loaders, e.g.
+:mod:`sdrlib.data._mimic_standin`) and returns ``(studies, defect_study)``: the
 :class:`~sdrlib.data.standin.StandInStudy` rows it wrote and the study a ``defect`` damaged (``None`` without one).
+
+Left out: loading (each dataset's module), the download folder (:mod:`sdrlib.data.download`) and writing stand-ins
+(:mod:`sdrlib.data.standin`); this module imports none of them.
 
 Example::
 
@@ -23,17 +27,14 @@ Example::
 
 from __future__ import annotations
 
-import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from sdrlib.data.records import DataError
-from sdrlib.paths import output_root
 
 __all__ = ["Dataset", "register_dataset", "unregister_dataset", "get_dataset", "data_sources", "dataset_names",
-           "standin_layouts", "real_root", "deferred"]
+           "standin_layouts", "deferred"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ _DATASETS: dict[str, Dataset] = {}
 def deferred(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported when first called: how a dataset module names a function of a module that must not
     load with the package (:mod:`sdrlib.data.standin` runs as ``python -m``, and runpy warns about a module the
-    package already imported). Example: ``deferred("sdrlib.data.standin", "write_mimic_layout")``."""
+    package already imported). Example: ``deferred("sdrlib.data.standin", "write_standin")``."""
     def call(*args: Any, **kwargs: Any) -> Any:
         import importlib
 
@@ -123,43 +124,3 @@ def data_sources() -> tuple[str, ...]:
 def standin_layouts() -> tuple[str, ...]:
     """The datasets a stand-in can be written for (those registered with a ``standin`` writer)."""
     return tuple(n for n in dataset_names() if _DATASETS[n].standin is not None)
-
-
-def real_root(cfg: Any) -> Path:
-    """The download folder of a real ``data.source`` (``data.root``, relative to the output root), written first as
-    a stand-in when the profile asks (``data.standin_n``) and it does not exist; no ``data.root`` raises
-    :class:`DataError`."""
-    root = str(cfg.data.root or "").strip()
-    if not root:
-        raise DataError(f"profile {cfg.name!r}: data.source={cfg.data.source!r} needs data.root, the folder of "
-                        "your download (see README, 'Real data')")
-    p = Path(root)
-    p = p if p.is_absolute() else output_root() / p
-    n = int(getattr(cfg.data, "standin_n", 0) or 0)
-    if n and not p.exists():
-        _write_standin_once(get_dataset(cfg.data.source).name, p, n, int(cfg.seed))
-    return p
-
-
-def _write_standin_once(source: str, root: Path, n: int, seed: int) -> None:
-    """Write the stand-in download a profile names (``data.standin_n``) into the missing ``root``.
-
-    Written into a sibling temporary folder and renamed into place, so an interrupted write leaves no
-    half folder that a later run would take for a download. ReXGradient's images are unpacked.
-    """
-    import shutil
-    import tempfile
-
-    # deferred: imported by the package, `python -m sdrlib.data.standin` would warn (runpy, module already loaded)
-    from sdrlib.data.standin import write_standin
-
-    root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
-    try:
-        write_standin(source, tmp, n=n, seed=seed, unpack=True)
-        os.replace(tmp, root)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    warnings.warn(f"data.standin_n = {n}: wrote a {source} stand-in (SynthCXR studies in the download's layout, "
-                  f"sdrlib.data.standin) into {root}", stacklevel=4)

@@ -22,7 +22,7 @@ itself was not inspected, so the loader accepts a few variants and says what it 
   (absolute paths and paths whose ``..`` escapes it are not opened; symlinks are followed).
 
 Study ids written as floats (``123.0``: a spreadsheet round-trip, or a JSON number) are read as
-the integers they are (:func:`sdrlib.data._common.normalise_id`); text ids are kept as written.
+the integers they are (:func:`sdrlib.data._common.normalize_id`); text ids are kept as written.
 
 Skips (counted): ``empty_row``, ``bad_row`` (no id, or a JSON line that is not an object),
 ``malformed_row`` (a CSV row with more or fewer fields than its header, a stray quote, or an id
@@ -47,10 +47,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from sdrlib.data._common import (check_require, check_root, clean_section, is_blank_row, normalise_id, read_table,
-                                 resolve_data_path, sections_ok)
+from sdrlib.data._common import (check_require, check_root, clean_section, existing_images, is_blank_row,
+                                 normalize_id, read_table, resolve_data_path, sections_ok)
+from sdrlib.data._rexgradient_standin import unpack_rexgradient, write_rexgradient_layout
+from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
-from sdrlib.data.registry import Dataset, deferred, real_root, register_dataset
+from sdrlib.data.registry import Dataset, register_dataset
 
 __all__ = ["load_rexgradient", "find_split_file"]
 
@@ -176,7 +178,7 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
         raw_id = _get(row, _ID_KEYS)
         if raw_id is None or not str(raw_id).strip():
             raw_id = row.get("__key__", "")
-        sid = normalise_id(raw_id)
+        sid = normalize_id(raw_id)
         if sid is None:
             rep.skip("malformed_row", f"row {i}: study id {raw_id!r}")
             continue
@@ -199,15 +201,7 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
     for sid, st in studies.items():
         if not sections_ok(st["findings"], st["impression"], require, rep, sid):
             continue
-        found = []
-        for p in st["images"]:
-            q, why = _resolve(p, root, path.parent)
-            if why == "unsafe_path":
-                rep.skip("unsafe_path", f"{sid}: {p}")
-            elif q is None:
-                rep.note("missing_image", p)
-            else:
-                found.append(str(q))
+        found = existing_images(sid, st["images"], lambda p: _resolve(p, root, path.parent), rep)
         if not found:
             rep.skip("no_image", sid)
             continue
@@ -219,5 +213,4 @@ def load_rexgradient(root: str | Path, split: str, *, require: Sequence[str] = (
 
 register_dataset(Dataset(
     "rexgradient", "ReXGradient-160K", lambda cfg, split: load_rexgradient(real_root(cfg), split),
-    standin=deferred("sdrlib.data.standin", "write_rexgradient_layout"), standin_code=2,
-    standin_unpack=deferred("sdrlib.data.standin", "unpack_rexgradient")))
+    standin=write_rexgradient_layout, standin_code=2, standin_unpack=unpack_rexgradient))

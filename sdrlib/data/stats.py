@@ -1,8 +1,9 @@
-"""Dataset statistics and the figures of notebook 00 (example images with reports, prevalence,
-sentence counts).
+"""Dataset statistics of notebook 00: split summaries, label prevalence, sentences per section, report language,
+the example picks and the pixel probe, and the notebook's closing sentences.
 
-Figures are returned, not saved: the notebook saves them with ``sdrlib.results.save_fig``.
-Left out: image statistics beyond what the example grid shows.
+Left out: the figures that draw these tables (``plot_examples``, ``plot_prevalence``, ``plot_sentence_counts``,
+``plot_findings_gallery``), which live in :mod:`sdrlib.plots` (the layer above), and image statistics beyond
+the pixel probe.
 
 Example::
 
@@ -13,19 +14,20 @@ Example::
 from __future__ import annotations
 
 import re
-import textwrap
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from sdrlib import table_names
 from sdrlib.data.records import STRATA, Record, stratum
-from sdrlib.data.synthcxr import Finding, render_image
 from sdrlib.reports import split_sentences
 from sdrlib.vocabulary import CHEXPERT_14
 
-__all__ = ["summary_table", "prevalence_table", "sentence_counts", "plot_examples", "plot_prevalence",
-           "plot_sentence_counts", "plot_findings_gallery", "pixel_probe", "pick_examples",
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["summary_table", "prevalence_table", "sentence_counts", "pixel_probe", "pick_examples",
            "language_stats", "language_table", "data_conclusion", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS", "LANGUAGE_TARGETS"]
 
 # Report-language statistics of 2,000 IU-Xray reports with both sections, with what each number counts: the
@@ -53,7 +55,7 @@ LANGUAGE_TARGETS: dict[str, str] = {
 _WORD_RE = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
 
-def sentence_counts(records: Sequence[Record]):
+def sentence_counts(records: Sequence[Record]) -> "pd.DataFrame":
     """Sentences per section per study: DataFrame with columns study_id, findings, impression.
 
     Uses ``sdrlib.reports.split_sentences`` (the segmenter the rewards use).
@@ -107,7 +109,7 @@ def language_stats(records: Sequence[Any]) -> dict[str, float]:
     }
 
 
-def language_table(records: Sequence[Any]):
+def language_table(records: Sequence[Any]) -> "pd.DataFrame":
     """``language_stats`` beside the IU-Xray reference and the target, for notebook 00.
 
     Returns a DataFrame with columns ``statistic``, ``counts`` (what the statistic counts, for this corpus and
@@ -123,7 +125,7 @@ def language_table(records: Sequence[Any]):
                          "target": [LANGUAGE_TARGETS[k] for k in st]})
 
 
-def summary_table(splits: Mapping[str, Sequence[Record]]):
+def summary_table(splits: Mapping[str, Sequence[Record]]) -> "pd.DataFrame":
     """One row per split: studies, images, mean sentences per section, unique-sentence ratio, strata.
 
     The unique-sentence ratio is (distinct sentences) / (all sentences) of a section over the split;
@@ -146,7 +148,7 @@ def summary_table(splits: Mapping[str, Sequence[Record]]):
     return pd.DataFrame(rows)
 
 
-def prevalence_table(splits: Mapping[str, Sequence[Record]]):
+def prevalence_table(splits: Mapping[str, Sequence[Record]]) -> "pd.DataFrame":
     """Per observation and split: percent of studies labelled positive / uncertain / negative.
 
     Returns a DataFrame indexed by observation with columns ``<split> pos%``, ``<split> unc%``,
@@ -165,67 +167,6 @@ def prevalence_table(splits: Mapping[str, Sequence[Record]]):
     return pd.DataFrame(cols, index=pd.Index(CHEXPERT_14, name="observation"))
 
 
-def plot_prevalence(prev, split: str = "train"):
-    """Horizontal stacked bars of positive / uncertain / negative percent for one split."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    y = np.arange(len(prev))
-    left = np.zeros(len(prev))
-    # Okabe-Ito vermillion / orange / blue (sdrlib.plots.PALETTE): distinguishable under colour-vision deficiencies
-    for tag, color, label in (("pos", "#D55E00", "positive (1)"), ("unc", "#E69F00", "uncertain (-1)"),
-                              ("neg", "#0072B2", "negative (0)")):
-        vals = prev[f"{split} {tag}%"].to_numpy()
-        ax.barh(y, vals, left=left, color=color, label=label)
-        left += vals
-    ax.set_yticks(y, prev.index)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"% of {split} studies (absent = not mentioned)")
-    ax.set_title(f"CheXpert-14 label prevalence ({split})")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
-    fig.tight_layout()
-    return fig
-
-
-def plot_sentence_counts(counts_by_split: Mapping[str, "object"]):
-    """Histograms of sentences per study for Findings and Impression, one colour per split."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
-    names = list(counts_by_split)
-    w = 0.8 / max(len(names), 1)
-    for ax, sec in zip(axes, ("findings", "impression")):
-        hi = max(int(df[sec].max()) for df in counts_by_split.values())
-        xs = np.arange(hi + 1)
-        for j, name in enumerate(names):
-            frac = np.bincount(counts_by_split[name][sec].to_numpy(dtype=int), minlength=hi + 1) / len(
-                counts_by_split[name])
-            ax.bar(xs + (j - (len(names) - 1) / 2) * w, frac, width=w, label=name)
-        lo = min(int(df[sec].min()) for df in counts_by_split.values())
-        ax.set_xlim(lo - 0.6, hi + 0.6)
-        ax.set_xticks(np.arange(lo, hi + 1))
-        ax.set_xlabel(f"sentences in {sec.capitalize()}")
-        ax.set_ylabel("fraction of studies")
-        ax.set_title(sec.capitalize())
-    handles, labels = axes[0].get_legend_handles_labels()  # one legend above both panels, clear of the bars
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=len(labels), frameon=False,
-               title="split")
-    return fig
-
-
-def _label_line(labels: Mapping[str, int] | None) -> str:
-    if labels is None:
-        return "labels: n/a"
-    sym = {1: "+", -1: "?", 0: "-"}
-    parts = [f"{sym[v]}{k}" for k, v in labels.items() if k != "No Finding" and v != 0]
-    neg = [k for k, v in labels.items() if v == 0]
-    line = ", ".join(parts) if parts else "No Finding"
-    if neg:
-        line += f"  | negated: {len(neg)}"
-    return line
-
-
 def pick_examples(records: Sequence[Record], n: int = 6, seed: int = 0) -> list[Record]:
     """Up to ``n`` records spread over the strata (no finding, single, multi), seeded."""
     rng = np.random.default_rng(seed)
@@ -240,65 +181,8 @@ def pick_examples(records: Sequence[Record], n: int = 6, seed: int = 0) -> list[
     return out
 
 
-def plot_examples(records: Sequence[Record], n: int = 6, width: int = 62):
-    """Grid of example studies: image on the left, Findings / Impression / labels on the right."""
-    import matplotlib.pyplot as plt
-    from PIL import Image
-
-    recs = list(records)[:n]
-    fig, axes = plt.subplots(len(recs), 2, figsize=(9.5, 2.7 * len(recs)),
-                             gridspec_kw={"width_ratios": [1, 2.6]})
-    axes = np.atleast_2d(axes)
-    for (ax_img, ax_txt), r in zip(axes, recs):
-        with Image.open(r.image_paths[0]) as im:
-            ax_img.imshow(np.asarray(im.convert("L")), cmap="gray", vmin=0, vmax=255)
-        ax_img.set_axis_off()
-        ax_img.set_title(f"{r.study_id} ({stratum(r.labels) if r.labels is not None else '?'})", fontsize=9)
-        text = ("FINDINGS: " + textwrap.fill(r.findings, width) + "\n\nIMPRESSION: "
-                + textwrap.fill(r.impression, width) + "\n\nLABELS: " + textwrap.fill(_label_line(r.labels), width))
-        ax_txt.text(0.0, 1.0, text, va="top", ha="left", fontsize=9, family="monospace", wrap=True)
-        ax_txt.set_axis_off()
-    fig.tight_layout()
-    return fig
-
-
-def plot_findings_gallery(image_size: int = 96, seed: int = 0):
-    """One synthetic patient (fixed nuisance) drawn with each finding in turn, to show what the
-    pixels carry. Returns the figure."""
-    import matplotlib.pyplot as plt
-
-    panels = [
-        ("normal", [], []),
-        ("cardiomegaly (severe)", [Finding("cardiomegaly", severity="severe")], []),
-        ("widened mediastinum", [Finding("mediastinum")], []),
-        ("edema (severe)", [Finding("edema", side="bilateral", severity="severe")], []),
-        ("R effusion (moderate)", [Finding("effusion", side="right", severity="moderate")], []),
-        ("LLL consolidation", [Finding("consolidation", location="left lower lobe")], []),
-        ("RUL opacity", [Finding("opacity", location="right upper lobe")], []),
-        ("bibasilar atelectasis", [Finding("atelectasis", location="bibasilar", side="bilateral")], []),
-        ("LUL nodule 1.8 cm", [Finding("nodule", location="left upper lobe", size_cm=1.8)], []),
-        ("L pneumothorax (mod.)", [Finding("pneumothorax", side="left", severity="moderate")], []),
-        ("R rib fracture", [Finding("fracture", side="right", location="6th", detail="acute")], []),
-        ("R pleural thickening", [Finding("pleural_other", side="right", detail="lateral")], []),
-        ("ETT + enteric + CVC", [], ["ett", "enteric", "cvc"]),
-        ("pacemaker", [], ["pacer"]),
-    ]
-    cols = 7
-    rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(2.2 * cols, 2.4 * rows))
-    for ax, (title, findings, devices) in zip(axes.ravel(), panels):
-        img = render_image(findings, devices, np.random.default_rng(seed), size=image_size)
-        ax.imshow(img, cmap="gray", vmin=0, vmax=255)
-        ax.set_title(title, fontsize=9)
-        ax.set_axis_off()
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_axis_off()
-    fig.tight_layout()
-    return fig
-
-
 def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: Sequence[str] | None = None,
-                size: int = 32, seed: int = 0):
+                size: int = 32, seed: int = 0) -> "pd.DataFrame":
     """How much a linear model on raw pixels reads from the images: test AUROC per observation.
 
     Each image is resized to ``size`` x ``size``, standardised, and a ridge classifier
@@ -349,13 +233,13 @@ def data_conclusion(results_dir) -> list[str]:
     from sdrlib.results import table_or_note
 
     out = []
-    summ = table_or_note(results_dir, "00_dataset_summary", out)
+    summ = table_or_note(results_dir, table_names.DATASET_SUMMARY, out)
     if summ is not None:
         sizes = ", ".join(f"{r.split} {int(r.studies):,}" for r in summ.itertuples())
         strata = "; ".join(f"{r.split}: " + ", ".join(f"{int(getattr(r, s)):,} {s.replace('_', ' ')}" for s in STRATA)
                            for r in summ.itertuples())
         out.append(f"Splits (studies): {sizes}. Strata per split: {strata}.")
-    lang = table_or_note(results_dir, "00_report_language", out)
+    lang = table_or_note(results_dir, table_names.REPORT_LANGUAGE, out)
     if lang is not None:
         v = lang.set_index("statistic")
         here, iu = v["this corpus"], v["IU-Xray reference"]
@@ -363,7 +247,7 @@ def data_conclusion(results_dir) -> list[str]:
                    f"{iu['unique_sentence_ratio']:.2f} in IU-Xray; distinct Findings words {here['distinct_words_findings']:,.0f} "
                    f"here, {iu['distinct_words_findings']:,.0f} in IU-Xray; the most common Findings set covers "
                    f"{here['top_findings_set_pct']:.1f}% of reports here, {iu['top_findings_set_pct']:.1f}% in IU-Xray.")
-    probe = table_or_note(results_dir, "00_pixel_probe", out, why="it needs labelled train and test splits")
+    probe = table_or_note(results_dir, table_names.PIXEL_PROBE, out, why="it needs labelled train and test splits")
     if probe is not None:
         p = probe.dropna(subset=["auroc"])
         if not len(p):

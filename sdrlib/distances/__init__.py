@@ -30,12 +30,20 @@ its solver's float64 floor), ``DistanceRangeError`` (a solver value that is NaN 
 [0, 1] by more than round-off), ``ConvergenceError`` (only with ``on_nonconvergence="raise"``),
 ``DistanceTimeoutError`` (the engine ran past the caller's ``time_budget_s``).
 
-Example::
+Example (two small sets of unit sentence embeddings; no encoder needed)::
 
-    >>> from sdrlib.distances import set_distance, pairwise_distances
-    >>> set_distance(A, B, "ot")                      # one pair, reference
-    >>> pairwise_distances(cands, bank, "ot")         # (K, N), batched, same values
-    >>> paired_distances(A_sets, B_sets, "chamfer_neg", presence=(section_presence(gen), section_presence(ref)))
+    >>> import numpy as np
+    >>> from sdrlib.distances import pairwise_distances, set_distance
+    >>> A = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])  # a report of two sentences
+    >>> B = np.array([[1.0, 0.0, 0.0], [0.6, 0.0, 0.8]])  # the same first sentence, another second one
+    >>> round(set_distance(A, B, "chamfer"), 4)  # one pair: the reference (POT / SciPy)
+    0.175
+    >>> pairwise_distances([A, B], [A, B], "chamfer").round(4)  # (K, N) = (2, 2), batched: the same values
+    array([[0.   , 0.175],
+           [0.175, 0.   ]])
+
+Zipped pairs with presence (a negation-aware setting): ``paired_distances(A_sets, B_sets, "chamfer_neg",
+presence=(section_presence(gen), section_presence(ref)))``.
 """
 
 from sdrlib.distances.errors import (
@@ -75,7 +83,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # the engine pulls in numba: import it on first use
+def __getattr__(name: str) -> object:  # the engine pulls in numba: import it on first use
     if name in ("pairwise_distances", "pairwise_distances_many", "paired_distances", "PackedSets", "pack_sets"):
         from sdrlib.distances import engine
 

@@ -83,14 +83,14 @@ def _gather(G, ci, co, bi, bo, k, j, M):
 # ----------------------------------------------------------------------------- nearest neighbour
 
 @njit(cache=True)
-def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out):
+def nn_pairs(G, ci, co, bi, bo, pk, pj, hausdorff, out) -> None:
     """Chamfer (eq. 12) or Hausdorff (eq. 13) for every pair. Cannot be stopped: the engine runs
     :func:`nn_pairs_stoppable`."""
     nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, np.zeros(1, np.int64))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, stop):
+def nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, stop) -> None:
     """:func:`nn_pairs` that another thread can stop (``stop`` as in :func:`entropic_pairs_stoppable`:
     read once per bank sentence of a pair; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
@@ -126,14 +126,14 @@ def nn_pairs_stoppable(G, ci, co, bi, bo, pk, pj, hausdorff, out, stop):
 
 
 @njit(cache=True)
-def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out):
+def nn_grid(G, ci, co, bi, bo, jl, hausdorff, out) -> None:
     """Chamfer / Hausdorff for every (bank set jl[x], candidate set k): out[x, k] (:func:`nn_grid_stoppable`
     that cannot be stopped)."""
     nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, np.zeros(1, np.int64))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, stop):
+def nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, stop) -> None:
     """Chamfer / Hausdorff for every (bank set jl[x], candidate set k): out[x, k].
 
     ``stop`` as in :func:`entropic_pairs_stoppable`, read once per bank sentence (a stopped bank set's
@@ -187,7 +187,7 @@ def nn_grid_stoppable(G, ci, co, bi, bo, jl, hausdorff, out, stop):
 # ----------------------------------------------------------------------------- assignment
 
 @njit(cache=True)
-def lsa(C, nr, nc, col4row, stop):
+def lsa(C, nr, nc, col4row, stop) -> float:
     """Min-cost injective assignment of the nr <= nc rows of C[:nr, :nc]; fills col4row, returns the cost.
 
     SciPy's rectangular LSAP (shortest augmenting path, Crouse 2016). A non-zero ``stop[0]`` (another
@@ -260,14 +260,14 @@ def lsa(C, nr, nc, col4row, stop):
 
 
 @njit(cache=True)
-def hung_pairs(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out):
+def hung_pairs(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out) -> None:
     """mode 0: Hung-NN (eq. 19); mode 1: Hung-Pen (eq. 20) with alpha; optional min(1, .). Cannot be
     stopped: the engine runs :func:`hung_pairs_stoppable`."""
     hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out, np.zeros(1, np.int64))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out, stop):
+def hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out, stop) -> None:
     """:func:`hung_pairs` that another thread can stop (``stop`` read once per augmented row of
     :func:`lsa`; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
@@ -283,7 +283,7 @@ def hung_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, mode, alpha, clip, out
 
 
 @njit(cache=True)
-def hung_value(M, n, m, mode, alpha, clip, stop):
+def hung_value(M, n, m, mode, alpha, clip, stop) -> float:
     """Hung-NN (mode 0) or Hung-Pen (mode 1) of one pair's cost block M[:n, :m]; ``stop`` as in :func:`lsa`."""
     if n <= m:
         C = M[:n, :m]
@@ -312,7 +312,7 @@ def hung_value(M, n, m, mode, alpha, clip, stop):
 
 
 @njit(cache=True)
-def hung_values(M, n, m, modes, alphas, clips, stop, out):
+def hung_values(M, n, m, modes, alphas, clips, stop, out) -> None:
     """:func:`hung_value` for several settings on one pair's cost block: ``out[q] = hung_value(M, n, m, modes[q],
     alphas[q], clips[q], stop)``, the same floats from one assignment (every setting solves the same one)."""
     if n <= m:
@@ -353,7 +353,7 @@ def hung_values(M, n, m, modes, alphas, clips, stop, out):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def hung_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, modes, alphas, clips, out, stop):
+def hung_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, modes, alphas, clips, out, stop) -> None:
     """:func:`hung_pairs_stoppable` for several settings (one per row of ``out``, (len(modes), P)): one gather and one
     assignment per pair (:func:`hung_values`); the same floats as one call per setting. ``stop`` as there."""
     P = pk.shape[0]
@@ -450,7 +450,7 @@ def _ssp_dijkstra(Mt, n, m, x, s, t, pi, dist, key, pred, tol):
 
 
 @njit(cache=True)
-def ssp_transport(Mt, n, m, target, stop):
+def ssp_transport(Mt, n, m, target, stop) -> float:
     """Min-cost flow of value ``target`` (units: row supply m, column demand n) on costs Mt[:n, :m].
 
     Returns sum(flow * Mt), or NaN once ``stop[0]`` is non-zero (read once per augmenting path, each a
@@ -507,14 +507,14 @@ def ssp_transport(Mt, n, m, target, stop):
 
 
 @njit(cache=True)
-def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out):
+def transport_pairs(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out) -> None:
     """Exact OT (rho < 0) or partial OT with mass rho (rho == 0: adaptive min/max) on M~ (on M if not scale).
     Cannot be stopped: the engine runs :func:`transport_pairs_stoppable`."""
     transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out, np.zeros(1, np.int64))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out, stop):
+def transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, scale, out, stop) -> None:
     """:func:`transport_pairs` that another thread can stop (``stop`` read once per augmenting path /
     assigned row; a stopped pair's ``out`` is NaN); same floats."""
     P = pk.shape[0]
@@ -530,7 +530,7 @@ def transport_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rho, zero_atol, s
 
 
 @njit(cache=True)
-def transport_value(M, n, m, mx, rho, zero_atol, scale, stop):
+def transport_value(M, n, m, mx, rho, zero_atol, scale, stop) -> float:
     """Exact OT / partial OT (``transport_pairs``) of one pair's cost block M[:n, :m] with max ``mx``;
     ``stop`` as in :func:`ssp_transport`."""
     if mx <= zero_atol:
@@ -551,7 +551,7 @@ def transport_value(M, n, m, mx, rho, zero_atol, scale, stop):
 
 
 @njit(cache=True)
-def ssp_transport_multi(Mt, n, m, targets, totals, stop):
+def ssp_transport_multi(Mt, n, m, targets, totals, stop) -> None:
     """:func:`ssp_transport` for several flow values at once: ``totals[q] = ssp_transport(Mt, n, m, targets[q], stop)``,
     the same floats, from one run of successive shortest paths.
 
@@ -656,7 +656,7 @@ def ssp_transport_multi(Mt, n, m, targets, totals, stop):
 
 
 @njit(cache=True)
-def transport_values(M, n, m, mx, rhos, zero_atol, scale, stop, out):
+def transport_values(M, n, m, mx, rhos, zero_atol, scale, stop, out) -> None:
     """:func:`transport_value` for several settings on one pair's cost block: ``out[q] = transport_value(M, n, m, mx,
     rhos[q], zero_atol, scale, stop)``, the same floats. One assignment for exact OT with n = m (shared by every
     ``rhos[q] < 0``), one run of successive shortest paths for the other targets (:func:`ssp_transport_multi`)."""
@@ -696,7 +696,7 @@ def transport_values(M, n, m, mx, rhos, zero_atol, scale, stop, out):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def transport_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rhos, zero_atol, scale, out, stop):
+def transport_multi_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, rhos, zero_atol, scale, out, stop) -> None:
     """:func:`transport_pairs_stoppable` for several settings (``rhos``, one per row of ``out`` (len(rhos), P)) that
     share a cost block: per pair one gather and :func:`transport_values`; the same floats as one call per setting.
     ``stop`` as there (a stopped pair's column is NaN)."""
@@ -782,7 +782,7 @@ def _vecmat(x, B, nk, nc, y):
 
 
 @njit(cache=True, error_model="numpy")
-def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop):
+def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop) -> tuple[float, bool]:
     """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged).
 
     ``stop`` (int64 array, shape (1,)): a non-zero ``stop[0]``, set by another thread, ends the
@@ -874,7 +874,7 @@ def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop):
 
 
 @njit(cache=True, error_model="numpy")
-def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop):
+def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop) -> tuple[float, bool]:
     """POT ``sinkhorn_knopp_unbalanced(reg_type="entropy")``; returns (<gamma, Mt>, converged).
 
     ``stop``: as in :func:`sinkhorn_plan_cost`."""
@@ -940,7 +940,7 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop):
 
 @njit(cache=True)
 def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
-                   out, conv):
+                   out, conv) -> None:
     """Balanced Sinkhorn (``tau < 0``; ``log_domain`` picks the iterations) or unbalanced Sinkhorn
     (``tau >= 0``) for every pair: the linear cost of the plan on ``M / max M`` (on ``M`` if not
     ``scale``), and converged. Cannot be stopped: the engine runs :func:`entropic_pairs_stoppable`."""
@@ -950,7 +950,7 @@ def entropic_pairs(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter
 
 @njit(cache=True, parallel=True, nogil=True)
 def entropic_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr, max_iter, log_domain, zero_atol,
-                             scale, out, conv, stop):
+                             scale, out, conv, stop) -> None:
     """:func:`entropic_pairs` that another thread can stop: a non-zero ``stop[0]`` (int64, shape (1,))
     ends every running solve at its next iteration and skips the pairs not started; their ``out`` is
     NaN (pairs finished before the stop keep their values). Releases the GIL, so the caller's thread
@@ -970,7 +970,7 @@ def entropic_pairs_stoppable(G, ci, co, bi, bo, pk, pj, nmax, eps, tau, stop_thr
 
 
 @njit(cache=True, error_model="numpy")
-def entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale, stop):
+def entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale, stop) -> tuple[float, bool]:
     """(value, converged) of ``entropic_pairs`` for one pair's cost block M[:n, :m] with max ``mx``;
     ``stop`` as in :func:`sinkhorn_plan_cost`."""
     if mx <= zero_atol:
@@ -1063,7 +1063,7 @@ def _sandwich(CA, T, CB, X, Y, stop):
 
 
 @njit(cache=True, error_model="numpy")
-def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
+def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop) -> tuple[float, bool, int, int, int]:
     """POT ``entropic_gromov_wasserstein`` (PGD, square loss, symmetric).
 
     Returns (GW loss, converged, inner Sinkhorn iterations, outer PGD iterations, inner solves
@@ -1073,7 +1073,8 @@ def gw_loss(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop):
 
 
 @njit(cache=True, error_model="numpy")
-def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop, stop):
+def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_stop, stop
+                      ) -> tuple[float, bool, int, int, int]:
     """:func:`gw_loss` that another thread can stop: a non-zero ``stop[0]`` ends the outer loop and the
     inner Sinkhorn at their next iteration (the returned values are then meaningless)."""
     p = np.full(n, 1.0 / n)
@@ -1134,14 +1135,14 @@ def gw_loss_stoppable(CA, CB, n, m, eps, tol, max_iter, inner_max_iter, inner_st
 
 
 @njit(cache=True)
-def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv):
+def gw_pairs(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv) -> None:
     """Entropic GW for every pair from per-set rescaled intra costs (flat, row-major n*n blocks).
     Cannot be stopped: the engine runs :func:`gw_pairs_stoppable`."""
     gw_pairs_stoppable(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv, np.zeros(1, np.int64))
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def gw_pairs_stoppable(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv, stop):
+def gw_pairs_stoppable(ca, cao, cb, cbo, co, bo, pk, pj, eps, tol, max_iter, out, conv, stop) -> None:
     """:func:`gw_pairs` that another thread can stop (``stop`` as in :func:`entropic_pairs_stoppable`);
     releases the GIL. Same iterations, same values bit for bit."""
     P = pk.shape[0]
@@ -1171,7 +1172,7 @@ NEG_FAMILY_CODES = {"chamfer": 0, "hausdorff": 1, "hung_nn": 2, "hung_pen": 3, "
 
 
 @njit(cache=True)
-def nn_value(M, n, m, hausdorff):
+def nn_value(M, n, m, hausdorff) -> float:
     """Chamfer (eq. 12) or Hausdorff (eq. 13) of one pair's cost block M[:n, :m]."""
     rowmin = np.full(n, _INF)
     colsum = 0.0
@@ -1231,7 +1232,7 @@ def _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
 
 @njit(cache=True, parallel=True)
 def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, alpha, clip, rho, eps, tau,
-              stop_thr, max_iter, log_domain, zero_atol, scale, out, conv):
+              stop_thr, max_iter, log_domain, zero_atol, scale, out, conv) -> None:
     """Every family but GW on the negation-aware cost (``sdrlib.distances.negation``): ``G`` already carries
     the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 2)
     are (positive, negative) observation bit masks for the sentence floors. ``fam``: :data:`NEG_FAMILY_CODES`."""
@@ -1255,7 +1256,7 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
 
 
 @njit(cache=True, parallel=True)
-def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha, out):
+def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha, out) -> None:
     """``chamfer_recall_<alpha>`` (``sdrlib.distances.recall``) of the pairs (candidate pk[p] = generated,
     bank pj[p] = reference): ``G`` carries the contradiction cap at c = 1, ``_gather_neg`` the sentence floors;
     a generated (reference) sentence stating a finding positive that the other set never states positive is

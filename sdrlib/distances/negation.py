@@ -56,9 +56,12 @@ the engine share.
 Left out: severity / laterality disagreements
 ("small" vs "large", "left" vs "right") and GW (it never compares a sentence of A with one of B).
 
-Example::
+Example (presence as :func:`sdrlib.clinical.section_presence` gives it for "No pleural effusion." and
+"Small left pleural effusion.")::
 
-    >>> P = section_presence(["No pleural effusion."])[0]; Q = section_presence(["Small left pleural effusion."])[0]
+    >>> from sdrlib.vocabulary import CHEXPERT_14
+    >>> P = np.zeros((1, PRESENCE_WIDTH), np.int8); Q = np.zeros((1, PRESENCE_WIDTH), np.int8)
+    >>> P[0, CHEXPERT_14.index("Pleural Effusion")] = -1; Q[0, CHEXPERT_14.index("Pleural Effusion")] = 1
     >>> contradiction_matrix(P, Q)
     array([[1.]])
 """

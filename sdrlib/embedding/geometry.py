@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from sdrlib import table_names
 from sdrlib.reports import split_sentences
 
 __all__ = ["pick_figure_study", "distinct_context", "spread_anchor_pairs", "nearest_other_similarity", "geometry_summary",
@@ -180,19 +181,19 @@ def embedding_conclusion(results_dir: str | Path) -> list[str]:
     from sdrlib.results import table_or_note
 
     out = []
-    cache = table_or_note(results_dir, "01_embedding_cache", out)
+    cache = table_or_note(results_dir, table_names.EMBEDDING_CACHE, out)
     if cache is not None:
         c = cache.iloc[0]
         out.append(f"Cache: the bank's {int(c['reports'])} reports hold {int(c['sentences'])} sentences, "
                    f"{int(c['unique sentences'])} distinct ({c['sentences per unique']:.2f} per distinct text); the "
                    f"warm re-build made {int(c['encoder calls (warm)'])} encoder calls.")
-    geo = table_or_note(results_dir, "01_sentence_geometry", out)
+    geo = table_or_note(results_dir, table_names.SENTENCE_GEOMETRY, out)
     if geo is not None:
         g = geo.set_index("statistic")["value"]
         out.append(f"Geometry: the hand-written paraphrase pair has cosine {g['paraphrase_cosine']:.2f}; a sampled "
                    f"Findings sentence's nearest different sentence has median cosine {g['nearest_median']:.2f}, "
                    f"and {g['nearest_share_ge_0.9']:.0%} of them have one at 0.9 or more.")
-    rest = table_or_note(results_dir, "01_impression_restatement", out)
+    rest = table_or_note(results_dir, table_names.IMPRESSION_RESTATEMENT, out)
     if rest is not None:
         r = rest.iloc[0]
         out.append(f"Impression vs Findings: over {int(r['impression_sentences'])} Impression sentences, the closest "
@@ -200,7 +201,7 @@ def embedding_conclusion(results_dir: str | Path) -> list[str]:
                    f"another report's Findings {r['others_median']:.2f}; the own Findings are closer than "
                    f"{r['beats_share_mean']:.0%} of the other reports' on average (50% would mean no closer than a random "
                    f"other report's).")
-    opp = table_or_note(results_dir, "01_opposite_neighbours", out)
+    opp = table_or_note(results_dir, table_names.OPPOSITE_NEIGHBOURS, out)
     if opp is not None:
         o = opp.iloc[0]
         line = (f"Opposite neighbours: for {int(o['opposite'])} of {int(o['sentences'])} distinct bank Findings sentences the "

@@ -33,7 +33,8 @@ breaks, on the references where both cases exist (paired). :func:`expected_rewar
 references, the mean reward of a policy's own samples with that of always answering the modal normal report:
 when the normal report wins, the reward pays for silence.
 
-Left out: laterality / severity edits (the labeler does not read them) and edits of the Impression alone.
+Left out: laterality / severity edits (the labeler does not read them) and edits of the Impression alone; the
+audit's figure is :func:`sdrlib.plots.plot_audit`.
 """
 
 from __future__ import annotations
@@ -437,53 +438,3 @@ def relative_table(table: pd.DataFrame, stratum_name: str) -> pd.DataFrame:
     t = table[table["stratum"] == stratum_name]
     wide = t.pivot_table(index="label", columns="case", values="mean", sort=False).reindex(columns=list(CASES))
     return wide.div(wide["reference"], axis=0)
-
-
-def plot_audit(table: pd.DataFrame, expected: pd.DataFrame | None = None):
-    """Heatmaps of :func:`relative_table` per stratum (cells of skipped cases marked "skip") and, when given, the
-    expected-reward gap (policy samples - modal normal report) per reward, on a 2 x 2 grid (each heatmap wide
-    enough for its 10 cells' two-decimal values at 9 pt). Bars in the colour cycle's C0 / C1 / C3 (Okabe-Ito under :func:`sdrlib.plots.style`). Returns the figure."""
-    import matplotlib.pyplot as plt
-
-    strata = [s for s in ("no_finding", "single", "multi") if (table["stratum"] == s).any()]
-    n = len(strata) + (expected is not None)
-    rows = (n + 1) // 2
-    fig, grid = plt.subplots(rows, 2, figsize=(15, 5.0 * rows), squeeze=False)
-    axes = grid.ravel()
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    for k, (ax, st) in enumerate(zip(axes, strata)):
-        rel = relative_table(table, st)
-        ax.imshow(rel.to_numpy(float), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-        for i in range(rel.shape[0]):
-            for j in range(rel.shape[1]):
-                v = rel.iat[i, j]
-                ax.text(j, i, "skip" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center", fontsize=9,
-                        color="0.45" if not np.isfinite(v) else "black" if v > 0.6 else "white")
-        ax.grid(False)
-        ax.set_xticks(range(rel.shape[1]), [CASE_LABELS[c] for c in rel.columns], rotation=35, ha="right", fontsize=9)
-        ax.set_yticks(range(rel.shape[0]), rel.index, fontsize=9)
-        n_ref = int(table[(table["stratum"] == st) & (table["case"] == "reference")]["n"].max())
-        ax.set_title(f"{st.replace('_', ' ')} references (n = {n_ref}): share of the reference's reward",
-                     fontsize=10)
-    if expected is not None:
-        ax = axes[n - 1]
-        e = expected.iloc[::-1]
-        y = np.arange(len(e))
-        bars = [("gap", "SFT samples - modal normal report", "C0")]
-        if "silence_margin" in e:
-            bars.append(("silence_margin", "SFT samples stating a finding - silent ones", "C1"))
-        if "mixed_margin" in e:
-            bars.append(("mixed_margin", "the same, normal references included (strata weighted)", "C3"))
-        h = 0.8 / len(bars)
-        for b, (col, lab, c) in enumerate(bars):
-            ax.barh(y + (b - (len(bars) - 1) / 2) * h, e[col], height=h, color=c, label=lab)
-        ax.axvline(0.0, color="0.3", lw=0.8)
-        ax.set_yticks(y, e["label"], fontsize=9)
-        ax.set_xlabel("mean reward difference (abnormal references unless said)", fontsize=9)
-        ax.set_title("does silence pay? (< 0: yes)", fontsize=10)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=9, frameon=False)
-    fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's",
-                 fontsize=11)
-    fig.tight_layout()
-    return fig

@@ -73,29 +73,29 @@ def read_candidates(path: str | Path, key: Mapping[str, Any], study_ids: Sequenc
     return [list(r["candidates"]) for r in rows]
 
 
-def local_candidates(cfg, policy_dir: str | Path, records: Sequence[Any], k: int, path: str | Path, *,
+def local_candidates(cfg, policy_dir: str | Path, records: Sequence[Any], n_candidates: int, path: str | Path, *,
                      seed: int | None = None, log: Callable[[str], None] | None = print) -> list[list[str]]:
-    """K sampled reports per study from a local policy (:func:`sdrlib.generation.generate_candidates`),
-    batched, at the profile's evaluation temperature (``sft.eval_temperature``), cached in ``path`` (JSONL).
+    """``n_candidates`` (K) sampled reports per study from a local policy
+    (:func:`sdrlib.generation.generate_candidates`), batched, at the profile's evaluation temperature (``sft.eval_temperature``), cached in ``path`` (JSONL).
 
     The cache is reused when the policy folder, K, decoding settings, seed and study ids match.
     """
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
     ids = [r.study_id for r in records]
-    key = {"policy": str(Path(policy_dir).resolve()), "k": int(k), "temperature": s.eval_temperature,
+    key = {"policy": str(Path(policy_dir).resolve()), "k": int(n_candidates), "temperature": s.eval_temperature,
            "max_new_tokens": s.max_new_tokens, "seed": int(seed)}
     cached = read_candidates(path, key, ids)
     if cached is not None:
         if log:
-            log(f"{Path(path).name}: reused ({len(cached)} studies x {k})")
+            log(f"{Path(path).name}: reused ({len(cached)} studies x {n_candidates})")
         return cached
     t0 = time.perf_counter()
     model, processor = load_policy(cfg, policy_dir)
     images = [load_images(r.image_paths, s.max_images) for r in records]
-    cands = generate_candidates(model, processor, images, k, temperature=s.eval_temperature, seed=seed,
+    cands = generate_candidates(model, processor, images, n_candidates, temperature=s.eval_temperature, seed=seed,
                                 max_new_tokens=s.max_new_tokens, batch_size=s.eval_batch_size)
     write_candidates(path, key, ids, cands)
     if log:
-        log(f"{Path(path).name}: {len(cands)} studies x {k} sampled in {time.perf_counter() - t0:.0f} s")
+        log(f"{Path(path).name}: {len(cands)} studies x {n_candidates} sampled in {time.perf_counter() - t0:.0f} s")
     return cands

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics.significance import format_p
 from sdrlib.numerics import same_kernel_path
@@ -48,7 +49,7 @@ __all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "same_sign_cou
            "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups"]
 
 ALPHA, POWER = 0.05, 0.8
-MACHINE_FILE, TABLE = "machine.json", "conclusions"
+MACHINE_FILE, TABLE = "machine.json", table_names.CONCLUSIONS
 #: claim groups whose numbers do not depend on the kernel path (data only): checked exactly in tolerant mode too
 MACHINE_INDEPENDENT = ("Report language (notebook 00)",)
 #: libraries whose version must match for an exact check (the rest of machine.json's versions are recorded only)
@@ -74,14 +75,15 @@ def same_sign_count(r: pd.Series) -> int:
     return 0
 
 
-def detectable_effect(seed_sd: float, k: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Smallest true difference the t-test over ``k`` seeds detects with probability ``power`` at level
-    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)`` (NaN for k < 2 or no SD).
+def detectable_effect(seed_sd: float, n_seeds: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest true difference the t-test over ``n_seeds`` seeds detects with probability ``power`` at level
+    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)``, k = ``n_seeds`` (NaN for k < 2 or
+    no SD).
     Example: ``detectable_effect(0.02, 3)`` -> 0.062 (3 seeds need about 3.1 seed SDs)."""
-    if k < 2 or not np.isfinite(seed_sd):
+    if n_seeds < 2 or not np.isfinite(seed_sd):
         return float("nan")
-    t = stats.t.ppf(1 - alpha / 2, k - 1) + stats.t.ppf(power, k - 1)
-    return float(t * seed_sd / math.sqrt(k))
+    t = stats.t.ppf(1 - alpha / 2, n_seeds - 1) + stats.t.ppf(power, n_seeds - 1)
+    return float(t * seed_sd / math.sqrt(n_seeds))
 
 
 def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,
@@ -104,7 +106,7 @@ def _bootstrap_mde(ci_low: float, ci_high: float, *, alpha: float = ALPHA, power
 def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.DataFrame:
     rows = []
     need = {"A", "B", "section", "metric", "diff", "p_value"}  # older tables (per-seed tests) give no conclusions
-    t = read_result_table(results_dir, "grpo_significance")
+    t = read_result_table(results_dir, table_names.GRPO_SIGNIFICANCE)
     if t is not None and need <= set(t.columns):
         t = t[(t.section == section) & t.B.isin(["SFT", "R_Cham"])]
         for _, r in t.iterrows():
@@ -117,7 +119,7 @@ def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.
             rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]),
                              p_value=float(r.p_value), seeds=k, same_sign=same, seed_sd=sd,
                              mde=detectable_effect(sd, k), seeds_needed=seeds_needed(float(r["diff"]), sd)))
-    t = read_result_table(results_dir, "sft_vs_baselines_significance")
+    t = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if t is not None and need - {"A"} | {"ci_low", "ci_high"} <= set(t.columns):
         for _, r in t[t.section == section].iterrows():
             m = str(r.metric).split("@")[0]

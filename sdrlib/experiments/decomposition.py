@@ -106,8 +106,8 @@ def stratum_table(generations: Mapping[tuple[str, int], Sequence[str]], records:
     return pd.DataFrame(rows)
 
 
-def training_table(curves: pd.DataFrame, *, label: Callable[[str], str] = str, k: int = 4) -> pd.DataFrame:
-    """First / last ``k`` steps of every run's training curves, means over seeds.
+def training_table(curves: pd.DataFrame, *, label: Callable[[str], str] = str, n_steps: int = 4) -> pd.DataFrame:
+    """First / last ``n_steps`` steps of every run's training curves, means over seeds.
 
     ``curves``: the runs' ``curves.csv`` rows with ``config`` and ``seed`` columns (as notebook 04 builds it).
     Columns: ``config, seeds`` and, for each of ``cut`` (``completions/clipped_ratio``), ``length``
@@ -123,8 +123,8 @@ def training_table(curves: pd.DataFrame, *, label: Callable[[str], str] = str, k
                 continue
             first, last = [], []
             for _, s in d.dropna(subset=[col]).sort_values("step").groupby("seed"):
-                first.append(s[col].head(k).mean())
-                last.append(s[col].tail(k).mean())
+                first.append(s[col].head(n_steps).mean())
+                last.append(s[col].tail(n_steps).mean())
             row[f"{name} first"], row[f"{name} last"] = float(np.mean(first)), float(np.mean(last))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,6 +1,6 @@
 """Notebook 02's steps that are logic rather than narration: the Fig. 2a report pair, the link table and its
-explanation, the per-setting facts of the edit test, the engine-speed bar chart and the notebook's conclusion
-sentences (read back from its result files).
+explanation, the per-setting facts of the edit test and the notebook's conclusion sentences (read back from its
+result files). The notebook's figures (Fig. 2a, the engine-speed bar chart) are in :mod:`sdrlib.plots`.
 
 Scope: report sets are embedding matrices ``(n_sentences, d)`` with unit rows; distances are the registry's
 (:mod:`sdrlib.distances`), so every value here is the value a reward would use.
@@ -15,14 +15,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.data import stratum
 from sdrlib.distances.engine import paired_distances
 from sdrlib.metrics.significance import format_p
 from sdrlib.reports import split_sentences
 from sdrlib.results import read_result_table
 
-__all__ = ["Fig2Pair", "fig2_pair", "links_frame", "explain_links", "edit_facts", "plot_engine_speed",
-           "distances_conclusion"]
+__all__ = ["Fig2Pair", "fig2_pair", "links_frame", "explain_links", "edit_facts", "distances_conclusion"]
 
 
 @dataclass
@@ -96,29 +96,6 @@ def edit_facts(table: pd.DataFrame, *, tol: float = 1e-9) -> pd.DataFrame:
     })
 
 
-def plot_engine_speed(speed: pd.DataFrame, *, title: str = ""):
-    """Bars of microseconds per pair, reference (grey) and engine (house colour ``C0``), log scale, each setting
-    labelled with its speed-up. ``speed``: rows of :func:`sdrlib.distances.timing.compare` (``setting, ref_us,
-    engine_us, speedup``). Draw inside ``sdrlib.plots.style()``. Returns the Figure."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    x = np.arange(len(speed))
-    ax.bar(x - 0.2, speed["ref_us"], 0.4, label="per-pair reference (POT / SciPy)", color="0.65")
-    ax.bar(x + 0.2, speed["engine_us"], 0.4, label="batched engine", color="C0")
-    ax.set_yscale("log")
-    ax.set_xticks(x, speed["setting"], rotation=30, ha="right")
-    ax.set_ylabel("microseconds per pair")
-    for i, s in enumerate(speed["speedup"]):
-        ax.text(i - 0.2, speed["ref_us"].iloc[i] * 1.15, f"{s:.0f}x", ha="center", fontsize=9)  # over the reference bar
-    ax.set_ylim(top=float(speed["ref_us"].max()) * 3)  # room for the speed-up labels
-    ax.yaxis.set_minor_formatter(plt.NullFormatter())
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
-    if title:
-        ax.set_title(title)
-    return fig
-
-
 def _names(items: Sequence[str]) -> str:
     items = list(items)
     return "none" if not items else ", ".join(items)
@@ -132,7 +109,7 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
     interval excludes 0, else "no difference detected at this size"), ``02_convergence`` and
     ``02_identical_floor``. Missing files give no sentence."""
     out = []
-    facts = read_result_table(results_dir, "02_edit_facts")
+    facts = read_result_table(results_dir, table_names.EDIT_FACTS)
     if facts is not None:
         closer = facts.loc[facts["contradiction closer than paraphrase"].astype(bool), "setting"]
         forgive = facts.loc[facts["forgives missing"].astype(bool), "setting"]
@@ -140,7 +117,7 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
                    f"contradicted finding closer to the original than a harmless paraphrase (exceptions: "
                    f"{_names(sorted(set(facts.setting) - set(closer)))}); settings that charge nothing for a "
                    f"missing finding: {_names(forgive)}.")
-    ext = read_result_table(results_dir, "02_edit_reactions_extensions")
+    ext = read_result_table(results_dir, table_names.EDIT_REACTIONS_EXTENSIONS)
     if ext is not None:
         e = ext.set_index("edit")
         neg = [c for c in e.columns if c.endswith("_neg")]
@@ -148,8 +125,8 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
         flipped = all(e.loc["contradicted finding", c] > e.loc["paraphrase", c] for c in neg)
         out.append(f"The negation-aware settings (02_edit_reactions_extensions, contradiction vs paraphrase: "
                    f"{'; '.join(parts)}) {'rank the contradiction farther' if flipped else 'do not all fix this'}.")
-    fid = read_result_table(results_dir, "02_fidelity")
-    cmp = read_result_table(results_dir, "02_fidelity_vs_chamfer")
+    fid = read_result_table(results_dir, table_names.FIDELITY)
+    cmp = read_result_table(results_dir, table_names.FIDELITY_VS_CHAMFER)
     if fid is not None:
         sub = fid[(fid.stratum == "all") & (fid.target == target)].sort_values("spearman", ascending=False)
         top = sub.iloc[0]
@@ -168,14 +145,14 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
         else:
             s += "."
         out.append(s)
-    conv = read_result_table(results_dir, "02_convergence")
+    conv = read_result_table(results_dir, table_names.CONVERGENCE)
     if conv is not None:
         worst = conv.sort_values("share", ascending=False).iloc[0]
         stopped = sorted(set(conv.loc[conv["stopped at max_iter"] > 0, "setting"]))
         out.append(f"Settings with pairs stopped at max_iter on real reports (02_convergence): {_names(stopped)}"
                    + (f"; worst {worst.setting} on {worst.section}, {worst.share:.0%} of {int(worst.pairs)} pairs."
                       if stopped else "."))
-    floor = read_result_table(results_dir, "02_identical_floor")
+    floor = read_result_table(results_dir, table_names.IDENTICAL_FLOOR)
     if floor is not None:
         top = floor.groupby("setting")["mean"].max()
         nonzero = top[top > 1e-3].sort_values(ascending=False)

@@ -29,7 +29,8 @@ otherwise every record is labelled by the offline rule labeler on Findings + Imp
 than :data:`MIN_PAIRS` pairs, or where either side is constant, is NaN.
 
 Also here: :func:`identical_floor` (the value each setting gives two *identical* sets, by set size:
-the entropic families are not 0 there) and :func:`plot_fidelity` (ranked bars with CI whiskers).
+the entropic families are not 0 there). The figure (ranked bars with CI whiskers) is
+:func:`sdrlib.plots.plot_fidelity`.
 
 Example::
 
@@ -51,11 +52,11 @@ from sdrlib.clinical.presence import OBSERVATIONS, section_presence
 from sdrlib.distances.engine import paired_distances
 from sdrlib.distances.registry import available_distances, get
 from sdrlib.errors import SDRError
-from sdrlib.metrics.clinical import label_matrix, normalise_labels, strata_from_labels
+from sdrlib.metrics.clinical import label_matrix, normalize_labels, strata_from_labels
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FidelityError", "FidelityResult", "label_disagreement", "pair_distances", "sample_pairs",
-           "fidelity_analysis", "spearman_difference", "identical_floor", "plot_fidelity", "TARGETS", "MIN_PAIRS"]
+           "fidelity_analysis", "spearman_difference", "identical_floor", "TARGETS", "MIN_PAIRS"]
 
 #: label-disagreement targets
 TARGETS = ("jaccard", "hamming")
@@ -88,7 +89,7 @@ class FidelityResult:
 
 
 def _positive_matrix(labels: Sequence[Mapping[str, int]]) -> np.ndarray:
-    return label_matrix(normalise_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
+    return label_matrix(normalize_labels(labels), list(CHEXPERT_14), uncertain="positive").astype(bool)
 
 
 def label_disagreement(labels_a: Sequence[Mapping[str, int]], labels_b: Sequence[Mapping[str, int]]) -> pd.DataFrame:
@@ -338,39 +339,3 @@ def identical_floor(names: Sequence[str] | None = None, sizes: Sequence[int] = (
             rows.append({"setting": spec.name, "origin": spec.origin, "size": int(n), "mean": float(d.mean()),
                          "max": float(d.max())})
     return pd.DataFrame(rows)
-
-
-#: Okabe-Ito blue and orange (``sdrlib.plots.PALETTE[0]``, ``[1]``; plots sits above this layer)
-_PAPER, _OURS = "#0072B2", "#E69F00"
-
-
-def plot_fidelity(table: pd.DataFrame, *, target: str = "jaccard", stratum: str = "all", measure: str = "spearman",
-                  ax: Any = None):
-    """Ranked horizontal bars of one correlation with CI whiskers, coloured by origin (paper / ours).
-
-    ``table`` is :attr:`FidelityResult.table`. Returns the matplotlib Figure. Draw it inside
-    ``with sdrlib.plots.style():`` for the house style.
-    """
-    import matplotlib.pyplot as plt
-
-    if measure not in ("spearman", "kendall"):
-        raise FidelityError(f"measure must be 'spearman' or 'kendall', got {measure!r}")
-    sub = table[(table.target == target) & (table.stratum == stratum)].sort_values(measure)
-    if sub.empty:
-        raise FidelityError(f"no rows for target={target!r}, stratum={stratum!r}")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6, 0.28 * len(sub) + 1.2))
-    else:
-        fig = ax.figure
-    colours = np.where(sub.origin == "paper", _PAPER, _OURS)
-    y = np.arange(len(sub))
-    v = sub[measure].to_numpy()
-    err = np.abs(np.stack([v - sub[f"{measure}_lo"].to_numpy(), sub[f"{measure}_hi"].to_numpy() - v]))
-    ax.barh(y, v, color=colours, xerr=np.nan_to_num(err), capsize=2, error_kw={"elinewidth": 0.8})
-    ax.set_yticks(y, sub.setting)
-    ax.set_xlabel(f"{measure} with label {target} distance ({stratum}; {int(sub.n_pairs.iloc[0])} pairs)")
-    from matplotlib.patches import Patch
-
-    ax.legend(handles=[Patch(color=_PAPER, label="paper"), Patch(color=_OURS, label="sdr extension")],
-              loc="lower right", fontsize=9)
-    return fig

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.results import read_result_table
 
 __all__ = ["OKABE_ITO", "palette_share", "palette_table", "figure_conclusions"]
@@ -59,8 +60,8 @@ def palette_table(paths: Sequence[str | Path], names: Sequence[str] | None = Non
     return pd.DataFrame([{"file": n, **palette_share(p)} for n, p in zip(names, paths)])
 
 
-def figure_conclusions(results_dir: str | Path, *, index: str = "figure_index", palette: str = "07_palette",
-                       threshold: float = 0.5) -> list[str]:
+def figure_conclusions(results_dir: str | Path, *, index: str = table_names.FIGURE_INDEX_TABLE,
+                       palette: str = table_names.PALETTE, threshold: float = 0.5) -> list[str]:
     """Notebook 07's closing sentences from its result files: how many indexed figures and tables this run has
     and which are missing (with the notebook to run), files no index entry names, and per figure shown whether
     most of its coloured area (``okabe_ito >= threshold``) is in the Okabe-Ito palette. Missing files: []."""

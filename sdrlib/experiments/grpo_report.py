@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
@@ -36,7 +37,7 @@ HEAD_METRICS = ("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph
 
 
 def _baselines(results_dir: Path) -> list[str]:
-    base = results_dir / "sft_vs_baselines_significance.csv"
+    base = results_dir / f"{table_names.SFT_VS_BASELINES_SIGNIFICANCE}.csv"
     if not base.is_file():
         return ["(notebook 03's sft_vs_baselines_significance.csv is missing: run notebook 03 first)", ""]
     b = pd.read_csv(base)
@@ -91,7 +92,7 @@ def headline_markdown(*, results_dir: str | Path, run: Mapping[str, Any], protoc
 
 def write_headline(results_dir: str | Path, lines: list[str]) -> Path:
     """Write ``lines`` to ``<results_dir>/headline.md`` (atomically) and return the path."""
-    path = Path(results_dir) / "headline.md"
+    path = Path(results_dir) / f"{table_names.HEADLINE}.md"
     atomic_write_text(path, "\n".join(lines))
     return path
 
@@ -122,7 +123,7 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
 
 
 def _decomposition_lines(results_dir: Path) -> list[str]:
-    t = read_result_table(results_dir, "grpo_decomposition_significance")
+    t = read_result_table(results_dir, table_names.GRPO_DECOMPOSITION_SIGNIFICANCE)
     if t is None or t.empty:
         return []
     t = t[t.B == "SFT"]
@@ -164,20 +165,21 @@ def _ms(name: str, v: Any) -> dict[str, float]:
 
 
 def movement_table(curves: pd.DataFrame, configs: Sequence[str], *, label: Callable[[str], str] = str,
-                   k: int = 4) -> pd.DataFrame:
+                   n_steps: int = 4) -> pd.DataFrame:
     """How far GRPO moved each configuration's policy, from the runs' training curves.
 
     ``curves``: the ``curves.csv`` rows of every run with ``config``, ``seed``, ``step``, ``reward`` and (β > 0)
     ``kl`` columns. One row per configuration of ``configs``: ``config`` (``label``-ed), ``seeds`` and, as mean
-    with a ``<name> (sd)`` column over seeds, the total reward of the first and last ``k`` logged steps and the
-    KL to SFT over the last ``k``."""
+    with a ``<name> (sd)`` column over seeds, the total reward of the first and last ``n_steps`` logged steps and
+    the KL to SFT over the last ``n_steps``."""
     rows = []
     for r in configs:
         per = [d.sort_values("step").dropna(subset=["reward"]) for _, d in curves[curves.config == r].groupby("seed")]
         rows.append({"config": label(r), "seeds": len(per),
-                     **_ms(f"reward first {k} steps", [d.reward.head(k).mean() for d in per]),
-                     **_ms(f"reward last {k} steps", [d.reward.tail(k).mean() for d in per]),
-                     **_ms(f"KL last {k} steps", [d.kl.tail(k).mean() for d in per] if "kl" in curves else [])})
+                     **_ms(f"reward first {n_steps} steps", [d.reward.head(n_steps).mean() for d in per]),
+                     **_ms(f"reward last {n_steps} steps", [d.reward.tail(n_steps).mean() for d in per]),
+                     **_ms(f"KL last {n_steps} steps",
+                           [d.kl.tail(n_steps).mean() for d in per] if "kl" in curves else [])})
     return pd.DataFrame(rows)
 
 

@@ -34,9 +34,9 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,9 @@ from sdrlib.metrics import paper_names as _paper_names
 from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
 from sdrlib.rewards import RewardError, parse_reward, prewarm
+
+if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "TABLE_GROUPS",
@@ -148,7 +151,7 @@ _WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THR
 
 
 @contextlib.contextmanager
-def worker_pool(cfg):
+def worker_pool(cfg: Any) -> Iterator[ProcessPoolExecutor]:
     """``cfg.grpo.workers`` worker processes (spawned, one CPU thread each) for independent GRPO runs and
     test generations; on leaving, waits for them (an interrupt cancels the runs not started; started runs
     resume from their last checkpoint next time).
@@ -370,17 +373,40 @@ def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence
         unavailable = dict(long.attrs.get("unavailable", {}))
     d = long[long.section == section]
     cols = [config_label(r) for r in rewards]
-    rows = []
-    stats: dict[tuple[str, str], dict[str, tuple[float, float, int]]] = {}
+    models = list(dict.fromkeys(d.model))
+    stats, missing, labels, scored = _group_stats(d, models, TABLE_GROUPS[group], rewards, unavailable)
+    if not labels:
+        return pd.DataFrame(columns=CELL_COLUMNS)
+    blocks = [(m, {lbl: stats.get((m, lbl)) for lbl in labels if (m, lbl) in stats or (m, lbl) in missing})
+              for m in models]
+    mean_block = _mean_block(stats, missing, models, labels, cols)
+    if len(models) > 1:
+        blocks.append(("Mean", mean_block))
+        scored["Mean"] = set().union(*scored.values())
+    return pd.DataFrame(_cell_rows(blocks, cols, missing, scored), columns=CELL_COLUMNS)
+
+
+#: one cell's numbers: mean, sample std (0 for one value), count
+_Cell = tuple[float, float, int]
+
+
+def _group_stats(d: pd.DataFrame, models: list[str], names: Sequence[str], rewards: Sequence[str],
+                 unavailable: dict[str, str]
+                 ) -> tuple[dict[tuple[str, str], dict[str, _Cell]], dict[tuple[str, str], str], list[str],
+                            dict[str, set[str]]]:
+    """Per model, each paper metric of ``names`` looked up in the scores ``d`` (one section): ``(stats, missing,
+    labels, scored)``: ``stats[(model, row label)][config]`` the cell's numbers over seeds; ``missing[(model, row
+    label)]`` ``not computed: <why>`` for a metric the model's scores lack; the row labels in order; the
+    configurations scored per model."""
+    stats: dict[tuple[str, str], dict[str, _Cell]] = {}
     missing: dict[tuple[str, str], str] = {}  # (model, row label) -> "not computed: <why>"
     labels: list[str] = []
-    models = list(dict.fromkeys(d.model))
     scored: dict[str, set[str]] = {}
     for model in models:
         dm = d[d.model == model]
         scored[model] = {config_label(r) for r in set(dm.reward)}
         present = list(dict.fromkeys(dm.metric))
-        for name in TABLE_GROUPS[group]:
+        for name in names:
             metric = _paper_names.find(name, present)
             label = _paper_names.row_label(name, metric)
             if metric is None:
@@ -398,11 +424,14 @@ def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence
                 stats[(model, label)] = cell
             if label not in labels:
                 labels.append(label)
-    if not labels:
-        return pd.DataFrame(columns=CELL_COLUMNS)
-    blocks = [(m, {lbl: stats.get((m, lbl)) for lbl in labels if (m, lbl) in stats or (m, lbl) in missing})
-              for m in models]
-    mean_block = {}
+    return stats, missing, labels, scored
+
+
+def _mean_block(stats: dict[tuple[str, str], dict[str, _Cell]], missing: dict[tuple[str, str], str],
+                models: list[str], labels: list[str], cols: list[str]) -> dict[str, dict[str, _Cell] | None]:
+    """The ``Mean`` block: per row label and configuration, the mean over models of their means and the sample std
+    across models; None for a row no model has (its reason is added to ``missing`` under ``("Mean", label)``)."""
+    mean_block: dict[str, dict[str, _Cell] | None] = {}
     for lbl in labels:
         cell = {}
         for c in cols:
@@ -415,10 +444,16 @@ def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence
         else:
             mean_block[lbl] = None
             missing[("Mean", lbl)] = next(missing[(m, lbl)] for m in models if (m, lbl) in missing)
-    if len(models) > 1:
-        blocks.append(("Mean", mean_block))
-        scored["Mean"] = set().union(*scored.values())
+    return mean_block
+
+
+def _cell_rows(blocks: list[tuple[str, dict[str, dict[str, _Cell] | None]]], cols: list[str],
+               missing: dict[tuple[str, str], str], scored: dict[str, set[str]]) -> list[tuple]:
+    """The rows of :data:`CELL_COLUMNS`, block by block: a row no model has gives its reason in the first cell
+    (``not computed`` in the others); a configuration without numbers reads ``not computed`` when it was scored,
+    ``n/a`` when never run; ``best`` marks the highest mean of the row (ties all)."""
     nan = float("nan")
+    rows = []
     for model, block in blocks:
         for lbl, cell in block.items():
             if cell is None:  # no model has it: the reason, never a silent gap
@@ -433,7 +468,7 @@ def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence
                 else:
                     rows.append((model, lbl, c, nan, nan, 0, False,
                                  "not computed" if c in scored[model] else "n/a"))
-    return pd.DataFrame(rows, columns=CELL_COLUMNS)
+    return rows
 
 
 def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence[str], *,

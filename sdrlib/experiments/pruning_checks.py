@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from sdrlib import table_names
 from sdrlib.clinical.labeler import label_report
 from sdrlib.metrics.significance import format_p, verdict
 from sdrlib.pruning import (BankScorer, PruneParams, PruneResult, PruningError, StandardResult, replay_prune,
@@ -49,12 +50,12 @@ _TAG = re.compile(r"</?\w+>")
 
 # --------------------------------------------------------------------------- pruning vs random
 def versus_random(choices: Mapping[str, Mapping[str, np.ndarray]],
-                  metrics: Mapping[str, Mapping[str, Mapping[str, Any]]], names: Sequence[str], k: int,
+                  metrics: Mapping[str, Mapping[str, Mapping[str, Any]]], names: Sequence[str], n_candidates: int,
                   *, method: str = "pruning") -> Iterator[tuple[dict, Any, Any, dict]]:
     """Pairs ``(keys, survivors' metric, random's metric, {})`` for :func:`~sdrlib.experiments.tables.paired_table`.
 
     ``choices[policy][f"{method}:{name}"]``: ``(S,)`` survivor index per study; ``metrics[policy][section]``:
-    metric name -> :class:`~sdrlib.metrics.base.MetricResult` over the S*K candidates (study-major). Random is the
+    metric name -> :class:`~sdrlib.metrics.base.MetricResult` over the S*K candidates (study-major; K = ``n_candidates``). Random is the
     exact expectation over the K candidates of each study (:func:`~sdrlib.selection.evaluation.selected_result`),
     so the pair is per study and the bootstrap resamples studies. Keys: policy, section, metric, distance.
     """
@@ -65,7 +66,7 @@ def versus_random(choices: Mapping[str, Mapping[str, np.ndarray]],
                     c = choices[policy][f"{method}:{n}"]
                     yield ({"policy": policy, "section": section, "metric": m, "distance": n, "A": method,
                             "B": "random"},
-                           selected_result(r, c, k), selected_result(r, "random", k), {})
+                           selected_result(r, c, n_candidates), selected_result(r, "random", n_candidates), {})
 
 
 
@@ -113,28 +114,30 @@ def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float
 
 
 # --------------------------------------------------------------------------- survivor == standard pick
-def pick_agreement(pruned: Sequence[int], standard: Sequence[int], k: int) -> dict[str, float]:
-    """How often two picks among K candidates agree, against the rate ``1/k`` of two independent uniform picks.
+def pick_agreement(pruned: Sequence[int], standard: Sequence[int], n_candidates: int) -> dict[str, float]:
+    """How often two picks among ``n_candidates`` (K) candidates agree, against the rate ``1/K`` of two independent
+    uniform picks.
 
     Returns ``same, n, rate, chance, p_value`` (exact two-sided binomial test of ``same`` of ``n`` against
-    ``1/k``, :func:`scipy.stats.binomtest`). Example: ``pick_agreement([0, 1, 2, 3], [0, 2, 1, 4], 5)`` ->
+    ``1/K``, :func:`scipy.stats.binomtest`). Example: ``pick_agreement([0, 1, 2, 3], [0, 2, 1, 4], 5)`` ->
     ``{"same": 1, "n": 4, "rate": 0.25, "chance": 0.2, "p_value": 1.0}``.
     """
     a, b = np.asarray(pruned, dtype=np.int64), np.asarray(standard, dtype=np.int64)
     if a.shape != b.shape or a.ndim != 1 or not len(a):
         raise ValueError(f"pick_agreement: two equal-length 1-D picks needed, got {a.shape} and {b.shape}")
-    if k < 1:
-        raise ValueError(f"pick_agreement: k = {k}")
+    if n_candidates < 1:
+        raise ValueError(f"pick_agreement: n_candidates = {n_candidates}")
     same, n = int(np.sum(a == b)), int(len(a))
-    return {"same": same, "n": n, "rate": same / n, "chance": 1.0 / k,
-            "p_value": float(binomtest(same, n, 1.0 / k).pvalue)}
+    return {"same": same, "n": n, "rate": same / n, "chance": 1.0 / n_candidates,
+            "p_value": float(binomtest(same, n, 1.0 / n_candidates).pvalue)}
 
 
-def agreement_table(choices: Mapping[str, Mapping[str, np.ndarray]], names: Sequence[str], k: int) -> pd.DataFrame:
+def agreement_table(choices: Mapping[str, Mapping[str, np.ndarray]], names: Sequence[str],
+                    n_candidates: int) -> pd.DataFrame:
     """:func:`pick_agreement` of ``pruning:<name>`` against ``standard:<name>`` per policy and setting: columns
     ``policy, distance, same, n, rate, chance, p_value``."""
     return pd.DataFrame([{"policy": policy, "distance": n,
-                          **pick_agreement(ch[f"pruning:{n}"], ch[f"standard:{n}"], k)}
+                          **pick_agreement(ch[f"pruning:{n}"], ch[f"standard:{n}"], n_candidates)}
                          for policy, ch in choices.items() for n in names])
 
 
@@ -349,7 +352,7 @@ def quality_view(table: pd.DataFrame, digits: int = 3) -> tuple[pd.DataFrame, li
 
 def versus_standard(choices: Mapping[str, Mapping[str, np.ndarray]],
                     metrics: Mapping[str, Mapping[str, Mapping[str, Any]]], names: Sequence[str],
-                    k: int) -> Iterator[tuple[dict, Any, Any, dict]]:
+                    n_candidates: int) -> Iterator[tuple[dict, Any, Any, dict]]:
     """Pairs ``(keys, survivors' metric, standard pick's metric, {"same pick %": ...})`` for
     :func:`~sdrlib.experiments.tables.paired_table`, shaped as :func:`versus_random` (same ``choices`` and
     ``metrics``; ``choices[policy]`` holds ``pruning:<name>`` and ``standard:<name>``); ``same pick %`` is the
@@ -361,7 +364,7 @@ def versus_standard(choices: Mapping[str, Mapping[str, np.ndarray]],
                     a, b = choices[policy][f"pruning:{n}"], choices[policy][f"standard:{n}"]
                     yield ({"policy": policy, "section": section, "metric": m, "distance": n, "A": "pruning",
                             "B": "standard"},
-                           selected_result(r, a, k), selected_result(r, b, k),
+                           selected_result(r, a, n_candidates), selected_result(r, b, n_candidates),
                            {"same pick %": 100 * float(np.mean(np.asarray(a) == np.asarray(b)))})
 
 
@@ -380,17 +383,17 @@ def sweep_table(std: Mapping[str, Sequence[StandardResult]], results: Mapping[st
     for label, runs in std.items():
         r = results[label]
         for n, scorer in scorers.items():
-            std_res = selected_result(r, standard[label][n], params.k)
+            std_res = selected_result(r, standard[label][n], params.n_candidates)
             for p in grid_p:
                 for wu in grid_warmup:
                     prm = with_params(params, p=p, warmup=wu)
                     q = [replay_prune(s.texts, scorer, prm, tokenizer=tokenizer, token_ids=s.ids) for s in runs]
-                    res = selected_result(r, np.array([x.survivor for x in q]), params.k)
+                    res = selected_result(r, np.array([x.survivor for x in q]), params.n_candidates)
                     rows.append({"policy": label, "distance": n, "p": p, "wu": wu,
                                  "tokens saved %": tokens_saved_pct([x.total_tokens for x in q],
                                                                     [s.total_tokens for s in runs]),
                                  key: res.corpus, "standard": std_res.corpus,
-                                 "random": selected_result(r, "random", params.k).corpus,
+                                 "random": selected_result(r, "random", params.n_candidates).corpus,
                                  **dict(zip((f"{key} lo", f"{key} hi"), ci(res))),
                                  **dict(zip(("standard lo", "standard hi"), ci(std_res)))})
     return pd.DataFrame(rows)
@@ -461,10 +464,10 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     standard best-of-K 0.420 (diff -0.008, 95 % CI [-0.030, +0.015], p = 0.480): no difference detected at this
     size (06_pruning_vs_standard)."``"""
     out: list[str] = []
-    tok = read_result_table(results_dir, "06_tokens")
+    tok = read_result_table(results_dir, table_names.PRUNING_TOKENS)
     live = tok[tok.source == "live"] if tok is not None and (tok.source == "live").any() else tok
     keep = (lambda t: t[t.distance.isin(set(live.distance))]) if live is not None else (lambda t: t)
-    wall = read_result_table(results_dir, "06_wallclock")
+    wall = read_result_table(results_dir, table_names.PRUNING_WALLCLOCK)
     for _, r in (live.iterrows() if live is not None else ()):
         saved = r["tokens saved %"]
         s = (f"{r.policy}, {r.distance} ({r.source}): pruning generated {r['pruning tokens / study']:.0f} tokens per "
@@ -476,7 +479,7 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
             s += (f"; wall-clock {w['pruning s / study']:.2f} s against {w['standard s / study']:.2f} s per study, "
                   f"ratio {w['wall-clock ratio (pruning / standard)']:.2f} (06_wallclock, timed in this run)")
         out.append(s + ".")
-    vs = read_result_table(results_dir, "06_pruning_vs_standard")
+    vs = read_result_table(results_dir, table_names.PRUNING_VS_STANDARD)
     if vs is not None:
         vs = keep(vs)
         for (policy, n), g in vs.groupby(["policy", "distance"], sort=False):
@@ -489,12 +492,12 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
                            f" (06_pruning_vs_standard).")
             out.append(f"{policy}, {n}, pruning vs standard over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_standard).")
-    vr = read_result_table(results_dir, "06_pruning_vs_random")
+    vr = read_result_table(results_dir, table_names.PRUNING_VS_RANDOM)
     if vr is not None:
         for (policy, n), g in keep(vr).groupby(["policy", "distance"], sort=False):
             out.append(f"{policy}, {n}, pruning vs random over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_random).")
-    ag = read_result_table(results_dir, "06_survivor_vs_standard_pick")
+    ag = read_result_table(results_dir, table_names.SURVIVOR_VS_STANDARD_PICK)
     if ag is not None:
         out += [s[:-1] + " (06_survivor_vs_standard_pick)." for s in
                 agreement_sentences(keep(ag), undetected=NO_DIFFERENCE)]

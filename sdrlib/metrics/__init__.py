@@ -7,18 +7,28 @@ Importing this package is cheap: names below are loaded on first use, so
   reference reports, per section, as a tidy table (:mod:`sdrlib.metrics.suite`);
 - :func:`compare_systems` / :func:`compare_frames`: paired bootstrap CI and
   p-value of A - B for every metric (:mod:`sdrlib.metrics.significance`);
-- :mod:`sdrlib.metrics.nlg` (BLEU, ROUGE, METEOR, chrF++, BERTScore, COMET via
-  `evaluate` modules shipped in ``evaluate_modules/``),
+- :mod:`sdrlib.metrics.registry`: the metric groups the suite scores, one
+  :func:`register_metric_group` each; the built-in ones are :mod:`sdrlib.metrics.groups`
+  (BLEU, ROUGE, METEOR, chrF++, BERTScore, COMET via `evaluate` modules shipped in
+  ``evaluate_modules/``; clinical label F1; RadGraph F1);
+- :mod:`sdrlib.metrics.nlg` (the text groups on one section),
   :mod:`sdrlib.metrics.clinical` (CheXbert-style F1, strata),
   :mod:`sdrlib.clinical.labeler` (offline CheXpert-14 labeler),
   :mod:`sdrlib.metrics.wordnet`, :mod:`sdrlib.metrics.backends`;
 - :mod:`sdrlib.metrics.paper_names`: the one map from the paper's metric names (RG-E, RG-ER,
   RadGraph F1, CXB-14, BERTScore F1, ...) to suite metric names, used by every table.
 
-Example::
+Example (one generated report in the paper's template against its reference: clinical label F1 from the
+offline labeler, and the study's ground-truth stratum)::
 
-    >>> from sdrlib.metrics import evaluate_reports          # no heavy import yet
-    >>> df = evaluate_reports(preds, refs)                   # doctest: +SKIP
+    >>> from sdrlib.metrics import score_reports
+    >>> scores = score_reports(["<think> Small left pleural effusion. </think> <answer> Pleural effusion. </answer>"],
+    ...                        [{"findings": "Small left pleural effusion.", "impression": "No acute disease."}],
+    ...                        metrics=["clinical"], clinical_backend="labeler")
+    >>> [scores.result(s, "clinical_f1_sample@labeler").corpus for s in ("findings", "impression")]
+    [1.0, 0.0]
+    >>> scores.strata.tolist()
+    ['single']
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ _LAZY = {
     "paired_bootstrap": "significance", "MetricResult": "base",
     "f1_counts": "clinical", "label_matrix": "clinical", "strata_from_labels": "clinical",
     "load_wordnet": "wordnet", "resolve_bertscore_backbone": "backends",
+    "register_metric_group": "registry", "unregister_metric_group": "registry", "metric_group": "registry",
+    "metric_group_names": "registry", "MetricUnavailable": "registry", "ScoreContext": "registry",
 }
 
 __all__ = sorted(_LAZY)

@@ -20,8 +20,9 @@ install. Probes:
 
 Example::
 
-    >>> b = resolve_bertscore_backbone("all-MiniLM-L6-v2")   # doctest: +SKIP
-    >>> b.label
+    >>> Backbone("roberta-large", "/hf/roberta-large", 17, "roberta-large.tsv").label  # how metrics name it
+    'roberta-large/L17+rescaled'
+    >>> resolve_bertscore_backbone("all-MiniLM-L6-v2").label
     'all-MiniLM-L6-v2/L6'
 """
 

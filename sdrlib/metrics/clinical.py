@@ -46,7 +46,7 @@ from sdrlib.metrics.base import EvaluationInputError, MetricResult, mean_result,
 from sdrlib.vocabulary import CHEXPERT_14
 
 __all__ = ["FIVE", "label_matrix", "f1_counts", "per_sample_f1", "strata_from_labels",
-           "clinical_results", "STRATA", "get_labeler", "normalise_labels"]
+           "clinical_results", "STRATA", "get_labeler", "normalize_labels"]
 
 FIVE = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Effusion")
 STRATA = ("no_finding", "single", "multi")
@@ -96,7 +96,7 @@ def _unknown_key(key: Any, where: str, obs: Sequence[str]) -> EvaluationInputErr
                                 f"exactly {list(obs)}")
 
 
-def normalise_labels(labels: Any, *, observations: Sequence[str] | None = None,
+def normalize_labels(labels: Any, *, observations: Sequence[str] | None = None,
                      name: str = "labels") -> list[dict[str, int]]:
     """Check and normalise CheXpert labels: one ``{observation: 1 | 0 | -1}`` dict per sample.
 
@@ -125,7 +125,7 @@ def normalise_labels(labels: Any, *, observations: Sequence[str] | None = None,
         an item that is not a mapping (``None`` included: pass ``{}`` for
         "nothing mentioned"); a single mapping or string instead of one per sample.
 
-    Example: ``normalise_labels([{"Edema": 1.0, "Pneumonia": ""}])`` -> ``[{"Edema": 1}]``.
+    Example: ``normalize_labels([{"Edema": 1.0, "Pneumonia": ""}])`` -> ``[{"Edema": 1}]``.
     """
     obs = list(observations) if observations is not None else _chexpert_14()
     allowed = set(obs)
@@ -172,7 +172,7 @@ def label_matrix(labels: Sequence[Mapping[str, int]], observations: Sequence[str
                  *, uncertain: str = "positive") -> np.ndarray:
     """Binary positives ``(n, L)`` from label dicts (values 1 / 0 / -1; absent = not mentioned).
 
-    Input is checked by :func:`normalise_labels`: EvaluationInputError (a ValueError)
+    Input is checked by :func:`normalize_labels`: EvaluationInputError (a ValueError)
     naming the sample on unknown observations or values.
     Example: ``label_matrix([{"Edema": -1}], ["Edema"])`` -> ``[[1]]``.
     """
@@ -181,7 +181,7 @@ def label_matrix(labels: Sequence[Mapping[str, int]], observations: Sequence[str
         raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
     pos = {1, -1} if uncertain == "positive" else {1}
     index = {o: j for j, o in enumerate(obs)}
-    clean = normalise_labels(labels, observations=obs)
+    clean = normalize_labels(labels, observations=obs)
     out = np.zeros((len(clean), len(obs)), dtype=np.int8)
     for i, d in enumerate(clean):
         for k, v in d.items():
@@ -246,7 +246,7 @@ def strata_from_labels(reference_labels: Sequence[Mapping[str, int]], *,
     """``no_finding`` / ``single`` / ``multi`` per sample from reference labels (module docstring)."""
     patho = _pathologies()
     # check against all 14 names first, so a misspelt key is an error, not silently "not positive"
-    clean = normalise_labels(reference_labels, name="reference_labels")
+    clean = normalize_labels(reference_labels, name="reference_labels")
     M = label_matrix([{k: v for k, v in d.items() if k in patho} for d in clean], patho, uncertain=uncertain)
     k = M.sum(axis=1)
     return np.where(k == 0, "no_finding", np.where(k == 1, "single", "multi")).astype(object)

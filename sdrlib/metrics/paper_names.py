@@ -1,5 +1,8 @@
 """The one map from the paper's metric names to the metric suite's names, and the tables that use them.
 
+Each metric group declares the paper names of its metrics where it is registered (``paper_names=`` of
+:func:`sdrlib.metrics.registry.register_metric_group`, the built-in ones in :mod:`sdrlib.metrics.groups`);
+:data:`PAPER_METRICS` is read from the registry, so a group registered later shows here too.
 Every table that reproduces a paper table looks its metrics up here (GRPO tables in
 :mod:`sdrlib.experiments.posttrain`, selection / pruning tables in :mod:`sdrlib.selection` and notebooks 03-06),
 never by a hand-typed suite name or a prefix match. A name the suite did not compute is not skipped:
@@ -32,10 +35,12 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["PaperMetric", "PAPER_METRICS", "TABLES", "BASES", "paper_metric", "find", "suite_prefixes",
-           "not_computed", "row_label"]
+from sdrlib.metrics.registry import PaperMetric, metric_groups
+
+__all__ = ["PaperMetric", "PAPER_METRICS", "TABLES", "BASES", "paper_metric", "paper_metrics", "find",
+           "suite_prefixes", "not_computed", "row_label"]
 
 #: what each ``basis`` value means
 BASES = {
@@ -46,74 +51,20 @@ BASES = {
 }
 
 
-@dataclass(frozen=True)
-class PaperMetric:
-    """One metric: the names the paper's tables give it and the suite metric(s) that compute it.
-
-    ``names``: every name a paper table uses for it, the canonical first; ``suite``: suite metric
-    names (the part before ``@``), preferred first (a later one stands in when the first is absent,
-    e.g. METEOR without WordNet); ``group``: the :func:`~sdrlib.metrics.suite.score_reports` metric
-    group that yields it (the key of its ``unavailable`` reason); ``label``: our row label when it
-    differs from the paper's name, with ``(<backend>)`` appended when ``show_backend``.
-    """
-
-    names: tuple[str, ...]
-    suite: tuple[str, ...]
-    group: str
-    basis: str
-    source: str
-    label: str | None = None
-    show_backend: bool = False
+def paper_metrics() -> tuple[PaperMetric, ...]:
+    """Every registered metric group's paper names (:mod:`sdrlib.metrics.registry`), in scoring order."""
+    return tuple(m for g in metric_groups() for m in g.paper_names)
 
 
-_TABLES_1_22 = "Tabs. 1-2, 5-22"
-PAPER_METRICS: tuple[PaperMetric, ...] = (
-    PaperMetric(("BERTScore F1", "BS-F1"), ("bertscore_f1",), "bertscore", "paper",
-                f"{_TABLES_1_22} (BERTScore F1), Tabs. 3-4, 23-28 (BS-F1). The paper does not name its backbone: "
-                "ours is roberta-large L17 (rescaled) when cached, else a local sentence encoder (after '@')"),
-    PaperMetric(("COMET",), ("comet",), "comet", "paper",
-                "Tabs. 1-2, 5-6, 9, 13, 17, 21; checkpoint not named by the paper: metrics.comet_model"),
-    PaperMetric(("RadGraph F1", "RG-F1"), ("radgraph_complete",), "radgraph", "interpretation",
-                "the paper never says which F1RadGraph level its 'RadGraph F1' (Tabs. 1-2, 5-6, 10, 14, 18, 22; "
-                "RG-F1 in Tabs. 3, 4, 23) is. We take the complete level (relations matched with their "
-                "targets; the package README's rg_bar_er): Tabs. 10-22 list it as a third row besides RG-E and "
-                "RG-ER, the package's other two levels, and it is at or below RG-ER in all 80 cells, as the "
-                "strictest level would be; Tab. 24's note calls Tab. 3's RG-F1 'the relation-aware variant', and "
-                "Tab. 3's random baselines equal Tab. 1's RadGraph F1 row (Qwen3-VL-4B: 0.242 / 0.282 / 0.242 "
-                "for R_exact / R_Cham / R_Haus). The note's 'not defined per-sample' does not hold for the "
-                "package, which scores every level per report: ours is the mean of per-report values"),
-    PaperMetric(("RG-E",), ("radgraph_simple",), "radgraph", "package",
-                "Tabs. 10, 14, 18, 22 (entities only). Also what Tabs. 24-28 and Fig. 5 call RG-F1: "
-                "'per-sample RadGraph entity F1' (Tab. 24's note)"),
-    PaperMetric(("RG-ER",), ("radgraph_partial",), "radgraph", "package",
-                "Tabs. 10, 14, 18, 22 (entities and whether each has a relation)"),
-    PaperMetric(("CheXbert F1", "CXB-14", "CXB-F1"), ("clinical_f1_macro14",), "clinical", "paper",
-                "'CheXbert macro F1' over the 14 CheXpert observations (Sec. 4; CXB-14 in Tabs. 3, 23); "
-                "backend after '@': the official CheXbert when installed, else the offline labeler",
-                label="CheXpert-14 macro F1", show_backend=True),
-    PaperMetric(("METEOR",), ("meteor", "meteor_exact_stem"), "meteor", "paper",
-                "Tabs. 3, 9, 13, 17, 21, 23-28; meteor_exact_stem (no synonyms) only when WordNet is missing"),
-    PaperMetric(("ROUGE-L", "RL-F"), ("rougeL",), "rouge", "paper", "Tabs. 8, 12, 16, 20 (RL-F), 3, 23-28"),
-    PaperMetric(("ROUGE-1", "R1-F"), ("rouge1",), "rouge", "paper", "Tabs. 8, 12, 16, 20"),
-    PaperMetric(("ROUGE-2", "R2-F"), ("rouge2",), "rouge", "paper", "Tabs. 8, 12, 16, 20"),
-    *(PaperMetric((f"S-BLEU-{n}",), (f"bleu_s{n}",), "bleu", "paper", "Tabs. 7, 11, 15, 19 (sentence BLEU)")
-      for n in range(1, 5)),
-    *(PaperMetric((f"C-BLEU-{n}",), (f"bleu_c{n}",), "bleu", "paper", "Tabs. 7, 11, 15, 19 (corpus BLEU)")
-      for n in range(1, 5)),
-    PaperMetric(("chrF++", "ChrF++"), ("chrf++",), "chrf", "paper",
-                "Tabs. 9, 13, 17, 21; the paper prints it on sacrebleu's 0-100 scale, ours is 0-1"),
-    PaperMetric(("CheXpert-14 micro F1",), ("clinical_f1_micro14",), "clinical", "ours",
-                "micro F1 over the 14 observations (EditGRPO's reward uses CheXbert micro-F1-14)", show_backend=True),
-    PaperMetric(("CheXpert-5 macro F1",), ("clinical_f1_macro5",), "clinical", "ours",
-                "macro F1 over the 5 common observations", show_backend=True),
-    PaperMetric(("clin-F1 (sample)",), ("clinical_f1_sample",), "clinical", "ours",
-                "per-report (example-based) F1 of the 14 positive labels, 1.0 when neither report has one, averaged "
-                "over reports: a per-sample clinical metric for oracle picks, strata and bootstraps. Not CXB-14: "
-                "a normal report read as normal scores 1.0, so it can rise while the corpus macro F1 falls "
-                "(docs/glossary.md)"),
-)
+def _by_name() -> dict[str, PaperMetric]:
+    return {n: m for m in paper_metrics() for n in m.names}
 
-_BY_NAME: dict[str, PaperMetric] = {n: m for m in PAPER_METRICS for n in m.names}
+
+def __getattr__(name: str) -> Any:
+    if name == "PAPER_METRICS":  # read from the registry each time: a group registered later shows too
+        return paper_metrics()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: the metrics each of our reproductions of a paper table shows, by the name that table prints
 TABLES: dict[str, tuple[str, ...]] = {
@@ -132,10 +83,11 @@ TABLES: dict[str, tuple[str, ...]] = {
 
 def paper_metric(name: str) -> PaperMetric:
     """The entry for one of the paper's metric names (any of its ``names``)."""
+    by_name = _by_name()
     try:
-        return _BY_NAME[name]
+        return by_name[name]
     except KeyError:
-        raise KeyError(f"unknown paper metric name {name!r}; known: {sorted(_BY_NAME)}") from None
+        raise KeyError(f"unknown paper metric name {name!r}; known: {sorted(by_name)}") from None
 
 
 def find(name: str, available: Iterable[str]) -> str | None:

@@ -12,7 +12,23 @@ metrics are resampled correctly rather than approximated by means.
   the observed difference. Small p means the sign of ``d`` is reliable.
 
 Over seeds and studies together, :func:`seed_study_test` (one test for a claim about a configuration
-trained with several seeds; see its docstring for the procedure and its limits).
+trained with several seeds; see its docstring for the procedure).
+
+Limits of :func:`seed_study_test`: with 3 seeds the t-test has little power (a difference needs to be consistent across seeds,
+about 4.3 standard errors); normal seed effects are assumed; the two-level bootstrap counts the study
+noise twice (it is also in the between-seed spread), so it is conservative when seeds hardly differ;
+no multiple-comparison correction. A single run of a stochastic B is refused (``b_deterministic``):
+its run noise is one draw shared by all ``k`` differences, so neither the t-test over seeds nor the
+seed level of the bootstrap sees it; in the synthetic setup below with B's 3 runs replaced by one, this test rejected 14 % at alpha = 0.05 with no true difference (t-test alone 16 %, bootstrap
+alone 32 %).
+
+Synthetic check (``tests/metrics/test_significance_seeds.py``, 200 replicates, 3 seeds, 100 studies,
+no true difference): with seed SD 0.03 this test rejects 3.5 % at alpha = 0.05 (t-test alone 3.5 %,
+two-level bootstrap alone 19 %), the per-seed study bootstrap rejects in at least one seed 91 % and
+in at least two seeds 48 %. With no seed noise but a system-by-study effect (each system better on
+some studies, the same in every seed; SD 0.1, run noise SD 0.01) the t-test alone rejects 80 %
+(it holds the test studies fixed), the bootstrap 5 % and this test 5 %: each half guards the other's
+blind spot.
 
 **One schema for every comparison table** (:data:`COMPARISON_COLUMNS`): the systems ``A`` and ``B``, their values
 ``value_a`` and ``value_b``, ``diff = value_a - value_b``, the interval ``ci_low`` / ``ci_high`` and ``p_value``;
@@ -142,21 +158,7 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     With one seed (``k = 1``) there is no seed variance to test: ``p_value`` is the study bootstrap's, the
     per-seed test of old, and ``p_seed_t`` is NaN; read such rows as a single run.
 
-    Limits: with 3 seeds the t-test has little power (a difference needs to be consistent across seeds,
-    about 4.3 standard errors); normal seed effects are assumed; the two-level bootstrap counts the study
-    noise twice (it is also in the between-seed spread), so it is conservative when seeds hardly differ;
-    no multiple-comparison correction. A single run of a stochastic B is refused (``b_deterministic``):
-    its run noise is one draw shared by all ``k`` differences, so neither the t-test over seeds nor the
-    seed level of the bootstrap sees it; in the synthetic setup below with B's 3 runs replaced by one,
-    this test rejected 14 % at alpha = 0.05 with no true difference (t-test alone 16 %, bootstrap
-    alone 32 %).
-    Synthetic check (``tests/metrics/test_significance_seeds.py``, 200 replicates, 3 seeds, 100 studies,
-    no true difference): with seed SD 0.03 this test rejects 3.5 % at alpha = 0.05 (t-test alone 3.5 %,
-    two-level bootstrap alone 19 %), the per-seed study bootstrap rejects in at least one seed 91 % and
-    in at least two seeds 48 %. With no seed noise but a system-by-study effect (each system better on
-    some studies, the same in every seed; SD 0.1, run noise SD 0.01) the t-test alone rejects 80 %
-    (it holds the test studies fixed), the bootstrap 5 % and this test 5 %: each half guards the other's
-    blind spot.
+    Limits and the synthetic check behind the numbers above: the module docstring.
 
     Returns
     -------
@@ -175,18 +177,7 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
         >>> r["n_same_sign"], r["p_value"] < 0.05
         (3, True)
     """
-    a, b = list(a), list(b)
-    repeated = len(b) == 1 or (len(b) == len(a) and len({id(y) for y in b}) < len(b))
-    if len(a) > 1 and repeated and not b_deterministic:
-        raise ValueError(
-            f"seed_study_test: one run of B against {len(a)} seeds of A: one run of a stochastic B puts its run "
-            "noise into every seed difference identically, so the test cannot see it (about 14 % false "
-            "rejections at alpha = 0.05 in the synthetic check); pass one B run per seed of A, or "
-            "b_deterministic=True when B has no run-to-run noise (e.g. a fixed baseline)")
-    if len(b) == 1:
-        b = b * len(a)
-    if not a or len(a) != len(b):
-        raise ValueError(f"seed_study_test needs one B run or one per seed of A, got {len(a)} vs {len(b)}")
+    a, b = _paired_runs(a, b, b_deterministic)
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
     n = a[0].stats.shape[0]
@@ -200,18 +191,61 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
                      diff=float(d_s.mean()), n_seeds=k, n=n, n_resamples=n_resamples,
                      seed_diffs=[float(x) for x in d_s])
     ok = np.isfinite(boot).all(axis=0)
-    out["seed_p"] = [float((1.0 + np.count_nonzero(np.abs(boot[s, ok] - d_s[s]) >= abs(d_s[s]))) / (1.0 + ok.sum()))
-                     if ok.any() and np.isfinite(d_s[s]) else np.nan for s in range(k)]
+    out["seed_p"] = _per_seed_p(boot, d_s, ok)
     d = out["diff"]
-    nan = dict(ci_low=np.nan, ci_high=np.nan, p_value=np.nan, p_boot=np.nan, p_seed_t=np.nan, seed_sd=np.nan,
-               n_same_sign=0)
     if not np.isfinite(d) or not ok.any():
-        return {**out, **nan}
-    # seed level: each resample draws k seeds with replacement (its own RNG stream, reproducible from `seed`)
+        return {**out, **dict(ci_low=np.nan, ci_high=np.nan, p_value=np.nan, p_boot=np.nan, p_seed_t=np.nan,
+                              seed_sd=np.nan, n_same_sign=0)}
+    lo, hi, p_boot = _seed_level_bootstrap(boot, ok, d, n_resamples, seed, ci)
+    sd, p_t, lo, hi, p = _seed_t_test(d_s, d, ci, lo, hi, p_boot)
+    same = int(np.sum(np.sign(d_s) == np.sign(d))) if d != 0 else 0
+    return {**out, "ci_low": float(lo), "ci_high": float(hi), "p_value": float(p), "p_boot": float(p_boot),
+            "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same}
+
+
+def _paired_runs(a: Sequence[MetricResult], b: Sequence[MetricResult], b_deterministic: bool
+                 ) -> tuple[list[MetricResult], list[MetricResult]]:
+    """``(a, b)`` as lists of equal length ``k``: a single (deterministic) B run repeated for every seed of A."""
+    a, b = list(a), list(b)
+    repeated = len(b) == 1 or (len(b) == len(a) and len({id(y) for y in b}) < len(b))
+    if len(a) > 1 and repeated and not b_deterministic:
+        raise ValueError(
+            f"seed_study_test: one run of B against {len(a)} seeds of A: one run of a stochastic B puts its run "
+            "noise into every seed difference identically, so the test cannot see it (about 14 % false "
+            "rejections at alpha = 0.05 in the synthetic check); pass one B run per seed of A, or "
+            "b_deterministic=True when B has no run-to-run noise (e.g. a fixed baseline)")
+    if len(b) == 1:
+        b = b * len(a)
+    if not a or len(a) != len(b):
+        raise ValueError(f"seed_study_test needs one B run or one per seed of A, got {len(a)} vs {len(b)}")
+    return a, b
+
+
+def _per_seed_p(boot: np.ndarray, d_s: np.ndarray, ok: np.ndarray) -> list[float]:
+    """Per seed, the shifted-null p of its study bootstrap: ``boot`` ``(k, B)`` resampled differences, ``d_s``
+    ``(k,)`` observed ones, ``ok`` ``(B,)`` resamples finite for every seed."""
+    return [float((1.0 + np.count_nonzero(np.abs(boot[s, ok] - d_s[s]) >= abs(d_s[s]))) / (1.0 + ok.sum()))
+            if ok.any() and np.isfinite(d_s[s]) else np.nan for s in range(len(d_s))]
+
+
+def _seed_level_bootstrap(boot: np.ndarray, ok: np.ndarray, d: float, n_resamples: int, seed: int,
+                          ci: float) -> tuple[float, float, float]:
+    """``(lo, hi, p_boot)`` of the two-level bootstrap: each resample draws the ``k`` seeds with replacement (its
+    own RNG stream, reproducible from ``seed``) on top of the shared study weights behind ``boot`` ``(k, B)``."""
+    k = boot.shape[0]
     counts = np.random.default_rng([seed, 1]).multinomial(k, np.full(k, 1.0 / k), size=n_resamples)
     ds = (counts * boot.T).sum(axis=1)[ok] / k
     lo, hi = np.quantile(ds, [(1 - ci) / 2, 1 - (1 - ci) / 2])
     p_boot = min(1.0, (1.0 + np.count_nonzero(np.abs(ds - d) >= abs(d))) / (1.0 + ds.size))
+    return lo, hi, p_boot
+
+
+def _seed_t_test(d_s: np.ndarray, d: float, ci: float, lo: float, hi: float, p_boot: float
+                 ) -> tuple[float, float, float, float, float]:
+    """``(seed_sd, p_seed_t, lo, hi, p)``: the one-sample t-test over the ``k`` per-seed differences ``d_s``,
+    the interval widened to the hull with the t interval and ``p = max(p_boot, p_seed_t)`` (``k = 1``: no seed
+    variance, ``p_seed_t`` NaN and ``p = p_boot``)."""
+    k = len(d_s)
     sd = float(d_s.std(ddof=1)) if k > 1 else np.nan
     if k > 1:
         se = sd / np.sqrt(k)
@@ -224,6 +258,4 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
         p = max(p_boot, p_t)
     else:
         p_t, p = np.nan, p_boot
-    same = int(np.sum(np.sign(d_s) == np.sign(d))) if d != 0 else 0
-    return {**out, "ci_low": float(lo), "ci_high": float(hi), "p_value": float(p), "p_boot": float(p_boot),
-            "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same}
+    return sd, p_t, lo, hi, p

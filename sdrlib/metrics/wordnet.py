@@ -17,8 +17,8 @@ to ``nltk.data.path`` (the documented way to authorise a data folder).
 
 Example::
 
-    >>> wn = load_wordnet()            # doctest: +SKIP
-    >>> "large" in {l.name() for s in wn.synsets("big") for l in s.lemmas()}  # doctest: +SKIP
+    >>> wn = load_wordnet()
+    >>> "large" in {l.name() for s in wn.synsets("big") for l in s.lemmas()}
     True
 """
 
@@ -29,6 +29,10 @@ import os
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 __all__ = ["load_wordnet", "find_wordnet_dir", "LEXNAMES_30"]
 
@@ -104,7 +108,7 @@ def _load(dir_str: str):
     return reader
 
 
-def load_wordnet(path: str | os.PathLike | None = None):
+def load_wordnet(path: str | os.PathLike | None = None) -> WordNetCorpusReader | None:
     """Return a WordNet reader for a local folder, or ``None`` when none is installed."""
     if path not in (None, "", "auto"):
         p = Path(path).expanduser()

@@ -85,6 +85,20 @@ batched encoder call per GRPO step); :func:`prewarm` embeds the reference
 sentences once before training; the distances of a batch go through the
 batched engine ``sdrlib.distances.paired_distances``.
 
+A name read into its spec, and a tiny completion scored with a reward that needs no encoder (``"exact"``: R_fmt
+plus one point per section whose sentence set equals the reference's):
+
+>>> from sdrlib.rewards import RewardScorer, parse_reward
+>>> spec = parse_reward("editgrpo_tau0.3")
+>>> spec.method, spec.opts["tau"], spec.label
+('editgrpo', 0.3, 'EditGRPO-t0.3')
+>>> parse_reward("chamfer").distance, parse_reward("chamfer").needs_embedder
+('chamfer', True)
+>>> b = RewardScorer("exact").score(["<think> Lungs clear. </think> <answer> Normal. </answer>"],
+...                                 ["Lungs clear."], ["Normal."])
+>>> b.fmt.tolist(), b.exact.tolist(), b.total.tolist()
+([1.0], [2.0], [3.0])
+
 Left out: reward models, length penalties, per-sentence credit assignment.
 """
 
@@ -92,16 +106,17 @@ from __future__ import annotations
 
 from sdrlib.rewards.completion import (BAD_REASONS, DEFAULT_MAX_CHARS, FORMAT_MODES, check_completion,
                                        check_max_chars, check_weight, completion_text, format_reward)
-from sdrlib.rewards.methods.exact import exact_match_section, normalise_sentence
+from sdrlib.rewards.methods.exact import exact_match_section, normalize_sentence
 from sdrlib.rewards.scorer import RewardBreakdown, RewardScorer, prewarm
 from sdrlib.rewards.spec import (MethodScores, ReferenceTextError, RewardError, RewardMethod, RewardSpec,
                                  TrainOptions, get_method, method_of, parse_reward, register_method,
-                                 registered_methods, reward_names_help, settings_sections, unregister_method,
-                                 validate_reward_name)
+                                 registered_methods, reward_name_problem, reward_names_help, settings_sections,
+                                 unregister_method, validate_reward_name)
 from sdrlib.rewards.trl import trl_reward_functions
 
 __all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "format_reward", "RewardError", "ReferenceTextError", "RewardBreakdown", "RewardScorer",
            "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions", "check_completion", "check_max_chars",
-           "check_weight", "completion_text", "exact_match_section", "normalise_sentence", "prewarm",
+           "check_weight", "completion_text", "exact_match_section", "normalize_sentence", "prewarm",
            "trl_reward_functions", "parse_reward", "validate_reward_name", "method_of", "register_method",
-           "unregister_method", "get_method", "registered_methods", "reward_names_help", "settings_sections"]
+           "unregister_method", "get_method", "registered_methods", "reward_names_help", "reward_name_problem",
+           "settings_sections"]

@@ -104,7 +104,7 @@ def _has_non_text(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cs", "Co") and ch not in "\n\t\r" for ch in text)
 
 
-def check_completion(text: Any, max_chars: int = DEFAULT_MAX_CHARS):
+def check_completion(text: Any, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[Any, str | None]:
     """Validate one completion: ``(Sections, None)`` when valid, else ``(None, reason)``.
 
     ``reason`` is one of :data:`BAD_REASONS`, checked in that order; anything that is

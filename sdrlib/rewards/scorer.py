@@ -8,6 +8,9 @@ blank reference raises :class:`~sdrlib.rewards.spec.ReferenceTextError` naming c
 sentence encoder and its cache, and the set distances between sections
 (:meth:`RewardScorer.section_distances`, through the batched engine of :mod:`sdrlib.distances`).
 Scope, ranges and the handling of bad input: :mod:`sdrlib.rewards`.
+
+Left out: reading reward names (:mod:`sdrlib.rewards.spec`), each method's content reward
+(:mod:`sdrlib.rewards.methods`), TRL's function signature (:mod:`sdrlib.rewards.trl`).
 """
 
 from __future__ import annotations
@@ -174,11 +177,11 @@ class RewardScorer:
     max_chars: int = DEFAULT_MAX_CHARS
     settings: Any = None
     data: Mapping[str, Any] | None = field(default=None, repr=False)
-    counts: Counter = field(default_factory=Counter)
-    seconds: float = 0.0
+    counts: Counter = field(default_factory=Counter, init=False)
+    seconds: float = field(default=0.0, init=False)
     spec: RewardSpec = field(init=False, repr=False)
     state: dict = field(init=False, repr=False)
-    _last: tuple | None = field(default=None, repr=False)
+    _last: tuple | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.spec = parse_reward(self.reward)
@@ -222,7 +225,7 @@ class RewardScorer:
     def is_distance(self) -> bool:
         return self.spec.distance is not None
 
-    def get_embedder(self):
+    def get_embedder(self) -> Any:
         """The sentence encoder, the default one built on first use when none was given."""
         if self.embedder is None:
             self.embedder = SentenceEmbedder()

@@ -19,10 +19,13 @@ of the registry (``pkgutil.iter_modules``) and calls :func:`register_method` wit
 - its **reward** (:meth:`RewardMethod.score`, the TRL functions :meth:`RewardMethod.trl_parts`),
 - its **display label** (:meth:`RewardMethod.label`),
 - its **run-key settings** (:meth:`RewardMethod.run_key`),
+- its **profile rules** beyond its settings' field constraints (:meth:`RewardMethod.check_profile`),
 - and what training needs beyond TRL's ``GRPOTrainer`` (:meth:`RewardMethod.train_options`: trainer,
   loss, learning rate; named by dotted path, so this layer never imports training).
 
 Adding a reward method is one new module under ``sdrlib/rewards/methods/`` (plus its tests and docs).
+Left out: every method's reward (one module each under :mod:`sdrlib.rewards.methods`) and scoring batches
+(:mod:`sdrlib.rewards.scorer`).
 
 Example::
 
@@ -45,7 +48,7 @@ from sdrlib.reports import ReportTextError
 
 __all__ = ["RewardError", "ReferenceTextError", "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions",
            "register_method", "unregister_method", "get_method", "registered_methods", "parse_reward",
-           "validate_reward_name", "method_of", "reward_names_help", "settings_sections"]
+           "validate_reward_name", "reward_name_problem", "method_of", "reward_names_help", "settings_sections"]
 
 
 class RewardError(SDRError, ValueError):
@@ -154,7 +157,8 @@ class RewardMethod:
     dataclass or ``None``), ``order`` (parse order; the distance fallback goes last), ``prefix`` (names
     starting with it are this method's, so a bad one fails with ``grammar``), ``grammar`` (the valid
     names in words), ``trains`` (False only for ``"sft"``), ``needs_embedder``, ``logs_failures`` (log
-    ``sem_failed`` / ``truncated`` through TRL).
+    ``sem_failed`` / ``truncated`` through TRL), ``scores_exact`` (the breakdown's ``exact`` is R_exact of every
+    completion, so the GRPO group statistics need not compute it again).
     """
 
     name: str = ""
@@ -165,6 +169,7 @@ class RewardMethod:
     trains: bool = True
     needs_embedder: bool = True
     logs_failures: bool = False
+    scores_exact: bool = False
 
     # -- names ------------------------------------------------------------------------
     def parse(self, name: str) -> RewardSpec | None:
@@ -208,6 +213,13 @@ class RewardMethod:
         """
         base = self.default_lambdas(settings) or defaults
         return (base[0] if lambda_fmt is None else lambda_fmt, base[1] if lambda_sem is None else lambda_sem)
+
+    def check_profile(self, profile: Any) -> str | None:
+        """What is wrong with a run profile's settings for this method (one message naming the key path, the value
+        and what is allowed), or ``None``. :mod:`sdrlib.config` asks every registered method when a profile loads
+        and raises the message as a ``ConfigError``, so a method's own rules (the recall grid, its prompt weights
+        under group scaling) live in its module, as a dataset's do (:attr:`sdrlib.data.Dataset.check_profile`)."""
+        return None
 
     def run_key(self, spec: RewardSpec, settings: Any) -> dict:
         """The settings that decide what a run of ``spec`` produces (in its run key)."""
@@ -317,6 +329,17 @@ def parse_reward(name: Any) -> RewardSpec:
         if m.prefix and name.startswith(m.prefix):
             raise RewardError(f"unknown {m.name} configuration {name!r}: use {m.grammar}")
     raise RewardError(f"unknown reward {name!r}: use {reward_names_help()}")
+
+
+def reward_name_problem(name: Any) -> str | None:
+    """Why :func:`parse_reward` refuses ``name``, ending with the valid names when its message lacks them; ``None``
+    when it accepts it. Example: ``reward_name_problem("chamfer") -> None``."""
+    try:
+        parse_reward(name)
+    except (KeyError, ValueError, TypeError) as exc:
+        valid = reward_names_help()
+        return f"{exc}" + ("" if valid in str(exc) else f"; allowed: {valid}")
+    return None
 
 
 def validate_reward_name(name: Any) -> str:

@@ -7,6 +7,8 @@ returns its component times the prompt weight, :attr:`~sdrlib.rewards.RewardBrea
 reward weights format and content alike). The training log gets the unweighted mean reward per reference stratum
 (``reward_strata/normal``, ``reward_strata/abnormal``, ``reward_strata/abnormal_share``). The functions
 of one configuration share one :class:`~sdrlib.rewards.RewardScorer`, whose cache scores each batch once.
+
+Left out: scoring itself (:mod:`sdrlib.rewards.scorer`) and the trainer (:mod:`sdrlib.training.grpo`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,54 @@ def _column(kwargs: dict, *names: str) -> list[str]:
         f"reward function needs a reference column {names[0]!r} in the dataset "
         f"(TRL passes dataset columns as keyword arguments); got columns {sorted(kwargs)}"
     )
+
+
+def _scorer(reward: Any, embedder: Any, lambda_fmt: float | None, lambda_sem: float | None, max_chars: int | None,
+            scorer: RewardScorer | None, settings: Any, data: Mapping[str, Any] | None) -> RewardScorer:
+    """The scorer behind :func:`trl_reward_functions`: built from the arguments, or ``scorer`` checked against them
+    (same reward; an explicit weight or ``max_chars`` must be the scorer's; no settings or data beside it)."""
+    if scorer is None:
+        # None weights: the method's own (RewardMethod.lambdas, the one owner, through the constructor)
+        return RewardScorer(reward, embedder, lambda_fmt, lambda_sem,
+                            DEFAULT_MAX_CHARS if max_chars is None else max_chars, settings=settings, data=data)
+    if settings is not None or data is not None:
+        raise RewardError("settings and data belong to the scorer; set them on the RewardScorer")
+    if not isinstance(scorer, RewardScorer):
+        raise RewardError(f"scorer must be a RewardScorer, got {type(scorer).__name__}")
+    if scorer.reward != parse_reward(reward).name:
+        raise RewardError(f"scorer computes {scorer.reward!r}, asked for {reward!r}")
+    for key, given, have in (("lambda_fmt", lambda_fmt, scorer.lambda_fmt),
+                             ("lambda_sem", lambda_sem, scorer.lambda_sem),
+                             ("max_chars", max_chars, scorer.max_chars)):
+        if given is None:
+            continue
+        checked = check_max_chars(given) if key == "max_chars" else check_weight(given, key)
+        if checked != have:
+            raise RewardError(f"{key}={given!r} differs from the scorer's {have!r}; set it on the scorer")
+    return scorer
+
+
+def _log_breakdown(impl: Any, b: RewardBreakdown, log: Callable[[str, float], Any]) -> None:
+    """Log a freshly scored batch through TRL's ``log_metric``: the method's own values, the bad-completion shares,
+    the components, the failures (methods that log them), the unweighted reward per reference stratum, the time."""
+    n = max(len(b.reasons), 1)
+    for name, value in impl.breakdown_logs(b):
+        log(name, value)
+    for reason in BAD_REASONS:
+        log(f"bad_completions/{reason}", sum(r == reason for r in b.reasons) / n)
+    for name, values in b.components.items():
+        log(f"reward_components/{name}", float(np.mean(values)))
+    if impl.logs_failures:
+        log("reward_components/sem_failed", float(b.sem_failed))
+        log("reward_components/truncated_sentences", float(b.truncated))
+    # like with like: the unweighted reward per stratum of the reference (a batch's prompt mix varies)
+    plain = b.total / b.weight
+    for stratum, rows in (("normal", ~b.abnormal), ("abnormal", b.abnormal)):
+        if rows.any():
+            log(f"reward_strata/{stratum}", float(plain[rows].mean()))
+    log("reward_strata/abnormal_share", float(b.abnormal.mean()) if len(b.abnormal) else 0.0)
+    log("reward_time/seconds", b.seconds)
+    log("reward_time/new_sentences", float(b.new_sentences))
 
 
 def trl_reward_functions(
@@ -68,25 +118,7 @@ def trl_reward_functions(
     raises :class:`ReferenceTextError` at call time; a bad completion scores 0.
     Example: ``funcs, w = trl_reward_functions("hausdorff")``.
     """
-    if scorer is None:
-        # None weights: the method's own (RewardMethod.lambdas, the one owner, through the constructor)
-        scorer = RewardScorer(reward, embedder, lambda_fmt, lambda_sem,
-                              DEFAULT_MAX_CHARS if max_chars is None else max_chars, settings=settings, data=data)
-    else:
-        if settings is not None or data is not None:
-            raise RewardError("settings and data belong to the scorer; set them on the RewardScorer")
-        if not isinstance(scorer, RewardScorer):
-            raise RewardError(f"scorer must be a RewardScorer, got {type(scorer).__name__}")
-        if scorer.reward != parse_reward(reward).name:
-            raise RewardError(f"scorer computes {scorer.reward!r}, asked for {reward!r}")
-        for key, given, have in (("lambda_fmt", lambda_fmt, scorer.lambda_fmt),
-                                 ("lambda_sem", lambda_sem, scorer.lambda_sem),
-                                 ("max_chars", max_chars, scorer.max_chars)):
-            if given is None:
-                continue
-            checked = check_max_chars(given) if key == "max_chars" else check_weight(given, key)
-            if checked != have:
-                raise RewardError(f"{key}={given!r} differs from the scorer's {have!r}; set it on the scorer")
+    scorer = _scorer(reward, embedder, lambda_fmt, lambda_sem, max_chars, scorer, settings, data)
     lambda_fmt, lambda_sem = scorer.lambda_fmt, scorer.lambda_sem
     impl = scorer.impl
 
@@ -96,24 +128,7 @@ def trl_reward_functions(
         )
         log = kwargs.get("log_metric")
         if fresh and callable(log):
-            n = max(len(b.reasons), 1)
-            for name, value in impl.breakdown_logs(b):
-                log(name, value)
-            for reason in BAD_REASONS:
-                log(f"bad_completions/{reason}", sum(r == reason for r in b.reasons) / n)
-            for name, values in b.components.items():
-                log(f"reward_components/{name}", float(np.mean(values)))
-            if impl.logs_failures:
-                log("reward_components/sem_failed", float(b.sem_failed))
-                log("reward_components/truncated_sentences", float(b.truncated))
-            # like with like: the unweighted reward per stratum of the reference (a batch's prompt mix varies)
-            plain = b.total / b.weight
-            for stratum, rows in (("normal", ~b.abnormal), ("abnormal", b.abnormal)):
-                if rows.any():
-                    log(f"reward_strata/{stratum}", float(plain[rows].mean()))
-            log("reward_strata/abnormal_share", float(b.abnormal.mean()) if len(b.abnormal) else 0.0)
-            log("reward_time/seconds", b.seconds)
-            log("reward_time/new_sentences", float(b.new_sentences))
+            _log_breakdown(impl, b, log)
         return b
 
     def r_fmt(completions, **kwargs) -> list[float]:

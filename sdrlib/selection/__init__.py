@@ -21,6 +21,20 @@ Distances come from the one API of :mod:`sdrlib.distances` (negation-aware setti
 through ``presence=``). Sampling candidates from the trained policies and caching them on disk is the
 experiments layer's (:mod:`sdrlib.experiments.candidates`). Left out: distance-guided pruning during decoding
 (paper sec. 5.1, :mod:`sdrlib.pruning`), GPU solvers.
+
+Names: ``n_candidates`` is K, the candidates per study (profile key ``selection.k``); ``knn_k`` the k of the
+knn aggregation (profile key ``selection.knn_k``).
+
+Example: eq. (8) over a tiny distance matrix, two candidates x three bank reports, then eq. (10) (ties go to
+the lowest index):
+
+>>> import numpy as np
+>>> from sdrlib.selection import aggregate, argmin_first
+>>> D = np.array([[0.1, 0.5, 0.3], [0.2, 0.2, 0.9]])
+>>> aggregate(D, "min"), aggregate(D, "avg").round(3), aggregate(D, "knn", knn_k=2)
+(array([0.1, 0.2]), array([0.3  , 0.433]), array([0.2, 0.2]))
+>>> int(argmin_first(aggregate(D, "avg"))), int(argmin_first(aggregate(D, "knn", knn_k=2)))
+(0, 0)
 """
 
 from sdrlib.selection.bank import draw_bank_records, draw_indices, head_bank, sample_bank

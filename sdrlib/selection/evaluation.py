@@ -21,7 +21,7 @@ import pandas as pd
 
 from sdrlib.metrics import paper_names as _paper_names
 from sdrlib.metrics.base import MetricResult, mean_result
-from sdrlib.metrics.suite import score_reports
+from sdrlib.metrics.suite import ReportScores, score_reports
 from sdrlib.selection.errors import SelectionError
 from sdrlib.selection.scoring import SelectionScores, _grid, argmin_first
 
@@ -33,8 +33,8 @@ __all__ = [
 
 
 def method_choices(sel: SelectionScores | None = None, mbr: Mapping[str, np.ndarray] | None = None, *,
-                   n_studies: int | None = None, k: int | None = None) -> dict[str, np.ndarray]:
-    """Every selection method as ``{label: (S,) candidate index}``.
+                   n_studies: int | None = None, n_candidates: int | None = None) -> dict[str, np.ndarray]:
+    """Every selection method as ``{label: (S,) candidate index}`` (``n_candidates``, K, is accepted and unused).
 
     Labels: ``first`` (candidate 0), ``<setting>+<aggregation>`` (bank selection, eq. 10) and
     ``mbr:<setting>`` (MBR consensus). Random and oracle depend on the metric and are added by
@@ -71,19 +71,19 @@ def _oracle_choice(r, S: int, K: int) -> np.ndarray | None:
     return np.argmax(v if r.higher_is_better else -v, axis=1)  # ties: lowest index
 
 
-def selected_result(r, choice: "np.ndarray | str", k: int):
+def selected_result(r, choice: "np.ndarray | str", n_candidates: int) -> MetricResult:
     """The metric over S studies for one selection: a :class:`MetricResult` of S rows.
 
     ``choice``: ``(S,)`` candidate indices, or ``"random"`` (each candidate weighted 1/K: the exact
     expectation of a uniformly random pick for mean metrics; for ratio metrics such as macro F1,
-    the value of the expected counts). Usable with :func:`sdrlib.metrics.significance.paired_bootstrap`.
+    the value of the expected counts); ``n_candidates``: candidates per study (K), ``r`` holding S*K rows. Usable with :func:`sdrlib.metrics.significance.paired_bootstrap`.
     """
     n = r.stats.shape[0]
-    if n % k:
-        raise SelectionError(f"{r.name}: {n} samples is not a multiple of k = {k}")
-    S = n // k
-    st = r.stats.reshape(S, k, -1)
-    samp = None if r.sample is None else np.asarray(r.sample, dtype=np.float64).reshape(S, k)
+    if n % n_candidates:
+        raise SelectionError(f"{r.name}: {n} samples is not a multiple of n_candidates = {n_candidates}")
+    S = n // n_candidates
+    st = r.stats.reshape(S, n_candidates, -1)
+    samp = None if r.sample is None else np.asarray(r.sample, dtype=np.float64).reshape(S, n_candidates)
     if isinstance(choice, str):
         if choice != "random":
             raise SelectionError(f"choice must be candidate indices or 'random', got {choice!r}")
@@ -91,8 +91,8 @@ def selected_result(r, choice: "np.ndarray | str", k: int):
         sample = None if samp is None else _nanmean_rows(samp)
     else:
         c = np.asarray(choice, dtype=np.int64)
-        if c.shape != (S,) or (len(c) and (c.min() < 0 or c.max() >= k)):
-            raise SelectionError(f"{r.name}: choice must be {S} indices in [0, {k})")
+        if c.shape != (S,) or (len(c) and (c.min() < 0 or c.max() >= n_candidates)):
+            raise SelectionError(f"{r.name}: choice must be {S} indices in [0, {n_candidates})")
         stats = st[np.arange(S), c]
         sample = None if samp is None else samp[np.arange(S), c]
     corpus = float(np.asarray(r.reducer(stats.sum(axis=0, keepdims=True)))[0])
@@ -105,7 +105,7 @@ def _nanmean_rows(v: np.ndarray) -> np.ndarray:
         return np.where(ok.any(axis=1), np.where(ok, v, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1), np.nan)
 
 
-def evaluate_methods(choices: Mapping[str, np.ndarray], metrics: Mapping[str, Any], k: int, *,
+def evaluate_methods(choices: Mapping[str, np.ndarray], metrics: Mapping[str, Any], n_candidates: int, *,
                      strata: Sequence[str] | None = None) -> pd.DataFrame:
     """Corpus value of every method on every metric, with random, oracle and the relative position.
 
@@ -114,7 +114,8 @@ def evaluate_methods(choices: Mapping[str, np.ndarray], metrics: Mapping[str, An
     choices : mapping label -> (S,) candidate index (:func:`method_choices`)
     metrics : mapping metric name -> :class:`~sdrlib.metrics.base.MetricResult` over the S*K
         candidates (study-major, as scored once per candidate) or an ``(S, K)`` array of per-candidate values
-    k : int
+    n_candidates : int
+        Candidates per study (K).
     strata : (S,) stratum per study, optional (``no_finding`` / ``single`` / ``multi``)
 
     Returns
@@ -133,7 +134,7 @@ def evaluate_methods(choices: Mapping[str, np.ndarray], metrics: Mapping[str, An
             raise SelectionError(f"method {lbl}: {len(c)} choices, others have {S}")
     if S is None:
         first = next(iter(metrics.values()))
-        S = (first.stats.shape[0] if hasattr(first, "stats") else np.asarray(first).size) // k
+        S = (first.stats.shape[0] if hasattr(first, "stats") else np.asarray(first).size) // n_candidates
     groups = {"all": np.ones(S, dtype=bool)}
     if strata is not None:
         st = np.asarray(strata, dtype=object)
@@ -143,13 +144,13 @@ def evaluate_methods(choices: Mapping[str, np.ndarray], metrics: Mapping[str, An
             groups[str(s)] = st == s
     rows = []
     for mname, m in metrics.items():
-        r = _as_result(m, mname, S, k)
-        sel = {"random": selected_result(r, "random", k)}
-        orc = _oracle_choice(r, S, k)
+        r = _as_result(m, mname, S, n_candidates)
+        sel = {"random": selected_result(r, "random", n_candidates)}
+        orc = _oracle_choice(r, S, n_candidates)
         if orc is not None:
-            sel["oracle"] = selected_result(r, orc, k)
+            sel["oracle"] = selected_result(r, orc, n_candidates)
         for lbl, c in choices.items():
-            sel[lbl] = selected_result(r, c, k)
+            sel[lbl] = selected_result(r, c, n_candidates)
         for g, mask in groups.items():
             w = mask.astype(np.float64)
             val = {lbl: float(res.value_for(w)[0]) for lbl, res in sel.items()}
@@ -288,7 +289,7 @@ HEADLINE_METRICS: tuple[str, ...] = _paper_names.TABLES["selection"]
 
 
 def score_candidate_metrics(candidates: Sequence[Sequence[Any]], references: Sequence[Any], *,
-                            candidate_format: str = "template", **kwargs: Any):
+                            candidate_format: str = "template", **kwargs: Any) -> ReportScores:
     """Score every candidate once against its study's reference: a
     :class:`~sdrlib.metrics.suite.ReportScores` over S*K samples (study-major, ids ``<study>#<j>``).
 

@@ -18,10 +18,11 @@ from sdrlib.selection.scoring import _worst, selection_spec
 __all__ = ["mbr_scores"]
 
 
-def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[str], *, k: int,
+def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[str], *, n_candidates: int,
                device: str = "cpu", on_nonconvergence: str = "warn",
                presence: Mapping[str, Sequence[np.ndarray]] | None = None) -> dict[str, np.ndarray]:
-    """MBR consensus score of every candidate: mean distance to the other K - 1 candidates of its study.
+    """MBR consensus score of every candidate: mean distance to the other K - 1 candidates of its study
+    (``n_candidates`` = K candidates per study; candidate j of study i at row ``i * K + j`` of ``cand_sets``).
 
     The distance between two candidates is summed over the sections (as eq. 9); a pair with an
     empty section on either side scores that section's maximum (1.0; eq. 20 unclipped, :func:`selection_spec`:
@@ -33,20 +34,21 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
     """
     sections = list(cand_sets)
     SK = len(cand_sets[sections[0]])
-    if SK % k or any(len(cand_sets[s]) != SK for s in sections):
-        raise SelectionError(f"every section needs the same number of candidate sets, a multiple of k = {k}")
-    S = SK // k
+    if SK % n_candidates or any(len(cand_sets[s]) != SK for s in sections):
+        raise SelectionError(f"every section needs the same number of candidate sets, a multiple of "
+                             f"n_candidates = {n_candidates}")
+    S = SK // n_candidates
     specs = [selection_spec(n) for n in names]
-    out = {s.name: np.zeros((S, k)) for s in specs}
+    out = {s.name: np.zeros((S, n_candidates)) for s in specs}
     empty_all = np.ones(SK, dtype=bool)
     packs = {}
     for sec in sections:
         packs[sec] = pack_sets(list(cand_sets[sec]), f"candidates[{sec}]")
         empty_all &= packs[sec].sizes == 0
-    if k > 1:
+    if n_candidates > 1:
         # ordered pairs (i, j), i != j, within each study: flat ids a -> b
-        ii, jj = np.nonzero(~np.eye(k, dtype=bool))
-        base = (np.arange(S) * k)[:, None]
+        ii, jj = np.nonzero(~np.eye(n_candidates, dtype=bool))
+        base = (np.arange(S) * n_candidates)[:, None]
         a, b = (base + ii).ravel(), (base + jj).ravel()
         for spec in specs:
             tot = np.zeros(len(a))
@@ -62,9 +64,9 @@ def mbr_scores(cand_sets: Mapping[str, Sequence[np.ndarray]], names: Sequence[st
                     d[ok] = paired_distances(cp.subset(a[ok]), cp.subset(b[ok]), spec, presence=pres, device=device,
                                              on_nonconvergence=on_nonconvergence)
                 tot += d
-            out[spec.name] = tot.reshape(S, k, k - 1).mean(axis=2)
+            out[spec.name] = tot.reshape(S, n_candidates, n_candidates - 1).mean(axis=2)
     for spec in specs:
-        out[spec.name][empty_all.reshape(S, k)] = np.inf
+        out[spec.name][empty_all.reshape(S, n_candidates)] = np.inf
     return out
 
 

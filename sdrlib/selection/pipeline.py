@@ -15,7 +15,7 @@ reads as normal (no pathology positive or uncertain: stratum ``no_finding``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +68,9 @@ class SplitSelection:
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
-    def k(self) -> int:
-        return next(iter(self.scores.values())).k
+    def n_candidates(self) -> int:
+        """Candidates per study (K)."""
+        return next(iter(self.scores.values())).n_candidates
 
     def choices(self, policy: str) -> dict[str, np.ndarray]:
         """``{method: (S,) chosen candidate}`` of one policy: first, every bank method, every MBR setting."""
@@ -78,7 +79,7 @@ class SplitSelection:
     def strata(self, policy: str) -> np.ndarray | None:
         """``(S,)`` ground-truth stratum per study (from the metric suite), or None."""
         st = self.metrics[policy].strata
-        return None if st is None else np.asarray(st)[:: self.k]
+        return None if st is None else np.asarray(st)[:: self.n_candidates]
 
     def pairs(self) -> tuple[int, int]:
         """(nominal candidate x bank pairs, pairs computed after deduplication), summed over policies."""
@@ -87,7 +88,7 @@ class SplitSelection:
 
 
 def evaluate_split(candidates: Mapping[str, Sequence[Sequence[Any]]], records: Sequence[Any], embedder: Any,
-                   bank: Any, names: Sequence[str], *, k: int, formats: Mapping[str, str] | None = None,
+                   bank: Any, names: Sequence[str], *, n_candidates: int, formats: Mapping[str, str] | None = None,
                    aggregations: Sequence[str] = AGGREGATIONS, knn_k: int = DEFAULT_KNN_K, device: str = "cpu",
                    bank_presence: Mapping[str, Any] | None = None, metric_kwargs: Mapping[str, Any] | None = None,
                    log: Callable[[str], None] | None = None) -> SplitSelection:
@@ -100,7 +101,7 @@ def evaluate_split(candidates: Mapping[str, Sequence[Sequence[Any]]], records: S
     embedder, bank : sentence embedder and the bank (:class:`~sdrlib.embedding.ReportBank` or mapping)
     names : distance settings; negation-aware ones get presence (``bank_presence`` computed from a ReportBank
         when not given)
-    k : candidates per study (K)
+    n_candidates : candidates per study (K)
     formats : policy -> candidate format, default ``"template"`` for every policy
     metric_kwargs : keyword arguments of :func:`sdrlib.metrics.suite.score_reports` (``metric_kwargs(cfg)``)
     log : receives one line per policy after its bank distances (pairs, seconds, unparseable candidates)
@@ -111,8 +112,8 @@ def evaluate_split(candidates: Mapping[str, Sequence[Sequence[Any]]], records: S
     formats = {p: (formats or {}).get(p, "template") for p in candidates}
     for p, cs in candidates.items():
         S, K = _grid(cs)
-        if S != len(records) or K != k:
-            raise SelectionError(f"policy {p}: candidates are {S} x {K}, expected {len(records)} x {k}")
+        if S != len(records) or K != n_candidates:
+            raise SelectionError(f"policy {p}: candidates are {S} x {K}, expected {len(records)} x {n_candidates}")
     needs_presence = any(get_distance(n).needs_presence for n in names)
     if needs_presence and bank_presence is None:
         bank_presence = bank_presence_of(bank)
@@ -123,15 +124,16 @@ def evaluate_split(candidates: Mapping[str, Sequence[Sequence[Any]]], records: S
         t1 = time.perf_counter()
         sets[p] = candidate_sets(cs, embedder, candidate_format=formats[p])
         presence[p] = candidate_presence(cs, candidate_format=formats[p]) if needs_presence else None
-        scores[p] = bank_distances(sets[p], bank, names, k=k, study_ids=ids, aggregations=aggregations,
-                                   knn_k=knn_k, device=device, presence=presence[p],
+        scores[p] = bank_distances(sets[p], bank, names, n_candidates=n_candidates, study_ids=ids,
+                                   aggregations=aggregations, knn_k=knn_k, device=device, presence=presence[p],
                                    bank_presence=bank_presence if needs_presence else None, progress=None)
         if log:
             log(f"{p:10s} {scores[p].meta['pairs']:>12,} candidate x bank pairs, {time.perf_counter() - t1:5.1f} s, "
                 f"{scores[p].meta['unparseable']} unparseable candidates")
     seconds["distances"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    mbr = {p: mbr_scores(sets[p], names, k=k, device=device, presence=presence[p]) for p in candidates}
+    mbr = {p: mbr_scores(sets[p], names, n_candidates=n_candidates, device=device, presence=presence[p])
+           for p in candidates}
     seconds["mbr"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     mscores = {p: score_candidate_metrics(cs, records, candidate_format=formats[p], **dict(metric_kwargs or {}))
@@ -143,7 +145,7 @@ def evaluate_split(candidates: Mapping[str, Sequence[Sequence[Any]]], records: S
     for p in candidates:
         choices, strata = out.choices(p), out.strata(p)
         for section in SECTIONS:
-            ev = evaluate_methods(choices, pick_metrics(mscores[p], section), k, strata=strata)
+            ev = evaluate_methods(choices, pick_metrics(mscores[p], section), n_candidates, strata=strata)
             evs.append(ev.assign(policy=p, section=section))
     out.ev = pd.concat(evs, ignore_index=True)
     return out
@@ -218,7 +220,8 @@ def policy_grid(ev: pd.DataFrame, metric: str, *, aggregation: str = "avg", sect
 
 
 def comparison_rows(split: SplitSelection, best_method: str, *,
-                    metrics: Sequence[str] = ("BS-F1", "RG-F1", "CXB-14", "clin-F1 (sample)")):
+                    metrics: Sequence[str] = ("BS-F1", "RG-F1", "CXB-14", "clin-F1 (sample)")
+                    ) -> Iterator[tuple[dict, Any, Any, dict]]:
     """The comparisons of notebook 05's paired bootstrap, as :func:`sdrlib.experiments.tables.paired_table` takes
     them: per policy, section and metric (those of ``metrics`` the scores have), ``best_method``
     (``<distance>+<aggregation>``) against ``random`` (the exact expectation over the K candidates) and against
@@ -227,16 +230,16 @@ def comparison_rows(split: SplitSelection, best_method: str, *,
     from sdrlib.selection.evaluation import selected_result
 
     dist = best_method.rsplit("+", 1)[0]
-    k = split.k
+    n_candidates = split.n_candidates
     for p in split.candidates:
         ch = split.choices(p)
         for section in SECTIONS:
             for m, r in pick_metrics(split.metrics[p], section).items():
                 if m not in metrics:
                     continue
-                a = selected_result(r, ch[best_method], k)
-                for other, b in (("random", selected_result(r, "random", k)),
-                                 (f"mbr:{dist}", selected_result(r, ch[f"mbr:{dist}"], k))):
+                a = selected_result(r, ch[best_method], n_candidates)
+                for other, b in (("random", selected_result(r, "random", n_candidates)),
+                                 (f"mbr:{dist}", selected_result(r, ch[f"mbr:{dist}"], n_candidates))):
                     yield {"policy": p, "section": section, "metric": m, "A": best_method, "B": other}, a, b, {}
 
 

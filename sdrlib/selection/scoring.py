@@ -5,8 +5,8 @@ distance to a bank of N training reports (a :class:`~sdrlib.embedding.ReportBank
 
 - eq. (7): per section S (Findings, Impression), the set distance ``D(E^S(y), E^S(r_t))`` to every
   bank report t;
-- eq. (8): aggregated over the bank by ``min``, ``avg`` or ``knn`` (mean of the k smallest; the
-  paper does not state k, :data:`DEFAULT_KNN_K` = 5 here);
+- eq. (8): aggregated over the bank by ``min``, ``avg`` or ``knn`` (mean of the ``knn_k`` smallest; the
+  paper does not state that k, :data:`DEFAULT_KNN_K` = 5 here);
 - eq. (9): summed over the sections;
 - eq. (10): the candidate with the smallest total is chosen; ties go to the lowest candidate index.
 
@@ -63,7 +63,7 @@ import pandas as pd
 from sdrlib.clinical.presence import section_presence, sentence_presence
 from sdrlib.distances.engine import PackedSets, pack_sets, pairwise_distances_many
 from sdrlib.distances.errors import ConvergenceWarning
-from sdrlib.distances.registry import check_mode, get, make_spec
+from sdrlib.distances.registry import DistanceSpec, check_mode, get, make_spec
 from sdrlib.embedding import ReportBank
 from sdrlib.reports import ReportTextError, Sections, parse_api_answer, parse_template
 from sdrlib.selection.errors import SelectionError
@@ -85,11 +85,11 @@ _MIN_CHUNK_PAIRS = 2_000_000
 
 
 # --------------------------------------------------------------------------- aggregation (eq. 8)
-def aggregate(D: np.ndarray, how: str, k: int = DEFAULT_KNN_K) -> np.ndarray:
+def aggregate(D: np.ndarray, how: str, knn_k: int = DEFAULT_KNN_K) -> np.ndarray:
     """Aggregate distances to the bank over its last axis: ``(..., N) -> (...)``.
 
     ``min``: the closest bank report; ``avg``: the mean over all N; ``knn``: the mean of the
-    ``min(k, N)`` smallest (k is clipped to N, not an error).
+    ``min(knn_k, N)`` smallest (knn_k is clipped to N, not an error).
     Example: ``aggregate(np.array([[0.1, 0.5, 0.3]]), "knn", 2) -> array([0.2])``.
     """
     D = np.asarray(D, dtype=np.float64)
@@ -100,9 +100,9 @@ def aggregate(D: np.ndarray, how: str, k: int = DEFAULT_KNN_K) -> np.ndarray:
     if how == "avg":
         return D.mean(axis=-1)
     if how == "knn":
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-            raise SelectionError(f"knn needs an integer k >= 1, got {k!r}")
-        kk = min(int(k), D.shape[-1])
+        if not isinstance(knn_k, (int, np.integer)) or isinstance(knn_k, bool) or knn_k < 1:
+            raise SelectionError(f"knn needs an integer knn_k >= 1, got {knn_k!r}")
+        kk = min(int(knn_k), D.shape[-1])
         if kk == D.shape[-1]:
             return D.mean(axis=-1)
         return np.partition(D, kk - 1, axis=-1)[..., :kk].mean(axis=-1)
@@ -128,8 +128,8 @@ class SelectionScores:
     Attributes
     ----------
     study_ids : list of str, length S
-    k : int
-        Candidates per study (K); candidate j of study i is flat row ``i * K + j``.
+    n_candidates : int
+        Candidates per study (the paper's K); candidate j of study i is flat row ``i * K + j``.
     names, aggregations, sections : list of str
     section_scores : ndarray, shape (len(names), len(aggregations), len(sections), S, K)
         Eq. (8) per section (empty candidate section: the setting's maximum).
@@ -142,7 +142,7 @@ class SelectionScores:
     """
 
     study_ids: list[str]
-    k: int
+    n_candidates: int
     names: list[str]
     aggregations: list[str]
     sections: list[str]
@@ -168,7 +168,7 @@ class SelectionScores:
 
     def frame(self) -> pd.DataFrame:
         """Long table: ``study_id, candidate, distance, aggregation, <section>..., score, chosen``."""
-        S, K = len(self.study_ids), self.k
+        S, K = len(self.study_ids), self.n_candidates
         tot, ch = self.total, self.chosen()
         frames = []
         for i, n in enumerate(self.names):
@@ -184,7 +184,7 @@ class SelectionScores:
 
 
 # --------------------------------------------------------------------------- candidates -> sets
-def parse_candidate(text: Any, candidate_format: str = "template"):
+def parse_candidate(text: Any, candidate_format: str = "template") -> Sections | None:
     """Sections of one candidate, or ``None`` when it cannot be parsed.
 
     ``candidate_format="template"``: the policy's ``<think>/<answer>`` template
@@ -233,7 +233,7 @@ def candidate_sets(candidates: Sequence[Sequence[Any]], embedder, *, candidate_f
 
 
 # --------------------------------------------------------------------------- the sweep (eqs. 7-9)
-def selection_spec(name: Any):
+def selection_spec(name: Any) -> DistanceSpec:
     """The distance setting as selection, MBR and pruning compute it: :func:`sdrlib.distances.get`, except that
     ``hung_pen`` is eq. (20) as written, without the reward's clip at 1 (module doc), under the same name.
 
@@ -266,11 +266,156 @@ def _bank_sections(bank: Any, sections: Sequence[str]) -> dict[str, Any]:
     raise SelectionError(f"bank must be a ReportBank or a mapping section -> packed sets, got {type(bank).__name__}")
 
 
-def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, names: Sequence[str], *, k: int,
-                   study_ids: Sequence[str] | None = None, aggregations: Sequence[str] = AGGREGATIONS,
-                   knn_k: int = DEFAULT_KNN_K, device: str = "cpu", on_nonconvergence: str = "warn",
-                   progress: Callable[[str], None] | None = print, progress_every: float = 10.0,
-                   presence: Mapping[str, Sequence[np.ndarray]] | None = None,
+@dataclass
+class _Sweep:
+    """The settings of one :func:`bank_distances` call, shared by its per-section steps; ``meta`` is filled in."""
+
+    specs: list
+    chunked: list  # settings chunked over the candidates (one shared packing and cosine product)
+    whole: list  # settings scored on all distinct candidate sets at once (they carry presence)
+    aggs: list[str]
+    knn_k: int
+    device: str
+    engine_mode: str
+    on_nonconvergence: str
+    progress: Callable[[str], None] | None
+    progress_every: float
+    meta: dict
+    row_of: dict = field(default_factory=dict)
+
+
+def _check_sweep(names: Sequence[str], aggregations: Sequence[str], knn_k: Any, n_candidates: Any,
+                 on_nonconvergence: str) -> tuple[list, list[str]]:
+    """The selection specs of ``names`` and the aggregations, after checking every argument of the sweep."""
+    check_mode(on_nonconvergence)
+    if isinstance(names, str) or not len(names):
+        raise SelectionError("names must be a non-empty list of distance settings")
+    all_specs = [selection_spec(n) for n in names]
+    aggs = list(aggregations)
+    for a in aggs:
+        if a not in AGGREGATIONS:
+            raise SelectionError(f"unknown aggregation {a!r}; use one of {list(AGGREGATIONS)}")
+    if not isinstance(knn_k, (int, np.integer)) or isinstance(knn_k, bool) or knn_k < 1:
+        raise SelectionError(f"knn_k must be an integer >= 1, got {knn_k!r}")
+    if not isinstance(n_candidates, (int, np.integer)) or isinstance(n_candidates, bool) or n_candidates < 1:
+        raise SelectionError(f"n_candidates (candidates per study) must be an integer >= 1, got {n_candidates!r}")
+    return all_specs, aggs
+
+
+def _check_grid(cand_sets: Mapping[str, Sequence[np.ndarray]], n_candidates: int,
+                study_ids: Sequence[str] | None) -> tuple[list[str], int, int, list[str]]:
+    """``(sections, S*K, S, study ids)`` of the candidate sets; refuses sections of unequal or wrong length."""
+    sections = list(cand_sets)
+    if not sections:
+        raise SelectionError("cand_sets has no section")
+    n_flat = {len(cand_sets[s]) for s in sections}
+    if len(n_flat) != 1 or next(iter(n_flat)) % n_candidates or next(iter(n_flat)) == 0:
+        raise SelectionError(f"every section needs the same number of candidate sets, a positive multiple of "
+                             f"n_candidates = {n_candidates}; got {sorted(n_flat)}")
+    SK = n_flat.pop()
+    S = SK // n_candidates
+    ids = [str(i) for i in (study_ids if study_ids is not None else range(S))]
+    if len(ids) != S:
+        raise SelectionError(f"{len(ids)} study ids for {S} studies")
+    return sections, SK, S, ids
+
+
+def _section_bank(bank_sec: Any, sec: str) -> tuple[PackedSets, np.ndarray]:
+    """The bank reports that hold section ``sec``, packed, and their indices in the whole bank."""
+    bp_all = pack_sets(bank_sec, f"bank[{sec}]")
+    keep = np.flatnonzero(bp_all.sizes > 0)
+    if not len(keep):
+        raise SelectionError(f"no bank report has a non-empty {sec} section; cannot score {sec}")
+    bp = bp_all if len(keep) == bp_all.n_sets else pack_sets(bp_all.subset(keep), f"bank[{sec}]")
+    return bp, keep
+
+
+def _distinct(cp: PackedSets, nonempty: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, reps, inv)``: the non-empty candidate rows, one representative row per class of identical
+    non-empty sets (the engine dedups within a call; classes across chunks are merged here so that a repeated
+    report is computed once overall), and each non-empty row's class."""
+    cls = cp.classes()
+    rows = np.flatnonzero(nonempty)
+    reps, inv = (np.unique(cls[rows], return_index=True, return_inverse=True)[1:] if len(rows)
+                 else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    return rows, rows[reps], inv
+
+
+def _chunked_scores(sw: _Sweep, sec: str, cp: PackedSets, bp: PackedSets, reps: np.ndarray, kk: int,
+                    vals: np.ndarray) -> None:
+    """Eq. (8) of the chunked settings for the representatives ``reps`` into ``vals``, in memory-bounded chunks;
+    a chunk is split further (for progress lines) only while it keeps >= 2e6 pairs, since every engine call
+    re-packs its candidates."""
+    N = bp.n_sets
+    per = max(1, N * len(sw.chunked))
+    step = max(1, min(_MAX_ENTRIES // per, max(-(-len(reps) // 10), -(-_MIN_CHUNK_PAIRS // per))))
+    next_pct = sw.progress_every
+    t0 = time.perf_counter()
+    for c0 in range(0, len(reps), step) if sw.chunked else ():
+        sub = cp.subset(reps[c0:c0 + step])
+        res = pairwise_distances_many(sub, bp, sw.chunked, device=sw.device, on_nonconvergence=sw.engine_mode,
+                                      return_converged=True)
+        for spec in sw.chunked:
+            D, ok = res[spec.name]
+            sw.meta["nonconverged"][spec.name] += int((~ok).sum())
+            for g_i, how in enumerate(sw.aggs):
+                vals[sw.row_of[spec.name], g_i, c0:c0 + step] = aggregate(D, how, kk)
+        done = min(len(reps), c0 + step)
+        pct = 100.0 * done / len(reps)
+        if sw.progress is not None and (pct >= next_pct or done == len(reps)):
+            el = time.perf_counter() - t0
+            sw.progress(f"{sec}: {pct:5.1f}% ({done}/{len(reps)} distinct candidate sets x {N} bank reports x "
+                        f"{len(sw.chunked)} settings, {el:.1f} s)")
+            while next_pct <= pct:
+                next_pct += sw.progress_every
+
+
+def _whole_scores(sw: _Sweep, sec: str, cp: PackedSets, bp: PackedSets, reps: np.ndarray, keep: np.ndarray,
+                  kk: int, vals: np.ndarray, pres_sec: tuple[list, list]) -> None:
+    """Eq. (8) of the negation-aware settings for all representatives ``reps`` in one engine call, into ``vals``."""
+    cand_pres, bank_pres = pres_sec
+    t1 = time.perf_counter()
+    res = pairwise_distances_many(cp.subset(reps), bp, sw.whole, on_nonconvergence=sw.on_nonconvergence,
+                                  presence=([cand_pres[r] for r in reps], [bank_pres[t] for t in keep]))
+    for spec in sw.whole:
+        for g_i, how in enumerate(sw.aggs):
+            vals[sw.row_of[spec.name], g_i] = aggregate(res[spec.name], how, kk)
+    if sw.progress is not None:
+        sw.progress(f"{sec}: negation-aware {[sp.name for sp in sw.whole]}: {len(reps)} distinct candidate "
+                    f"sets x {bp.n_sets} bank reports, {time.perf_counter() - t1:.1f} s")
+
+
+def _score_section(sw: _Sweep, sec: str, cand_list: Sequence[np.ndarray], bank_sec: Any,
+                   pres_sec: tuple[list, list] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Eqs. (7)-(8) of one section: ``(scores (settings, aggregations, S*K), non-empty candidates (S*K,))``;
+    an empty candidate section scores the setting's maximum against each bank report, aggregated."""
+    bp, keep = _section_bank(bank_sec, sec)
+    N = bp.n_sets
+    kk = min(int(sw.knn_k), N)
+    sw.meta["n_bank"][sec], sw.meta["knn_k"][sec] = N, kk
+    cp = pack_sets(list(cand_list), f"candidates[{sec}]", dim=bp.dim)
+    nonempty = cp.sizes > 0
+    rows, reps, inv = _distinct(cp, nonempty)
+    vals = np.empty((len(sw.specs), len(sw.aggs), len(reps)))
+    _chunked_scores(sw, sec, cp, bp, reps, kk, vals)
+    if sw.whole and len(reps):
+        _whole_scores(sw, sec, cp, bp, reps, keep, kk, vals, pres_sec)
+    SK = len(cand_list)
+    sw.meta["computed_pairs"] += len(reps) * N * len(sw.specs)
+    sw.meta["pairs"] += SK * N * len(sw.specs)
+    full = np.empty((len(sw.specs), len(sw.aggs), SK))
+    full[..., rows] = vals[..., inv.reshape(-1)] if len(rows) else 0.0
+    for a_i, spec in enumerate(sw.specs):
+        for g_i, how in enumerate(sw.aggs):
+            full[a_i, g_i, ~nonempty] = aggregate(_worst(spec, bp.sizes)[None], how, kk)[0]
+    return full, nonempty
+
+
+def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, names: Sequence[str], *,
+                   n_candidates: int, study_ids: Sequence[str] | None = None,
+                   aggregations: Sequence[str] = AGGREGATIONS, knn_k: int = DEFAULT_KNN_K, device: str = "cpu",
+                   on_nonconvergence: str = "warn", progress: Callable[[str], None] | None = print,
+                   progress_every: float = 10.0, presence: Mapping[str, Sequence[np.ndarray]] | None = None,
                    bank_presence: Mapping[str, Any] | None = None) -> SelectionScores:
     """Eqs. (7)-(9) for every candidate, setting and aggregation: one pass of the batched engine.
 
@@ -285,13 +430,13 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     Parameters
     ----------
     cand_sets : mapping section -> sequence of S*K arrays, shape (n, d)
-        Candidate j of study i at position ``i * k + j``; ``(0, d)`` = empty section.
+        Candidate j of study i at position ``i * n_candidates + j``; ``(0, d)`` = empty section.
     bank : ReportBank or mapping section -> PackedSets / (matrix, offsets) / list of arrays
         N bank reports per section; empty bank sets are left out of that section's aggregation.
     names : sequence of str
         Distance settings (:func:`sdrlib.distances.get`).
-    k : int
-        Candidates per study (K).
+    n_candidates : int
+        Candidates per study (the paper's K).
     knn_k : int
         k of the knn aggregation; clipped to the number of bank reports holding the section.
     progress : callable or None
@@ -307,115 +452,35 @@ def bank_distances(cand_sets: Mapping[str, Sequence[np.ndarray]], bank: Any, nam
     -------
     SelectionScores
     """
-    check_mode(on_nonconvergence)
-    if isinstance(names, str) or not len(names):
-        raise SelectionError("names must be a non-empty list of distance settings")
-    all_specs = [selection_spec(n) for n in names]
-    aggs = list(aggregations)
-    for a in aggs:
-        if a not in AGGREGATIONS:
-            raise SelectionError(f"unknown aggregation {a!r}; use one of {list(AGGREGATIONS)}")
-    if not isinstance(knn_k, (int, np.integer)) or isinstance(knn_k, bool) or knn_k < 1:
-        raise SelectionError(f"knn_k must be an integer >= 1, got {knn_k!r}")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise SelectionError(f"k (candidates per study) must be an integer >= 1, got {k!r}")
-    sections = list(cand_sets)
-    if not sections:
-        raise SelectionError("cand_sets has no section")
-    n_flat = {len(cand_sets[s]) for s in sections}
-    if len(n_flat) != 1 or next(iter(n_flat)) % k or next(iter(n_flat)) == 0:
-        raise SelectionError(f"every section needs the same number of candidate sets, a positive multiple of "
-                             f"k = {k}; got {sorted(n_flat)}")
-    SK = n_flat.pop()
-    S = SK // k
-    ids = [str(i) for i in (study_ids if study_ids is not None else range(S))]
-    if len(ids) != S:
-        raise SelectionError(f"{len(ids)} study ids for {S} studies")
+    all_specs, aggs = _check_sweep(names, aggregations, knn_k, n_candidates, on_nonconvergence)
+    sections, SK, S, ids = _check_grid(cand_sets, n_candidates, study_ids)
     banks = _bank_sections(bank, sections)
-    # settings chunked over the candidates (one shared packing and cosine product) and those scored on all
-    # distinct candidate sets at once (they carry presence: deduplicated on (vector, presence))
     chunked = [sp for sp in all_specs if not sp.needs_presence]
     whole = [sp for sp in all_specs if sp.needs_presence]
     pres = _presence_inputs([sp.name for sp in whole], cand_sets, SK, bank, banks, presence, bank_presence) \
         if whole else {}
-    row_of = {sp.name: i for i, sp in enumerate(all_specs)}
-    engine_mode = "ignore" if on_nonconvergence == "warn" else on_nonconvergence
-    out = np.empty((len(all_specs), len(aggs), len(sections), S, k))
-    empty_any = np.ones(SK, dtype=bool)
     meta: dict[str, Any] = {"n_bank": {}, "knn_k": {}, "pairs": 0, "computed_pairs": 0,
                             "nonconverged": {s.name: 0 for s in all_specs}}
+    sw = _Sweep(all_specs, chunked, whole, aggs, knn_k, device, "ignore" if on_nonconvergence == "warn"
+                else on_nonconvergence, on_nonconvergence, progress, progress_every, meta,
+                {sp.name: i for i, sp in enumerate(all_specs)})
+    out = np.empty((len(all_specs), len(aggs), len(sections), S, n_candidates))
+    empty_any = np.ones(SK, dtype=bool)
     t_start = time.perf_counter()
     for si, sec in enumerate(sections):
-        bp_all = pack_sets(banks[sec], f"bank[{sec}]")
-        keep = np.flatnonzero(bp_all.sizes > 0)
-        if not len(keep):
-            raise SelectionError(f"no bank report has a non-empty {sec} section; cannot score {sec}")
-        bp = bp_all if len(keep) == bp_all.n_sets else pack_sets(bp_all.subset(keep), f"bank[{sec}]")
-        N = bp.n_sets
-        kk = min(int(knn_k), N)
-        meta["n_bank"][sec], meta["knn_k"][sec] = N, kk
-        cp = pack_sets(list(cand_sets[sec]), f"candidates[{sec}]", dim=bp.dim)
-        nonempty = cp.sizes > 0
+        full, nonempty = _score_section(sw, sec, cand_sets[sec], banks[sec], pres.get(sec))
         empty_any &= ~nonempty
-        # one representative per class of identical non-empty candidate sets (the engine dedups within a
-        # call; classes across chunks are merged here so that a repeated report is computed once overall)
-        cls = cp.classes()
-        rows = np.flatnonzero(nonempty)
-        reps, inv = (np.unique(cls[rows], return_index=True, return_inverse=True)[1:] if len(rows)
-                     else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
-        reps = rows[reps]
-        vals = np.empty((len(all_specs), len(aggs), len(reps)))
-        # chunks: bounded by memory; split further (for progress lines) only while a chunk keeps >= 2e6 pairs,
-        # since every engine call re-packs its candidates
-        per = max(1, N * len(chunked))
-        step = max(1, min(_MAX_ENTRIES // per, max(-(-len(reps) // 10), -(-_MIN_CHUNK_PAIRS // per))))
-        next_pct = progress_every
-        t0 = time.perf_counter()
-        for c0 in range(0, len(reps), step) if chunked else ():
-            sub = cp.subset(reps[c0:c0 + step])
-            res = pairwise_distances_many(sub, bp, chunked, device=device, on_nonconvergence=engine_mode,
-                                          return_converged=True)
-            for spec in chunked:
-                D, ok = res[spec.name]
-                meta["nonconverged"][spec.name] += int((~ok).sum())
-                for g_i, how in enumerate(aggs):
-                    vals[row_of[spec.name], g_i, c0:c0 + step] = aggregate(D, how, kk)
-            done = min(len(reps), c0 + step)
-            pct = 100.0 * done / len(reps)
-            if progress is not None and (pct >= next_pct or done == len(reps)):
-                el = time.perf_counter() - t0
-                progress(f"{sec}: {pct:5.1f}% ({done}/{len(reps)} distinct candidate sets x {N} bank reports x "
-                         f"{len(chunked)} settings, {el:.1f} s)")
-                while next_pct <= pct:
-                    next_pct += progress_every
-        if whole and len(reps):
-            cand_pres, bank_pres = pres[sec]
-            t1 = time.perf_counter()
-            res = pairwise_distances_many(cp.subset(reps), bp, whole, on_nonconvergence=on_nonconvergence,
-                                          presence=([cand_pres[r] for r in reps], [bank_pres[t] for t in keep]))
-            for spec in whole:
-                for g_i, how in enumerate(aggs):
-                    vals[row_of[spec.name], g_i] = aggregate(res[spec.name], how, kk)
-            if progress is not None:
-                progress(f"{sec}: negation-aware {[sp.name for sp in whole]}: {len(reps)} distinct candidate "
-                         f"sets x {N} bank reports, {time.perf_counter() - t1:.1f} s")
-        meta["computed_pairs"] += len(reps) * N * len(all_specs)
-        meta["pairs"] += SK * N * len(all_specs)
-        full = np.empty((len(all_specs), len(aggs), SK))
-        full[..., rows] = vals[..., inv.reshape(-1)] if len(rows) else 0.0
-        for a_i, spec in enumerate(all_specs):
-            for g_i, how in enumerate(aggs):
-                full[a_i, g_i, ~nonempty] = aggregate(_worst(spec, bp.sizes)[None], how, kk)[0]
-        out[:, :, si] = full.reshape(len(all_specs), len(aggs), S, k)
+        out[:, :, si] = full.reshape(len(all_specs), len(aggs), S, n_candidates)
     meta["seconds"] = time.perf_counter() - t_start
     meta["pairs_per_second"] = meta["pairs"] / max(meta["seconds"], 1e-9)
-    unparseable = empty_any.reshape(S, k)
+    unparseable = empty_any.reshape(S, n_candidates)
     meta["unparseable"] = int(unparseable.sum())
     if on_nonconvergence == "warn" and any(meta["nonconverged"].values()):
         bad = {n: c for n, c in meta["nonconverged"].items() if c}
         warnings.warn(f"solver stopped at its iteration cap on {bad} computed pairs (values used as returned)",
                       ConvergenceWarning, stacklevel=2)
-    return SelectionScores(ids, int(k), [sp.name for sp in all_specs], aggs, sections, out, unparseable, meta)
+    return SelectionScores(ids, int(n_candidates), [sp.name for sp in all_specs], aggs, sections, out, unparseable,
+                           meta)
 
 
 # --------------------------------------------------------------------------- presence (negation-aware settings)
@@ -519,4 +584,4 @@ def score_candidates(candidates: Sequence[Sequence[Any]], bank: Any, embedder: A
     sets = candidate_sets(candidates, embedder, candidate_format=candidate_format)
     if any(get(n).needs_presence for n in names) and kwargs.get("presence") is None:
         kwargs["presence"] = candidate_presence(candidates, candidate_format=candidate_format)
-    return bank_distances(sets, bank, names, k=K, study_ids=study_ids, **kwargs)
+    return bank_distances(sets, bank, names, n_candidates=K, study_ids=study_ids, **kwargs)

@@ -43,7 +43,7 @@ def usable_records(records: Sequence[Any]) -> list[Any]:
     return out
 
 
-def sft_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None = None):
+def sft_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None = None) -> Any:
     """HF dataset for SFT: ``prompt`` (user turn with image parts), ``completion`` (report), ``images``.
 
     Records missing an image or a section are dropped. Example: ``sft_dataset(load_split(cfg, "train"))``.
@@ -59,7 +59,7 @@ def sft_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None 
     return image_dataset(rows)
 
 
-def grpo_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None = None):
+def grpo_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None = None) -> Any:
     """HF dataset for GRPO: ``prompt``, ``images`` and the reference columns ``findings`` / ``impression``."""
     recs = usable_records(records)
     rows: dict[str, list] = {"prompt": [], "images": [], "findings": [], "impression": [], "study_id": []}

@@ -7,6 +7,9 @@ slots gets an edited copy of one of them (:func:`group_slots`), re-tokenised; an
 leaves the slot with its own sample. With vLLM the edited rows are excluded from TRL's importance-sampling
 correction (:func:`exclude_edited_from_correction`). :class:`EditGRPOTrainer` is built on first use
 (module ``__getattr__``): importing TRL costs seconds.
+
+Left out: the edit rules and EditGRPO's reward (:mod:`sdrlib.rewards.methods.editgrpo`); vLLM server mode, tool
+calls and ``rollout_func`` extras are refused.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +80,75 @@ def exclude_edited_from_correction(batch: dict, rows: Sequence[int]) -> dict:
     return batch
 
 
-def _trainer_class():
+def _check_whole_groups(inputs: Sequence[dict], n: int, num_generations: int) -> None:
+    """Raise :class:`EditError` unless each run of ``num_generations`` batch slots holds one study (one prompt)."""
+    ids = [str(x.get("study_id", i // num_generations)) for i, x in enumerate(inputs)]
+    for start in range(0, n, num_generations):
+        if len(set(ids[start:start + num_generations])) != 1:
+            raise EditError(f"batch slots {start}..{start + num_generations - 1} hold several studies: "
+                            "EditGRPO needs whole groups of one prompt (TRL's RepeatSampler)")
+
+
+def _edit_slots(trainer: Any, edited: dict[int, int], inputs: Sequence[dict], completion_ids: Sequence[Any],
+                completions: Sequence[Any], logprobs: Sequence[Any] | None) -> tuple[list, list, list | None]:
+    """Put into each edited slot ``i`` the re-tokenised edit of its source ``edited[i]`` (when the edit changes
+    it), log the step's edit counts; returns the new completion ids, completions and sampling log-probabilities
+    (``None`` rows for edits: not sampled). The edits draw from one generator seeded by ``(seed, step)``."""
+    t0 = time.perf_counter()
+    counts: Counter = Counter()
+    rng = np.random.default_rng([int(trainer.args.seed), int(trainer.state.global_step)])
+    new_ids, new_comp = list(completion_ids), list(completions)
+    new_logprobs = list(logprobs) if logprobs is not None else None
+    tok = trainer._tokenizer
+    eos = trainer.eos_token_ids[0] if trainer.eos_token_ids else tok.eos_token_id
+    trainer._prewarm([completions[edited[i]] for i in edited], [inputs[i] for i in edited])
+    for i, k in edited.items():
+        text = completion_text(completions[k])
+        x = inputs[i]
+        edited_text, c = editgrpo.edit_report(text, x["findings"], x["impression"], trainer.edit_embedder,
+                                              tau=trainer.edit_tau, level=trainer.edit_level, rng=rng,
+                                              max_chars=trainer.edit_max_chars, ops=trainer.edit_ops)
+        counts.update(c)
+        if edited_text == text:  # nothing changed: slot i keeps its own sample
+            continue
+        ids_k = list(tok(edited_text, add_special_tokens=False)["input_ids"]) + [eos]
+        new_ids[i] = ids_k
+        decoded = trainer.processing_class.batch_decode([ids_k], skip_special_tokens=True)[0]
+        new_comp[i] = ([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
+                       else decoded)
+        if new_logprobs is not None:  # vLLM: not sampled, no sampling log-prob (TRL maps None to NaN);
+            new_logprobs[i] = [None] * len(ids_k)  # the rows leave the correction afterwards
+        trainer._edited_rows.append(i)
+    _log_edits(trainer, counts, time.perf_counter() - t0)
+    return new_ids, new_comp, new_logprobs
+
+
+def _log_edits(trainer: Any, counts: Counter, seconds: float) -> None:
+    """The step's ``edits/<count>`` and ``edits/seconds`` metrics and its ``edit_log`` entry."""
+    mode = "train"
+    for name in EDIT_COUNTS:
+        trainer._metrics[mode][f"edits/{name}"].append(float(counts.get(name, 0)))
+    trainer._metrics[mode]["edits/seconds"].append(seconds)
+    trainer.edit_log.append({"step": int(trainer.state.global_step) + 1, **{k: int(counts.get(k, 0))
+                                                                            for k in EDIT_COUNTS},
+                             "seconds": seconds})
+
+
+def _prewarm(self: Any, completions: Sequence[Any], rows: Sequence[dict]) -> None:
+    """Embed the sections of all completions to edit and their references in one encoder call (the
+    per-completion calls of :func:`edit_report` then hit the cache)."""
+    texts = []
+    for c, x in zip(completions, rows):
+        sections, _ = check_completion(completion_text(c), self.edit_max_chars)
+        if sections is not None:
+            texts += [sections.findings, sections.impression]
+        texts += [x["findings"], x["impression"]]
+    if texts and self.edit_embedder is not None:
+        self.edit_embedder.encode_sections(texts)
+
+
+def _trainer_class() -> type:
+    """Build :class:`EditGRPOTrainer` (a subclass of TRL's ``GRPOTrainer``, imported here)."""
     from trl import GRPOTrainer
 
     class EditGRPOTrainer(GRPOTrainer):
@@ -122,67 +194,19 @@ def _trainer_class():
                 return super()._generate(prompts)
             n = len(prompts)
             sampled, edited = group_slots(n, self.num_generations, self.edit_level)
-            ids = [str(x.get("study_id", i // self.num_generations)) for i, x in enumerate(inputs)]
-            for start in range(0, n, self.num_generations):
-                if len(set(ids[start:start + self.num_generations])) != 1:
-                    raise EditError(f"batch slots {start}..{start + self.num_generations - 1} hold several studies: "
-                                    "EditGRPO needs whole groups of one prompt (TRL's RepeatSampler)")
+            _check_whole_groups(inputs, n, self.num_generations)
             out = super()._generate(prompts)  # every slot sampled; an unchanged edit keeps the slot's own
             prompt_ids, completion_ids, tool_mask, completions, logprobs, extra, images, tool_images = out
             if tool_mask is not None or any(extra.values()):
                 raise EditError("EditGRPO does not support tool calls or rollout_func extras")
-            t0 = time.perf_counter()
-            counts: Counter = Counter()
-            rng = np.random.default_rng([int(self.args.seed), int(self.state.global_step)])
-            new_ids, new_comp = list(completion_ids), list(completions)
-            new_logprobs = list(logprobs) if logprobs is not None else None
-            tok = self._tokenizer
-            eos = self.eos_token_ids[0] if self.eos_token_ids else tok.eos_token_id
-            self._prewarm([completions[edited[i]] for i in edited], [inputs[i] for i in edited])
-            for i, k in edited.items():
-                text = completion_text(completions[k])
-                x = inputs[i]
-                edited_text, c = editgrpo.edit_report(text, x["findings"], x["impression"], self.edit_embedder,
-                                             tau=self.edit_tau, level=self.edit_level, rng=rng,
-                                             max_chars=self.edit_max_chars, ops=self.edit_ops)
-                counts.update(c)
-                if edited_text == text:  # nothing changed: slot i keeps its own sample
-                    continue
-                ids_k = list(tok(edited_text, add_special_tokens=False)["input_ids"]) + [eos]
-                new_ids[i] = ids_k
-                decoded = self.processing_class.batch_decode([ids_k], skip_special_tokens=True)[0]
-                new_comp[i] = ([{"role": "assistant", "content": decoded}] if isinstance(completions[k], list)
-                               else decoded)
-                if new_logprobs is not None:  # vLLM: not sampled, no sampling log-prob (TRL maps None to NaN);
-                    new_logprobs[i] = [None] * len(ids_k)  # the rows leave the correction afterwards
-                self._edited_rows.append(i)
-            seconds = time.perf_counter() - t0
-            mode = "train"
-            for name in EDIT_COUNTS:
-                self._metrics[mode][f"edits/{name}"].append(float(counts.get(name, 0)))
-            self._metrics[mode]["edits/seconds"].append(seconds)
-            self.edit_log.append({"step": int(self.state.global_step) + 1, **{k: int(counts.get(k, 0))
-                                                                               for k in EDIT_COUNTS},
-                                  "seconds": seconds})
+            new_ids, new_comp, new_logprobs = _edit_slots(self, edited, inputs, completion_ids, completions, logprobs)
             return prompt_ids, new_ids, None, new_comp, new_logprobs, extra, images, tool_images
-
-    def _prewarm(self, completions, rows) -> None:
-        """Embed the sections of all completions to edit and their references in one encoder call (the
-        per-completion calls of :func:`edit_report` then hit the cache)."""
-        texts = []
-        for c, x in zip(completions, rows):
-            sections, _ = check_completion(completion_text(c), self.edit_max_chars)
-            if sections is not None:
-                texts += [sections.findings, sections.impression]
-            texts += [x["findings"], x["impression"]]
-        if texts and self.edit_embedder is not None:
-            self.edit_embedder.encode_sections(texts)
 
     EditGRPOTrainer._prewarm = _prewarm
     return EditGRPOTrainer
 
 
-def __getattr__(name: str):  # EditGRPOTrainer is built on first use: importing TRL costs seconds
+def __getattr__(name: str) -> type:  # EditGRPOTrainer is built on first use: importing TRL costs seconds
     if name == "EditGRPOTrainer":
         cls = _trainer_class()
         globals()[name] = cls

@@ -21,6 +21,10 @@ built from.
 
 Gradient checkpointing (``grpo.gradient_checkpointing``) is passed to TRL (default True there); vLLM
 generation is colocated (GPU only; no server mode).
+
+Left out: SFT (:mod:`sdrlib.training.sft`), the rewards themselves (:mod:`sdrlib.rewards`), run folders and keys
+(:mod:`sdrlib.training.runkeys`), logs and curves (:mod:`sdrlib.training.runlog`), generation for evaluation
+(:mod:`sdrlib.generation`).
 """
 
 from __future__ import annotations
@@ -105,8 +109,8 @@ def _with_group_stats(funcs: list, scorer: Any, num_generations: int) -> list:
         findings, impression = kwargs.get("findings"), kwargs.get("impression")
         if callable(log) and findings is not None and impression is not None:
             b, _ = scorer.score_cached(completions, findings, impression)
-            exact = b.exact if scorer.reward == "exact" else _exact_scores(completions, findings, impression,
-                                                                           scorer.max_chars)
+            exact = b.exact if scorer.impl.scores_exact else _exact_scores(completions, findings, impression,
+                                                                               scorer.max_chars)
             stats = group_stats(b.total, b.content, exact, num_generations)
             for name, value in (stats or {}).items():
                 log(f"reward_groups/{name}", value)
@@ -123,7 +127,7 @@ def _with_group_stats(funcs: list, scorer: Any, num_generations: int) -> list:
 
 
 def grpo(
-    cfg,
+    cfg: Any,
     reward: str,
     init_from: str | Path,
     train_records: Sequence[Any] | None = None,
@@ -157,23 +161,20 @@ def grpo(
     GRPOResult
         Paths, wall time, reward time and bad-completion counts.
     """
-    import torch
-    from trl import GRPOConfig as TRLGRPOConfig
-    from trl import GRPOTrainer
-
+    import torch  # noqa: F401  (torch and TRL load before the seed is set, as they always have)
+    from trl import GRPOConfig as TRLGRPOConfig  # noqa: F401
+    from trl import GRPOTrainer  # noqa: F401
 
     spec = parse_reward(reward)
     if not spec.trains:
         raise ValueError(f"reward {reward!r} means no GRPO: evaluate the SFT policy directly")
-    impl = get_method(spec.method)
     preflight(cfg)
     init()  # several processes (accelerate launch): start the process group before any shared file is written
     if not has_policy(Path(init_from)):
         raise FileNotFoundError(f"no SFT policy in {init_from}: run sft() (notebook 03) first")
     seed = cfg.seed if seed is None else seed
-    g = cfg.grpo
     out = run_dir(cfg, "grpo", reward, seed)
-    steps = g.max_steps if max_steps is None else max_steps
+    steps = cfg.grpo.max_steps if max_steps is None else max_steps
     if train_records is None:
         with main_first():  # rank 0 makes the data (synthetic profiles) before the others read it
             train_records = load_split(cfg, "train")
@@ -191,115 +192,165 @@ def grpo(
     barrier()
     progress = Progress(steps, f"GRPO {reward} seed {seed}") if progress and is_main() else None
     with logs_to(out / log_name()):
-        set_seed(seed)
-        if is_tiny(cfg):
-            models.set_cpu_threads(cfg.sft.threads)
-        model, processor = load_policy(cfg, init_from)
-        if is_tiny(cfg) and cfg.sft.tiny_freeze_vision:
-            # the tower SFT kept at its random initialisation stays there: trained by GRPO, its features drift
-            # under the merger SFT fitted to them (issue 27: the noise-reward control's macro F1 drop)
-            models.freeze_vision_tower(model)
-        scorer_embedder = None
-        if spec.needs_embedder:
-            scorer_embedder = embedder
-            if scorer_embedder is None:
-                with main_first():  # rank 0 fills the shared embedding cache, the others then read it
-                    scorer_embedder = SentenceEmbedder.from_config(cfg)
-                if world_size() > 1 and on_cpu() and scorer_embedder.threads != 1:
-                    # N processes on one CPU share its cores: each encodes with its share of the threads
-                    total = scorer_embedder.threads or os.cpu_count() or 1
-                    scorer_embedder.threads = max(1, total // world_size())
-                    prewarm(scorer_embedder, [r.findings for r in train_records],
-                            [r.impression for r in train_records])
-        settings = impl.check_settings(getattr(g, impl.name) if impl.settings is not None else None)
-        # the method's data (G-CARL: claims may match the training sentences, the bank)
-        data = impl.grpo_data(spec, settings, train_records)
-        scorer = RewardScorer.from_profile(spec, scorer_embedder, g, data=data)
-        funcs, weights = trl_reward_functions(reward, scorer=scorer)
-        # what the method changes (EditGRPO: its trainer, the paper's Dr. GRPO, its own learning rate)
-        opts = impl.train_options(spec, settings, g, scorer_embedder)
-        loss_type = g.loss_type if opts.loss_type is None else opts.loss_type
-        scale_rewards = g.scale_rewards if opts.scale_rewards is None else opts.scale_rewards
-        learning_rate = g.learning_rate if opts.learning_rate is None else opts.learning_rate
-        weight_decay = 0.0 if opts.weight_decay is None else opts.weight_decay  # 0.0: TRL's default weight decay
-        trainer_cls = GRPOTrainer if opts.trainer is None else _resolve(opts.trainer)
-        trainer_kwargs = dict(opts.trainer_kwargs)
-        funcs = _with_group_stats(funcs, scorer, g.num_generations)
-        ds = grpo_dataset(train_records, cfg.sft.max_images)
-        args = TRLGRPOConfig(
-            output_dir=str(out),
-            max_steps=steps,
-            per_device_train_batch_size=g.batch_size,
-            gradient_accumulation_steps=g.grad_accum,
-            num_generations=g.num_generations,
-            max_completion_length=g.max_completion_length,
-            temperature=g.temperature,
-            learning_rate=learning_rate,
-            weight_decay=weight_decay,
-            lr_scheduler_type="constant",
-            beta=g.beta,
-            epsilon=g.epsilon,
-            loss_type=loss_type,
-            scale_rewards=scale_rewards,
-            reward_weights=weights,
-            logging_steps=1,
-            save_steps=g.save_steps,
-            save_total_limit=2,
-            seed=seed,
-            data_seed=seed,
-            report_to="none",
-            use_vllm=g.use_vllm,
-            vllm_mode="colocate",  # generation shares the training GPUs (2 x H100 in the paper)
-            disable_tqdm=True,
-            dataloader_num_workers=0,
-            gradient_checkpointing=g.gradient_checkpointing,  # TRL defaults to True (see the module doc)
-            **device_kwargs(),
-        )
-        timer = StepTimer()
-        trainer = trainer_cls(
-            model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
-            **trainer_kwargs,
-        )
-        with trl_stage_times() as stages:
-            resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
-        counts = dict(Counter(scorer.counts))
-        info = {
-            "stage": "grpo",
-            "profile": cfg.name,
-            "reward": reward,
-            "seed": seed,
-            "init_from": str(init_from),
-            "steps": trainer.state.global_step,
-            "seconds": seconds,
-            "step_seconds": sum(timer.times),
-            "reward_seconds": scorer.seconds,
-            "reward_share": scorer.seconds / sum(timer.times) if timer.times else 0.0,
-            "reward_seconds_per_step": scorer.seconds / max(len(timer.times), 1),
-            # where this session's step time went (TRL's own profiling points; benchmarks/profile_run.py)
-            "stage_seconds": stages.split(sum(timer.times)),
-            "counts": counts,
-            "resumed_from": resume,
-            "loss_type": loss_type,
-            "scale_rewards": scale_rewards,
-            "learning_rate": learning_rate,
-            # what the optimizer ran with (HF's Trainer exempts biases and norms from decay)
-            "weight_decay": max((pg["weight_decay"] for pg in trainer.optimizer.param_groups), default=0.0)
-            if trainer.optimizer is not None else weight_decay,
-            "reward_weights": weights,
-            "beta": g.beta,
-            "num_generations": g.num_generations,
-            "encoder": getattr(scorer_embedder, "encoder_id", None),
-            "torch_threads": torch.get_num_threads(),
-            "gradient_checkpointing": g.gradient_checkpointing,
-            "world_size": args.world_size,  # reward time and counts above are rank 0's
-        }
-        info.update(impl.run_info(trainer))
-        if is_main():
-            atomic_write_json(out / "run.json", info, sort_keys=False)
-    result = GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
+        result = _train(cfg, reward, spec, init_from, train_records, seed, steps, out, embedder, progress)
     if progress is not None:
         progress.close(summary_line(result))
     return result
+
+
+def _train(cfg: Any, reward: str, spec: Any, init_from: str | Path, train_records: Sequence[Any], seed: int,
+           steps: int, out: Path, embedder: Any, progress: Any) -> GRPOResult:
+    """The training part of :func:`grpo` (inside its log): seed, policy, scorer, trainer, train, ``run.json``."""
+    g = cfg.grpo
+    impl = get_method(spec.method)
+    set_seed(seed)
+    model, processor = _policy(cfg, init_from)
+    scorer_embedder = _scorer_embedder(cfg, spec, embedder, train_records)
+    settings = impl.check_settings(getattr(g, impl.name) if impl.settings is not None else None)
+    # the method's data (G-CARL: claims may match the training sentences, the bank)
+    data = impl.grpo_data(spec, settings, train_records)
+    scorer = RewardScorer.from_profile(spec, scorer_embedder, g, data=data)
+    funcs, weights = trl_reward_functions(reward, scorer=scorer)
+    # what the method changes (EditGRPO: its trainer, the paper's Dr. GRPO, its own learning rate)
+    opts = impl.train_options(spec, settings, g, scorer_embedder)
+    run = _run_settings(g, opts)
+    funcs = _with_group_stats(funcs, scorer, g.num_generations)
+    ds = grpo_dataset(train_records, cfg.sft.max_images)
+    args = _trl_args(g, out, steps, seed, weights, run)
+    timer = StepTimer()
+    trainer = run["trainer_cls"](
+        model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
+        **run["trainer_kwargs"],
+    )
+    with trl_stage_times() as stages:
+        resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
+    counts = dict(Counter(scorer.counts))
+    info = _run_info(cfg, reward, seed, init_from, trainer, timer, stages, scorer, scorer_embedder, counts, resume,
+                     seconds, run, weights, args)
+    info.update(impl.run_info(trainer))
+    if is_main():
+        atomic_write_json(out / "run.json", info, sort_keys=False)
+    return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
+
+
+def _policy(cfg: Any, init_from: str | Path) -> tuple[Any, Any]:
+    """The SFT policy to post-train and its processor (the tiny policy: its CPU threads first, and its vision
+    tower kept frozen when SFT kept it so)."""
+    if is_tiny(cfg):
+        models.set_cpu_threads(cfg.sft.threads)
+    model, processor = load_policy(cfg, init_from)
+    if is_tiny(cfg) and cfg.sft.tiny_freeze_vision:
+        # the tower SFT kept at its random initialisation stays there: trained by GRPO, its features drift
+        # under the merger SFT fitted to them (issue 27: the noise-reward control's macro F1 drop)
+        models.freeze_vision_tower(model)
+    return model, processor
+
+
+def _scorer_embedder(cfg: Any, spec: Any, embedder: Any, train_records: Sequence[Any]) -> Any:
+    """The sentence encoder of the reward (``None`` when the method needs none): ``embedder`` or the profile's; with
+    several processes on one CPU each gets its share of the threads and embeds the references first."""
+    if not spec.needs_embedder:
+        return None
+    scorer_embedder = embedder
+    if scorer_embedder is None:
+        with main_first():  # rank 0 fills the shared embedding cache, the others then read it
+            scorer_embedder = SentenceEmbedder.from_config(cfg)
+        if world_size() > 1 and on_cpu() and scorer_embedder.threads != 1:
+            # N processes on one CPU share its cores: each encodes with its share of the threads
+            total = scorer_embedder.threads or os.cpu_count() or 1
+            scorer_embedder.threads = max(1, total // world_size())
+            prewarm(scorer_embedder, [r.findings for r in train_records],
+                    [r.impression for r in train_records])
+    return scorer_embedder
+
+
+def _run_settings(g: Any, opts: Any) -> dict[str, Any]:
+    """The run's loss, reward scaling, learning rate, weight decay and trainer: the method's
+    (:class:`sdrlib.rewards.TrainOptions`) where it sets one, else the profile's (weight decay: TRL's 0.0)."""
+    from trl import GRPOTrainer
+
+    return {
+        "loss_type": g.loss_type if opts.loss_type is None else opts.loss_type,
+        "scale_rewards": g.scale_rewards if opts.scale_rewards is None else opts.scale_rewards,
+        "learning_rate": g.learning_rate if opts.learning_rate is None else opts.learning_rate,
+        "weight_decay": 0.0 if opts.weight_decay is None else opts.weight_decay,  # 0.0: TRL's default weight decay
+        "trainer_cls": GRPOTrainer if opts.trainer is None else _resolve(opts.trainer),
+        "trainer_kwargs": dict(opts.trainer_kwargs),
+    }
+
+
+def _trl_args(g: Any, out: Path, steps: int, seed: int, weights: list[float], run: dict[str, Any]) -> Any:
+    """TRL's ``GRPOConfig`` of the run (the profile's ``grpo`` section and the method's :func:`_run_settings`)."""
+    from trl import GRPOConfig as TRLGRPOConfig
+
+    return TRLGRPOConfig(
+        output_dir=str(out),
+        max_steps=steps,
+        per_device_train_batch_size=g.batch_size,
+        gradient_accumulation_steps=g.grad_accum,
+        num_generations=g.num_generations,
+        max_completion_length=g.max_completion_length,
+        temperature=g.temperature,
+        learning_rate=run["learning_rate"],
+        weight_decay=run["weight_decay"],
+        lr_scheduler_type="constant",
+        beta=g.beta,
+        epsilon=g.epsilon,
+        loss_type=run["loss_type"],
+        scale_rewards=run["scale_rewards"],
+        reward_weights=weights,
+        logging_steps=1,
+        save_steps=g.save_steps,
+        save_total_limit=2,
+        seed=seed,
+        data_seed=seed,
+        report_to="none",
+        use_vllm=g.use_vllm,
+        vllm_mode="colocate",  # generation shares the training GPUs (2 x H100 in the paper)
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        gradient_checkpointing=g.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+        **device_kwargs(),
+    )
+
+
+def _run_info(cfg: Any, reward: str, seed: int, init_from: str | Path, trainer: Any, timer: Any, stages: Any,
+              scorer: Any, scorer_embedder: Any, counts: dict, resume: Any, seconds: float, run: dict[str, Any],
+              weights: list[float], args: Any) -> dict[str, Any]:
+    """The run's ``run.json`` entries (before the method's own, :meth:`sdrlib.rewards.RewardMethod.run_info`)."""
+    import torch
+
+    g = cfg.grpo
+    return {
+        "stage": "grpo",
+        "profile": cfg.name,
+        "reward": reward,
+        "seed": seed,
+        "init_from": str(init_from),
+        "steps": trainer.state.global_step,
+        "seconds": seconds,
+        "step_seconds": sum(timer.times),
+        "reward_seconds": scorer.seconds,
+        "reward_share": scorer.seconds / sum(timer.times) if timer.times else 0.0,
+        "reward_seconds_per_step": scorer.seconds / max(len(timer.times), 1),
+        # where this session's step time went (TRL's own profiling points; benchmarks/profile_run.py)
+        "stage_seconds": stages.split(sum(timer.times)),
+        "counts": counts,
+        "resumed_from": resume,
+        "loss_type": run["loss_type"],
+        "scale_rewards": run["scale_rewards"],
+        "learning_rate": run["learning_rate"],
+        # what the optimizer ran with (HF's Trainer exempts biases and norms from decay)
+        "weight_decay": max((pg["weight_decay"] for pg in trainer.optimizer.param_groups), default=0.0)
+        if trainer.optimizer is not None else run["weight_decay"],
+        "reward_weights": weights,
+        "beta": g.beta,
+        "num_generations": g.num_generations,
+        "encoder": getattr(scorer_embedder, "encoder_id", None),
+        "torch_threads": torch.get_num_threads(),
+        "gradient_checkpointing": g.gradient_checkpointing,
+        "world_size": args.world_size,  # reward time and counts above are rank 0's
+    }
 
 
 def summary_line(res: GRPOResult) -> str:

@@ -21,7 +21,7 @@ def is_tiny(cfg) -> bool:
     return cfg.sft.policy == "tiny"
 
 
-def tiny_spec(cfg):
+def tiny_spec(cfg: Any) -> models.TinyVLSpec:
     """The profile's :class:`sdrlib.models.TinyVLSpec` (the ``sft.tiny_*`` keys)."""
     s = cfg.sft
     return models.TinyVLSpec(
@@ -69,7 +69,7 @@ def preflight(cfg) -> None:
         models.check_gpu_model(cfg.sft.policy)
 
 
-def load_policy(cfg, path: str | Path | None = None):
+def load_policy(cfg: Any, path: str | Path | None = None) -> tuple[Any, Any]:
     """``(model, processor)`` for the profile: a saved policy at ``path``, else a fresh one.
 
     ``path=None`` with the tiny policy raises (a fresh tiny policy needs training texts:

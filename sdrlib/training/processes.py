@@ -10,7 +10,9 @@ first (:func:`main_first`), the others wait (:func:`barrier`) and then read them
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = ["world_size", "rank", "is_main", "on_cpu", "init", "barrier", "main_first"]
 
@@ -38,7 +40,7 @@ def on_cpu() -> bool:
     return forced or not torch.cuda.is_available()
 
 
-def init():
+def init() -> Any:
     """accelerate's ``PartialState`` for a multi-process run (process group started), else ``None``."""
     if world_size() == 1:
         return None
@@ -55,7 +57,7 @@ def barrier() -> None:
 
 
 @contextmanager
-def main_first():
+def main_first() -> Iterator[None]:
     """Rank 0 runs the block first, the other ranks after it has finished (one process: just runs it)."""
     state = init()
     if state is None:

@@ -26,16 +26,20 @@ What each rank gets (accelerate 1.15 / TRL 1.16, with accelerate's default ``spl
   ``GRPOTrainer._calculate_rewards``; each rank keeps its slice of them), so a group may straddle two
   ranks there; :mod:`sdrlib.config` requires ``B`` itself to be a multiple of ``G``, so here a prompt's
   ``G`` completions always stay on one rank (EditGRPO's edits and the group statistics need that).
+
+Left out: deciding whether a run is reused (:mod:`sdrlib.training.runkeys`), the training itself
+(:mod:`sdrlib.training.sft`, :mod:`sdrlib.training.grpo`), experiment trackers (wandb, MLflow: ``report_to="none"``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sdrlib import models
 from sdrlib.io import atomic_write_json, atomic_write_text
@@ -142,7 +146,7 @@ class StageTimes:
 
 
 @contextmanager
-def trl_stage_times():
+def trl_stage_times() -> Iterator[StageTimes]:
     """Collect TRL's own profiling timings (``trl.extras.profiling.ProfilingContext``) into a :class:`StageTimes`.
 
     TRL times its generation, reward, log-probability and loss calls with ``ProfilingContext`` and reports them
@@ -227,7 +231,8 @@ class Progress:
         print(summary, flush=True)
 
 
-def run_log_callback(log_path: Path, progress: Progress | None, fields: Sequence[str] = ("loss", "reward")):
+def run_log_callback(log_path: Path, progress: Progress | None, fields: Sequence[str] = ("loss", "reward")
+                     ) -> Any:
     """A ``TrainerCallback`` writing every log dict as one JSON line to ``log_path`` and moving ``progress``."""
     from transformers import TrainerCallback
 
@@ -248,7 +253,7 @@ def run_log_callback(log_path: Path, progress: Progress | None, fields: Sequence
 
 
 @contextmanager
-def logs_to(log_path: str | Path):
+def logs_to(log_path: str | Path) -> Iterator[None]:
     """Send library warnings, ``transformers`` / ``trl`` / ``datasets`` log records and their progress bars
     to ``log_path`` (appended) while the block runs; everything is restored afterwards.
 
@@ -295,7 +300,60 @@ def log_name() -> str:
     return "train.log" if is_main() else f"train.rank{rank()}.log"
 
 
-def rank_record_callback(out: Path, id_column: str = "study_id"):
+def _vocab_digest(processing_class: Any) -> str | None:
+    """sha256 of the tokenizer's sorted vocabulary (``None`` without a tokenizer that lists it)."""
+    import hashlib
+
+    tok = getattr(processing_class, "tokenizer", processing_class)
+    if not hasattr(tok, "get_vocab"):
+        return None
+    vocab = sorted(tok.get_vocab().items())
+    return hashlib.sha256(json.dumps(vocab).encode()).hexdigest()
+
+
+def _record_batches(train_dataloader: Any, batches: list[list], id_column: str) -> None:
+    """Wrap the collate function of the (accelerate-prepared) ``train_dataloader`` so that each batch it collates
+    is appended to ``batches`` as its rows' ``id_column`` values; once (an already wrapped one is left as is)."""
+    # accelerate's DataLoaderShard wraps the torch DataLoader that collates (``base_dataloader``)
+    loader = getattr(train_dataloader, "base_dataloader", train_dataloader)
+    collate = getattr(loader, "collate_fn", None)
+    if collate is None or getattr(collate, "_sdr_recording", False):
+        return
+
+    def recording(features):
+        batches.append([f.get(id_column) if isinstance(f, dict) else None for f in features])
+        return collate(features)
+
+    recording._sdr_recording = True
+    loader.collate_fn = recording
+
+
+def _rank_record(args: Any, state: Any, batches: list[list], start_step: int, vocab_digest: str | None,
+                 extra: dict) -> dict[str, Any]:
+    """The ``rank<r>.json`` record of :func:`rank_record_callback` as of ``state``."""
+    import torch
+
+    ga = int(getattr(args, "gradient_accumulation_steps", 1) or 1)
+    steps_done = int(getattr(state, "global_step", 0) or 0)
+    first = min(start_step, steps_done)  # a resumed run records the steps it trained itself
+    used = (steps_done - first) * ga
+    return {
+        "rank": rank(),
+        "world_size": world_size(),
+        "optimizer_steps": steps_done,
+        "resumed_at_step": start_step,
+        "gradient_accumulation_steps": ga,
+        "per_device_train_batch_size": getattr(args, "per_device_train_batch_size", None),
+        "steps": [{"step": first + k + 1, "batches": batches[k * ga:(k + 1) * ga]}
+                  for k in range(steps_done - first)],
+        "unused_batches": max(0, len(batches) - used),
+        "vocab_digest": vocab_digest,
+        "torch_threads": torch.get_num_threads(),
+        **extra,
+    }
+
+
+def rank_record_callback(out: Path, id_column: str = "study_id") -> Any:
     """A ``TrainerCallback`` writing ``out/rank<r>.json``: what this process trained on.
 
     At the start of training it wraps the collate function of the Trainer's (accelerate-prepared) train
@@ -309,9 +367,6 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
     rank must build the same one) and ``torch_threads``; :func:`train_and_save` adds ``wrote_final`` and
     ``seconds``. Example: ``trainer.add_callback(rank_record_callback(run_dir))``.
     """
-    import hashlib
-
-    import torch
     from transformers import TrainerCallback
 
     class _RankRecord(TrainerCallback):
@@ -325,23 +380,10 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
         def on_train_begin(self, args, state, control, train_dataloader=None, processing_class=None, **kw):
             self._args, self._state = args, state
             self.start_step = int(state.global_step or 0)  # > 0 when resumed from a checkpoint
-            tok = getattr(processing_class, "tokenizer", processing_class)
-            if hasattr(tok, "get_vocab"):
-                vocab = sorted(tok.get_vocab().items())
-                self.vocab_digest = hashlib.sha256(json.dumps(vocab).encode()).hexdigest()
-            # accelerate's DataLoaderShard wraps the torch DataLoader that collates (``base_dataloader``)
-            loader = getattr(train_dataloader, "base_dataloader", train_dataloader)
-            collate = getattr(loader, "collate_fn", None)
-            if collate is None or getattr(collate, "_sdr_recording", False):
-                return
-            batches = self.batches
-
-            def recording(features):
-                batches.append([f.get(id_column) if isinstance(f, dict) else None for f in features])
-                return collate(features)
-
-            recording._sdr_recording = True
-            loader.collate_fn = recording
+            digest = _vocab_digest(processing_class)
+            if digest is not None:
+                self.vocab_digest = digest
+            _record_batches(train_dataloader, self.batches, id_column)
 
         def on_step_end(self, args, state, control, **kw):
             self._args, self._state = args, state
@@ -356,25 +398,7 @@ def rank_record_callback(out: Path, id_column: str = "study_id"):
 
         def write(self, **extra) -> Path:
             self.extra.update(extra)
-            args, state = self._args, self._state
-            ga = int(getattr(args, "gradient_accumulation_steps", 1) or 1)
-            steps_done = int(getattr(state, "global_step", 0) or 0)
-            first = min(self.start_step, steps_done)  # a resumed run records the steps it trained itself
-            used = (steps_done - first) * ga
-            rec = {
-                "rank": rank(),
-                "world_size": world_size(),
-                "optimizer_steps": steps_done,
-                "resumed_at_step": self.start_step,
-                "gradient_accumulation_steps": ga,
-                "per_device_train_batch_size": getattr(args, "per_device_train_batch_size", None),
-                "steps": [{"step": first + k + 1, "batches": self.batches[k * ga:(k + 1) * ga]}
-                          for k in range(steps_done - first)],
-                "unused_batches": max(0, len(self.batches) - used),
-                "vocab_digest": self.vocab_digest,
-                "torch_threads": torch.get_num_threads(),
-                **self.extra,
-            }
+            rec = _rank_record(self._args, self._state, self.batches, self.start_step, self.vocab_digest, self.extra)
             path = out / f"rank{rank()}.json"
             atomic_write_json(path, rec, sort_keys=False)
             return path
@@ -391,7 +415,7 @@ def trainer_logs_to(trainer, log_path: Path, progress: Progress | None) -> None:
     trainer.add_callback(run_log_callback(log_path, progress))
 
 
-def read_curves(path: str | Path):
+def read_curves(path: str | Path) -> Any:
     """The ``curves.csv`` of a run folder (or the file itself) as a DataFrame."""
     import pandas as pd
 

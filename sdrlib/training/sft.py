@@ -4,12 +4,16 @@ Prompt-completion pairs (the image + instruction as prompt, the templated report
 :func:`sdrlib.training.datasets.sft_dataset`), so the loss covers the assistant report only. Gradient
 checkpointing (``sft.gradient_checkpointing``) is passed to TRL, whose configs default it to True; the tiny
 CPU policy gains no memory worth having from it and pays for it in recomputed activations.
+
+Left out: GRPO (:mod:`sdrlib.training.grpo`), building and saving the policy (:mod:`sdrlib.models`), run folders
+and keys (:mod:`sdrlib.training.runkeys`), generation for evaluation (:mod:`sdrlib.generation`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sdrlib import models
@@ -26,7 +30,7 @@ from sdrlib.utils import set_seed
 __all__ = ["sft"]
 
 
-def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = None, force: bool = False,
+def sft(cfg: Any, train_records: Sequence[Any] | None = None, *, seed: int | None = None, force: bool = False,
         progress: bool = True) -> SFTResult:
     """Supervised fine-tuning of the profile's policy on the training split.
 
@@ -48,10 +52,9 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
     SFTResult
         ``final`` holds the policy; ``curves`` the loss curve.
     """
-    import torch
-    from trl import SFTConfig as TRLSFTConfig
-    from trl import SFTTrainer
-
+    import torch  # noqa: F401  (torch and TRL load before the seed is set, as they always have)
+    from trl import SFTConfig as TRLSFTConfig  # noqa: F401
+    from trl import SFTTrainer  # noqa: F401
 
     preflight(cfg)
     init()  # several processes (accelerate launch): start the process group before any shared file is written
@@ -71,61 +74,7 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
     barrier()
     progress = Progress(cfg.sft.max_steps, f"SFT seed {seed}") if progress and is_main() else None
     with logs_to(out / log_name()):
-        s = cfg.sft
-        set_seed(seed)
-        if is_tiny(cfg):
-            models.set_cpu_threads(s.threads)
-            texts, _ = report_texts(train_records)
-            model, processor = models.build_tiny_policy(texts, tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
-            if s.tiny_freeze_vision:
-                models.freeze_vision_tower(model)
-        else:
-            model, processor = load_policy(cfg)
-        ds = sft_dataset(train_records, s.max_images)
-        args = TRLSFTConfig(
-            output_dir=str(out),
-            max_steps=s.max_steps,
-            per_device_train_batch_size=s.batch_size,
-            gradient_accumulation_steps=s.grad_accum,
-            learning_rate=s.learning_rate,
-            lr_scheduler_type=s.lr_scheduler,
-            warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),
-            weight_decay=s.weight_decay,
-            logging_steps=max(1, min(10, s.max_steps // 20 or 1)),
-            save_steps=s.save_steps,
-            save_total_limit=2,
-            seed=seed,
-            data_seed=seed,
-            report_to="none",
-            max_length=None,
-            completion_only_loss=True,
-            dataloader_num_workers=0,
-            disable_tqdm=True,
-            remove_unused_columns=False,
-            gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
-            **device_kwargs(),
-        )
-        timer = StepTimer()
-        trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
-        resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
-        info = {
-            "stage": "sft",
-            "profile": cfg.name,
-            "seed": seed,
-            "policy": s.policy,
-            "steps": trainer.state.global_step,
-            "seconds": seconds,
-            "mean_step_seconds": sum(timer.times) / max(len(timer.times), 1),
-            "resumed_from": resume,
-            "n_train": len(ds),
-            "params": sum(p.numel() for p in model.parameters()),
-            "torch_threads": torch.get_num_threads(),
-            "gradient_checkpointing": s.gradient_checkpointing,
-            "policy_digest": policy_digest(final),
-            "world_size": args.world_size,
-        }
-        if is_main():
-            atomic_write_json(out / "run.json", info, sort_keys=False)
+        final, curves, seconds, info = _train(cfg, train_records, seed, out, progress)
     if progress is not None:
         curves_df = read_curves(curves)
         loss = curves_df["loss"].dropna() if "loss" in curves_df else []
@@ -133,3 +82,83 @@ def sft(cfg, train_records: Sequence[Any] | None = None, *, seed: int | None = N
                        + (f", loss {loss.iloc[0]:.3f} -> {loss.iloc[-1]:.3f}" if len(loss) else "")
                        + f" (details: {short_path(out / log_name())})")
     return SFTResult(out, final, curves, seconds, False, info)
+
+
+def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progress: Any
+           ) -> tuple[Path, Path, float, dict[str, Any]]:
+    """The training part of :func:`sft` (inside its log): seed, policy, trainer, train, ``run.json``; returns the
+    final policy folder, the curves file, the seconds and the ``run.json`` entries."""
+    import torch
+    from trl import SFTTrainer
+
+    s = cfg.sft
+    set_seed(seed)
+    model, processor = _policy(cfg, train_records, seed)
+    ds = sft_dataset(train_records, s.max_images)
+    args = _trl_args(s, out, seed)
+    timer = StepTimer()
+    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
+    resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
+    info = {
+        "stage": "sft",
+        "profile": cfg.name,
+        "seed": seed,
+        "policy": s.policy,
+        "steps": trainer.state.global_step,
+        "seconds": seconds,
+        "mean_step_seconds": sum(timer.times) / max(len(timer.times), 1),
+        "resumed_from": resume,
+        "n_train": len(ds),
+        "params": sum(p.numel() for p in model.parameters()),
+        "torch_threads": torch.get_num_threads(),
+        "gradient_checkpointing": s.gradient_checkpointing,
+        "policy_digest": policy_digest(final),
+        "world_size": args.world_size,
+    }
+    if is_main():
+        atomic_write_json(out / "run.json", info, sort_keys=False)
+    return final, curves, seconds, info
+
+
+def _policy(cfg: Any, train_records: Sequence[Any], seed: int) -> tuple[Any, Any]:
+    """The policy to fine-tune and its processor: the tiny policy built from the training reports (its tokenizer
+    trained on them, at ``seed``), else the profile's pretrained policy."""
+    s = cfg.sft
+    if is_tiny(cfg):
+        models.set_cpu_threads(s.threads)
+        texts, _ = report_texts(train_records)
+        model, processor = models.build_tiny_policy(texts, tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
+        if s.tiny_freeze_vision:
+            models.freeze_vision_tower(model)
+    else:
+        model, processor = load_policy(cfg)
+    return model, processor
+
+
+def _trl_args(s: Any, out: Path, seed: int) -> Any:
+    """TRL's ``SFTConfig`` of the run, from the profile's ``sft`` section ``s``."""
+    from trl import SFTConfig as TRLSFTConfig
+
+    return TRLSFTConfig(
+        output_dir=str(out),
+        max_steps=s.max_steps,
+        per_device_train_batch_size=s.batch_size,
+        gradient_accumulation_steps=s.grad_accum,
+        learning_rate=s.learning_rate,
+        lr_scheduler_type=s.lr_scheduler,
+        warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),
+        weight_decay=s.weight_decay,
+        logging_steps=max(1, min(10, s.max_steps // 20 or 1)),
+        save_steps=s.save_steps,
+        save_total_limit=2,
+        seed=seed,
+        data_seed=seed,
+        report_to="none",
+        max_length=None,
+        completion_only_loss=True,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+        **device_kwargs(),
+    )

@@ -1,9 +1,10 @@
-"""End-to-end tests of sdrlib.apigen (candidates from an OpenAI-compatible API) and sdrlib.serve.
+"""End-to-end tests of sdrlib.apigen (candidates from an OpenAI-compatible API).
 
 Every test drives the real ``openai`` client against the real HTTP server of
 :mod:`sdrlib.serve` on 127.0.0.1 (in a thread), never a mocked client. The test
-backend is deterministic: an answer names the study (a hash of the image it received),
-the request seed and the choice index, so results can be compared across runs.
+backend is deterministic (tests/chat_helpers.py): an answer names the study (a hash of the image
+it received), the request seed and the choice index, so results can be compared across runs.
+The server's own behaviour is tested in tests/serve/.
 """
 
 from __future__ import annotations
@@ -18,12 +19,9 @@ import sys
 import textwrap
 import threading
 import time
-import types
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from sdrlib import apigen
 from sdrlib.apigen import (
@@ -33,53 +31,30 @@ from sdrlib.apigen import (
 from sdrlib.errors import SDRError
 from sdrlib.reports import build_template, parse_template
 from training_helpers import Rec  # the record shape sdrlib.data loaders return
-from sdrlib.serve import ChatServer, Faults, PolicyBackend, ServeError, images_from_messages
+from sdrlib.serve import ChatServer, Faults
+from chat_helpers import det_backend, png, run, chat_records
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _png(path: Path, seed: int, size: int = 32) -> str:
-    Image.fromarray((np.random.default_rng(seed).random((size, size)) * 255).astype("uint8")).save(path)
-    return str(path)
-
-
 @pytest.fixture()
 def recs(tmp_path):
-    return [Rec(f"s{i}", [_png(tmp_path / f"test_{i}.png", i)], "Lungs clear.", "Normal.", None, "test")
-            for i in range(4)]
+    return chat_records(tmp_path)
 
 
 @pytest.fixture()
 def pool(tmp_path):
-    return [Rec(f"t{i}", [_png(tmp_path / f"train_{i}.png", 100 + i)], f"Finding number {i} is described.",
+    return [Rec(f"t{i}", [png(tmp_path / f"train_{i}.png", 100 + i)], f"Finding number {i} is described.",
                 f"Impression {i}.", None, "train") for i in range(10)]
-
-
-def _img_tag(messages) -> str:
-    url = messages[0]["content"][0]["image_url"]["url"]
-    return hashlib.sha256(url.encode()).hexdigest()[:8]
 
 
 def _tag_of(rec) -> str:
     return hashlib.sha256(apigen.image_data_url(rec.image_paths[0]).encode()).hexdigest()[:8]
 
 
-def det_backend(messages, n, temperature, max_tokens, seed):
-    tag, s = _img_tag(messages), -1 if seed is None else seed
-    return [f"<think> Study {tag} seed {s} choice {j}. </think> <answer> Impression {s % 97}-{j}. </answer>"
-            for j in range(n)]
-
-
-def run(recs, srv, cache, **kw):
-    stats = APIStats()
-    kw = {"k": 3, "backoff": 0.001, "max_backoff": 0.01, "max_retries": 3, **kw}
-    out = generate_api_candidates(recs, model="test-model", base_url=srv.url, cache_path=cache, stats=stats, **kw)
-    return out, stats
-
-
 # --------------------------------------------------------------------------- (a) shape and parsing
 @pytest.mark.parametrize("use_n,calls", [(None, 4), (False, 12)])
-def test_k_candidates_per_study_in_study_order_and_parsed(recs, tmp_path, use_n, calls):
+def test_n_candidates_per_study_in_study_order_and_parsed(recs, tmp_path, use_n, calls):
     with ChatServer(det_backend) as srv:
         out, st = run(recs, srv, tmp_path / "c.jsonl", concurrency=3, use_n=use_n)
         assert srv.requests == calls  # n=K: one request per study; else one per sample
@@ -108,7 +83,7 @@ def test_second_run_is_served_from_the_cache_with_zero_requests(recs, tmp_path):
             _, st2 = run(recs[:1], srv, cache, use_n=False, **change, **extra)
             assert srv.requests == 3 and st2.cached == 0, change
         srv.reset_counts()
-        _, st3 = run(recs[:1], srv, cache, k=5)  # more samples: only the two new ones are asked
+        _, st3 = run(recs[:1], srv, cache, n_candidates=5)  # more samples: only the two new ones are asked
         assert srv.requests == 2 and (st3.cached, st3.requested) == (3, 2)
 
 
@@ -133,7 +108,7 @@ _CHILD = textwrap.dedent("""
 
     args = json.loads(sys.argv[1])
     recs = [Rec(**r) for r in args["recs"]]
-    generate_api_candidates(recs, model="test-model", base_url=args["url"], k=3, cache_path=args["cache"],
+    generate_api_candidates(recs, model="test-model", base_url=args["url"], n_candidates=3, cache_path=args["cache"],
                             concurrency=1, use_n=False, backoff=0.001, max_retries=0)
     print("FINISHED")
 """)
@@ -188,7 +163,7 @@ def test_run_cut_by_a_vanishing_server_resumes_only_failed_samples(recs, tmp_pat
         first, st1 = run(recs[:2], srv, cache, use_n=False, concurrency=1)
     # server gone: the same URL refuses connections; samples fail, nothing is lost
     stats = APIStats()
-    out = generate_api_candidates(recs, model="test-model", base_url=url, cache_path=cache, k=3, stats=stats,
+    out = generate_api_candidates(recs, model="test-model", base_url=url, cache_path=cache, n_candidates=3, stats=stats,
                                   backoff=0.001, max_retries=1, use_n=False, concurrency=2)
     assert out[:2] == first and out[2:] == [[FAILED_PLACEHOLDER] * 3] * 2
     assert (stats.cached, stats.failed, stats.errors["connection"]) == (6, 6, 6)
@@ -315,7 +290,7 @@ def test_malformed_answers_are_kept_verbatim_and_counted(recs, tmp_path):
         return [texts[next(it) % len(texts)] for _ in range(n)]
 
     with ChatServer(varied) as srv:
-        out, st = run(recs, srv, tmp_path / "c.jsonl", k=len(texts), use_n=False, concurrency=1)
+        out, st = run(recs, srv, tmp_path / "c.jsonl", n_candidates=len(texts), use_n=False, concurrency=1)
     flat = sum(out, [])
     assert sorted(flat) == sorted(texts * 4)  # nothing dropped, nothing rewritten
     assert st.malformed == 4 * sum(parse_api_answer(t).malformed for t in texts) == 4 * 4
@@ -337,7 +312,7 @@ def test_p2_prompt_holds_five_training_exemplars_chosen_by_seed(recs, pool, tmp_
     with ChatServer(capture) as srv:
         for run_no, s in enumerate((0, 0, 1, 2, 3)):
             seen.clear()
-            run(recs[:1], srv, tmp_path / f"c{run_no}.jsonl", prompt="p2", exemplars=pool, seed=s, k=1)
+            run(recs[:1], srv, tmp_path / f"c{run_no}.jsonl", prompt="p2", exemplars=pool, seed=s, n_candidates=1)
             (text,) = seen
             lines = text.splitlines()
             shots = [lines[i + 1] for i, line in enumerate(lines) if re.fullmatch(r"Example \d:", line)]
@@ -345,7 +320,7 @@ def test_p2_prompt_holds_five_training_exemplars_chosen_by_seed(recs, pool, tmp_
             assert all(parse_template(t) for t in shots)
             assert prompts.setdefault(s, text) == text  # same seed, same prompt
         seen.clear()
-        run(recs[:1], srv, tmp_path / "p1.jsonl", prompt="p1", exemplars=pool, k=1)
+        run(recs[:1], srv, tmp_path / "p1.jsonl", prompt="p1", exemplars=pool, n_candidates=1)
         assert "Example" not in seen[0] and "<think>" in seen[0]
     assert len(set(prompts.values())) > 1  # the seed changes the choice
     assert choose_exemplars(pool, seed=4) == choose_exemplars(list(pool), seed=4)
@@ -388,7 +363,8 @@ def test_the_key_is_sent_but_never_written_or_logged(recs, tmp_path, monkeypatch
 
 # --------------------------------------------------------------------------- arguments
 @pytest.mark.parametrize("kw,match", [
-    ({"k": 0}, "k must"), ({"k": True}, "k must"), ({"k": 2.0}, "k must"),
+    ({"n_candidates": 0}, "n_candidates must"), ({"n_candidates": True}, "n_candidates must"),
+    ({"n_candidates": 2.0}, "n_candidates must"),
     ({"prompt": "p3"}, "prompt"), ({"temperature": -0.1}, "temperature"), ({"temperature": float("nan")}, "temperature"),
     ({"max_tokens": 0}, "max_tokens"), ({"seed": "0"}, "seed"), ({"max_retries": -1}, "max_retries"),
     ({"timeout": 0}, "timeout"), ({"concurrency": 0}, "concurrency"), ({"model": ""}, "model"),
@@ -417,95 +393,3 @@ def test_bad_records_and_cache_paths_raise_named_errors(recs, tmp_path):
         with pytest.raises(APIGenError, match=match):
             generate_api_candidates(records, cache_path=cache, **base)
     assert generate_api_candidates([], cache_path=tmp_path / "e.jsonl", **base) == []
-
-
-# --------------------------------------------------------------------------- server behaviour
-def test_server_adapts_to_missing_n_and_seed_and_lists_models(recs, tmp_path):
-    import openai
-
-    with ChatServer(det_backend, model="tiny", faults=Faults(support_n=False, support_seed=False)) as srv:
-        out, st = run(recs[:2], srv, tmp_path / "c.jsonl", concurrency=2)
-        assert sorted(st.adapted) == ["n", "seed"] and st.failed == 0 and st.generated == 6
-        assert srv.statuses[400] >= 2 and srv.statuses[200] == 6
-        client = openai.OpenAI(api_key="x", base_url=srv.url, max_retries=0)
-        assert [m.id for m in client.models.list()] == ["tiny"]
-    # GPT-5-style: max_tokens and temperature refused -> max_completion_tokens, default temperature
-    with ChatServer(det_backend, faults=Faults(refuse_params=("max_tokens", "temperature"))) as srv:
-        out2, st2 = run(recs[:2], srv, tmp_path / "c2.jsonl", concurrency=1)
-        assert sorted(st2.adapted) == ["max_tokens", "temperature"] and st2.generated == 6
-        assert "max_completion_tokens" in srv.last_params and "temperature" not in srv.last_params
-        assert srv.statuses == {400: 2, 200: 2}
-    sent = [json.loads(x)["sent"] for x in (tmp_path / "c2.jsonl").read_text().splitlines()]
-    assert all(d["max_completion_tokens"] == 512 and "temperature" not in d for d in sent)
-    with pytest.raises(ServeError):
-        ChatServer(det_backend, port=70000)
-
-
-def test_remote_and_broken_image_urls_are_refused_with_400():
-    import openai
-
-    def image_backend(messages, n, *args):
-        return [f"{len(images_from_messages(messages))} image(s)"] * n
-
-    with ChatServer(image_backend) as srv:
-        client = openai.OpenAI(api_key="x", base_url=srv.url, max_retries=0)
-        for url in ("https://example.com/x.png", "data:image/png;base64,@@@", "data:image/png;base64,aGVsbG8="):
-            with pytest.raises(openai.BadRequestError, match="data URL|decoded"):
-                client.chat.completions.create(model="m", messages=[
-                    {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}])
-        ok = client.chat.completions.create(model="m", n=2, messages=[{"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _b64_png()}}]}])
-        assert [c.message.content for c in ok.choices] == ["1 image(s)", "1 image(s)"]
-        assert srv.statuses == {400: 3, 200: 1}
-
-
-def _b64_png() -> str:
-    import base64
-    import io
-
-    buf = io.BytesIO()
-    Image.new("L", (8, 8), 128).save(buf, format="PNG")
-    return base64.b64encode(buf.getvalue()).decode()
-
-
-# --------------------------------------------------------------------------- tiny local policy
-def test_a_tiny_local_policy_served_answers_through_the_openai_client(recs, tmp_path):
-    import torch
-    from sdrlib import models
-    from sdrlib.serve import main
-    from training_helpers import REPORTS
-
-    torch.set_num_threads(1)
-    texts = [build_template(f, i) for f, i in REPORTS.values()] * 10
-    spec = models.TinyVLSpec(hidden_size=32, layers=1, heads=2, kv_heads=1, head_dim=16, intermediate_size=64,
-                             vision_hidden_size=32, vision_layers=1, vision_heads=2, vision_intermediate_size=64,
-                             image_size=64, mrope_section=(4, 2, 2))
-    model, proc = models.build_tiny_policy(texts, spec, vocab_size=320, seed=0)
-    path = models.save_policy(model, proc, tmp_path / "policy")
-    backend = PolicyBackend.from_path(path, max_new_tokens=6)
-    with ChatServer(backend, model="policy") as srv:
-        out, st = run(recs[:1], srv, tmp_path / "c.jsonl", k=2, max_tokens=6, use_n=True)
-        assert srv.requests == 1 and st.generated == 2
-    assert len(out) == 1 and len(out[0]) == 2 and all(isinstance(t, str) for t in out[0])
-    # the served candidates are the policy's own seeded samples for that image
-    img = Image.open(recs[0].image_paths[0]).convert("RGB")
-    from sdrlib.generation import generate_candidates
-
-    seed0 = apigen._sample_seed(0, recs[0].study_id, 0)
-    assert out[0] == generate_candidates(backend.model, backend.processor, [[img]], 2, seed=seed0,
-                                         max_new_tokens=6)[0]
-    assert main(["--policy", str(tmp_path / "nowhere")]) == 2
-    # serve_policy: the same policy behind a loopback server for a with block (notebook 05's selection.api_serve)
-    from sdrlib.serve import serve_policy
-
-    with serve_policy(path, max_new_tokens=6, model="policy") as url:
-        assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/v1")
-        again, st = run(recs[:1], types.SimpleNamespace(url=url), tmp_path / "c2.jsonl", k=2, max_tokens=6, use_n=True)
-        assert again == out and st.generated == 2
-    _, st = run(recs[1:2], types.SimpleNamespace(url=url), tmp_path / "c3.jsonl", k=1, max_tokens=6, max_retries=0)
-    assert st.failed == 1 and st.generated == 0  # the server is gone once the block ends
-    with serve_policy(None, "https://api.example.com/v1") as url:  # no policy: the provider's URL as given
-        assert url == "https://api.example.com/v1"
-    with pytest.raises(ServeError, match="binds 127.0.0.1 only"):
-        with serve_policy(path, "https://api.example.com/v1"):
-            pass

@@ -1,19 +1,17 @@
-"""Profiles refuse semantically bad values at load time; the runner refuses bad usage with exit 2.
+"""Profiles refuse semantically bad values at load time.
 
 Every refusal is a :class:`ConfigError` (an :class:`SDRError`) whose message names the key
-path, the bad value and what is allowed; the runner turns it (and ``--from`` / ``--only`` /
-``--out`` mistakes) into exit code 2 and one line on stderr, before any notebook starts.
+path, the bad value and what is allowed; the runner turns it into exit code 2 and one line on stderr, before any
+notebook starts (``tests/runner/test_runner.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 import subprocess
 import sys
-import types
 import typing
 from collections import Counter
 from pathlib import Path
@@ -378,6 +376,7 @@ for _sec in dataclasses.fields(Profile):
             _FIELDS[f"{_sec.name}.{_f.name}"] = _f
     else:
         _FIELDS[_sec.name] = _sec
+_FIELDS.pop("plugins")  # its values are modules to import, not values to range-check: tests/config/test_config_plugins.py
 
 _scalar = st.one_of(
     st.integers(-3, 3), st.integers(-10**6, 10**6), st.just(2**40), st.just(10**400),
@@ -455,203 +454,6 @@ def test_random_overrides_give_a_valid_profile_or_a_config_error():
     check()
     print(f"\nrandom overrides: {dict(counts)}")
     assert counts["accepted"] >= 5 and counts["refused"] >= 100, counts
-
-
-# --------------------------------------------------------------------------- runner
-@pytest.fixture()
-def no_notebooks(monkeypatch, tmp_path):
-    """Stub papermill and the kernel registry; record what would have run (nothing runs for real)."""
-    calls: list = []
-    pm = types.ModuleType("papermill")
-    pm.PapermillExecutionError = type("PapermillExecutionError", (Exception,), {})
-    pm.execute_notebook = lambda src, dest, **kw: calls.append((src, dest, kw))
-    ks = types.ModuleType("jupyter_client.kernelspec")
-    ks.NoSuchKernel = type("NoSuchKernel", (Exception,), {})
-    ks.KernelSpecManager = lambda: types.SimpleNamespace(
-        get_kernel_spec=lambda name: types.SimpleNamespace(argv=[sys.executable]))
-    monkeypatch.setitem(sys.modules, "papermill", pm)
-    monkeypatch.setitem(sys.modules, "jupyter_client.kernelspec", ks)
-    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "root"))
-    return calls
-
-
-def _main(capsys, *argv):
-    from sdrlib import runner
-
-    rc = runner.main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-@pytest.mark.parametrize("argv, fragment", [
-    (["--from", "99"], "--from 99: no notebook numbered '99'; available: 00, 01, 02"),
-    (["--from", "abc"], "available: 00, 01"),
-    (["--only", "01", "--only", "9"], "--only 9"),
-    (["--only", "-1"], "--only -1"),
-    (["--from", "01", "--only", "02"], "either --from or --only"),
-    (["--cell-timeout", "0"], "--cell-timeout: must be >= 1"),
-    (["--cell-timeout", "soon"], "--cell-timeout"),
-    (["--no-such-flag"], "unrecognized arguments"),
-    (["--profile", "nope"], "invalid profile: profile 'nope' not found"),
-])
-def test_runner_usage_errors_exit_2_with_one_line(no_notebooks, capsys, tmp_path, argv, fragment):
-    rc, out, err = _main(capsys, *argv, "--out", str(tmp_path / "o"))
-    assert rc == 2 and err.count("\n") == 1 and err.startswith("run_all: ") and fragment in err, err
-    assert "Traceback" not in err and no_notebooks == []
-
-
-def test_runner_refuses_an_out_that_is_no_writable_folder(no_notebooks, capsys, tmp_path):
-    f = tmp_path / "file.txt"
-    f.write_text("x")
-    for out, fragment in ((f, "exists and is not a folder"), (f / "sub", "not a writable folder"),
-                          (Path("/proc/sdr-run-test"), "not a writable folder")):
-        rc, _, err = _main(capsys, "--profile", "smoke", "--only", "01", "--out", str(out))
-        assert rc == 2 and err.count("\n") == 1 and fragment in err and str(out) in err, err
-    assert no_notebooks == [] and f.read_text() == "x"
-
-
-@pytest.mark.parametrize("body, fragment", [
-    ("data:\n  n_train: -5\n", "data.n_train = -5"),
-    ("name: ../../escape\n", "name = '../../escape'"),
-    ("distances:\n  names: [wasserstein]\n", "distances.names[0] = 'wasserstein'"),
-    ("grpo:\n  lambda_sem: .nan\n", "grpo.lambda_sem = nan"),
-    ("data:\n  n_train: 8\n  bad indent: [\n", "prof.yaml, line 5"),  # unclosed [ found at the end
-])
-def test_runner_refuses_an_invalid_profile_before_any_notebook(no_notebooks, capsys, tmp_path, body, fragment):
-    p = tmp_path / "prof.yaml"
-    p.write_text("extends: smoke\n" + body)
-    out = tmp_path / "out"
-    rc, _, err = _main(capsys, "--profile", str(p), "--out", str(out))
-    assert rc == 2 and err.count("\n") == 1 and "invalid profile" in err and fragment in err, err
-    assert no_notebooks == [] and not out.exists() and not (tmp_path / "escape").exists()
-
-
-def test_runner_relative_out_and_profile_follow_the_callers_folder(no_notebooks, capsys, tmp_path, monkeypatch):
-    (tmp_path / "prof.yaml").write_text("extends: smoke\nname: mine\n")
-    monkeypatch.chdir(tmp_path)
-    rc, out, err = _main(capsys, "--profile", "prof.yaml", "--out", "o", "--only", "01", "--only", "2")
-    assert rc == 0, err
-    assert [Path(src).name[:2] for src, _, _ in no_notebooks] == ["01", "02"]
-    for _, dest, kw in no_notebooks:
-        assert Path(dest).parent == tmp_path / "o" / "runs" / "mine" / "notebooks"
-        assert kw["parameters"] == {"profile": str(tmp_path / "prof.yaml")}  # absolute: the kernel runs in notebooks/
-    assert os.environ["SDR_ROOT"] == str(tmp_path / "o")
-
-
-def test_runner_expands_tilde_in_out_and_profile(no_notebooks, capsys, tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "prof.yaml").write_text("extends: smoke\nname: mine\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(tmp_path)
-    rc, out, err = _main(capsys, "--profile", "~/prof.yaml", "--out", "~/o", "--only", "01")
-    assert rc == 0, err
-    assert [kw["parameters"] for _, _, kw in no_notebooks] == [{"profile": str(home / "prof.yaml")}]
-    assert Path(no_notebooks[0][1]).parent == home / "o" / "runs" / "mine" / "notebooks"
-    assert not (tmp_path / "~").exists()
-    rc, _, err = _main(capsys, "--profile", "smoke", "--only", "01", "--out", "~no-such-user-sdr/o")
-    assert rc == 2 and "cannot expand '~no-such-user-sdr'" in err and not (tmp_path / "~no-such-user-sdr").exists()
-
-
-def test_run_all_sh_from_99_exits_2_before_papermill(tmp_path):
-    """The shell entry point: one stderr line, exit 2, papermill never imported, nothing written."""
-    fake = tmp_path / "fake"
-    fake.mkdir()
-    marker = tmp_path / "papermill-imported"
-    (fake / "papermill.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-    env = {**os.environ, "PYTHONPATH": str(fake), "SDR_ROOT": str(tmp_path / "root")}
-    proc = subprocess.run([str(ROOT / "run_all.sh"), "--from", "99", "--profile", "smoke"], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1 and "available: 00, 01" in proc.stderr and "Traceback" not in proc.stderr
-    assert proc.stdout == "" and not marker.exists() and not (tmp_path / "root").exists()
-    # the fake shadows the real papermill: with a valid selection it is imported (so the check above can fail)
-    proc = subprocess.run([str(ROOT / "run_all.sh"), "--only", "00", "--profile", "smoke", "--kernel",
-                           "no-such-kernel-here"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2 and marker.exists(), proc.stderr
-
-
-def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch):
-    """The paper profile on a machine without a GPU, Qwen3-VL weights or a MIMIC-CXR folder: exit 2 before any
-    notebook, one line naming each missing thing and how to provide it; nothing written under the output root."""
-    from sdrlib import models, runner
-
-    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
-    monkeypatch.setattr(models, "local_weights", lambda name: None)
-    out = tmp_path / "out"
-    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
-    assert rc == 2 and err.count("\n") == 1 and "profile 'paper' cannot run here" in err, err
-    assert "no CUDA GPU (sft.policy=qwen3-vl-2b need one)" in err and "--profile rehearsal" in err
-    assert "no weights for sft.policy=qwen3-vl-2b" in err and "huggingface-cli download unsloth/Qwen3-VL-2B-Instruct" in err
-    assert f"no MIMIC-CXR folder at {out / 'data' / 'mimic-cxr'} (data.root)" in err
-    assert "python -m sdrlib.data.standin mimic" in err and "Traceback" not in err
-    assert no_notebooks == [] and [p.name for p in out.iterdir()] == []
-    # each one alone: a GPU and weights present, only the dataset missing; an explicit cuda device without a GPU
-    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
-    monkeypatch.setattr(runner, "_module_available", lambda module: True)  # unsloth
-    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
-    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
-    assert rc == 2 and "GPU" not in err and "weights" not in err and "no MIMIC-CXR folder" in err, err
-    (out / "data" / "mimic-cxr").mkdir(parents=True)
-    rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out), "--only", "00")
-    assert rc == 0 and len(no_notebooks) == 1, err
-    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
-    p = tmp_path / "prof.yaml"
-    p.write_text("extends: smoke\ndistances:\n  device: cuda\n")
-    rc, _, err = _main(capsys, "--profile", str(p), "--out", str(out))
-    assert rc == 2 and "no CUDA GPU (distances.device=cuda need one)" in err, err
-
-
-def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path):
-    """Unsloth for a paper policy, vLLM for grpo.use_vllm: one phrase each with its install command; the paper
-    profile leaves vLLM off (no release installs beside the gpu pins)."""
-    from sdrlib import models, runner
-
-    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
-    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
-    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
-    missing = {"unsloth", "vllm"}
-    monkeypatch.setattr(runner, "_module_available", lambda module: module not in missing)
-    paper = load_profile("paper", {"data.standin_n": 8})
-    assert paper.grpo.use_vllm is False
-    assert runner.packages_needed(paper) == [("unsloth", "sft.policy=qwen3-vl-2b")]
-    assert runner.preflight(paper) == [
-        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): pip install -e ".[gpu]" (unsloth 2026.10.9)']
-    got = runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True}))
-    assert len(got) == 2 and got[1].startswith("vllm is not installed (grpo.use_vllm needs it): no vLLM release")
-    assert "set grpo.use_vllm: false" in got[1]
-    missing.clear()
-    assert runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True})) == []
-
-
-def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path):
-    """trl 1.15's SFT / GRPO log-probabilities are Triton-only (None on a CPU torch): the tiny policy (CPU) needs
-    trl >= 1.16, said in one line with the install command; a paper policy (GPU, Unsloth's trl 1.15) does not."""
-    from sdrlib import models, runner
-
-    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
-    monkeypatch.setattr(runner, "_cuda_available", lambda: True)
-    monkeypatch.setattr(runner, "_module_available", lambda module: True)
-    monkeypatch.setattr(models, "local_weights", lambda name: "/weights")
-    monkeypatch.setattr(runner, "_version", lambda dist: "1.15.0")
-    got = runner.preflight(load_profile("rehearsal"))
-    assert len(got) == 1 and got[0].startswith("trl 1.15.0 cannot train the tiny policy on the CPU")
-    assert 'pip install "trl==1.16.0"' in got[0]
-    assert runner.preflight(load_profile("paper", {"data.standin_n": 8})) == []
-    monkeypatch.setattr(runner, "_version", lambda dist: "1.16.0")
-    assert runner.preflight(load_profile("rehearsal")) == []
-
-
-def test_rehearsal_profile_needs_nothing_this_machine_lacks(monkeypatch, tmp_path):
-    """The rehearsal writes its own MIMIC-CXR stand-in (data.standin_n), trains the tiny policy on CPU: no preflight
-    complaint even with no GPU and no data folder."""
-    from sdrlib import runner
-
-    monkeypatch.setenv("SDR_ROOT", str(tmp_path))
-    monkeypatch.setattr(runner, "_cuda_available", lambda: False)
-    assert runner.preflight(load_profile("rehearsal")) == []
-    assert runner.preflight(load_profile("rehearsal", {"data.standin_n": 0}))[0].startswith(
-        f"no MIMIC-CXR folder at {tmp_path / 'data' / 'mimic-cxr-standin'}")
 
 
 # --------------------------------------------------------------------------- one reward, one name (issue 36.2)

@@ -1,4 +1,4 @@
-"""Tests of the dataset statistics and figure helpers behind notebook 00 (sdrlib.data.stats)."""
+"""Tests of the dataset statistics behind notebook 00 (sdrlib.data.stats; its figures: tests/plots/test_plots_data.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 
 from sdrlib.config import load_profile
 from sdrlib.data import Record, load_split, stratum
-from sdrlib.data.stats import (pick_examples, pixel_probe, plot_examples, plot_findings_gallery, plot_prevalence,
-                               plot_sentence_counts, prevalence_table, sentence_counts, summary_table)
+from sdrlib.data.stats import pick_examples, pixel_probe, prevalence_table, sentence_counts, summary_table
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +53,6 @@ def test_sentence_counts_and_examples(splits):
     ex = pick_examples(splits["test"], n=6, seed=0)
     assert len(ex) == 6 and len({r.study_id for r in ex}) == 6
     assert {stratum(r.labels) for r in ex} == {"no_finding", "single", "multi"}
-    for fig in (plot_examples(ex[:2]), plot_prevalence(prevalence_table(splits)),
-                plot_sentence_counts({"train": sentence_counts(splits["train"][:20])}),
-                plot_findings_gallery(32)):
-        assert fig.axes
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
 
 
 def test_pixel_probe_reads_visible_findings_better_than_chance(splits):

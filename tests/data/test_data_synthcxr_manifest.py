@@ -20,7 +20,7 @@ from sdrlib.data.mimic import load_mimic
 from sdrlib.data.rexgradient import load_rexgradient
 from sdrlib.errors import SDRError
 from sdrlib.metrics import EvaluationInputError, evaluate_reports, score_reports
-from sdrlib.metrics.clinical import clinical_results, label_matrix, normalise_labels, strata_from_labels
+from sdrlib.metrics.clinical import clinical_results, label_matrix, normalize_labels, strata_from_labels
 from sdrlib.reports import build_template
 
 CHEAP = ["bleu", "rouge", "chrf"]  # offline, fast, no model weights

@@ -11,7 +11,8 @@ import csv
 from pathlib import Path
 
 from sdrlib.data import Dataset, LoadReport, Record, register_dataset
-from sdrlib.data.registry import real_root, unregister_dataset
+from sdrlib.data.download import real_root
+from sdrlib.data.registry import unregister_dataset
 
 NAME = "toycxr"
 

@@ -68,10 +68,10 @@ def test_a_toy_family_is_a_reward_and_a_selection_setting(toy):
     bank, _ = _sets(3, n=5)
     cand_sets = {"findings": cands, "impression": cands}
     banks = {"findings": bank, "impression": bank}
-    sc = bank_distances(cand_sets, banks, [toy], k=K, aggregations=["min", "avg"])
+    sc = bank_distances(cand_sets, banks, [toy], n_candidates=K, aggregations=["min", "avg"])
     D = pairwise_distances(cands, bank, toy)
     np.testing.assert_allclose(sc.total[0, 1], (2 * D.mean(axis=1)).reshape(S, K), atol=1e-12)  # setting 0, "avg"
-    mbr = mbr_scores(cand_sets, [toy], k=K)[toy]
+    mbr = mbr_scores(cand_sets, [toy], n_candidates=K)[toy]
     want = np.array([[2 * np.mean([set_distance(cands[s * K + i], cands[s * K + j], toy) for j in range(K) if j != i])
                       for i in range(K)] for s in range(S)])
     np.testing.assert_allclose(mbr, want, atol=1e-12)

@@ -161,15 +161,3 @@ def test_paired_case_means_average_over_the_same_references():
     assert n == 2  # "n" has no paraphrase: left out of every column
     assert t.loc["R", "reference"] == pytest.approx(3.0)  # not (3 + 3 + 1) / 3
     assert t.loc["R", "paraphrase"] == pytest.approx(1.5)
-
-
-def test_plot_audit_draws_strata_and_silence_panel():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    rows = [{"reward": "r", "label": "R", "stratum": st, "case": c, "n": 2, "n_skipped": 0, "mean": 1.0,
-             "sem": 0.0, "content": 1.0} for st in ("no_finding", "single") for c in audit.CASES]
-    exp = pd.DataFrame([{"label": "R", "gap": -0.5, "silence_margin": 0.1, "mixed_margin": 0.0}])
-    fig = audit.plot_audit(pd.DataFrame(rows), exp)
-    visible = [a for a in fig.axes if a.get_visible()]
-    assert len(visible) == 3 and visible[-1].get_title().startswith("does silence pay")

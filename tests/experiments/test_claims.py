@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from claims_helpers import without_missing_groups
 
 from sdrlib.experiments import claims
 from sdrlib.results import read_result_table, save_table
@@ -93,6 +95,10 @@ def results(tmp_path):
             "policy": ["SFT", "SFT"], "distance": ["chamfer", "hausdorff"], "source": ["live", "replay"],
             "standard tokens / study": [295.917, 295.917], "pruning tokens / study": [134.958, 123.333],
             "tokens saved %": [54.3931, 58.3216]}),
+        "06_pruning_vs_standard": pd.DataFrame({
+            "policy": ["SFT"], "distance": ["chamfer"], "section": ["findings"], "metric": ["BS-F1"],
+            "value_a": [0.561], "value_b": [0.558], "diff": [0.003], "ci_low": [-0.004], "ci_high": [0.0101],
+            "p_value": [0.41]}),
         "06_survivor_vs_standard_pick": pd.DataFrame({
             "policy": ["SFT"], "distance": ["chamfer"], "same": [1], "n": [24], "rate": [1 / 24], "chance": [0.2],
             "p_value": [0.0692316]}),
@@ -200,6 +206,12 @@ def test_script_prints_and_checks(results, tmp_path, capsys):
     assert out.startswith(claims.BEGIN) and out.rstrip().endswith(claims.END)
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n" + out + "\nafter\n")
+    # the fixture lacks the tables of some groups: each is a note in the block and a problem of the check
+    assert mod.main([str(results), "--check", str(readme)]) == 1
+    problems = capsys.readouterr().out.splitlines()
+    assert 'table run_summary missing: group "Run time" not generated' in problems
+    assert all(p.startswith("table ") and " missing: group " in p for p in problems), problems
+    readme.write_text(without_missing_groups(readme.read_text()))
     assert mod.main([str(results), "--check", str(readme)]) == 0
     readme.write_text(readme.read_text().replace("54.4 %", "64.4 %"))
     assert mod.main([str(results), "--check", str(readme)]) == 1
@@ -346,3 +358,34 @@ def test_script_names_a_readme_or_result_file_it_cannot_read(results, tmp_path, 
     (results / "grpo_headline_findings.md").write_bytes(b"\xff\xfe\x00\xd8")  # a broken UTF-16 mark
     assert mod.main([str(results), "--check", str(readme), "--mode", "exact"]) == 2  # the exact check reads it
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"readme_numbers: {results / 'grpo_headline_findings.md'}: ")
+
+
+def test_a_group_whose_table_is_missing_is_a_note_and_a_problem_of_the_check(results, tmp_path, capsys):
+    """A claim group whose table the run lacks is no longer an empty paragraph: the block carries a visible note
+    in its place, and ``--check`` reports it (one line naming the table and the group, exit 1)."""
+    note = '**Run time**\n\n- *table `run_summary` missing: group "Run time" not generated*'
+    assert note in claims.results_section(results)
+    assert 'table run_summary missing: group "Run time" not generated' in claims.missing_tables(results)
+    # a group with all its tables has no note; pruning needs 06_tokens and 06_pruning_vs_standard
+    assert not [x for x in claims.missing_tables(results) if '"Pruning (notebook 06)"' in x]
+    assert "**Pruning (notebook 06)**\n\n- SFT, chamfer (live)" in claims.results_section(results)
+    (results / "06_pruning_vs_standard.csv").unlink()
+    text = claims.results_section(results)
+    assert ('**Pruning (notebook 06)**\n\n- *table `06_pruning_vs_standard` missing: group "Pruning (notebook 06)" '
+            'not generated*\n\n**') in text and "tokens per study" not in text  # not half a group
+    # the check: a README written while the run lacked both pruning tables, checked once 06_tokens is back
+    mod = _readme_numbers()
+    (results / "machine.json").write_text(json.dumps(MACHINE))
+    shutil.copy(results / "06_tokens.csv", tmp_path / "06_tokens.csv")
+    (results / "06_tokens.csv").unlink()
+    readme = tmp_path / "README.md"
+    readme.write_text(claims.results_section(results))  # notes for both pruning tables
+    shutil.copy(tmp_path / "06_tokens.csv", results / "06_tokens.csv")
+    capsys.readouterr()
+    assert mod.main([str(results), "--check", str(readme)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert 'table 06_pruning_vs_standard missing: group "Pruning (notebook 06)" not generated' in out
+    assert not [x for x in out if "06_tokens" in x]  # the run has it now
+    # a README without the group: the check does not ask for its tables
+    readme.write_text(without_missing_groups(readme.read_text()))
+    assert mod.main([str(results), "--check", str(readme)]) == 0

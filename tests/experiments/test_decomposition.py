@@ -51,7 +51,7 @@ def test_stratum_table_has_reference_first_and_averages_seeds():
 def test_training_table_first_and_last_steps():
     c = pd.DataFrame({"config": "fmt", "seed": 0, "step": np.arange(1, 9), "completions/clipped_ratio": 0.0,
                       "completions/mean_length": np.arange(8.0), "kl": 0.1})
-    t = dec.training_table(c, k=2)
+    t = dec.training_table(c, n_steps=2)
     assert t.iloc[0]["length first"] == 0.5 and t.iloc[0]["length last"] == 6.5 and "R_fmt first" not in t
 
 

@@ -93,17 +93,3 @@ def test_distances_conclusion_words_follow_the_interval(tmp_path):
     assert "a tracks label disagreement more closely than chamfer" in line and "p = 0.010" in line
     _write(tmp_path, "02_identical_floor", pd.DataFrame({"setting": ["gw", "ot"], "size": [2, 2], "mean": [0.5, 0.0]}))
     assert "gw (up to 0.500)" in distances_conclusion(tmp_path)[-1] and "ot (" not in distances_conclusion(tmp_path)[-1]
-
-
-def test_plot_engine_speed_labels_each_setting_with_its_speedup():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from sdrlib.experiments.distances_tour import plot_engine_speed
-
-    sp = pd.DataFrame({"setting": ["chamfer", "ot"], "ref_us": [80.0, 200.0], "engine_us": [5.0, 10.0],
-                       "speedup": [16.0, 20.0]})
-    fig = plot_engine_speed(sp, title="t")
-    ax = fig.axes[0]
-    assert [t.get_text() for t in ax.texts] == ["16x", "20x"]
-    assert len(ax.patches) == 4 and ax.get_yscale() == "log"

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdrlib.experiments.fidelity import (FidelityError, identical_floor, label_disagreement, pair_distances, plot_fidelity,
+from sdrlib.experiments.fidelity import (FidelityError, identical_floor, label_disagreement, pair_distances,
                              sample_pairs, fidelity_analysis)
 
 OBS = ["Edema", "Pleural Effusion", "Pneumothorax", "Cardiomegaly", "Atelectasis"]
@@ -129,16 +129,3 @@ def test_identical_floor_zero_for_exact_families_positive_for_entropic():
     assert set(fl.origin) == {"paper", "sdr extension"}
     with pytest.raises(FidelityError):
         identical_floor(["ot"], sizes=(0,))
-
-
-def test_plot_fidelity_ranks_bars():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    res = fidelity_analysis(_records(), _OneHot(), ["chamfer", "gw", "ot_raw"], n_pairs=200, n_boot=20)
-    fig = plot_fidelity(res.table)
-    ax = fig.axes[0]
-    widths = [p.get_width() for p in ax.patches]
-    assert len(widths) == 3 and widths == sorted(widths)
-    with pytest.raises(FidelityError):
-        plot_fidelity(res.table, stratum="nope")

@@ -72,7 +72,7 @@ def test_run_tables_from_curves_and_runs():
     curves = pd.DataFrame({"config": ["a"] * 6, "seed": [0, 0, 0, 1, 1, 1], "step": [1, 2, 3] * 2,
                            "reward": [0.0, 1.0, 2.0, 1.0, 1.0, 1.0], "kl": [0.0, 0.1, 0.2, 0.0, 0.0, 0.4],
                            "reward_groups/exact_all_zero": [1.0, 1.0, 0.0, 1.0, 1.0, 1.0]})
-    m = grpo_report.movement_table(curves, ["a"], k=1)
+    m = grpo_report.movement_table(curves, ["a"], n_steps=1)
     assert m.loc[0, "reward first 1 steps"] == 0.5 and m.loc[0, "reward last 1 steps"] == 1.5
     assert np.isclose(m.loc[0, "reward last 1 steps (sd)"], np.std([2.0, 1.0], ddof=1))
     assert np.isclose(m.loc[0, "KL last 1 steps"], 0.3)

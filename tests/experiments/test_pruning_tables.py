@@ -31,7 +31,7 @@ def zebra_scorer(sentence_lists, scorable=None):
 
 
 TOK = CharTokenizer()
-PARAMS = pr.PruneParams(k=3, p=0.5, warmup=1)
+PARAMS = pr.PruneParams(n_candidates=3, p=0.5, warmup=1)
 
 
 def standard(texts, seconds=1.0):

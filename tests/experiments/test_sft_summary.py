@@ -38,36 +38,3 @@ def test_sft_conclusion_from_result_files(tmp_path):
     assert "SFT is below random_train (0.000 vs 0.230" in lines[0]
     assert NO_DIFFERENCE in lines[1] and "no evidence" in lines[2]  # the impression row does not count
     assert NO_DIFFERENCE in lines[3] and "6.4610 vs 6.4611 nats" in lines[3] and "not make" in lines[4]
-
-
-def test_plot_sft_loss_has_a_legend_that_says_there_is_no_validation_loss():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from sdrlib.experiments.sft_summary import NO_VALIDATION_LOSS, plot_sft_loss
-    from sdrlib.plots import PALETTE, check_fonts, style
-
-    steps = np.arange(1, 21)
-    curves = pd.DataFrame({"step": steps, "loss": np.where(steps % 5 == 0, 7.0 - 0.1 * steps, np.nan),
-                           "mean_token_accuracy": np.where(steps % 5 == 0, 0.01 * steps, np.nan),
-                           "step_seconds": 0.2})  # step_seconds every step, losses every logging_steps
-    with style():
-        fig = plot_sft_loss(curves, title="SFT (tiny)")
-        check_fonts(fig)
-        colours = [matplotlib.colors.to_hex(ln.get_color()) for ax in fig.axes for ln in ax.get_lines()]
-    legend = fig.axes[0].get_legend()
-    assert [t.get_text() for t in legend.get_texts()] == ["training loss (cross-entropy)", "training token accuracy"]
-    assert legend.get_title().get_text() == NO_VALIDATION_LOSS
-    assert fig.axes[0].get_lines()[0].get_xdata().tolist() == [5, 10, 15, 20]
-    assert colours == [PALETTE[0].lower(), PALETTE[1].lower()]  # Okabe-Ito blue and orange
-    plt.close(fig)
-    # a trainer that evaluates: its validation loss is drawn and the note goes
-    with style():
-        fig = plot_sft_loss(curves.assign(eval_loss=np.where(steps == 20, 5.5, np.nan)))
-    legend = fig.axes[0].get_legend()
-    assert "validation loss" in [t.get_text() for t in legend.get_texts()] and not legend.get_title().get_text()
-    plt.close(fig)
-    with pytest.raises(ValueError, match="no logged training loss"):
-        plot_sft_loss(curves.assign(loss=np.nan))

@@ -1,4 +1,4 @@
-"""Bad input to the metrics suite: one normalisation path (``normalise_inputs`` / ``normalise_labels``) gives a
+"""Bad input to the metrics suite: one normalisation path (``normalize_inputs`` / ``normalize_labels``) gives a
 defined score or an EvaluationInputError naming the input, for bytes, None / NaN, non-text items, empty metric
 lists and misspelt or out-of-range CheXpert labels."""
 
@@ -22,7 +22,7 @@ from sdrlib.data.mimic import load_mimic
 from sdrlib.data.rexgradient import load_rexgradient
 from sdrlib.errors import SDRError
 from sdrlib.metrics import EvaluationInputError, evaluate_reports, score_reports
-from sdrlib.metrics.clinical import clinical_results, label_matrix, normalise_labels, strata_from_labels
+from sdrlib.metrics.clinical import clinical_results, label_matrix, normalize_labels, strata_from_labels
 from sdrlib.reports import build_template
 
 CHEAP = ["bleu", "rouge", "chrf"]  # offline, fast, no model weights
@@ -160,7 +160,7 @@ def test_label_forms_that_are_accepted():
     frame = pd.DataFrame(labels)
     s2 = score_reports([PRED] * 3, [REF] * 3, metrics=["rouge"], reference_labels=frame)
     assert s2.strata.tolist() == ["multi", "no_finding", "single"]
-    assert normalise_labels(frame) == [{"Edema": 1, "Pneumonia": -1}, {"No Finding": 1},
+    assert normalize_labels(frame) == [{"Edema": 1, "Pneumonia": -1}, {"No Finding": 1},
                                        {"Cardiomegaly": -1, "Pleural Effusion": 0}]
 
 

@@ -182,10 +182,10 @@ def test_smoke_selection_table_3_carries_radgraph(standin, smoke, small_encoder)
     neg = any(get_distance(n).negation_aware for n in sc.names)
     sets = sel.candidate_sets(cands, emb)
     pres = sel.candidate_presence(cands) if neg else None
-    res = sel.bank_distances(sets, bank, sc.names, k=sc.k, study_ids=[r.study_id for r in test],
+    res = sel.bank_distances(sets, bank, sc.names, n_candidates=sc.k, study_ids=[r.study_id for r in test],
                              aggregations=sc.aggregations, knn_k=sc.knn_k, presence=pres,
                              bank_presence=sel.bank_presence_of(bank) if neg else None, progress=None)
-    mbr = sel.mbr_scores(sets, sc.names, k=sc.k, presence=pres)
+    mbr = sel.mbr_scores(sets, sc.names, n_candidates=sc.k, presence=pres)
     mscores = sel.score_candidate_metrics(cands, test, metrics=["rouge", "clinical", "radgraph"])
     ev = sel.evaluate_methods(sel.method_choices(res, mbr), sel.pick_metrics(mscores, "findings"), sc.k,
                               strata=mscores.strata[:: sc.k]).assign(policy="SFT", section="findings")

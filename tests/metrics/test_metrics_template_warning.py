@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from sdrlib.metrics import evaluate_reports, score_reports
-from sdrlib.metrics.suite import TemplateFormatWarning, normalise_inputs
+from sdrlib.metrics.suite import TemplateFormatWarning, normalize_inputs
 from sdrlib.reports import build_template
 
 REF = {"findings": "The heart is enlarged. Small left pleural effusion.", "impression": "Cardiomegaly."}
@@ -18,7 +18,7 @@ TEMPLATED = build_template(REF["findings"], REF["impression"])
 def _warned(preds, **kw) -> list[warnings.WarningMessage]:
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        normalise_inputs(preds, [REF] * len(preds), **kw)
+        normalize_inputs(preds, [REF] * len(preds), **kw)
     return [w for w in rec if issubclass(w.category, TemplateFormatWarning)]
 
 

@@ -80,8 +80,8 @@ def test_tiny_model_forward_depends_on_the_image_and_generates(tiny):
     outs = generate_reports(model, proc, [[_img(0)], [_img(1)], [_img(2)]], max_new_tokens=5, batch_size=2)
     assert len(outs) == 3 and all(isinstance(o, str) for o in outs)
     # sampling is seeded: same seed, same candidates; candidate j uses seed + j
-    c1 = generate_candidates(model, proc, [[_img(0)], [_img(1)]], k=3, max_new_tokens=5, seed=7)
-    c2 = generate_candidates(model, proc, [[_img(0)], [_img(1)]], k=2, max_new_tokens=5, seed=7)
+    c1 = generate_candidates(model, proc, [[_img(0)], [_img(1)]], n_candidates=3, max_new_tokens=5, seed=7)
+    c2 = generate_candidates(model, proc, [[_img(0)], [_img(1)]], n_candidates=2, max_new_tokens=5, seed=7)
     assert len(c1) == 2 and all(len(c) == 3 for c in c1)
     assert [c[:2] for c in c1] == c2
 

@@ -158,7 +158,6 @@ def heavy_modules() -> set[str]:
 DEFERRED_LIGHT = {
     # a module-level import in the package makes `python -m sdrlib.data.standin` warn (runpy: already imported)
     ("sdrlib.data", "sdrlib.data.standin"),
-    ("sdrlib.data.registry", "sdrlib.data.standin"),  # the same: the registry loads with the package
 }
 
 

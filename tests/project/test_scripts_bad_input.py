@@ -75,6 +75,10 @@ def _results(tmp_path):
     pd.DataFrame({"Model": ["tiny"] * 2, "Metric": ["BERTScore F1"] * 2, "config": ["SFT", "R_Cham"],
                   "mean": [0.556, 0.557], "sd": [0.002, 0.001], "n": [3, 3], "best": [False, True],
                   "note": ["", ""]}).to_csv(res / "grpo_headline_findings.csv", index=False)
+    # the pruning group is written only with both its tables: this one beside the 06_tokens of a case below
+    pd.DataFrame({"policy": ["SFT"], "distance": ["chamfer"], "section": ["findings"], "metric": ["BS-F1"],
+                  "value_a": [0.561], "value_b": [0.558], "diff": [0.003], "ci_low": [-0.004], "ci_high": [0.0101],
+                  "p_value": [0.41]}).to_csv(res / "06_pruning_vs_standard.csv", index=False)
     return res
 
 

@@ -109,10 +109,10 @@ def test_p_outside_the_open_unit_interval_is_refused(p):
 
 
 def test_other_parameters_are_checked():
-    for kw in ({"k": 0}, {"warmup": -1}, {"min_sentences": 0}, {"sentence_token_cap": 0}, {"k": 2.5}):
+    for kw in ({"n_candidates": 0}, {"warmup": -1}, {"min_sentences": 0}, {"sentence_token_cap": 0}, {"n_candidates": 2.5}):
         with pytest.raises(pr.PruningError):
             pr.PruneParams(**kw)
-    assert pr.PruneParams(k=5, p=0.5).n_drop(5) == 3 and pr.PruneParams(p=0.5).n_drop(2) == 1
+    assert pr.PruneParams(n_candidates=5, p=0.5).n_drop(5) == 3 and pr.PruneParams(p=0.5).n_drop(2) == 1
     assert pr.PruneParams(p=0.99).n_drop(4) == 3  # never the last one
 
 
@@ -122,7 +122,7 @@ ODD = "<think> Zebra purple window. Violin quantum teapot. Saxophone galaxy. </t
 
 
 def test_replay_drops_the_far_candidate_and_counts_tokens(scorer):
-    res = pr.replay_prune([ODD, GOOD, ODD], scorer, pr.PruneParams(k=3, p=0.5, warmup=1))
+    res = pr.replay_prune([ODD, GOOD, ODD], scorer, pr.PruneParams(n_candidates=3, p=0.5, warmup=1))
     assert res.survivor == 1 and res.finished[1]
     full = [len(pr.proxy_pieces(t)) + 1 for t in (ODD, GOOD, ODD)]  # + the end-of-sequence token
     assert res.tokens[1] == full[1] and res.tokens[0] < full[0] and res.tokens[2] < full[2]
@@ -131,7 +131,7 @@ def test_replay_drops_the_far_candidate_and_counts_tokens(scorer):
 
 def test_a_candidate_that_finishes_early_stays_in_the_pool(scorer):
     short = "<think> The lungs are clear. </think> <answer> Normal. </answer>"
-    res = pr.replay_prune([ODD, short, ODD, ODD], scorer, pr.PruneParams(k=4, p=0.25, warmup=1))
+    res = pr.replay_prune([ODD, short, ODD, ODD], scorer, pr.PruneParams(n_candidates=4, p=0.25, warmup=1))
     # the short one finishes during round 2 (its Impression) and is judged on its finished text in every round
     assert res.finished[1] and res.survivor == 1
     assert all(1 in rd["active"] for rd in res.rounds)
@@ -140,7 +140,7 @@ def test_a_candidate_that_finishes_early_stays_in_the_pool(scorer):
 
 def test_a_candidate_without_sentence_boundary_is_capped(scorer):
     runon = "<think> " + " ".join(["word"] * 60) + " </think> <answer> Normal. </answer>"
-    prm = pr.PruneParams(k=2, p=0.5, warmup=1, sentence_token_cap=10)
+    prm = pr.PruneParams(n_candidates=2, p=0.5, warmup=1, sentence_token_cap=10)
     res = pr.replay_prune([runon, GOOD], scorer, prm)
     r0 = res.rounds[0]
     # ready after warm-up + round cap tokens, judged on no sentence: +inf, dropped
@@ -149,36 +149,36 @@ def test_a_candidate_without_sentence_boundary_is_capped(scorer):
 
 
 def test_k_equal_one_decodes_the_single_candidate(scorer):
-    res = pr.replay_prune([GOOD], None, pr.PruneParams(k=1))
+    res = pr.replay_prune([GOOD], None, pr.PruneParams(n_candidates=1))
     assert res.survivor == 0 and res.rounds == [] and res.finished == [True]
     assert res.tokens == [len(pr.proxy_pieces(GOOD)) + 1]
 
 
 def test_warmup_longer_than_every_candidate_saves_nothing(scorer):
     texts = [ODD, GOOD, GOOD.replace("clear", "hyperinflated")]
-    res = pr.replay_prune(texts, scorer, pr.PruneParams(k=3, p=0.5, warmup=20))
+    res = pr.replay_prune(texts, scorer, pr.PruneParams(n_candidates=3, p=0.5, warmup=20))
     assert all(res.finished) and res.tokens == [len(pr.proxy_pieces(t)) + 1 for t in texts]
     tot = scorer([pr.complete_sentences(t, final=True) for t in texts])
     assert res.survivor == int(np.argmin(tot))
 
 
 def test_replay_refuses_bad_inputs(scorer):
-    with pytest.raises(pr.PruningError, match="params.k"):
-        pr.replay_prune([GOOD, GOOD], scorer, pr.PruneParams(k=3))
+    with pytest.raises(pr.PruningError, match="params.n_candidates"):
+        pr.replay_prune([GOOD, GOOD], scorer, pr.PruneParams(n_candidates=3))
     with pytest.raises(pr.PruningError):
-        pr.replay_prune(GOOD, scorer, pr.PruneParams(k=1))
+        pr.replay_prune(GOOD, scorer, pr.PruneParams(n_candidates=1))
     with pytest.raises(pr.PruningError):
-        pr.replay_prune([GOOD, None], scorer, pr.PruneParams(k=2))
+        pr.replay_prune([GOOD, None], scorer, pr.PruneParams(n_candidates=2))
     with pytest.raises(pr.PruningError, match="scorer"):
-        pr.replay_prune([GOOD, GOOD], None, pr.PruneParams(k=2))
+        pr.replay_prune([GOOD, GOOD], None, pr.PruneParams(n_candidates=2))
     with pytest.raises(pr.PruningError, match="tokenizer"):
-        pr.replay_prune([GOOD], None, pr.PruneParams(k=1), tokenizer=object())
+        pr.replay_prune([GOOD], None, pr.PruneParams(n_candidates=1), tokenizer=object())
     with pytest.raises(pr.PruningError, match="tokenizer"):
-        pr.replay_prune([GOOD], None, pr.PruneParams(k=1), token_ids=[[1, 2]])
+        pr.replay_prune([GOOD], None, pr.PruneParams(n_candidates=1), token_ids=[[1, 2]])
 
 
 def test_empty_candidate_ranks_last(scorer):
-    res = pr.replay_prune(["", GOOD], scorer, pr.PruneParams(k=2, warmup=0))
+    res = pr.replay_prune(["", GOOD], scorer, pr.PruneParams(n_candidates=2, warmup=0))
     assert res.survivor == 1 and res.rounds[0]["scores"][0] == math.inf
 
 
@@ -198,7 +198,7 @@ def test_scorer_refuses_bank_of_another_encoder(small_encoder):
 @pytest.mark.parametrize("warmup", [1, 2])
 def test_live_pruning_matches_standard_generation_and_replay(policy, scorer, warmup):
     model, proc = policy
-    prm = pr.PruneParams(k=5, p=0.5, warmup=warmup)
+    prm = pr.PruneParams(n_candidates=5, p=0.5, warmup=warmup)
     any_saved = False
     for study in range(3):
         imgs = [_img(study)]
@@ -255,25 +255,25 @@ def test_cache_kwarg_is_read_off_the_forward_signature(policy):
 
 def test_live_k_equal_one_is_the_standard_generation(policy):
     model, proc = policy
-    live = pr.prune_live(model, proc, [_img(0)], None, pr.PruneParams(k=1), seed=3, max_new_tokens=60)
+    live = pr.prune_live(model, proc, [_img(0)], None, pr.PruneParams(n_candidates=1), seed=3, max_new_tokens=60)
     std = pr.generate_standard(model, proc, [_img(0)], 1, seed=3, max_new_tokens=60)
     assert live.rounds == [] and live.tokens == std.tokens and live.texts == std.texts
 
 
 def test_live_candidate_hitting_the_length_cap_is_finished(policy, scorer):
     model, proc = policy
-    live = pr.prune_live(model, proc, [_img(1)], scorer, pr.PruneParams(k=3, warmup=1), seed=0, max_new_tokens=4)
+    live = pr.prune_live(model, proc, [_img(1)], scorer, pr.PruneParams(n_candidates=3, warmup=1), seed=0, max_new_tokens=4)
     assert all(t <= 4 for t in live.tokens) and live.finished[live.survivor]
 
 
 def test_live_refuses_bad_inputs(policy, scorer):
     model, proc = policy
     with pytest.raises(pr.PruningError, match="scorer"):
-        pr.prune_live(model, proc, [_img(0)], None, pr.PruneParams(k=2))
+        pr.prune_live(model, proc, [_img(0)], None, pr.PruneParams(n_candidates=2))
     with pytest.raises(pr.PruningError, match="images"):
-        pr.prune_live(model, proc, "img.png", scorer, pr.PruneParams(k=2))
+        pr.prune_live(model, proc, "img.png", scorer, pr.PruneParams(n_candidates=2))
     with pytest.raises(pr.PruningError, match="max_new_tokens"):
-        pr.prune_live(model, proc, [_img(0)], scorer, pr.PruneParams(k=2), max_new_tokens=0)
+        pr.prune_live(model, proc, [_img(0)], scorer, pr.PruneParams(n_candidates=2), max_new_tokens=0)
 
 
 def test_profile_pruning_section_is_checked():

@@ -1,9 +1,10 @@
-"""sdrlib.results: tables, figures and provenance written one way (the figure index is tested in test_plots.py)."""
+"""sdrlib.results: tables, figures and provenance written one way (the figure index is tested in test_figure_index.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 from types import SimpleNamespace
 
 import matplotlib
@@ -91,3 +92,18 @@ def test_provenance_records_profile_and_extra(tmp_path):
     assert rec["profile"] == "smoke" and rec["seed"] == 3 and rec["foo"] == 1 and "git_commit" in rec
     assert set(provenance()) == {"python", "versions", "git_commit", "machine"}
     assert {"cpu_model", "kernel_path", "logical_cpus"} <= set(provenance()["machine"])  # what decides floats
+
+
+def test_table_reader_records_what_was_read_and_a_plain_path_records_nothing(tmp_path):
+    cfg = _cfg(tmp_path)
+    save_table(pd.DataFrame({"a": [1]}), "t1", cfg)
+    save_table(pd.DataFrame({"b": [2]}), "t2", cfg)
+    reader = results.TableReader(cfg.results_dir)
+    assert results.read_result_table(reader, "t2").b.tolist() == [2]
+    assert results.read_result_table(reader, "absent") is None  # not written: not recorded
+    results.read_result_table(reader, "t1")
+    assert reader.read == [cfg.results_dir / "t2.csv", cfg.results_dir / "t1.csv"]
+    other = results.TableReader(cfg.results_dir)  # each reader its own record: no state shared between them
+    results.read_result_table(cfg.results_dir, "t1")
+    assert other.read == [] and len(reader.read) == 2
+    assert Path(reader) == cfg.results_dir and not hasattr(results, "TABLES_READ")

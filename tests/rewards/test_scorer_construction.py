@@ -70,3 +70,11 @@ def test_from_profile_names_a_wrong_grpo_argument(bad):
         RewardScorer.from_profile("const", None, arg)
     with pytest.raises(TypeError, match="grpo_cfg"):
         RewardScorer.from_profile("gcarl", None, arg)
+
+
+@pytest.mark.parametrize("state", ["counts", "seconds", "_last"])
+def test_the_constructor_takes_no_internal_state(state):
+    with pytest.raises(TypeError, match=state):
+        RewardScorer("fmt", **{state: None})
+    s = RewardScorer("fmt")
+    assert s.counts == {} and s.seconds == 0.0  # accumulated by score(), starting empty

@@ -36,7 +36,7 @@ def split_and_parts(small_encoder):
                             ["No acute disease.", "Normal chest.", "Effusion."])
     names = ["chamfer", "chamfer_neg"]
     recs, cands = _records(), _candidates()
-    split = sel.evaluate_split(cands, recs, emb, bank, names, k=3, aggregations=("min", "avg"), knn_k=2,
+    split = sel.evaluate_split(cands, recs, emb, bank, names, n_candidates=3, aggregations=("min", "avg"), knn_k=2,
                                metric_kwargs=METRICS)
     return split, recs, cands, emb, bank, names
 
@@ -48,10 +48,10 @@ def test_evaluate_split_is_the_pipeline_it_replaces(split_and_parts):
     for p, cs in cands.items():
         sets = sel.candidate_sets(cs, emb)
         pres = sel.candidate_presence(cs)
-        sc = sel.bank_distances(sets, bank, names, k=3, study_ids=[r.study_id for r in recs], aggregations=("min", "avg"),
+        sc = sel.bank_distances(sets, bank, names, n_candidates=3, study_ids=[r.study_id for r in recs], aggregations=("min", "avg"),
                                 knn_k=2, presence=pres, bank_presence=bp, progress=None)
         np.testing.assert_allclose(split.scores[p].section_scores, sc.section_scores)
-        mbr = sel.mbr_scores(sets, names, k=3, presence=pres)
+        mbr = sel.mbr_scores(sets, names, n_candidates=3, presence=pres)
         for n in names:
             np.testing.assert_allclose(split.mbr[p][n], mbr[n])
         ms = sel.score_candidate_metrics(cs, recs, **METRICS)
@@ -61,7 +61,7 @@ def test_evaluate_split_is_the_pipeline_it_replaces(split_and_parts):
             evs.append(ev.assign(policy=p, section=section))
     pd.testing.assert_frame_equal(split.ev, pd.concat(evs, ignore_index=True))
     assert set(split.ev.method) >= {"random", "oracle", "first", "chamfer+min", "chamfer_neg+avg", "mbr:chamfer"}
-    assert split.scores["A"].meta["unparseable"] == 1 and split.k == 3
+    assert split.scores["A"].meta["unparseable"] == 1 and split.n_candidates == 3
     assert split.strata("A").tolist() == ["no_finding", "single", "multi"]
     assert set(split.seconds) == {"distances", "mbr", "metrics"} and split.pairs()[0] > 0
 
@@ -69,9 +69,9 @@ def test_evaluate_split_is_the_pipeline_it_replaces(split_and_parts):
 def test_evaluate_split_refuses_a_grid_that_does_not_match_the_records(split_and_parts):
     _, recs, cands, emb, bank, names = split_and_parts
     with pytest.raises(sel.SelectionError, match="expected 3 x 3"):
-        sel.evaluate_split({"A": cands["A"][:2]}, recs, emb, bank, names, k=3, metric_kwargs=METRICS)
+        sel.evaluate_split({"A": cands["A"][:2]}, recs, emb, bank, names, n_candidates=3, metric_kwargs=METRICS)
     with pytest.raises(sel.SelectionError, match="expected 3 x 2"):
-        sel.evaluate_split(cands, recs, emb, bank, names, k=2, metric_kwargs=METRICS)
+        sel.evaluate_split(cands, recs, emb, bank, names, n_candidates=2, metric_kwargs=METRICS)
 
 
 def test_normal_flags_and_share():

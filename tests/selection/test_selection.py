@@ -45,7 +45,7 @@ def test_aggregations_match_brute_force(names):
     cf, ci = _sets(rng, S * K), _sets(rng, S * K, 1, 3)
     bf, bi = _sets(rng, N), _sets(rng, N, 1, 3)
     res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": bi}, names,
-                             k=K, knn_k=3, progress=None)
+                             n_candidates=K, knn_k=3, progress=None)
     assert res.section_scores.shape == (len(names), 3, 2, S, K)
     for a, name in enumerate(names):
         for g, how in enumerate(res.aggregations):
@@ -72,7 +72,7 @@ def test_aggregate_values_and_knn_clipping():
 def test_knn_k_larger_than_bank_is_clipped_and_recorded():
     rng = np.random.default_rng(2)
     cands, bank = _sets(rng, 6), _sets(rng, 3)
-    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer"], k=3, knn_k=10, progress=None)
+    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer"], n_candidates=3, knn_k=10, progress=None)
     assert res.meta["knn_k"] == {"findings": 3}
     np.testing.assert_allclose(res.total[0, 2], res.total[0, 1])  # knn over all N == avg
 
@@ -87,7 +87,7 @@ def test_tie_break_lowest_index_and_duplicates():
     # study 0: candidates 1 and 2 identical (and closest: copies of a bank report); study 1: all identical
     bank = [a, _unit(rng, 4), _unit(rng, 2)]
     cands = [b, a.copy(), a[::-1].copy(), b, b, b]
-    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer", "ot"], k=3, progress=None)
+    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer", "ot"], n_candidates=3, progress=None)
     assert (res.chosen()[:, :, 0] == 1).all() and (res.chosen()[:, :, 1] == 0).all()
     assert res.total[0, 0, 0, 1] == res.total[0, 0, 0, 2]
 
@@ -101,7 +101,7 @@ def test_unparseable_candidates_rank_last_and_are_counted():
     cf = [e, far, _unit(rng, 2), e, e, e]
     ci = [e, far[:1], e, e, e, e]
     res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bank, "impression": bank},
-                             ["chamfer", "hausdorff"], k=3, progress=None)
+                             ["chamfer", "hausdorff"], n_candidates=3, progress=None)
     assert res.meta["unparseable"] == 4 and res.unparseable.tolist() == [[True, False, False], [True] * 3]
     assert np.isinf(res.total[..., 0, 0]).all() and np.isfinite(res.total[..., 0, 1:]).all()
     assert (res.chosen()[..., 0] != 0).all()       # never the unparseable one
@@ -149,9 +149,9 @@ def test_bank_from_another_encoder_is_refused(small_encoder):
 def test_k_equals_one_is_trivial():
     rng = np.random.default_rng(5)
     cands, bank = _sets(rng, 4), _sets(rng, 6)
-    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer", "ot"], k=1, progress=None)
+    res = sel.bank_distances({"findings": cands}, {"findings": bank}, ["chamfer", "ot"], n_candidates=1, progress=None)
     assert res.chosen().shape == (2, 3, 4) and (res.chosen() == 0).all()
-    mbr = sel.mbr_scores({"findings": cands}, ["chamfer"], k=1)
+    mbr = sel.mbr_scores({"findings": cands}, ["chamfer"], n_candidates=1)
     assert (mbr["chamfer"] == 0).all()
     ch = sel.method_choices(res, mbr)
     ev = sel.evaluate_methods(ch, {"m": rng.random((4, 1))}, 1)
@@ -165,23 +165,24 @@ def test_empty_bank_sections_are_left_out():
     bf = _sets(rng, 5)
     bi = [e, _unit(rng, 2), e, _unit(rng, 1), _unit(rng, 3)]
     res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": bi},
-                             ["chamfer"], k=2, knn_k=2, progress=None)
+                             ["chamfer"], n_candidates=2, knn_k=2, progress=None)
     assert res.meta["n_bank"] == {"findings": 5, "impression": 3}
     for g, how in enumerate(res.aggregations):
         np.testing.assert_allclose(res.section_scores[0, g, 1].ravel(), _brute(ci, bi, "chamfer", how, 2), atol=1e-8)
     with pytest.raises(sel.SelectionError, match="impression"):
         sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": [e, e]},
-                           ["chamfer"], k=2, progress=None)
+                           ["chamfer"], n_candidates=2, progress=None)
 
 
 def test_bad_arguments_raise():
     rng = np.random.default_rng(7)
     c, b = {"findings": _sets(rng, 4)}, {"findings": _sets(rng, 3)}
-    for kw in ({"k": 3}, {"k": 0}, {"k": 2, "aggregations": ["max"]}, {"k": 2, "knn_k": 0}, {"k": 2, "study_ids": ["a"]}):
+    for kw in ({"n_candidates": 3}, {"n_candidates": 0}, {"n_candidates": 2, "aggregations": ["max"]},
+               {"n_candidates": 2, "knn_k": 0}, {"n_candidates": 2, "study_ids": ["a"]}):
         with pytest.raises(sel.SelectionError):
             sel.bank_distances(c, b, ["chamfer"], progress=None, **kw)
     with pytest.raises(KeyError):
-        sel.bank_distances(c, b, ["nope"], k=2, progress=None)
+        sel.bank_distances(c, b, ["nope"], n_candidates=2, progress=None)
     with pytest.raises(sel.SelectionError):
         sel.score_candidates([["a"], ["b", "c"]], None, None, ["chamfer"])
 
@@ -189,14 +190,14 @@ def test_bad_arguments_raise():
 def test_progress_lines_are_plain():
     rng = np.random.default_rng(8)
     lines = []
-    sel.bank_distances({"findings": _sets(rng, 40)}, {"findings": _sets(rng, 7)}, ["chamfer"], k=4,
+    sel.bank_distances({"findings": _sets(rng, 40)}, {"findings": _sets(rng, 7)}, ["chamfer"], n_candidates=4,
                        progress=lines.append, progress_every=25)
     assert lines and lines[-1].startswith("findings: 100.0%") and all("\r" not in x for x in lines)
     lines.clear()  # a sweep big enough to be split: several lines, increasing
     monkey = sel.scoring._MIN_CHUNK_PAIRS
     try:
         sel.scoring._MIN_CHUNK_PAIRS = 1
-        sel.bank_distances({"findings": _sets(rng, 40)}, {"findings": _sets(rng, 7)}, ["chamfer"], k=4,
+        sel.bank_distances({"findings": _sets(rng, 40)}, {"findings": _sets(rng, 7)}, ["chamfer"], n_candidates=4,
                            progress=lines.append, progress_every=25)
     finally:
         sel.scoring._MIN_CHUNK_PAIRS = monkey
@@ -210,7 +211,7 @@ def test_mbr_matches_brute_force():
     cf, ci = _sets(rng, S * K), _sets(rng, S * K, 1, 2)
     ci[5] = np.zeros((0, D))  # an empty Impression: that section scores 1.0 against every other
     names = ["chamfer", "ot"]
-    got = sel.mbr_scores({"findings": cf, "impression": ci}, names, k=K)
+    got = sel.mbr_scores({"findings": cf, "impression": ci}, names, n_candidates=K)
     for name in names:
         want = np.zeros((S, K))
         for s in range(S):
@@ -362,7 +363,10 @@ def test_pca_2d_is_the_one_pca():
     assert (c[:, 1] == 0).all() and c[2, 0] > c[0, 0]
     with pytest.raises(sel.SelectionError, match="two finite rows"):
         sel.pca_2d(np.vstack([X[:1], np.full(5, np.nan)]))
-    assert not hasattr(plots, "_pca2") and plots.pca_2d is sel.pca_2d
+    from sdrlib.plots import _distances as fig2a, _embedding as fig1  # the figure modules that project
+
+    assert not any(hasattr(m, "_pca2") for m in (plots, fig1, fig2a))
+    assert fig1.pca_2d is sel.pca_2d and fig2a.pca_2d is sel.pca_2d
 
 
 # --------------------------------------------------------------------------- negation-aware settings (issue 18)
@@ -395,7 +399,7 @@ def test_negation_aware_settings_match_reference_and_keep_name_order():
     pres = {"findings": _presence(rng, cf), "impression": _presence(rng, ci)}
     bpres = {"findings": _presence(rng, bf), "impression": _presence(rng, bi)}
     names = ["chamfer_neg", "chamfer", "hung_nn_neg"]
-    res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": bi}, names, k=K,
+    res = sel.bank_distances({"findings": cf, "impression": ci}, {"findings": bf, "impression": bi}, names, n_candidates=K,
                              knn_k=2, progress=None, presence=pres, bank_presence=bpres)
     assert res.names == names
     for a, name in enumerate(names):
@@ -418,9 +422,9 @@ def test_negation_aware_selection_prefers_the_consistent_candidate():
     pos, neg = np.zeros((1, 14), np.int8), np.zeros((1, 14), np.int8)
     pos[0, 10], neg[0, 10] = 1, -1
     bank = {"findings": [v]}
-    plain = sel.bank_distances(cands, bank, ["chamfer"], k=2, progress=None)
+    plain = sel.bank_distances(cands, bank, ["chamfer"], n_candidates=2, progress=None)
     assert plain.chosen()[0, 0, 0] == 1  # the plain distance takes the closer vector: the contradiction
-    res = sel.bank_distances(cands, bank, ["chamfer_neg"], k=2, progress=None,
+    res = sel.bank_distances(cands, bank, ["chamfer_neg"], n_candidates=2, progress=None,
                              presence={"findings": [pos, neg]}, bank_presence={"findings": [pos]})
     assert res.chosen()[0, 0, 0] == 0 and res.total[0, 0, 0, 1] == pytest.approx(1.0)
 
@@ -429,15 +433,15 @@ def test_negation_aware_selection_needs_presence():
     rng = np.random.default_rng(4)
     c, b = {"findings": _sets(rng, 2)}, {"findings": _sets(rng, 3)}
     with pytest.raises(sel.SelectionError, match="candidate_presence"):
-        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None)
+        sel.bank_distances(c, b, ["chamfer_neg"], n_candidates=2, progress=None)
     with pytest.raises(sel.SelectionError, match="bank_presence"):
-        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None, presence={"findings": _presence(rng, c["findings"])})
+        sel.bank_distances(c, b, ["chamfer_neg"], n_candidates=2, progress=None, presence={"findings": _presence(rng, c["findings"])})
     with pytest.raises(sel.SelectionError, match="3 arrays for 2"):
-        sel.bank_distances(c, b, ["chamfer_neg"], k=2, progress=None,
+        sel.bank_distances(c, b, ["chamfer_neg"], n_candidates=2, progress=None,
                            presence={"findings": _presence(rng, c["findings"]) + [np.zeros((1, 14))]},
                            bank_presence={"findings": _presence(rng, b["findings"])})
     with pytest.raises(sel.SelectionError, match="negation-aware"):
-        sel.mbr_scores(c, ["chamfer_neg"], k=2)
+        sel.mbr_scores(c, ["chamfer_neg"], n_candidates=2)
 
 
 def test_mbr_negation_aware_matches_reference():
@@ -445,7 +449,7 @@ def test_mbr_negation_aware_matches_reference():
     S, K = 2, 3
     cf = _sets(rng, S * K)
     pf = _presence(rng, cf)
-    got = sel.mbr_scores({"findings": cf}, ["chamfer_neg"], k=K, presence={"findings": pf})["chamfer_neg"]
+    got = sel.mbr_scores({"findings": cf}, ["chamfer_neg"], n_candidates=K, presence={"findings": pf})["chamfer_neg"]
     for s in range(S):
         for i in range(K):
             a = s * K + i
@@ -489,7 +493,7 @@ def test_hung_pen_ranks_by_eq20_unclipped_where_the_clip_ties():
     raw = make_spec("hung_pen", alpha=0.5, clip=False)
     want = [np.mean([set_distance(c, b, raw) for b in bank]) for c in (far, near)]
     assert want[1] < want[0] - 0.9  # ... eq. 20 does not
-    res = sel.bank_distances({"findings": [far, near]}, {"findings": bank}, ["hung_pen_0.5", "chamfer"], k=2,
+    res = sel.bank_distances({"findings": [far, near]}, {"findings": bank}, ["hung_pen_0.5", "chamfer"], n_candidates=2,
                              aggregations=["avg", "min"], progress=None)
     assert res.names == ["hung_pen_0.5", "chamfer"]
     np.testing.assert_allclose(res.total[0, 0, 0], want, atol=1e-9)
@@ -498,14 +502,14 @@ def test_hung_pen_ranks_by_eq20_unclipped_where_the_clip_ties():
     assert spec.name == "hung_pen_0.5" and spec.params["clip"] is False and spec.upper is None
     # MBR: candidate 1 (3 sentences) sits between 0 (5) and 2 (1 sentence); clipped, all three tie at 1
     c3 = bank[0]
-    mbr = sel.mbr_scores({"findings": [far, near, c3]}, ["hung_pen_0.5"], k=3)["hung_pen_0.5"]
+    mbr = sel.mbr_scores({"findings": [far, near, c3]}, ["hung_pen_0.5"], n_candidates=3)["hung_pen_0.5"]
     assert np.argmin(mbr[0]) == 1 and mbr[0, 1] < mbr[0, 0]
     # an empty section scores eq. 20's largest value at those sizes, 1 + alpha m, not +inf
     res = sel.bank_distances({"findings": [np.zeros((0, D)), near], "impression": [near, near]},
-                             {"findings": bank, "impression": bank}, ["hung_pen_0.5"], k=2, aggregations=["avg"],
+                             {"findings": bank, "impression": bank}, ["hung_pen_0.5"], n_candidates=2, aggregations=["avg"],
                              progress=None)
     assert res.section_scores[0, 0, 0, 0, 0] == pytest.approx(1.5) and np.isfinite(res.total).all()
-    mbr = sel.mbr_scores({"findings": [np.zeros((0, D)), near]}, ["hung_pen_0.5"], k=2)["hung_pen_0.5"]
+    mbr = sel.mbr_scores({"findings": [np.zeros((0, D)), near]}, ["hung_pen_0.5"], n_candidates=2)["hung_pen_0.5"]
     assert mbr[0, 1] == pytest.approx(1 + 0.5 * 3)
 
 

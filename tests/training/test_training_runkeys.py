@@ -39,7 +39,7 @@ def test_source_digest_covers_the_whole_package_and_nothing_else(copy):
     (copy / "tests" / "test_x.py").write_text("def test_x():\n    assert True\n", encoding="utf-8")
     assert source_digest(copy / "sdrlib") == before
     # a change anywhere in the package does: the labeler, the distance costs, a new data file
-    for rel in ("clinical/labeler.py", "distances/costs.py"):
+    for rel in ("clinical/labeler/_rules.py", "distances/costs.py"):
         f = copy / "sdrlib" / rel
         f.write_text(f.read_text(encoding="utf-8") + "\n# a changed rule\n", encoding="utf-8")
         assert source_digest(copy / "sdrlib") != before, rel
@@ -56,7 +56,7 @@ def test_a_labeler_change_changes_the_sft_and_grpo_keys(copy, monkeypatch):
     sft0, grpo0 = keys()
     (copy / "notebooks" / "04_grpo.py").write_text("# %% [markdown]\n# other words\n", encoding="utf-8")
     assert keys() == (sft0, grpo0)
-    labeler = copy / "sdrlib" / "clinical" / "labeler.py"
+    labeler = copy / "sdrlib" / "clinical" / "labeler" / "_sentence.py"
     labeler.write_text(labeler.read_text(encoding="utf-8").replace("def ", "def  ", 1), encoding="utf-8")
     sft1, grpo1 = keys()
     assert sft1["code"] != sft0["code"] and grpo1["code"] != grpo0["code"]

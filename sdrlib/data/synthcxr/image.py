@@ -8,6 +8,7 @@ exposure and noise). A cartoon of the thorax, learnable by a tiny vision model.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -56,26 +57,28 @@ def _paint(img: np.ndarray, mask: np.ndarray, value: float) -> np.ndarray:
     return img * (1.0 - mask) + value * mask
 
 
-def render_image(findings: Sequence[Finding], devices: Sequence[str], rng: np.random.Generator,
-                 size: int = 96) -> np.ndarray:
-    """Render one frontal radiograph-like image.
+@dataclass(frozen=True)
+class _Nuisance:
+    """Patient-level nuisance of one image, drawn by :func:`_draw_nuisance` (angles in radians, lengths in the
+    anatomical units of the ``[-1, 1]`` grid; ``tex_fine`` / ``tex_coarse``: smooth noise, shape (R, R))."""
 
-    Parameters
-    ----------
-    findings, devices : what the image must show (see module docstring).
-    rng : numpy Generator; all nuisance and texture randomness comes from it.
-    size : int, side in pixels (drawn at ``_OVERSAMPLE`` x and box-downsampled).
+    rot: float
+    scale: float
+    dx: float
+    dy: float
+    bw: float  # body habitus (thorax width)
+    insp: float  # inspiration: diaphragm height
+    gamma: float
+    contrast: float
+    bright: float
+    noise: float
+    lung_dark: float
+    tex_fine: np.ndarray
+    tex_coarse: np.ndarray
 
-    Returns
-    -------
-    numpy.ndarray, shape (size, size), uint8. Image left is the patient's right.
-    """
-    from PIL import Image
 
-    if not isinstance(size, (int, np.integer)) or size < 16:
-        raise ValueError(f"image size must be an int >= 16, got {size!r}")
-    R = _OVERSAMPLE * int(size)
-    # -- patient-level nuisance ---------------------------------------------------------
+def _draw_nuisance(rng: np.random.Generator, R: int) -> _Nuisance:
+    """The nuisance draws, in the order the image has always drawn them (the first draws of ``rng`` here)."""
     rot = math.radians(float(np.clip(rng.normal(0, 3.0), -7, 7)))
     scale = float(rng.uniform(0.90, 1.07))
     dx, dy = (float(v) for v in rng.uniform(-0.04, 0.04, size=2))
@@ -89,19 +92,23 @@ def render_image(findings: Sequence[Finding], devices: Sequence[str], rng: np.ra
     lung_dark = float(rng.uniform(0.10, 0.18))
     tex_fine = _texture(rng, 22, R)
     tex_coarse = _texture(rng, 7, R)
+    return _Nuisance(rot, scale, dx, dy, bw, insp, gamma, contrast, bright, noise, lung_dark, tex_fine, tex_coarse)
 
+
+def _grid(R: int, nz: _Nuisance) -> tuple[np.ndarray, np.ndarray]:
+    """Anatomical coordinates ``(x, y)`` of the pixel centres, each shape (R, R): the ``[-1, 1]`` grid shifted,
+    rotated and scaled by the patient's pose."""
     lin = (np.arange(R, dtype=np.float32) + 0.5) / R * 2.0 - 1.0
     u, v = np.meshgrid(lin, lin)
-    c, s = math.cos(rot), math.sin(rot)
-    x = (c * (u - dx) + s * (v - dy)) / scale
-    y = (-s * (u - dx) + c * (v - dy)) / scale
+    c, s = math.cos(nz.rot), math.sin(nz.rot)
+    x = (c * (u - nz.dx) + s * (v - nz.dy)) / nz.scale
+    y = (-s * (u - nz.dx) + c * (v - nz.dy)) / nz.scale
+    return x, y
 
-    img = np.full((R, R), 0.04, dtype=np.float32)
-    body = _sig(1.0 - ((x / (0.95 * bw)) ** 2 + ((y - 0.15) / 1.05) ** 2), 0.03)
-    neck = _sig(0.2 - np.abs(x), 0.02) * _sig(-0.6 - y, 0.02)
-    img = _paint(img, np.maximum(body, neck), 0.42)
 
-    # lungs: ellipses cut by diaphragm domes
+def _lungs(x: np.ndarray, y: np.ndarray, bw: float, insp: float) -> dict[str, dict]:
+    """Per side (``right``, ``left``): the lung's ellipse, its dome and masks (``m``: cut by the diaphragm dome,
+    ``m_ell``: the whole ellipse), shape (R, R) each, and its centre, radii, dome top and sign."""
     lungs = {}
     for side, sgn in (("right", -1.0), ("left", 1.0)):
         cx, cy, rx, ry = sgn * 0.36 * bw, -0.08, 0.27 * bw, 0.62
@@ -111,130 +118,191 @@ def render_image(findings: Sequence[Finding], devices: Sequence[str], rng: np.ra
         m_ell = _sig(1.0 - e, 0.05)
         m = m_ell * _sig(dome - y, 0.012)
         lungs[side] = dict(cx=cx, cy=cy, rx=rx, ry=ry, top=top, e=e, m=m, m_ell=m_ell, sgn=sgn)
+    return lungs
+
+
+def _draw_chest(x: np.ndarray, y: np.ndarray, nz: _Nuisance, lungs: dict[str, dict], widened: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(img, body)``: the body, lungs with markings and hila, mediastinum (``widened``), trachea and spine."""
+    img = np.full(x.shape, 0.04, dtype=np.float32)
+    body = _sig(1.0 - ((x / (0.95 * nz.bw)) ** 2 + ((y - 0.15) / 1.05) ** 2), 0.03)
+    neck = _sig(0.2 - np.abs(x), 0.02) * _sig(-0.6 - y, 0.02)
+    img = _paint(img, np.maximum(body, neck), 0.42)
+    # lungs: ellipses cut by diaphragm domes
     lung = np.clip(lungs["right"]["m"] + lungs["left"]["m"], 0, 1)
-    img = _paint(img, lung, lung_dark)
+    img = _paint(img, lung, nz.lung_dark)
     # lung markings and hila
-    img += lung * (0.045 * tex_fine + 0.02)
+    img += lung * (0.045 * nz.tex_fine + 0.02)
     for side, L in lungs.items():
         img += lung * 0.12 * np.exp(-(((x - L["sgn"] * 0.17) / 0.09) ** 2 + ((y + 0.02) / 0.12) ** 2))
-
-    by = {f.kind: f for f in findings}
     # mediastinum, trachea, spine
-    mw = 0.21 if "mediastinum" in by else 0.115
+    mw = 0.21 if widened else 0.115
     med = _sig(mw - np.abs(x - 0.01), 0.012) * _sig(0.25 - y, 0.02) * _sig(y + 0.98, 0.02)
     img = _paint(img, med, 0.62)
     trachea = _sig(0.032 - np.abs(x), 0.006) * _sig(-0.3 - y, 0.02)
     img = _paint(img, trachea * med, 0.3)
     img += 0.07 * _sig(0.055 - np.abs(x), 0.01) * body
+    return img, body
 
-    # heart: cardiothoracic ratio carries cardiomegaly
-    thorax_w = 2 * (0.36 + 0.27) * bw
+
+def _draw_heart(img: np.ndarray, x: np.ndarray, y: np.ndarray, nz: _Nuisance, cardiomegaly: Finding | None,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``(img, heart)``: the heart drawn (one draw of ``rng``: the cardiothoracic ratio) and its mask (R, R)."""
+    thorax_w = 2 * (0.36 + 0.27) * nz.bw
     # cardiothoracic ratio: normal 0.38-0.50; mild cardiomegaly overlaps the upper normal range
     ctr = float(rng.uniform(0.38, 0.50))
-    if "cardiomegaly" in by:
+    if cardiomegaly is not None:
         lo, hi = {"mild": (0.50, 0.56), "moderate": (0.56, 0.62), "severe": (0.62, 0.68)}[
-            by["cardiomegaly"].severity or "mild"]
+            cardiomegaly.severity or "mild"]
         ctr = float(rng.uniform(lo, hi))
     hw = ctr * thorax_w / 2
-    hcx, hcy, hry = 0.35 * hw - 0.04, 0.24 + insp, 0.25 + 0.3 * (ctr - 0.44)
+    hcx, hcy, hry = 0.35 * hw - 0.04, 0.24 + nz.insp, 0.25 + 0.3 * (ctr - 0.44)
     heart = _sig(1.0 - ((x - hcx) / hw) ** 2 - ((y - hcy) / hry) ** 2, 0.05)
     img = _paint(img, heart, 0.66)
+    return img, heart
 
-    # ribs and clavicles (fracture: a gap and a step in one rib). All 8 ribs of a side in one
-    # pass: the vertical distance to the nearest rib centre line y_k = -0.66 + 0.135 k + 0.28 (|x| - 0.1)^2.
-    frac = by.get("fracture")
+
+def _fractured_ribs(ribs: np.ndarray, x: np.ndarray, y: np.ndarray, frac: Finding, bw: float, rw: float,
+                    lungs: dict[str, dict]) -> np.ndarray:
+    """``ribs`` with the fractured rib of ``frac`` replaced, on each of its sides, by a gap and a step."""
+    ax = np.abs(x)
+    k = 2 + _RIBS.index(frac.location or "6th") % 5
+    for side in _sides(frac):
+        sgn = lungs[side]["sgn"]
+        on_side = (sgn * x > 0) * _sig(ax - 0.08, 0.02) * _sig(0.72 * bw - ax, 0.02)
+        y_rib = -0.66 + 0.135 * k + 0.28 * (ax - 0.1) ** 2
+        rib = np.exp(-((y - y_rib) / rw) ** 2) * on_side
+        xf = sgn * 0.5 * bw
+        gap = 1.0 - np.exp(-((x - xf) / (1.3 * rw)) ** 2)
+        lateral = _sig(sgn * (x - xf), 0.005)
+        stepped = np.exp(-((y - y_rib - 2 * rw) / rw) ** 2) * on_side
+        new = (rib * (1 - lateral) + stepped * lateral) * gap
+        if frac.detail == "healed":
+            new = new + 0.8 * np.exp(-(((x - xf) / 0.03) ** 2 + ((y - y_rib - 0.014) / 0.03) ** 2))
+        ribs = ribs - rib + new
+    return ribs
+
+
+def _draw_ribs(img: np.ndarray, x: np.ndarray, y: np.ndarray, bw: float, body: np.ndarray, frac: Finding | None,
+               lungs: dict[str, dict]) -> np.ndarray:
+    """Ribs and clavicles (a fracture: a gap and a step in one rib, :func:`_fractured_ribs`)."""
+    # All 8 ribs of a side in one pass: the vertical distance to the nearest rib centre line
+    # y_k = -0.66 + 0.135 k + 0.28 (|x| - 0.1)^2.
     ax = np.abs(x)
     t = (y + 0.66 - 0.28 * (ax - 0.1) ** 2) / 0.135
     k_near = np.rint(t)
-    rw = max(0.014, 0.8 * 2.0 / R)  # rib half-width, at least 0.8 px
+    rw = max(0.014, 0.8 * 2.0 / x.shape[0])  # rib half-width, at least 0.8 px
     ribs = np.exp(-(((t - k_near) * 0.135) / rw) ** 2) * ((k_near >= 0) & (k_near <= 7))
     ribs = ribs * _sig(ax - 0.08, 0.02) * _sig(0.72 * bw - ax, 0.02)
     if frac is not None:
-        k = 2 + _RIBS.index(frac.location or "6th") % 5
-        for side in _sides(frac):
-            sgn = lungs[side]["sgn"]
-            on_side = (sgn * x > 0) * _sig(ax - 0.08, 0.02) * _sig(0.72 * bw - ax, 0.02)
-            y_rib = -0.66 + 0.135 * k + 0.28 * (ax - 0.1) ** 2
-            rib = np.exp(-((y - y_rib) / rw) ** 2) * on_side
-            xf = sgn * 0.5 * bw
-            gap = 1.0 - np.exp(-((x - xf) / (1.3 * rw)) ** 2)
-            lateral = _sig(sgn * (x - xf), 0.005)
-            stepped = np.exp(-((y - y_rib - 2 * rw) / rw) ** 2) * on_side
-            new = (rib * (1 - lateral) + stepped * lateral) * gap
-            if frac.detail == "healed":
-                new = new + 0.8 * np.exp(-(((x - xf) / 0.03) ** 2 + ((y - y_rib - 0.014) / 0.03) ** 2))
-            ribs = ribs - rib + new
+        ribs = _fractured_ribs(ribs, x, y, frac, bw, rw, lungs)
     img += 0.085 * ribs * body
     for sgn in (-1.0, 1.0):
         clav = _polyline(x, y, [(sgn * 0.08, -0.70), (sgn * 0.62 * bw, -0.82)], 0.022)
         img += 0.22 * clav * body
+    return img
 
-    # -- findings ---------------------------------------------------------------------
-    if "edema" in by:
-        amp = {"mild": 0.09, "moderate": 0.16, "severe": 0.24}[by["edema"].severity or "mild"]
-        for side, L in lungs.items():
-            haze = np.exp(-(((x - L["sgn"] * 0.2) / 0.22) ** 2 + ((y - 0.02) / 0.3) ** 2))
-            img += amp * haze * L["m"] * (0.8 + 0.3 * tex_coarse)
-            if by["edema"].severity != "mild":  # Kerley B lines at the lateral bases
-                for j in range(4):
-                    yk = L["top"] - 0.1 - 0.05 * j
-                    xk = L["cx"] + L["sgn"] * (L["rx"] * 0.92)
-                    kl = _polyline(x, y, [(xk - L["sgn"] * 0.07, yk), (xk, yk)], 0.007)
-                    img += 0.12 * kl * L["m"]
-    for f in findings:
-        if f.kind in ("consolidation", "opacity"):
-            lx, ly, side = _LOBES[f.location or "right lower lobe"]
-            L = lungs[side]
-            if f.kind == "consolidation":
-                blob = np.exp(-(((x - lx) / 0.12) ** 2 + ((y - ly) / 0.10) ** 2))
-                img += 0.34 * blob * L["m"] * (0.85 + 0.25 * tex_fine) * (1.0 - 0.6 * heart)
-            else:
-                blob = np.exp(-(((x - lx) / 0.15) ** 2 + ((y - ly) / 0.13) ** 2))
-                img += 0.18 * blob * L["m"] * np.clip(0.6 + 0.9 * tex_coarse + 0.4 * tex_fine, 0, 1.5)
-        elif f.kind == "atelectasis":
-            for side in _sides(f):
-                L = lungs[side]
-                y0 = L["top"] - 0.10
-                x0 = L["cx"] + L["sgn"] * 0.03
-                t = 0.12 * L["sgn"]
-                band = np.exp(-(((x - x0) / 0.15) ** 2 + ((y - y0 - t * (x - x0)) / 0.022) ** 2))
-                img += 0.30 * band * L["m_ell"] * (1.0 - heart)
-        elif f.kind == "nodule":
-            lx, ly, side = _LOBES[f.location or "right upper lobe"]
-            r = 0.02 + 0.017 * float(f.size_cm or 1.0)
-            disc = _sig(r - np.hypot(x - lx, y - ly), 0.006)
-            img = _paint(img, disc * lungs[side]["m"], 0.52)
-        elif f.kind == "pleural_other":
-            for side in _sides(f):
-                L = lungs[side]
-                rr = np.sqrt(L["e"])
-                band = _sig(rr - 0.86, 0.02) * L["m"]
-                where = (_sig(L["cy"] - 0.35 - y, 0.04) if f.detail == "apical"
-                         else _sig(L["sgn"] * (x - L["cx"]) - 0.1, 0.03))
-                img += 0.2 * band * where
-    if "effusion" in by:
-        f = by["effusion"]
-        h = {"small": 0.10, "moderate": 0.26, "large": 0.46}[f.severity or "small"]
+
+def _draw_edema(img: np.ndarray, x: np.ndarray, y: np.ndarray, edema: Finding, lungs: dict[str, dict],
+                tex_coarse: np.ndarray) -> np.ndarray:
+    """Perihilar haze, and Kerley B lines at the lateral bases unless mild."""
+    amp = {"mild": 0.09, "moderate": 0.16, "severe": 0.24}[edema.severity or "mild"]
+    for side, L in lungs.items():
+        haze = np.exp(-(((x - L["sgn"] * 0.2) / 0.22) ** 2 + ((y - 0.02) / 0.3) ** 2))
+        img += amp * haze * L["m"] * (0.8 + 0.3 * tex_coarse)
+        if edema.severity != "mild":  # Kerley B lines at the lateral bases
+            for j in range(4):
+                yk = L["top"] - 0.1 - 0.05 * j
+                xk = L["cx"] + L["sgn"] * (L["rx"] * 0.92)
+                kl = _polyline(x, y, [(xk - L["sgn"] * 0.07, yk), (xk, yk)], 0.007)
+                img += 0.12 * kl * L["m"]
+    return img
+
+
+def _draw_lung_finding(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict],
+                       heart: np.ndarray, nz: _Nuisance) -> np.ndarray:
+    """One consolidation, opacity, atelectasis, nodule or pleural thickening (other kinds: ``img`` unchanged)."""
+    if f.kind in ("consolidation", "opacity"):
+        lx, ly, side = _LOBES[f.location or "right lower lobe"]
+        L = lungs[side]
+        if f.kind == "consolidation":
+            blob = np.exp(-(((x - lx) / 0.12) ** 2 + ((y - ly) / 0.10) ** 2))
+            img += 0.34 * blob * L["m"] * (0.85 + 0.25 * nz.tex_fine) * (1.0 - 0.6 * heart)
+        else:
+            blob = np.exp(-(((x - lx) / 0.15) ** 2 + ((y - ly) / 0.13) ** 2))
+            img += 0.18 * blob * L["m"] * np.clip(0.6 + 0.9 * nz.tex_coarse + 0.4 * nz.tex_fine, 0, 1.5)
+    elif f.kind == "atelectasis":
         for side in _sides(f):
             L = lungs[side]
-            lat = np.clip(L["sgn"] * (x - L["cx"]) / L["rx"], 0, 1)
-            y_top = L["top"] + 0.06 - h - 0.12 * lat
-            # fluid fills the lung from the base up, hiding the dome and the costophrenic angle
-            fluid = _sig(y - y_top, 0.015) * _sig(1.05 - L["e"], 0.04) * _sig(L["top"] + 0.4 - y, 0.02)
-            img = _paint(img, fluid * body * (1.0 - heart), 0.5)
-    if "pneumothorax" in by:
-        f = by["pneumothorax"]
-        d = {"small": 0.14, "moderate": 0.24, "large": 0.36}[f.severity or "small"]
-        L = lungs[f.side or "right"]
-        rr = np.sqrt(L["e"])
-        where = {"small": _sig(L["cy"] - 0.1 - y, 0.05), "moderate": _sig(L["cy"] + 0.25 - y, 0.05),
-                 "large": np.ones_like(x)}[f.severity or "small"]
-        zone = _sig(rr - (1 - d), 0.01) * L["m"] * where
-        img = _paint(img, zone, 0.05)
-        line = np.exp(-((rr - (1 - d)) / 0.009) ** 2) * L["m"] * where
-        img += 0.3 * line
+            y0 = L["top"] - 0.10
+            x0 = L["cx"] + L["sgn"] * 0.03
+            t = 0.12 * L["sgn"]
+            band = np.exp(-(((x - x0) / 0.15) ** 2 + ((y - y0 - t * (x - x0)) / 0.022) ** 2))
+            img += 0.30 * band * L["m_ell"] * (1.0 - heart)
+    elif f.kind == "nodule":
+        lx, ly, side = _LOBES[f.location or "right upper lobe"]
+        r = 0.02 + 0.017 * float(f.size_cm or 1.0)
+        disc = _sig(r - np.hypot(x - lx, y - ly), 0.006)
+        img = _paint(img, disc * lungs[side]["m"], 0.52)
+    elif f.kind == "pleural_other":
+        for side in _sides(f):
+            L = lungs[side]
+            rr = np.sqrt(L["e"])
+            band = _sig(rr - 0.86, 0.02) * L["m"]
+            where = (_sig(L["cy"] - 0.35 - y, 0.04) if f.detail == "apical"
+                     else _sig(L["sgn"] * (x - L["cx"]) - 0.1, 0.03))
+            img += 0.2 * band * where
+    return img
 
-    # -- devices ------------------------------------------------------------------------
+
+def _draw_effusion(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict],
+                   body: np.ndarray, heart: np.ndarray) -> np.ndarray:
+    """Fluid filling each side's lung from the base up, hiding the dome and the costophrenic angle."""
+    h = {"small": 0.10, "moderate": 0.26, "large": 0.46}[f.severity or "small"]
+    for side in _sides(f):
+        L = lungs[side]
+        lat = np.clip(L["sgn"] * (x - L["cx"]) / L["rx"], 0, 1)
+        y_top = L["top"] + 0.06 - h - 0.12 * lat
+        # fluid fills the lung from the base up, hiding the dome and the costophrenic angle
+        fluid = _sig(y - y_top, 0.015) * _sig(1.05 - L["e"], 0.04) * _sig(L["top"] + 0.4 - y, 0.02)
+        img = _paint(img, fluid * body * (1.0 - heart), 0.5)
+    return img
+
+
+def _draw_pneumothorax(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict]
+                       ) -> np.ndarray:
+    """A dark rim without lung markings and a bright pleural line, reaching lower the larger it is."""
+    d = {"small": 0.14, "moderate": 0.24, "large": 0.36}[f.severity or "small"]
+    L = lungs[f.side or "right"]
+    rr = np.sqrt(L["e"])
+    where = {"small": _sig(L["cy"] - 0.1 - y, 0.05), "moderate": _sig(L["cy"] + 0.25 - y, 0.05),
+             "large": np.ones_like(x)}[f.severity or "small"]
+    zone = _sig(rr - (1 - d), 0.01) * L["m"] * where
+    img = _paint(img, zone, 0.05)
+    line = np.exp(-((rr - (1 - d)) / 0.009) ** 2) * L["m"] * where
+    img += 0.3 * line
+    return img
+
+
+def _draw_findings(img: np.ndarray, x: np.ndarray, y: np.ndarray, findings: Sequence[Finding],
+                   by: dict[str, Finding], lungs: dict[str, dict], body: np.ndarray, heart: np.ndarray,
+                   nz: _Nuisance) -> np.ndarray:
+    """Every finding but cardiomegaly, mediastinum and fracture (drawn with the anatomy): edema, then the lung
+    findings in the order given, then effusion, then pneumothorax."""
+    if "edema" in by:
+        img = _draw_edema(img, x, y, by["edema"], lungs, nz.tex_coarse)
+    for f in findings:
+        img = _draw_lung_finding(img, x, y, f, lungs, heart, nz)
+    if "effusion" in by:
+        img = _draw_effusion(img, x, y, by["effusion"], lungs, body, heart)
+    if "pneumothorax" in by:
+        img = _draw_pneumothorax(img, x, y, by["pneumothorax"], lungs)
+    return img
+
+
+def _draw_devices(img: np.ndarray, x: np.ndarray, y: np.ndarray, devices: Sequence[str], by: dict[str, Finding],
+                  lungs: dict[str, dict]) -> np.ndarray:
+    """Bright lines for tubes and lines, a box for a pacemaker (a chest tube on the pneumothorax's side)."""
     dev_val = 0.95
     if "ett" in devices:
         img = _paint(img, _polyline(x, y, [(0.0, -1.1), (0.0, -0.40)], 0.011), dev_val)
@@ -254,11 +322,50 @@ def render_image(findings: Sequence[Finding], devices: Sequence[str], rng: np.ra
         side = by["pneumothorax"].side if "pneumothorax" in by else "right"
         sg = lungs[side or "right"]["sgn"]
         img = _paint(img, _polyline(x, y, [(sg * 0.85, 0.3), (sg * 0.58, 0.05), (sg * 0.38, -0.5)], 0.014), dev_val)
+    return img
 
-    # -- exposure, noise, downsample -----------------------------------------------------
-    img = np.clip(img, 0.0, 1.0) ** gamma
-    img = np.clip(img * contrast + bright, 0.0, 1.0)
-    img = img + rng.normal(0.0, noise, size=img.shape).astype(np.float32)
+
+def _expose(img: np.ndarray, nz: _Nuisance, rng: np.random.Generator, size: int) -> np.ndarray:
+    """Exposure (gamma, contrast, brightness), pixel noise (the last draws of ``rng``), 8 bits, box-downsampled
+    to ``size`` x ``size``: the uint8 image."""
+    from PIL import Image
+
+    img = np.clip(img, 0.0, 1.0) ** nz.gamma
+    img = np.clip(img * nz.contrast + nz.bright, 0.0, 1.0)
+    img = img + rng.normal(0.0, nz.noise, size=img.shape).astype(np.float32)
     img8 = np.clip(img * 255.0 + 0.5, 0, 255).astype(np.uint8)
     small = Image.fromarray(img8, mode="L").resize((size, size), Image.BOX)
     return np.asarray(small, dtype=np.uint8)
+
+
+def render_image(findings: Sequence[Finding], devices: Sequence[str], rng: np.random.Generator,
+                 size: int = 96) -> np.ndarray:
+    """Render one frontal radiograph-like image.
+
+    Parameters
+    ----------
+    findings, devices : what the image must show (see module docstring).
+    rng : numpy Generator; all nuisance and texture randomness comes from it.
+    size : int, side in pixels (drawn at ``_OVERSAMPLE`` x and box-downsampled).
+
+    Returns
+    -------
+    numpy.ndarray, shape (size, size), uint8. Image left is the patient's right.
+
+    Drawn in this order (each step a helper; ``rng`` is drawn by the nuisance, the heart and the noise, in
+    that order): pose and exposure nuisance, chest (body, lungs, mediastinum), heart, ribs and clavicles,
+    findings, devices, exposure and noise.
+    """
+    if not isinstance(size, (int, np.integer)) or size < 16:
+        raise ValueError(f"image size must be an int >= 16, got {size!r}")
+    R = _OVERSAMPLE * int(size)
+    nz = _draw_nuisance(rng, R)
+    x, y = _grid(R, nz)
+    lungs = _lungs(x, y, nz.bw, nz.insp)
+    by = {f.kind: f for f in findings}
+    img, body = _draw_chest(x, y, nz, lungs, "mediastinum" in by)
+    img, heart = _draw_heart(img, x, y, nz, by.get("cardiomegaly"), rng)
+    img = _draw_ribs(img, x, y, nz.bw, body, by.get("fracture"), lungs)
+    img = _draw_findings(img, x, y, findings, by, lungs, body, heart, nz)
+    img = _draw_devices(img, x, y, devices, by, lungs)
+    return _expose(img, nz, rng, size)

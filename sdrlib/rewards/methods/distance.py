@@ -53,10 +53,10 @@ class DistanceMethod(RewardMethod):
             sem_i[idx] = distances.reward(scorer.section_distances(gen_i, [impression[i] for i in idx]))
         return MethodScores(content=sem_f + sem_i, sem_findings=sem_f, sem_impression=sem_i)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [(f"r_sem_{spec.name}", lambda b: b.sem, 1.0)]
 
-    def breakdown_logs(self, b):
+    def breakdown_logs(self, b) -> list[tuple[str, float]]:
         return [("reward_components/sem_findings", float(b.sem_findings.mean())),
                 ("reward_components/sem_impression", float(b.sem_impression.mean()))]
 

@@ -421,7 +421,7 @@ class EditGRPOMethod(RewardMethod):
             out["sem_neg"][idx] = 1.0 - d / 2.0
         return MethodScores(content=out["f1_14"] + out["f1_entity"] + out["sem_neg"], components=out)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [(fname, (lambda b, _k=key: b.components[_k]), 1.0)
                 for fname, key in (("r_f1_14", "f1_14"), ("r_f1_entity", "f1_entity"), ("r_sem_neg", "sem_neg"))]
 

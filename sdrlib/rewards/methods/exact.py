@@ -2,31 +2,18 @@
 
 ``R_exact(y_hat, y)`` in {0, 1, 2}: the number of sections (Findings, Impression) whose *set of normalised
 sentences* equals the reference's. A sentence is normalised by lower-casing, collapsing white space and
-dropping trailing punctuation; sentence order and duplicates are ignored, matching the paper's view of a
-section as an unordered set of findings. ``R_exact := 0`` when ``R_fmt = 0``.
+dropping trailing punctuation (:func:`sdrlib.reports.normalize_sentence`); sentence order and duplicates are
+ignored, matching the paper's view of a section as an unordered set of findings. ``R_exact := 0`` when ``R_fmt = 0``.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from sdrlib.reports import split_sentences
+from sdrlib.reports import normalize_sentence, split_sentences
 from sdrlib.rewards.spec import MethodScores, RewardMethod, RewardSpec, register_method
 
-__all__ = ["normalise_sentence", "exact_match_section", "ExactMethod"]
-
-_WS_RE = re.compile(r"\s+")
-_TRAILING_PUNCT_RE = re.compile(r"[\s.;:,!?]+$")
-
-
-def normalise_sentence(sentence: str) -> str:
-    """Lower-case, collapse white space, drop trailing punctuation.
-
-    Example: ``normalise_sentence("  No  effusion. ") -> "no effusion"``.
-    """
-    return _TRAILING_PUNCT_RE.sub("", _WS_RE.sub(" ", sentence.lower()).strip())
+__all__ = ["normalize_sentence", "exact_match_section", "ExactMethod"]
 
 
 def exact_match_section(generated: str, reference: str) -> float:
@@ -37,8 +24,8 @@ def exact_match_section(generated: str, reference: str) -> float:
     :class:`~sdrlib.reports.ReportTextError`. Returns 0.0 or 1.0.
     Example: ``exact_match_section("B. A.", "a. b.") -> 1.0``.
     """
-    gen = {normalise_sentence(s) for s in split_sentences(generated)} - {""}
-    ref = {normalise_sentence(s) for s in split_sentences(reference)} - {""}
+    gen = {normalize_sentence(s) for s in split_sentences(generated)} - {""}
+    ref = {normalize_sentence(s) for s in split_sentences(reference)} - {""}
     return float(bool(gen) and gen == ref)
 
 
@@ -47,6 +34,7 @@ class ExactMethod(RewardMethod):
     order = 10
     grammar = "exact (R_fmt + R_exact)"
     needs_embedder = False
+    scores_exact = True
 
     def label(self, spec: RewardSpec) -> str:
         return "R_exact"
@@ -58,10 +46,10 @@ class ExactMethod(RewardMethod):
             ex_i[i] = exact_match_section(s.impression, impression[i])
         return MethodScores(content=ex_f + ex_i, exact_findings=ex_f, exact_impression=ex_i)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [("r_exact", lambda b: b.exact, 1.0)]
 
-    def breakdown_logs(self, b):
+    def breakdown_logs(self, b) -> list[tuple[str, float]]:
         return [("reward_components/exact_findings", float(b.exact_findings.mean())),
                 ("reward_components/exact_impression", float(b.exact_impression.mean()))]
 

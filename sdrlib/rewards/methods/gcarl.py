@@ -16,7 +16,7 @@ patient-facing report interpretation to report generation, with offline componen
   deduplicates with its LLM extractor and gives no rule, so the rule here is **our reading**): before
   ``z``, ``P`` and ``C``, the generated report's sentences are deduplicated by :func:`dedup_claims`,
   greedily in sentence order, keeping the first of each group: a sentence is dropped when it equals an
-  earlier kept one after :func:`~sdrlib.rewards.methods.exact.normalise_sentence` (case, white space,
+  earlier kept one after :func:`~sdrlib.rewards.methods.exact.normalize_sentence` (case, white space,
   trailing punctuation) or when its embedding has cosine >= ``dedup`` (the profile's
   ``grpo.gcarl.dedup``, default 0.95, ours) with an earlier kept one. The reference's sentences are
   deduplicated the same way, and ``K`` is the number kept (support and relevance still check a claim
@@ -62,7 +62,7 @@ from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
 from sdrlib.errors import SDRError
 from sdrlib.reports import split_sentences
 from sdrlib.rewards.completion import check_weight
-from sdrlib.rewards.methods.exact import normalise_sentence
+from sdrlib.rewards.methods.exact import normalize_sentence
 from sdrlib.rewards.scorer import as_list, encode_sentences, usable_set
 from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
 from sdrlib.vocabulary import PATHOLOGIES
@@ -230,7 +230,7 @@ def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Seq
 
 def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSettings.dedup) -> list[int]:
     """Indices of the claims kept after deduplication (module doc), in order: greedy in claim order, a claim is
-    dropped when its :func:`~sdrlib.rewards.methods.exact.normalise_sentence` equals a kept claim's or its
+    dropped when its :func:`~sdrlib.rewards.methods.exact.normalize_sentence` equals a kept claim's or its
     embedding's cosine with a kept claim's is >= ``dedup`` (in (0, 1]); the first of each group is kept.
 
     ``vecs`` (n, d) are the claims' embeddings (normalised here). Example: with ``dedup=0.95``,
@@ -245,7 +245,7 @@ def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSe
     kept: list[int] = []
     seen: set[str] = set()
     for i, claim in enumerate(claims):
-        key = normalise_sentence(claim)
+        key = normalize_sentence(claim)
         if key in seen or (kept and float((A[kept] @ A[i]).max()) >= dedup - 1e-9):
             continue
         kept.append(i)
@@ -253,13 +253,17 @@ def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSe
     return kept
 
 
-def fact_reward(z: np.ndarray, k: int) -> tuple[float, float, float]:
-    """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``k`` (eqs. 7-9)."""
+def fact_reward(z: np.ndarray, n_ref_claims: int) -> tuple[float, float, float]:
+    """``(R_fact, P, C)`` from claim validities ``z`` and the reference claim count ``n_ref_claims`` (eqs. 7-9).
+
+    ``n_ref_claims`` is the paper's K (the reference's claims, deduplicated); ``z`` holds one validity per
+    generated claim. ``C = min(sum(z) / K, 1)``; no claim or K <= 0 gives ``(0, 0, 0)``.
+    """
     z = np.asarray(z, bool)
-    if z.size == 0 or k <= 0:
+    if z.size == 0 or n_ref_claims <= 0:
         return 0.0, 0.0, 0.0
     p = float(z.mean())
-    c = min(float(z.sum()) / k, 1.0)
+    c = min(float(z.sum()) / n_ref_claims, 1.0)
     return (2 * p * c / (p + c) if p + c > 0 else 0.0), p, c
 
 
@@ -355,7 +359,7 @@ class GCARLMethod(RewardMethod):
         content = settings.lambda_fact * out["fact"] + settings.lambda_check * out["check"]
         return MethodScores(content=content, components=out)
 
-    def trl_parts(self, spec, scorer):
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         s = scorer.settings
         return [("r_fact", lambda b: b.components["fact"], s.lambda_fact),
                 ("r_check", lambda b: b.components["check"], s.lambda_check)]

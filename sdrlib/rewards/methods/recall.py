@@ -16,9 +16,13 @@ the prompt mix silence can still win for a policy whose guesses are mostly wrong
 (``scale_rewards: none``) the advantage is ``r - mean(r)`` within a prompt's group, so multiplying a prompt's
 rewards by ``w`` weights that prompt's policy-gradient term ``w`` times (the KL term is not weighted). Under
 ``scale_rewards: group`` each group is divided by its own std and the weight cancels: the profile check refuses
-that combination (:mod:`sdrlib.config`). The training log splits the mean reward by this stratum
-(``reward_strata/*``), so a curve compares like with like whatever the batch's prompt mix. Before issue 34 only
-R_sem was weighted, which is not prompt weighting (R_fmt kept weight 1).
+that combination (:meth:`RecallChamferMethod.check_profile`, asked by :mod:`sdrlib.config` when a profile loads, as
+are the values of the recall grid ``grpo.recall_alphas`` / ``grpo.recall_weights``). The training log splits the
+mean reward by this stratum (``reward_strata/*``), so a curve compares like with like whatever the batch's prompt
+mix. Before issue 34 only R_sem was weighted, which is not prompt weighting (R_fmt kept weight 1).
+
+Left out: the distance itself (:mod:`sdrlib.distances.recall`) and the choice of ``alpha`` / ``w`` on validation
+studies (:mod:`sdrlib.experiments.reward_choice`).
 
 Example::
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +45,8 @@ from sdrlib.clinical import section_presence
 from sdrlib.distances import reward
 from sdrlib.distances.registry import RECALL_ALPHA_RANGE
 from sdrlib.rewards.scorer import abnormal_references
-from sdrlib.rewards.spec import MethodScores, RewardError, RewardMethod, RewardSpec, register_method
+from sdrlib.rewards.spec import (MethodScores, RewardError, RewardMethod, RewardSpec, parse_reward, register_method,
+                                 reward_name_problem)
 
 __all__ = ["RecallChamferMethod", "ALPHA_RANGE", "WEIGHT_RANGE", "abnormal_references", "recall_distance_name"]
 
@@ -71,6 +77,14 @@ def check_alpha(alpha: float, name: str) -> float:
                           f"findings cost at every alpha; below 0.5 extra text would weigh more than the "
                           f"reference's content, so an uncertain policy would gain by saying less), got {alpha}")
     return alpha
+
+
+def _prompt_weighted(name: str) -> bool:
+    """Whether a (valid) reward name weights prompts (``chamfer_recall_<alpha>_bal<w>`` with w != 1)."""
+    try:
+        return parse_reward(name).opts.get("weight", 1.0) != 1.0
+    except (KeyError, ValueError, TypeError):
+        return False
 
 
 class RecallChamferMethod(RewardMethod):
@@ -111,10 +125,28 @@ class RecallChamferMethod(RewardMethod):
         return MethodScores(content=sem["findings"] + sem["impression"], sem_findings=sem["findings"],
                             sem_impression=sem["impression"], prompt_weight=prompt_weight)
 
-    def trl_parts(self, spec, scorer):
+    def check_profile(self, profile: Any) -> str | None:
+        """The recall grid (``grpo.recall_alphas`` x ``grpo.recall_weights``: each value a valid setting of this
+        reward) and no prompt weight under ``grpo.scale_rewards: group`` (it would cancel); one message or ``None``."""
+        g = profile.grpo
+        for key, values, make in (("recall_alphas", g.recall_alphas, lambda v: f"chamfer_recall_{v:g}"),
+                                  ("recall_weights", g.recall_weights, lambda v: f"chamfer_recall_1_bal{v:g}")):
+            for i, value in enumerate(values):
+                problem = reward_name_problem(make(value))
+                if problem:
+                    return f"grpo.{key}[{i}] = {make(value)!r} is not a reward configuration: {problem}"
+        weighted = [r for r in (*g.rewards, *g.ablations) if _prompt_weighted(r)]
+        if weighted and g.scale_rewards == "group":
+            return (f"grpo.scale_rewards = 'group' with {weighted}: a _bal<w> prompt weight multiplies every "
+                    "reward of a prompt's group, and scaling each group by its own std cancels it (the run "
+                    "would train the unweighted reward under the weighted name); allowed: 'none' (Dr. GRPO) or "
+                    "'batch'")
+        return None
+
+    def trl_parts(self, spec, scorer) -> list[tuple]:
         return [(f"r_sem_{spec.name}", lambda b: b.sem, 1.0)]
 
-    def breakdown_logs(self, b):
+    def breakdown_logs(self, b) -> list[tuple[str, float]]:
         return [("reward_components/sem_findings", float(b.sem_findings.mean())),
                 ("reward_components/sem_impression", float(b.sem_impression.mean()))]
 

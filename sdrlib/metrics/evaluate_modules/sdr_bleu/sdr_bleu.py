@@ -40,7 +40,7 @@ Example:
 """
 
 
-def corpus_bleu_from_stats(summed, order, smooth_method="exp"):
+def corpus_bleu_from_stats(summed, order, smooth_method="exp") -> float:
     """Corpus BLEU-``order`` (0-1) from summed order-4 stats ``[hyp, ref, c1..c4, t1..t4]``."""
     summed = [int(round(x)) for x in summed]
     correct = summed[2:2 + order]

@@ -23,7 +23,7 @@ Example:
 """
 
 
-def corpus_chrf_from_stats(summed, word_order=2):
+def corpus_chrf_from_stats(summed, word_order=2) -> float:
     """Corpus chrF(++) (0-1) from summed per-pair statistics."""
     metric = CHRF(word_order=word_order)
     return metric._compute_score_from_stats([int(round(x)) for x in summed]).score / 100.0

@@ -43,7 +43,7 @@ class _NoSynonyms:
         return []
 
 
-def tokenize(text):
+def tokenize(text) -> list[str]:
     """Lowercased word / punctuation tokens. Example: "Heart, big." -> ['heart', ',', 'big', '.']"""
     return _TOKEN.findall(text.lower())
 

@@ -1,0 +1,159 @@
+"""One sentence's labels, and a report's: mentions read through their scopes or their ``key: value`` pair,
+direct negative phrases, attribute anchors with their qualifiers; then merged over the report and cached.
+
+Leaves out the tables (:mod:`._rules`), scopes (:mod:`._scopes`), layouts (:mod:`._structure`) and text units
+(:mod:`._text`); evaluation against gold labels is :mod:`._evaluation`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+from typing import Callable, Iterable, Sequence
+
+from sdrlib.clinical.labeler._rules import (_ANCHOR_RE, _CLAUSE_SPLIT, _DIRECT_NEG_RE, _MENTION_RE, _NOT_MENTION_RE,
+                                            _PAST_BEFORE, _PAST_LOOKBACK, _PAST_OBSERVATIONS, _QNEG_RE, _QPOS_RE,
+                                            _QUNC_RE)
+from sdrlib.clinical.labeler._scopes import _Span, _status, _triggers
+from sdrlib.clinical.labeler._structure import _carried_subkeys, _Pair, _structure
+from sdrlib.clinical.labeler._text import _normalize, _sentences
+from sdrlib.vocabulary import apply_no_finding, combine_status, ordered_labels
+
+__all__ = ["label_report", "label_reports"]
+
+TriggersAt = Callable[[int], list[_Span]]
+
+
+def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for s, e in spans:
+        for i in range(s, e):
+            chars[i] = "_"
+    return "".join(chars)
+
+
+def _triggers_at(trig: list[_Span], stated: list[tuple[int, int]], pos: int) -> list[_Span]:
+    """The triggers that reach position ``pos``: a trigger inside a value that states its key's status
+    ("no" in "Pneumothorax: no, effusion: small.") reaches nothing outside that value."""
+    if not stated:
+        return trig
+    return [t for t in trig if not any(vs <= t.start and t.end <= ve and not vs <= pos < ve
+                                       for vs, ve in stated)]
+
+
+def _label_sentence(sent: str, out: dict[str, int], parent: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Add one sentence's labels to ``out``; returns the findings whose sub-keys may go on in the next one."""
+    low = sent.lower()
+    # Remove look-alike phrases ("pericardial effusion") so they do not match.
+    low = _blank(low, [(m.start(), m.end()) for m in _NOT_MENTION_RE.finditer(low)])
+    trig = _triggers(low)
+    # "Pneumothorax: none.": a key takes its value's status; a trigger inside a value that has one
+    # ("no" in "Pneumothorax: no, effusion: small.") reaches nothing outside that value.
+    pairs = _structure(low, trig)
+    carry = _carried_subkeys(low, pairs, parent, out) if pairs else ()
+    triggers_at = partial(_triggers_at, trig, [p.value for p in pairs if p.status is not None])
+    _mention_labels(low, trig, pairs, triggers_at, out)
+    for obs, rx in _DIRECT_NEG_RE.items():
+        if rx.search(low):
+            out[obs] = combine_status(out.get(obs), 0)
+    _anchor_labels(low, triggers_at, out)
+    return carry
+
+
+def _mention_labels(low: str, trig: list[_Span], pairs: list[_Pair], triggers_at: TriggersAt,
+                    out: dict[str, int]) -> None:
+    """Direct mentions: each takes its ``key: value`` pair's status, else its closest trigger's (1 without one)."""
+    trig_spans = [(t.start, t.end) for t in trig if t.kind != "term"]
+
+    def overlaps_trigger(s: int, e: int) -> bool:
+        return any(s < te and ts < e for ts, te in trig_spans)
+
+    for obs, rx in _MENTION_RE.items():
+        for m in rx.finditer(low):
+            if overlaps_trigger(m.start(), m.end()):
+                continue
+            pair = next((p for p in pairs if p.key[0] <= m.start() and m.end() <= p.key[1]), None)
+            if pair is not None and pair.status is not None:
+                status = pair.status
+            elif pair is not None and any(pair.value[0] <= v.start() and v.end() <= pair.value[1]
+                                          for v in rx.finditer(low)):
+                continue  # "Pneumothorax: no pneumothorax is seen." the value's own mention decides
+            else:
+                status = _status(low, m.start(), m.end(), triggers_at(m.start()))
+            if status == 1 and obs in _PAST_OBSERVATIONS and _PAST_BEFORE.search(
+                    low, max(0, m.start() - _PAST_LOOKBACK), m.start()):
+                status = 0  # "residuals of prior granulomatous infection": not an active pneumonia
+            out[obs] = combine_status(out.get(obs), status)
+
+
+def _anchor_labels(low: str, triggers_at: TriggersAt, out: dict[str, int]) -> None:
+    """Attribute anchors ("heart size is normal"): the nearest qualifier in the same clause decides."""
+    offset = 0
+    for clause in _CLAUSE_SPLIT.split(low):
+        cstart = low.find(clause, offset)
+        offset = cstart + len(clause)
+        quals = ([(m.start(), m.end(), "pos") for m in _QPOS_RE.finditer(clause)]
+                 + [(m.start(), m.end(), "neg") for m in _QNEG_RE.finditer(clause)]
+                 + [(m.start(), m.end(), "unc") for m in _QUNC_RE.finditer(clause)])
+        if not quals:
+            continue
+        # "not enlarged" is one negative qualifier, not a positive one inside it.
+        quals.sort(key=lambda q: (-(q[1] - q[0]), q[0]))
+        kept_q: list[tuple[int, int, str]] = []
+        for q in quals:
+            if not any(q[0] < k[1] and k[0] < q[1] for k in kept_q):
+                kept_q.append(q)
+        for obs, rx in _ANCHOR_RE.items():
+            for m in rx.finditer(clause):
+                # skip anchors inside a direct mention already counted ("enlarged cardiac silhouette")
+                if any(m.start() < d.end() and d.start() < m.end()
+                       for d in _MENTION_RE[obs].finditer(clause)):
+                    continue
+                q = min(kept_q, key=lambda q: min(abs(q[0] - m.end()), abs(m.start() - q[1])))
+                if q[2] == "neg":
+                    status = 0
+                elif q[2] == "unc":
+                    status = -1
+                else:
+                    status = _status(low, cstart + q[0], cstart + q[1], triggers_at(cstart + q[0]))
+                out[obs] = combine_status(out.get(obs), status)
+
+
+@lru_cache(maxsize=65536)
+def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
+    out: dict[str, int] = {}
+    carry: tuple[str, ...] = ()
+    for sent in _sentences(_normalize(text)):
+        carry = _label_sentence(sent, out, carry)
+    return tuple(ordered_labels(apply_no_finding(out)).items())
+
+
+def label_report(text: str) -> dict[str, int]:
+    """CheXpert-14 labels of one free-text report (or one section).
+
+    Parameters
+    ----------
+    text : str
+        Report text; section headers are harmless, several sentences allowed.
+
+    Returns
+    -------
+    dict[str, int]
+        Observation -> 1 (positive), 0 (negative), -1 (uncertain), in ``CHEXPERT_14``
+        order; observations not mentioned are absent. "No Finding" follows the
+        CheXpert convention (see module docstring).
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a string.
+
+    Example: ``label_report("No pneumothorax.")`` -> ``{"Pneumothorax": 0, "No Finding": 1}``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"label_report expects a str, got {type(text).__name__}")
+    return dict(_label_cached(text))
+
+
+def label_reports(texts: Sequence[str]) -> list[dict[str, int]]:
+    """``label_report`` over a list. Example: ``label_reports(["No edema."])`` -> ``[{...}]``."""
+    return [label_report(t) for t in texts]

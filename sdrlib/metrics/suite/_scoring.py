@@ -1,0 +1,189 @@
+"""The scoring loop of the suite: checked inputs -> section texts -> every requested metric group -> strata.
+
+:func:`score_reports` checks the inputs (:func:`._inputs.normalize_inputs`), strips the section texts and counts
+the per-section issues, asks each requested group of the registry (:mod:`sdrlib.metrics.registry`) whether it can
+run (``available``; a reason otherwise), runs the available ones in registration order, and derives the
+ground-truth strata (given labels, else the clinical labeler on the reference reports). Leaves out the metrics
+themselves (:mod:`sdrlib.metrics.groups`) and the tables (:mod:`._scores`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdrlib.metrics.base import EvaluationInputError, MetricResult
+from sdrlib.metrics.clinical import strata_from_labels
+from sdrlib.metrics.groups.clinical import labeler_setup
+from sdrlib.metrics.registry import (MetricUnavailable, ScoreContext, ScoreOptions, metric_group, metric_group_names,
+                                     metric_groups)
+from sdrlib.metrics.suite._inputs import NormalizedInputs, normalize_inputs
+from sdrlib.metrics.suite._scores import ReportScores
+from sdrlib.results import library_versions
+
+__all__ = ["evaluate_reports", "metric_kwargs", "score_reports"]
+
+#: packages whose versions every result records, before each group's own ``versions``
+_VERSIONED = ("evaluate",)
+
+
+def _context(inp: NormalizedInputs, options: ScoreOptions) -> ScoreContext:
+    """Stripped section texts and ``defined`` masks; appends the per-section issues to ``inp.issues``."""
+    n, issues = len(inp.predictions), inp.issues
+    text_p: dict[str, list[str]] = {s: [d[s].strip() for d in inp.predictions] for s in inp.sections}
+    text_r: dict[str, list[str]] = {s: [d[s].strip() for d in inp.references] for s in inp.sections}
+    defined: dict[str, np.ndarray] = {}
+    for s in inp.sections:
+        defined[s] = np.array([bool(t) for t in text_r[s]])
+        for i in range(n):
+            if not text_p[s][i]:
+                issues.append((i, s, "empty_prediction"))
+            if not text_r[s][i]:
+                issues.append((i, s, "missing_reference_section"))
+            if any(ord(c) > 127 for c in text_p[s][i]):
+                issues.append((i, s, "non_ascii_prediction"))
+            if any(ord(c) > 127 for c in text_r[s][i]):
+                issues.append((i, s, "non_ascii_reference"))
+    return ScoreContext(inp.sections, text_p, text_r, defined, options)
+
+
+def _setups(ctx: ScoreContext, groups: Sequence[str]) -> dict[str, Any]:
+    """Each requested group's setup, in scoring order; a group that cannot run is named in ``ctx.unavailable``."""
+    setups: dict[str, Any] = {}
+    for g in metric_groups():
+        if g.name not in groups:
+            continue
+        try:
+            setups[g.name] = g.setup(ctx)
+        except MetricUnavailable as e:
+            ctx.unavailable[g.name] = str(e)
+    return setups
+
+
+def _run_groups(ctx: ScoreContext, setups: Mapping[str, Any]) -> dict[str, list[MetricResult]]:
+    """Every available group's results per section, in scoring order. A group whose ``compute`` raises
+    :class:`MetricUnavailable` adds nothing to any section and is named in ``ctx.unavailable``."""
+    results: dict[str, list[MetricResult]] = {s: [] for s in ctx.sections}
+    for name, setup in setups.items():
+        try:
+            per_section = metric_group(name).compute(ctx, setup)
+        except MetricUnavailable as e:
+            ctx.unavailable[name] = str(e)
+            continue
+        for s in ctx.sections:
+            results[s] += per_section[s]
+    return results
+
+
+def _strata(ctx: ScoreContext, inp: NormalizedInputs, setups: Mapping[str, Any]) -> tuple[np.ndarray | None, str]:
+    """``(strata (n,) or None, source)``: from the given reference labels, else from the clinical labeler's labels
+    of the joined reference reports (the clinical group's labeler when it ran), else none."""
+    uncertain = ctx.options.uncertain
+    if inp.reference_labels is not None:
+        return strata_from_labels(inp.reference_labels, uncertain=uncertain), "reference_labels"
+    labeler = setups.get("clinical") if metric_group("clinical").available is labeler_setup else None
+    if labeler is None:
+        try:
+            labeler = labeler_setup(ctx)
+        except MetricUnavailable:
+            return None, "none"
+    bname, label_fn, _ = labeler
+    texts = sorted({d["report"] for d in inp.references if d["report"]})
+    lab = dict(zip(texts, label_fn(texts)))
+    strata = strata_from_labels([lab[d["report"]] if d["report"] else {} for d in inp.references],
+                                uncertain=uncertain)
+    return strata, f"{bname}(reference report)"
+
+
+def _versions(setups: Mapping[str, Any]) -> dict[str, str]:
+    """Library versions of every registered group's packages, then each group's own provenance (WordNet)."""
+    packages = tuple(dict.fromkeys(_VERSIONED + tuple(p for g in metric_groups() for p in g.versions)))
+    v = library_versions(packages, missing="absent")
+    for g in metric_groups():
+        if g.provenance is not None:
+            v.update(g.provenance(setups.get(g.name)))
+    return v
+
+
+def _device(device: str) -> str:
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
+                  sections: Sequence[str] = ("findings", "impression"),
+                  metrics: Sequence[str] | None = None,
+                  sample_ids: Sequence[str] | None = None,
+                  reference_labels: Sequence[Mapping[str, int]] | None = None,
+                  prediction_format: str = "template",
+                  bertscore_model: str = "auto", bertscore_batch_size: int = 64, device: str = "cpu",
+                  clinical_backend: str = "auto", uncertain: str = "positive",
+                  wordnet_dir: str | None = "auto", comet_model: str | None = None,
+                  radgraph_model: str = "radgraph") -> ReportScores:
+    """Score ``predictions`` against ``references`` (see :mod:`sdrlib.metrics.suite` for inputs).
+
+    Parameters
+    ----------
+    sections : subset of ``("findings", "impression", "report")``; ``report`` is
+        Findings and Impression joined (the paper's strata tables use it).
+    metrics : metric groups, default every registered group
+        (:func:`sdrlib.metrics.registry.metric_group_names`). Groups whose
+        backend is not installed (COMET, RadGraph, a BERTScore backbone) are
+        skipped and listed in ``unavailable`` instead of failing.
+    reference_labels : ground-truth CheXpert labels per sample used for the
+        strata; default: the references' own ``labels`` (``Record.labels`` or a
+        ``"labels"`` key) when every reference has them, else the clinical
+        backend's labels of the joined reference report.
+        ``versions["strata_source"]`` records which.
+    wordnet_dir : ``"auto"``, a folder, or ``None`` to force ``meteor_exact_stem``.
+    """
+    if uncertain not in ("positive", "negative"):
+        raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
+    inp = normalize_inputs(predictions, references, sections=sections, metrics=metrics,
+                           sample_ids=sample_ids, reference_labels=reference_labels,
+                           prediction_format=prediction_format)
+    options = ScoreOptions(bertscore_model, bertscore_batch_size, _device(device), clinical_backend, uncertain,
+                           wordnet_dir, comet_model, radgraph_model)
+    ctx = _context(inp, options)
+    setups = _setups(ctx, inp.groups)
+    results = _run_groups(ctx, setups)
+    strata, strata_source = _strata(ctx, inp, setups)
+    issue_df = pd.DataFrame([(inp.sample_ids[i], sec, kind) for i, sec, kind in inp.issues],
+                            columns=["sample_id", "section", "issue"])
+    versions = _versions(setups)
+    versions["strata_source"] = strata_source if strata is not None else "none"
+    return ReportScores(inp.sample_ids, inp.sections, results, ctx.defined, strata, issue_df, ctx.unavailable,
+                        versions)
+
+
+def evaluate_reports(predictions: Sequence[Any], references: Sequence[Any], *,
+                     sections: Sequence[str] = ("findings", "impression"),
+                     metrics: Sequence[str] | None = None, **kwargs: Any) -> pd.DataFrame:
+    """Tidy table of every metric (see :mod:`sdrlib.metrics.suite`); keyword arguments as :func:`score_reports`.
+
+    ``df.attrs`` holds ``issue_counts``, ``unavailable`` (metric groups skipped
+    and why) and ``versions`` (library versions, WordNet version).
+    """
+    return score_reports(predictions, references, sections=sections, metrics=metrics, **kwargs).to_frame()
+
+
+def metric_kwargs(cfg: Any) -> dict[str, Any]:
+    """:func:`score_reports` keyword arguments from a profile's ``metrics`` section.
+
+    Example: ``score_reports(preds, refs, **metric_kwargs(load_profile("smoke")))``.
+    """
+    m = cfg.metrics
+    kw: dict[str, Any] = {}
+    for key in ("bertscore_model", "bertscore_batch_size", "clinical_backend", "wordnet_dir", "device"):
+        if hasattr(m, key):
+            kw[key] = getattr(m, key)
+    if getattr(m, "comet_model", ""):
+        kw["comet_model"] = m.comet_model
+    if hasattr(m, "bertscore") and not m.bertscore:
+        kw["metrics"] = [g for g in metric_group_names() if g != "bertscore"]
+    return kw
