@@ -306,6 +306,12 @@ def test_issue34_recall_choice_audit_and_comparisons(tmp_path):
     save_table(t, "04_recall_choice", cfg)
     (line,) = claims.recall_choice(cfg.results_dir)
     assert "picked: R_Cham_rec1_bal2; trained: R_Cham_rec1 (not the pick)" in line
+    # no pick (every margin NaN: reward_choice.NO_PICK) is said so, and the margins read n/a, not +nan
+    t = t.assign(chosen=[False, False], mixed_margin=[float("nan")] * 2)
+    save_table(t, "04_recall_choice", cfg)
+    (line,) = claims.recall_choice(cfg.results_dir)
+    assert "picked: none; trained: R_Cham_rec1 (no pick: no setting has a finite mixed_margin" in line
+    assert "R_Cham_rec1 n/a" in line and "nan" not in line
 
 
 def _readme_numbers():

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from sdrlib import table_names
 from sdrlib.experiments.claims._common import _join, _rows, _src
 from sdrlib.experiments.reward_choice import REQUIRED
@@ -64,13 +66,18 @@ def recall_choice(results_dir: str | Path, *, table: str = table_names.RECALL_CH
     chosen = c.loc[c.chosen.astype(str) == "True", "label"]
     sound = c[c.sound.astype(str) == "True"]
     n, k = int(c.n_references.iloc[0]), int(c.n_samples.iloc[0])
-    grid = "; ".join(f"{r.label} {r.mixed_margin:+.3f}" for _, r in c.iterrows())
+    grid = "; ".join(f"{r.label} {r.mixed_margin:+.3f}" if pd.notna(r.mixed_margin) else f"{r.label} n/a"
+                     for _, r in c.iterrows())
     trained = _trained_recall(results_dir, table)
     same = bool(len(chosen)) and list(chosen) == trained
+    if not len(chosen):  # reward_choice.NO_PICK: nothing to compare the settings by
+        note = " (no pick: no setting has a finite mixed_margin on these samples)"
+    else:
+        note = "" if same else " (not the pick)"
     return [f"- On {n} validation studies ({k} SFT samples), {len(sound)} of {len(c)} settings of the grid keep "
             f"the four required orderings; stating a finding minus silence over the prompts as they come "
             f"(mixed_margin): {grid}; picked: {_join(list(chosen))}; trained: {_join(trained)}"
-            + ("" if same else " (not the pick)") + f" ({_src(table)})."]
+            + note + f" ({_src(table)})."]
 
 
 def recall_audit(results_dir: str | Path, *, table: str = table_names.REWARD_AUDIT_ORDERINGS) -> list[str]:
