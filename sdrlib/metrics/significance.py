@@ -203,15 +203,25 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
             "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same}
 
 
+def _run_content(r: MetricResult) -> tuple:
+    """What makes two runs the same run: the per-study statistics and the corpus value, by content (a deep copy
+    or a re-read of one run is that run again), not by object identity."""
+    stats = np.ascontiguousarray(np.asarray(r.stats, dtype=np.float64))
+    return stats.shape, stats.tobytes(), np.float64(r.corpus).tobytes()
+
+
 def _paired_runs(a: Sequence[MetricResult], b: Sequence[MetricResult], b_deterministic: bool
                  ) -> tuple[list[MetricResult], list[MetricResult]]:
     """``(a, b)`` as lists of equal length ``k``: a single (deterministic) B run repeated for every seed of A."""
     a, b = list(a), list(b)
-    repeated = len(b) == 1 or (len(b) == len(a) and len({id(y) for y in b}) < len(b))
+    distinct = len({_run_content(y) for y in b})
+    repeated = len(b) == 1 or (len(b) == len(a) and distinct < len(b))
     if len(a) > 1 and repeated and not b_deterministic:
+        copies = (f" (B's {len(b)} runs hold {distinct} distinct one(s): copies of a run count once)"
+                  if len(b) > 1 else "")
         raise ValueError(
-            f"seed_study_test: one run of B against {len(a)} seeds of A: one run of a stochastic B puts its run "
-            "noise into every seed difference identically, so the test cannot see it (about 14 % false "
+            f"seed_study_test: one run of B against {len(a)} seeds of A{copies}: one run of a stochastic B puts its "
+            "run noise into every seed difference identically, so the test cannot see it (about 14 % false "
             "rejections at alpha = 0.05 in the synthetic check); pass one B run per seed of A, or "
             "b_deterministic=True when B has no run-to-run noise (e.g. a fixed baseline)")
     if len(b) == 1:

@@ -152,13 +152,15 @@ def test_corpus_metric_is_recomputed_per_resample():
 
 def test_format_p_is_the_one_p_writer():
     """One way to print a p-value (issue 35): claims, conclusions, the pruning checks and the notebooks call it."""
-    import sdrlib.experiments.claims as claims
+    import sdrlib.experiments.claims._audit as claims_audit
+    import sdrlib.experiments.claims._grpo as claims_grpo
+    import sdrlib.experiments.claims._runs as claims_runs
     import sdrlib.experiments.conclusions as conclusions
     import sdrlib.experiments.pruning_checks as pruning_checks
 
     assert [format_p(p) for p in (0.0412, 0.0005, 0.00049, 1.0)] == ["p = 0.041", "p = 0.001", "p < 0.001", "p = 1.000"]
     assert format_p(float("nan")) == "p = nan"
-    for mod in (claims, conclusions, pruning_checks):
+    for mod in (claims_audit, claims_grpo, claims_runs, conclusions, pruning_checks):
         assert mod.format_p is format_p and not hasattr(mod, "_p") and not hasattr(mod, "_fmt_p")
 
 
