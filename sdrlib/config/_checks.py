@@ -306,6 +306,17 @@ def _check_profile(p: Any) -> None:
     _check_policy_shape(p)
 
 
+def _raise_problem(problem: Any, who: str) -> None:
+    """A registered check's answer: ``None`` (or ``""``) for no problem, else a message; anything else (``True``,
+    a number, a list) is a bug of that check, named as such rather than printed as a problem."""
+    if problem is None or problem == "":
+        return
+    if not isinstance(problem, str):
+        raise ConfigError(f"{who} returned {problem!r} ({type(problem).__name__}); it must return None (no "
+                          "problem) or a message saying what is wrong with the profile")
+    raise ConfigError(problem)
+
+
 def _check_data(p: Any) -> None:
     """A real dataset's ``data.root`` and the dataset's own rules (:attr:`sdrlib.data.Dataset.check_profile`)."""
     d = p.data
@@ -314,8 +325,7 @@ def _check_data(p: Any) -> None:
         raise ConfigError(f"data.root = {d.root!r}: data.source = {d.source!r} needs the folder of your download; "
                           "allowed: a non-empty path (see README, 'Real data')")
     problem = ds.check_profile(p) if ds.check_profile is not None else None
-    if problem:
-        raise ConfigError(problem)
+    _raise_problem(problem, f"dataset {ds.name!r}'s check_profile")
 
 
 def _check_grpo(p: Any) -> None:
@@ -333,9 +343,7 @@ def _check_grpo(p: Any) -> None:
         raise ConfigError(f"grpo.ablations = {both}: already in grpo.rewards; allowed: configurations not in "
                           "grpo.rewards (each runs once, at grpo.ablation_seeds seeds)")
     for method in registered_methods():
-        problem = method.check_profile(p)
-        if problem:
-            raise ConfigError(problem)
+        _raise_problem(method.check_profile(p), f"reward method {type(method).__name__}'s check_profile")
 
 
 def _check_policies(p: Any) -> None:

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 # the real datasets' modules register themselves (sdrlib.data.registry) on import
 from sdrlib.data import mimic as _mimic, rexgradient as _rexgradient, iuxray as _iuxray  # noqa: F401  (this order)
 from sdrlib.data.records import SPLITS, STRATA, DataError, LoadReport, Record, check_split, stratum
-from sdrlib.data.registry import Dataset, dataset_names, get_dataset, register_dataset
+from sdrlib.data.registry import Dataset, _mark_builtin, dataset_names, get_dataset, register_dataset
 from sdrlib.data.synthcxr import ensure_dataset
 from sdrlib.vocabulary import CHEXPERT_14
 
@@ -95,6 +95,7 @@ def _check_synthetic(p: Any) -> str | None:
 
 register_dataset(Dataset("synthetic", "SynthCXR", _load_synthetic, real=False, aliases=("synthcxr",),
                          check_profile=_check_synthetic))
+_mark_builtin()  # the four above are built in: a plugin replaces one only with replace=True, never removes one
 
 
 @overload
@@ -131,10 +132,22 @@ def load_split(cfg: Any, split: str, *, with_report: bool = False
         ds = get_dataset(str(cfg.data.source))
     except DataError as e:
         raise DataError(f"profile {cfg.name!r}: {e}") from None
-    records, rep = ds.load(cfg, split)
+    records, rep = _checked_load(ds, ds.load(cfg, split))
     if rep.n_skipped:
         warnings.warn(rep.summary(), stacklevel=2)
     return (records, rep) if with_report else records
+
+
+def _checked_load(ds: Dataset, out: Any) -> tuple[list[Record], LoadReport]:
+    """A loader's return value as ``(records, report)``, or :class:`DataError` naming the dataset and what came back
+    (a plugin's loader that returns ``[]``, ``([], None)`` or ``None`` is a bug to be named, not unpacked)."""
+    what = f"{type(out).__name__}" if not isinstance(out, tuple) else (
+        "(" + ", ".join(type(x).__name__ for x in out) + ")")
+    if (not isinstance(out, tuple) or len(out) != 2 or not isinstance(out[0], list)
+            or not isinstance(out[1], LoadReport) or not all(isinstance(r, Record) for r in out[0])):
+        raise DataError(f"dataset {ds.name!r}: its loader returned {what}; a loader returns (list of Record, "
+                        "LoadReport), the report counting what it skipped")
+    return out
 
 
 def records_to_frame(records: list[Record]) -> "pd.DataFrame":

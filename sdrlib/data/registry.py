@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -80,27 +81,74 @@ def deferred(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
-def register_dataset(ds: Dataset) -> Dataset:
-    """Add ``ds`` (by its name and aliases); a name or alias already taken by another dataset raises ``ValueError``."""
+#: the names registered by sdrlib itself (the shipped profiles name them): never removed, replaced only when asked
+_BUILTIN: set[str] = set()
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def _check_names(ds: Dataset) -> None:
+    for key in (ds.name, *ds.aliases):
+        if not isinstance(key, str) or not _NAME.match(key):
+            raise DataError(f"dataset name {key!r}: use lower-case letters, digits, '_' or '-', starting with a "
+                            "letter (it is a data.source value)")
+
+
+def register_dataset(ds: Dataset, *, replace: bool = False) -> Dataset:
+    """Add ``ds`` by its name and aliases.
+
+    Registering the same dataset again changes nothing. Another dataset under a registered name raises
+    :class:`DataError` unless ``replace=True`` (built-in ones too: say so explicitly); a replacement takes the
+    name and its own aliases, and the replaced dataset's aliases go with it, so no alias keeps pointing at the
+    old one. A name or alias of *another* dataset, a name that is not a ``data.source`` word (``""``), or another
+    stand-in's ``standin_code`` raise :class:`DataError` (a ``ValueError``) whatever ``replace`` says.
+    """
     if not isinstance(ds, Dataset):
         raise TypeError(f"register_dataset needs a Dataset, got {type(ds).__name__}")
+    _check_names(ds)
+    existing = _DATASETS.get(ds.name)
+    if existing == ds and existing.name == ds.name:
+        return existing
     for key in (ds.name, *ds.aliases):
         if key in _DATASETS and _DATASETS[key].name != ds.name:
-            raise ValueError(f"dataset name {key!r} is taken by {_DATASETS[key].name!r}")
+            raise DataError(f"dataset name {key!r} is taken by {_DATASETS[key].name!r}")
+    if existing is not None and not replace:
+        raise DataError(f"dataset {ds.name!r} is already registered" + (" (built in)" if ds.name in _BUILTIN else "")
+                        + "; pass replace=True to replace it")
     if ds.standin is not None and any(o.standin is not None and o.standin_code == ds.standin_code
                                       and o.name != ds.name for o in _DATASETS.values()):
-        raise ValueError(f"dataset {ds.name!r}: standin_code {ds.standin_code} is another stand-in's random stream")
-    for key in (ds.name, *ds.aliases):
-        _DATASETS[key] = ds
+        raise DataError(f"dataset {ds.name!r}: standin_code {ds.standin_code} is another stand-in's random stream")
+    if existing is None:
+        for key in (ds.name, *ds.aliases):
+            _DATASETS[key] = ds
+        return ds
+    # the replacement takes the replaced dataset's place (dataset_names keeps its order); the old aliases go
+    items = list(_DATASETS.items())
+    _DATASETS.clear()
+    for key, value in items:
+        if value is not existing:
+            _DATASETS[key] = value
+        elif key == existing.name:
+            for new_key in (ds.name, *ds.aliases):
+                _DATASETS[new_key] = ds
     return ds
 
 
+def _mark_builtin() -> None:
+    """Record the datasets registered so far as built in (called once, by :mod:`sdrlib.data` after its own)."""
+    _BUILTIN.update(dataset_names())
+
+
 def unregister_dataset(name: str) -> None:
-    """Remove a dataset and its aliases (tests)."""
+    """Remove a dataset and its aliases (tests, plugins). A built-in dataset is never removed (the shipped profiles
+    name it): :class:`DataError`; replace it with ``register_dataset(..., replace=True)`` instead."""
     ds = _DATASETS.get(name)
-    if ds is not None:
-        for key in (ds.name, *ds.aliases):
-            _DATASETS.pop(key, None)
+    if ds is None:
+        return
+    if ds.name in _BUILTIN:
+        raise DataError(f"dataset {ds.name!r} is built in and cannot be removed (the shipped profiles name it); "
+                        "register a replacement with register_dataset(..., replace=True)")
+    for key in (ds.name, *ds.aliases):
+        _DATASETS.pop(key, None)
 
 
 def get_dataset(source: str) -> Dataset:
