@@ -399,3 +399,13 @@ def test_hand_built_specs_are_checked_like_made_ones():
         with pytest.raises(DistanceSpecError):
             get(spec)
     assert get(gw) is gw
+
+
+def test_a_tuple_of_a_set_and_one_embedding_is_two_sets_not_packed_offsets():
+    from sdrlib.distances import pairwise_distances
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(3, 8)), rng.normal(size=(4, 8))
+    as_tuple = pairwise_distances((A, B[0]), [B], "chamfer")   # was: "offsets must have an integer dtype"
+    np.testing.assert_array_equal(as_tuple, pairwise_distances([A, B[0]], [B], "chamfer"))
+    assert as_tuple.shape == (2, 1)

@@ -190,11 +190,29 @@ def unique_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return srt[new], index
 
 
+def _packed_form(sets: object) -> bool:
+    """Whether a tuple is the ``(matrix, offsets)`` form rather than two sets. It is two sets only when its second
+    item is a float vector as long as the matrix is wide (a sentence embedding, as in ``(A, B[0])``) that does not
+    read as offsets (whole numbers from 0 to the matrix's row count, non-decreasing); anything else 1-D is offsets,
+    checked (and float offsets refused) by :func:`_check_offsets`."""
+    if not (isinstance(sets, tuple) and len(sets) == 2 and not isinstance(sets[0], (list, tuple))
+            and np.ndim(sets[1]) == 1 and np.ndim(sets[0]) == 2):
+        return False
+    v = np.asarray(sets[1])
+    n_rows, width = np.shape(sets[0])
+    if v.dtype.kind != "f" or v.size != width:
+        return True
+    offsets_like = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and v[0] == 0 and v[-1] == n_rows
+                        and np.all(np.diff(v) >= 0))
+    return offsets_like
+
+
 def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> PackedSets:
     """Validate, normalise and deduplicate sets into :class:`PackedSets`.
 
     Accepts a :class:`PackedSets` (returned as is), a ``(matrix, offsets)`` tuple
-    (e.g. ``(bank.matrix("findings"), bank.offsets("findings"))``) or a sequence of
+    (e.g. ``(bank.matrix("findings"), bank.offsets("findings"))``; a tuple whose second item is a float vector
+    that does not read as offsets is two sets, :func:`_packed_form`) or a sequence of
     (n_t, d) arrays. Empty sets are allowed here (a report without an Impression)
     and rejected later unless the caller passes ``empty_value``. Offsets must have an
     integer dtype, start at 0, be non-decreasing and end at the number of rows (float
@@ -209,8 +227,7 @@ def pack_sets(sets: SetsLike, name: str = "sets", dim: int | None = None) -> Pac
         if dim is not None and sets.dim != dim:
             raise DistanceInputError(f"{name}: dimension {sets.dim}, expected {dim}")
         return sets
-    if isinstance(sets, tuple) and len(sets) == 2 and not isinstance(sets[0], (list, tuple)) \
-            and np.ndim(sets[1]) == 1 and np.ndim(sets[0]) == 2:
+    if _packed_form(sets):
         mat = _as_float_array(sets[0], f"{name} matrix")
         offs = _check_offsets(sets[1], len(mat), name)
         if mat.shape[1] == 0:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sdrlib.distances.errors import DistanceSpecError
-from sdrlib.distances.registry._family import _BUILTIN, Family, _is_real, register_family
+from sdrlib.distances.registry._family import _BUILTIN, Family, _add_family, _is_real
 
 
 #: -ln of the smallest normal float64: exp(-x) underflows (to subnormals, then 0) beyond this
@@ -115,6 +115,6 @@ for _fam in (
                               "alpha x reference->generated + (1 - alpha) x generated->reference on chamfer_neg's "
                               "cost, missed / hallucinated positive findings floored at 1"),
 ):
-    register_family(_fam)
+    _add_family(_fam, replace=False, settings_known=False)
     _BUILTIN.add(_fam.name)
 del _fam

@@ -113,6 +113,7 @@ def resolve(ref: "str | Callable") -> Callable:
 FAMILIES: dict[str, Family] = {}
 _BUILTIN: set[str] = set()
 _FAMILY_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*$")
+_FUNCTION_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 def register_family(family: Family, *, replace: bool = False) -> Family:
@@ -123,8 +124,16 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
     Raises :class:`DistanceSpecError` for a name that is not lower-case words joined by ``_``, that ends in a
     suffix of the grammar (``raw``, ``neg``), that is taken (unless ``replace``; a built-in family is never
     replaced), or for fields that do not fit together (a ``primary`` not in ``defaults``, ``rescalable``
-    without a ``rescale`` default, an unknown ``presence``). Example: ``tests/distances/toy_family.py``.
+    without a ``rescale`` default, an unknown ``presence``, a ``reference`` / ``kernel`` / ``neg_kernel`` that is
+    neither a function nor a ``"module:function"`` string), or for a name that already means a setting of another
+    family (``partial_adaptive``). Example: ``tests/distances/toy_family.py``.
     """
+    return _add_family(family, replace=replace, settings_known=True)
+
+
+def _add_family(family: Family, *, replace: bool, settings_known: bool) -> Family:
+    """:func:`register_family`'s work; ``settings_known=False`` only for the built-ins, which register while the
+    setting parser is still loading (and never collide with a setting)."""
     if not isinstance(family, Family):
         raise DistanceSpecError(f"register_family needs a Family, got {type(family).__name__}")
     name = family.name
@@ -141,8 +150,30 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
     if family.presence not in PRESENCE_MODES:
         raise DistanceSpecError(f"family {name!r}: presence must be one of {PRESENCE_MODES}, got "
                                 f"{family.presence!r}")
+    for what in ("reference", "kernel", "neg_kernel"):
+        ref = getattr(family, what)
+        if not (callable(ref) or (isinstance(ref, str) and _FUNCTION_REF.match(ref))
+                or (what == "neg_kernel" and ref is None)):
+            raise DistanceSpecError(f"family {name!r}: {what} must be a function or a 'module:function' string, "
+                                    f"got {ref!r}")
+    if settings_known:
+        _check_not_a_setting(name)
     FAMILIES[name] = family
     return family
+
+
+def _check_not_a_setting(name: str) -> None:
+    """A family's name must not already mean a setting of another family (``partial_adaptive`` is ``partial`` with
+    ``rho="adaptive"``): one name, one distance, in :func:`get`, :func:`make_spec` and the engine alike."""
+    from sdrlib.distances.registry._names import get
+
+    try:
+        spec = get(name)
+    except DistanceSpecError:  # UnknownDistanceError derives from it: the name is free
+        return
+    if spec.family != name:
+        raise DistanceSpecError(f"family name {name!r} is already the setting {spec.name!r} of family "
+                                f"{spec.family!r}; choose another name")
 
 
 def unregister_family(name: str) -> None:

@@ -112,14 +112,24 @@ class DistanceSpec:
         fn = resolve(fam.reference)  # the built-in references import POT and SciPy: loaded on first use
         if fam.presence == "required":
             PA, PB = presence_pair(presence, self.name)  # raises without presence
-            val, ok = fn(A, B, PA, PB, **self.params)
+            out = fn(A, B, PA, PB, **self.params)
         elif M is None:
             if self.negation_aware:
                 presence_pair(None, self.name)  # raises: the negation-aware cost needs presence
-            val, ok = fn(A, B, **self.params)
+            out = fn(A, B, **self.params)
         else:
-            val, ok = fn(A, B, **self.params, M=M)
+            out = fn(A, B, **self.params, M=M)
+        val, ok = _reference_pair(out, fam.name)
         return check_range(float(val), self.name, self.upper), ok
+
+
+def _reference_pair(out: Any, family: str) -> tuple[float, bool]:
+    """A family reference's answer as ``(value, converged)``, or :class:`DistanceSpecError` naming the family
+    (a plugin's reference that returns a bare float is a bug of that reference, not an unpack error)."""
+    if not (isinstance(out, tuple) and len(out) == 2 and _is_real(out[0])):
+        raise DistanceSpecError(f"family {family!r}: its reference returned {out!r}; a reference returns "
+                                "(value, converged), e.g. (0.25, True)")
+    return float(out[0]), bool(out[1])
 
 
 def _check_params(family: str, p: dict[str, Any]) -> None:
