@@ -237,3 +237,20 @@ _VALUE_POSITIVE = _word_re([r"small|moderate|large|mild|severe|trace|tiny|minima
 _DASHES = re.compile("[\u2010-\u2015\u2212]")  # en / em dashes, minus: "Fracture \u2013 none" keeps its dash
 _TABLE_ROW_SPLIT = re.compile(r"\|[ \t]*\|")  # "| a | b | | c | d |": rows joined on one line
 _TABLE_RULE = re.compile(r"[\s|:+=-]*")  # "|---|:---|"
+
+# --------------------------------------------------------------------------- text the labeler does not read
+# Markup around report text (HTML exports, rich-text fields): block tags end a sentence, inline tags go.
+_BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|tr|td|th|table|h[1-6]|section|article|hr)\b[^<>]*>", re.I)
+_ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*\b[^<>]*>")
+_ENTITY = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
+# Another language: the rules are English. Negation cues of French, Spanish, Portuguese, Italian, German and
+# Dutch reports, and function words English reports do not use; a sentence with a cue (or two such words) and no
+# English function word is not read (every observation "not stated"), so "Pas de pneumothorax." is never a
+# positive mention.
+_FOREIGN_NEGATION = re.compile(
+    r"\b(?:pas\s+d[e']|absence\s+d[e']|sans|aucune?|no\s+hay|sin|ausencia\s+de|ningun[oa]?|sem|nao|ausencia\s+de|"
+    r"nenhuma?|assenza\s+di|senza|nessun[oa]?|kein(?:e|en|er|em|es)?|ohne|nicht|geen|zonder)\b", re.I)
+_FOREIGN_WORDS = frozenset("le la les des du est et une el los las del y es con der das und ist mit il di della "
+                           "um uma com het een van".split())
+_ENGLISH_WORDS = frozenset("the is are no not of with there and or without in on at to a an this that was were be "
+                           "been seen noted".split())

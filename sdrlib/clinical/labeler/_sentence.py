@@ -15,7 +15,7 @@ from sdrlib.clinical.labeler._rules import (_ANCHOR_RE, _CLAUSE_SPLIT, _DIRECT_N
                                             _QUNC_RE)
 from sdrlib.clinical.labeler._scopes import _Span, _status, _triggers
 from sdrlib.clinical.labeler._structure import _carried_subkeys, _Pair, _structure
-from sdrlib.clinical.labeler._text import _normalize, _sentences
+from sdrlib.clinical.labeler._text import _foreign, _normalize, _sentences
 from sdrlib.vocabulary import apply_no_finding, combine_status, ordered_labels
 
 __all__ = ["label_report", "label_reports"]
@@ -123,6 +123,9 @@ def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
     carry: tuple[str, ...] = ()
     for sent in _sentences(_normalize(text)):
+        if _foreign(sent):  # another language: not read, so never a positive (and no sub-key carries past it)
+            carry = ()
+            continue
         carry = _label_sentence(sent, out, carry)
     return tuple(ordered_labels(apply_no_finding(out)).items())
 

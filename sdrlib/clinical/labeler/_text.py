@@ -1,14 +1,18 @@
-"""The labeler's text units: tables and dashes rewritten, the text folded to ASCII
-(:func:`sdrlib.reports.normalize_ascii`), then split into sentences at sentence ends and at every line break.
+"""The labeler's text units: markup stripped, tables and dashes rewritten, the text folded to ASCII
+(:func:`sdrlib.reports.normalize_ascii`), then split into sentences at sentence ends and at every line break;
+and which of those sentences are in another language (:func:`_foreign`, not read).
 
 Leaves out labelling (:mod:`._sentence`).
 """
 
 from __future__ import annotations
 
+import html
 import re
 
-from sdrlib.clinical.labeler._rules import _DASHES, _SENT_SPLIT, _TABLE_ROW_SPLIT, _TABLE_RULE
+from sdrlib.clinical.labeler._rules import (_ANY_TAG, _BLOCK_TAG, _DASHES, _ENGLISH_WORDS, _ENTITY,
+                                            _FOREIGN_NEGATION, _FOREIGN_WORDS, _SENT_SPLIT, _TABLE_ROW_SPLIT,
+                                            _TABLE_RULE)
 from sdrlib.reports import normalize_ascii
 
 
@@ -35,9 +39,34 @@ def _tables(text: str) -> str:
     return "\n".join(lines)
 
 
+def _markup(text: str) -> str:
+    """Markup stripped: block tags (``<p>``, ``<br/>``, ``<li>``, ``<tr>``, ...) end a line, so a negation in one
+    paragraph never reaches the next; inline tags (``<b>``, ``<span>``) go; entities (``&amp;``) are decoded.
+    Text without a tag or an entity is returned as is.
+
+    Example: ``"<p>No pneumothorax.</p><b>Small effusion</b>"`` -> ``"\nNo pneumothorax.\nSmall effusion"``."""
+    if "<" not in text and "&" not in text:
+        return text
+    if not (_ANY_TAG.search(text) or _ENTITY.search(text)):
+        return text
+    text = _ANY_TAG.sub("", _BLOCK_TAG.sub("\n", text))
+    return html.unescape(text)
+
+
 def _normalize(text: str) -> str:
-    """Dashes unified and tables rewritten as ``key: value.`` lines, then :func:`sdrlib.reports.normalize_ascii`."""
-    return normalize_ascii(_tables(_DASHES.sub("-", text)))
+    """Markup stripped (:func:`_markup`), dashes unified and tables rewritten as ``key: value.`` lines, then
+    :func:`sdrlib.reports.normalize_ascii`."""
+    return normalize_ascii(_tables(_DASHES.sub("-", _markup(text))))
+
+
+def _foreign(sentence: str) -> bool:
+    """Whether a (normalised) sentence is in another language the rules cannot read: a negation cue of another
+    language or two of its function words, and no English function word. Example: ``"Pas de pneumothorax."`` ->
+    True; ``"No pneumothorax."`` -> False."""
+    words = re.findall(r"[a-z]+", sentence.lower())
+    if any(w in _ENGLISH_WORDS for w in words):
+        return False
+    return bool(_FOREIGN_NEGATION.search(sentence)) or sum(w in _FOREIGN_WORDS for w in words) >= 2
 
 
 def _sentences(text: str) -> list[str]:
