@@ -21,8 +21,9 @@ from collections.abc import Sequence
 import yaml
 
 from sdrlib.config import load_profile
+from sdrlib.errors import SDRError
 from sdrlib.numerics import pin_kernel_path
-from sdrlib.rewards import reward_names_help
+from sdrlib.rewards import parse_reward, reward_names_help
 from sdrlib.training.grpo import grpo
 from sdrlib.training.processes import is_main
 from sdrlib.training.runkeys import policy_dir
@@ -57,7 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="override a profile value (repeatable; the value is YAML), e.g. --set sft.max_steps=10")
     ap.add_argument("--force", action="store_true", help="retrain even if a finished run exists")
     args = ap.parse_args(argv)
-    cfg = load_profile(args.profile, dict(args.overrides) or None)
+    try:  # every argument checked before any work: one line and exit 2, as run_all.sh does
+        cfg = load_profile(args.profile, dict(args.overrides) or None)
+        if args.stage == "grpo":
+            parse_reward(args.reward)
+    except SDRError as e:
+        print(f"python -m sdrlib.training: {e}", file=sys.stderr)
+        return 2
     env = dict(os.environ)
     if argv is None and pin_kernel_path(cfg.kernel_path, env):
         # NumPy (and maybe torch) loaded with the CPU's own kernel path: start again with the profile's pinned

@@ -228,3 +228,21 @@ def test_cli_set_overrides_reach_the_profile(monkeypatch, capsys):
     assert json.loads(capsys.readouterr().out)["reused"] is True
     with pytest.raises(SystemExit):
         cli.main(["--profile", "smoke", "--stage", "sft", "--set", "sft.max_steps"])
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--profile", "smoke", "--stage", "grpo", "--set", "grpo.workers=0"], "grpo.workers = 0: out of range"),
+    (["--profile", "smoke", "--stage", "grpo", "--reward", "chamfr"], "unknown reward 'chamfr'"),
+    (["--profile", "nope", "--stage", "sft"], "nope"),
+])
+def test_cli_bad_arguments_are_one_line_and_exit_2_before_any_work(monkeypatch, capsys, argv, says):
+    import importlib
+
+    cli = importlib.import_module("sdrlib.training.cli")
+    ran = []
+    monkeypatch.setattr(cli, "sft", lambda *a, **k: ran.append("sft"))
+    monkeypatch.setattr(cli, "grpo", lambda *a, **k: ran.append("grpo"))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("python -m sdrlib.training: ") and says in err
+    assert ran == []
