@@ -30,8 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sdrlib import table_names  # noqa: E402
 from sdrlib.experiments import claims, conclusions  # noqa: E402
 from sdrlib.io import one_line_errors  # noqa: E402
+from sdrlib.results import read_result_table  # noqa: E402
 
 
 @one_line_errors("readme_numbers")  # a ResultTableError (an SDRError) or OSError: one line naming the file, exit 2
@@ -52,6 +54,8 @@ def _main(argv: list[str] | None) -> int:
                     help="a configuration whose reward changed since the --also runs: compared in this run only "
                          "(repeatable)")
     ap.add_argument("--mode", choices=("auto", "exact", "tolerant"), default="auto", help="check mode (auto)")
+    ap.add_argument("--conclusions-csv", type=Path, metavar="CSV",
+                    help="also write the conclusions table here (print mode; never into a results folder it reads)")
     ap.add_argument("--min-int", type=int, default=10, help="integers below this are counts and not checked")
     a = ap.parse_args(argv)
     for d in [a.results_dir, *a.also]:
@@ -59,9 +63,13 @@ def _main(argv: list[str] | None) -> int:
             ap.error(f"{d} is not a folder")
     if a.label is not None and len(a.label) != 1 + len(a.also):
         ap.error(f"--label: {len(a.label)} names for {1 + len(a.also)} runs")
+    bad = _argument_problem(a)
+    if bad:
+        print(f"readme_numbers: {bad}", file=sys.stderr)
+        return 2
     if a.check is None:
         sys.stdout.write(claims.results_section(a.results_dir, also=a.also, labels=a.label,
-                                                only_here=a.only_here))
+                                                only_here=a.only_here, conclusions_csv=a.conclusions_csv))
         return 0
     try:
         block = claims.marked_block(a.check.read_text(encoding="utf-8"))
@@ -74,6 +82,11 @@ def _main(argv: list[str] | None) -> int:
     except ValueError as e:
         print(f"{a.check}: {e}", file=sys.stderr)
         return 1
+    theirs, ours = conclusions.readme_profile(block), conclusions.run_profile(a.results_dir)
+    if theirs and ours and theirs != ours:
+        print(f"readme_numbers: {a.results_dir} holds a run of profile {ours!r}, the README block comes from profile "
+              f"{theirs!r}: their numbers differ by design; check a run of profile {theirs!r}", file=sys.stderr)
+        return 2
     mode, reasons = conclusions.check_mode(block, a.results_dir)
     if a.mode != "auto":
         mode, reasons = a.mode, [f"--mode {a.mode}"]
@@ -101,6 +114,30 @@ def _main(argv: list[str] | None) -> int:
             print(f"note: '{w}': a quantifier the check cannot verify; make sure the table says so", file=sys.stderr)
     print(f"{a.check}: {what} against {a.results_dir}, {len(problems)} problem(s)", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _argument_problem(a: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, before any work (one line), or None."""
+    runs = [a.results_dir, *a.also]
+    if a.conclusions_csv is not None:
+        if a.check is not None:
+            return "--conclusions-csv goes with print mode, not --check"
+        target = a.conclusions_csv.resolve()
+        inside = [d for d in runs if target.is_relative_to(d.resolve())]
+        if inside:
+            return (f"--conclusions-csv {a.conclusions_csv} is inside the results folder {inside[0]} it reads; "
+                    "write it elsewhere")
+    if a.only_here:
+        known: set[str] = set()
+        for d in runs:
+            t = read_result_table(d, table_names.GRPO_SIGNIFICANCE)
+            if t is not None and {"A", "B"} <= set(t.columns):
+                known |= set(t.A.astype(str)) | set(t.B.astype(str))
+        unknown = [x for x in a.only_here if x not in known]
+        if unknown:
+            return (f"--only-here {unknown[0]!r}: no run compares a configuration of that label; labels: "
+                    f"{', '.join(sorted(known)) or 'none (no grpo_significance table)'}")
+    return None
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ from sdrlib.results import ResultTableError, read_result_table
 
 __all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "same_sign_count", "conclusions", "conclusion_lines",
            "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
-           "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups"]
+           "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups",
+           "run_profile", "readme_profile"]
 
 ALPHA, POWER = 0.05, 0.8
 MACHINE_FILE, TABLE = "machine.json", table_names.CONCLUSIONS
@@ -56,6 +57,7 @@ MACHINE_INDEPENDENT = ("Report language (notebook 00)",)
 COMPARED_VERSIONS = ("torch", "transformers", "trl", "numpy", "scipy", "pot", "sentence-transformers", "peft",
                      "accelerate", "tokenizers", "numba")
 NO_DIFF = "no difference detected"
+_PROFILE_TAG = re.compile(r"<!--\s*profile:\s*([\w.-]+)\s*-->")
 _MACHINE_TAG = re.compile(r"<!--\s*machine:\s*(\{.*?\})\s*-->", re.S)
 _BULLET = re.compile(r"^- (?P<section>[A-Z]\w*) (?P<metric>[\w.]+), (?P<a>.+?) vs (?P<b>.+?): "
                      r"(?P<verdict>above|below|no difference detected)\b(?P<rest>.*)$", re.M)
@@ -182,19 +184,23 @@ def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings"
 
 
 def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str] | None = None,
-                     alpha: float = ALPHA, write: bool = True, only_here: Sequence[str] = ()) -> list[str]:
-    """The README's conclusions paragraph from :func:`conclusions`; with ``write`` the table goes to
-    ``<first run>/conclusions.csv`` (the file the bullets name, so ``--check`` finds their numbers).
-    ``labels``: one name per run (default: run 1, run 2, ...); ``only_here``: as :func:`conclusions` (named in the
-    rule's bullet)."""
+                     alpha: float = ALPHA, write_to: str | Path | None = None,
+                     only_here: Sequence[str] = ()) -> list[str]:
+    """The README's conclusions paragraph from :func:`conclusions`. The table is written only where asked
+    (``write_to``, a ``.csv`` path; never into a results folder it reads), and the bullets name it; without it they
+    name the significance tables they are computed from. ``labels``: one name per run (default: run 1, run 2,
+    ...); ``only_here``: as :func:`conclusions` (named in the rule's bullet)."""
     dirs = [Path(d) for d in results_dirs]
     t = conclusions(dirs, alpha=alpha, only_here=only_here)
     if t.empty:
         return []
-    if write:
-        atomic_write_text(dirs[0] / f"{TABLE}.csv", t.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
+    if write_to is not None:
+        atomic_write_text(Path(write_to), t.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
+        src = f"`{Path(write_to).name}`"
+    else:
+        src = (f"computed from `results/{table_names.GRPO_SIGNIFICANCE}.csv` and "
+               f"`results/{table_names.SFT_VS_BASELINES_SIGNIFICANCE}.csv`")
     labels = list(labels or [f"run {i + 1}" for i in range(len(dirs))])
-    src = f"`results/{TABLE}.csv`"
     n = len(dirs)
     which = (f"in each of the {n} runs ({', '.join(labels)}) that has the comparison (at least two)" if n > 1
              else f"in this run ({labels[0]})")
@@ -252,10 +258,32 @@ def machine_lines(results_dir: str | Path) -> list[str]:
         return []
     k = _key_fields(m)
     vers = ", ".join(f"{n} `{v}`" for n, v in sorted(k["versions"].items()))
+    profile = run_profile(results_dir)
     return [f"- This run: {k['cpu_model']}, {k['logical_cpus']} CPUs{' with AVX-512' if k['avx512'] else ''}, "
             f"kernel path `{k['kernel_path']}`, torch CPU capability `{k['torch_cpu_capability']}`; {vers} "
             f"(`{MACHINE_FILE}` in the run's results folder).",
-            f"<!-- machine: {json.dumps(k, sort_keys=True)} -->"]
+            f"<!-- machine: {json.dumps(k, sort_keys=True)} -->"] + (
+            [f"<!-- profile: {profile} -->"] if profile else [])
+
+
+def run_profile(results_dir: str | Path) -> str | None:
+    """The profile a results folder was written by (the ``profile`` its tables' ``.meta.json`` record), or None
+    when they record none or disagree."""
+    seen = set()
+    for meta in sorted(Path(results_dir).glob("*.meta.json")):
+        try:
+            rec = json.loads(meta.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("profile"), str):
+            seen.add(rec["profile"])
+    return seen.pop() if len(seen) == 1 else None
+
+
+def readme_profile(block: str) -> str | None:
+    """The profile a README block was generated from (:func:`machine_lines`' tag), or None for a block without it."""
+    m = _PROFILE_TAG.search(block)
+    return m.group(1) if m else None
 
 
 def readme_machine(block: str) -> dict | None:

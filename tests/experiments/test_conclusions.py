@@ -73,7 +73,7 @@ def test_a_changed_reward_is_compared_in_this_run_only(tmp_path):
     here = C.conclusions([a, b], only_here=["G-CARL"]).set_index("A")
     assert here.verdict["G-CARL"] == C.NO_DIFF and here.runs["G-CARL"] == 1 and pd.isna(here.diff_2["G-CARL"])
     assert here.verdict["EditGRPO"] == "above" and here.runs["EditGRPO"] == 2  # the others as before
-    lines = C.conclusion_lines([a, b], labels=["new", "old"], only_here=["G-CARL"], write=False)
+    lines = C.conclusion_lines([a, b], labels=["new", "old"], only_here=["G-CARL"])
     assert any("Compared in this run only" in x and "G-CARL" in x for x in lines)
     assert not any("in old" in x for x in lines if "G-CARL vs" in x)
 
@@ -81,7 +81,15 @@ def test_a_changed_reward_is_compared_in_this_run_only(tmp_path):
 def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
     a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
     lines = C.conclusion_lines([a, b], labels=["avx2", "aten default"])
-    assert (a / "conclusions.csv").is_file() and "each of the 2 runs (avx2, aten default)" in lines[0]
+    # nothing is written into a results folder it reads; the bullets name the tables they are computed from
+    assert not (a / "conclusions.csv").exists() and "each of the 2 runs (avx2, aten default)" in lines[0]
+    assert "computed from `results/grpo_significance.csv`" in lines[0]
+    out = tmp_path / "evidence" / "conclusions.csv"
+    out.parent.mkdir()
+    written = C.conclusion_lines([a, b], labels=["avx2", "aten default"], write_to=out)
+    assert out.is_file() and "`conclusions.csv`" in written[0] and written[1:] == [
+        x.replace("computed from `results/grpo_significance.csv` and `results/sft_vs_baselines_significance.csv`",
+                  "`conclusions.csv`") for x in lines[1:]]
     text = "\n".join(lines)
     assert "G-CARL vs SFT: below in each of 2 runs" in text
     assert "R_exact vs SFT: no difference detected at this size" in text and "detectable at this size: 0." in text

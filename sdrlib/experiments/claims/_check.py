@@ -90,9 +90,14 @@ def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> lis
     before, so a table inherits its caption's). Every number of :func:`numbers_in` must be, up to its written
     rounding, a value in one of those files (their CSV and Markdown text, read as numbers; a share may be written
     as a percentage; signs are ignored, so a difference may be written "+0.019" or "by 0.019"). A file named but
-    absent is a problem too.
+    absent is a problem too. The conclusions paragraph (:data:`sdrlib.experiments.conclusions.TITLE`) is left out
+    when the run holds no conclusions table: its numbers are derived (detectable effects, the power) and its
+    verdicts are checked by recomputing them (:func:`sdrlib.experiments.conclusions.check_verdicts`).
     """
     results_dir = Path(results_dir)
+    if not (results_dir / f"{_conclusions.TABLE}.csv").is_file():
+        text = "".join(f"**{t}**{x}" if t else x for t, x in _conclusions.split_groups(text)
+                       if t != _conclusions.TITLE)
     problems: list[str] = []
     chunks = [c for c in re.split(r"\n\s*\n|\n(?=\s*- )", text) if c.strip()]
     files: list[Path] = []

@@ -142,7 +142,8 @@ def _group_lines(results_dir: str | os.PathLike, title: str, group: Callable[...
 
 def results_section(results_dir: str | Path, *, groups: Mapping[str, Callable[..., list[str]]] | None = None,
                     markers: bool = True, also: Sequence[str | Path] = (),
-                    labels: Sequence[str] | None = None, only_here: Sequence[str] = ()) -> str:
+                    labels: Sequence[str] | None = None, only_here: Sequence[str] = (),
+                    conclusions_csv: str | Path | None = None) -> str:
     """The README block: one ``**group**`` paragraph per claim group, between the markers.
 
     A group of ``groups`` that writes no lines is left out; a :class:`ClaimGroup` whose needed table the run lacks
@@ -152,12 +153,13 @@ def results_section(results_dir: str | Path, *, groups: Mapping[str, Callable[..
 
     With the default ``groups`` the block opens with the run's machine (:func:`conclusions.machine_lines`) and
     the conclusions that hold in this run and every run in ``also`` (the same commit on other kernel paths;
-    :func:`conclusions.conclusion_lines`, which writes ``conclusions.csv`` into ``results_dir``); ``labels`` names
-    the runs (this one first); ``only_here``: configuration labels compared in this run only
-    (:func:`conclusions.conclusions`)."""
+    :func:`conclusions.conclusion_lines`; its table is written to ``conclusions_csv`` when given, never into a
+    results folder); ``labels`` names the runs (this one first); ``only_here``: configuration labels compared in
+    this run only (:func:`conclusions.conclusions`)."""
     if groups is None:
         conclusions = ClaimGroup(lambda d: _conclusions.conclusion_lines([d, *also], labels=labels,
-                                                                         only_here=only_here),
+                                                                         only_here=only_here,
+                                                                         write_to=conclusions_csv),
                                  reads=(table_names.GRPO_SIGNIFICANCE, table_names.SFT_VS_BASELINES_SIGNIFICANCE))
         groups = {"Machine": _conclusions.machine_lines, _conclusions.TITLE: conclusions, **GROUPS}
     parts = [BEGIN] if markers else []

@@ -1,0 +1,66 @@
+"""scripts/readme_numbers.py, bad input round five: every argument checked before any work (one line, exit 2),
+nothing written into a results folder it reads, and a check against another profile's run says so instead of
+listing hundreds of mismatches."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from claims_helpers import without_missing_groups
+from test_conclusions import ROWS, _run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _profile(folder: Path, name: str) -> None:
+    (folder / "grpo_significance.meta.json").write_text(json.dumps({"profile": name}))
+
+
+def test_print_mode_writes_nothing_into_the_folder_it_reads(tmp_path, capsys):
+    a = _run(tmp_path / "a", ROWS)
+    before = sorted(p.name for p in a.iterdir())
+    assert _script().main([str(a)]) == 0
+    assert sorted(p.name for p in a.iterdir()) == before
+    out = tmp_path / "conclusions.csv"
+    assert _script().main([str(a), "--conclusions-csv", str(out)]) == 0 and out.is_file()
+    assert _script().main([str(a), "--conclusions-csv", str(a / "conclusions.csv")]) == 2
+    assert "inside the results folder" in capsys.readouterr().err and not (a / "conclusions.csv").exists()
+
+
+def test_only_here_with_a_label_no_run_has_is_refused(tmp_path, capsys):
+    a = _run(tmp_path / "a", ROWS)
+    assert _script().main([str(a), "--only-here", "G-CARL"]) == 0
+    capsys.readouterr()
+    assert _script().main([str(a), "--only-here", "G-CRAL"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("readme_numbers: --only-here 'G-CRAL': no run compares") and "G-CARL" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_check_against_another_profile_says_so_in_one_line(tmp_path, capsys):
+    mod = _script()
+    a = _run(tmp_path / "a", ROWS)
+    _profile(a, "cpu")
+    assert mod.main([str(a)]) == 0
+    block = without_missing_groups(capsys.readouterr().out)
+    assert "<!-- profile: cpu -->" in block
+    readme = tmp_path / "README.md"
+    readme.write_text(block)
+    smoke = _run(tmp_path / "smoke", {k: (d / 3, p, s) for k, (d, p, s) in ROWS.items()})
+    _profile(smoke, "smoke")
+    assert mod.main([str(smoke), "--check", str(readme)]) == 2
+    out = capsys.readouterr()
+    assert "holds a run of profile 'smoke', the README block comes from profile 'cpu'" in out.err
+    assert out.out == ""                                       # no list of mismatches
+    same = _run(tmp_path / "same", ROWS)
+    _profile(same, "cpu")
+    assert mod.main([str(same), "--check", str(readme)]) == 0
