@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from sdrlib.config._checks import ConfigError, _check_type, _r
+from sdrlib.config._checks import ConfigError, _check_type
 
 __all__ = ["import_plugins", "resolve_plugin_paths"]
 
@@ -108,16 +108,16 @@ def import_plugins(refs: Any, where: str = "plugins") -> list[ModuleType]:
         if _is_file_ref(ref):
             path = Path(os.path.expanduser(ref))
             if not path.is_file():
-                raise ConfigError(f"{key} = {_r(ref)}: no such file; allowed: an importable module name or a .py "
+                raise ConfigError(f"{key} = {ref!r}: no such file; allowed: an importable module name or a .py "
                                   "path relative to the profile file")
             load = lambda path=path: _import_file(path)  # noqa: E731
         elif _MODULE.fullmatch(ref):
             load = lambda ref=ref: importlib.import_module(ref)  # noqa: E731
         else:
-            raise ConfigError(f"{key} = {_r(ref)}: not a module name or a .py path; allowed: an importable module "
+            raise ConfigError(f"{key} = {ref!r}: not a module name or a .py path; allowed: an importable module "
                               "name (pkg.module) or a path ending in .py")
         try:
             modules.append(load())
         except Exception as exc:  # a user's module: whatever it raises, the profile names it
-            raise ConfigError(f"{key} = {_r(ref)}: cannot import the plugin ({type(exc).__name__}: {exc})") from exc
+            raise ConfigError(f"{key} = {ref!r}: cannot import the plugin ({type(exc).__name__}: {exc})") from exc
     return modules
