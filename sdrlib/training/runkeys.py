@@ -26,7 +26,8 @@ from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
 from sdrlib.training.processes import on_cpu, world_size
 
-__all__ = ["run_dir", "policy_dir", "run_key", "source_digest", "policy_digest", "claim", "reusable", "SOURCE_ROOT"]
+__all__ = ["run_dir", "policy_dir", "run_key", "source_digest", "plugins_digest", "policy_digest", "claim", "reusable",
+           "SOURCE_ROOT"]
 
 #: the sdrlib package folder whose files :func:`source_digest` reads (tests point it at a copy)
 SOURCE_ROOT: Path = Path(__file__).resolve().parents[1]
@@ -109,11 +110,33 @@ def source_digest(root: str | Path | None = None) -> str:
     return h.hexdigest()
 
 
+def plugins_digest(refs: Sequence[str]) -> dict[str, str]:
+    """Per plugin entry of a profile (``plugins:``, a ``.py`` path or a module name), sha256 over its source: the
+    file, or every file of a package's folder as :func:`source_digest` reads ``sdrlib``. Editing a plugin's reward
+    or distance changes the run key, so a finished run of the old code is not reused. Example:
+    ``plugins_digest(["/abs/toy_family.py"])`` -> ``{"/abs/toy_family.py": "3f1a..."}``."""
+    import importlib.util
+
+    out = {}
+    for ref in refs:
+        path = Path(ref) if str(ref).endswith(".py") else None
+        if path is None:
+            spec = importlib.util.find_spec(ref)
+            origin = Path(spec.origin) if spec is not None and spec.origin else None
+            if origin is not None and origin.name == "__init__.py":
+                out[ref] = source_digest(origin.parent)
+                continue
+            path = origin
+        out[ref] = hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else "missing"
+    return out
+
+
 def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = None, seed: int = 0,
             init_from: str | Path | None = None) -> dict[str, Any]:
     """Everything that decides what an SFT or GRPO run produces, as a JSON-able dict.
 
-    Keys: ``stage``, ``seed``, ``world_size`` (processes of an ``accelerate launch`` run, 1 without one: each
+    Keys: ``plugins`` (their source digests, :func:`plugins_digest`, when the profile has any), ``stage``, ``seed``,
+    ``world_size`` (processes of an ``accelerate launch`` run, 1 without one: each
     process takes its own shard of every global batch, so N processes train on N times the batch of one and a
     2-process run never stands in for a 1-process run, nor the reverse), the profile section (``sft`` without
     evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward
@@ -136,6 +159,8 @@ force and torch's CPU capability, plus the CPU model when the path is not pinned
         key["kernel"] = {"path": mrec["kernel_path"], "capability": mrec.get("torch_cpu_capability")}
         if mrec["kernel_path"] != "avx2":  # the native path follows the CPU
             key["kernel"]["cpu"] = mrec["cpu_model"]
+    if getattr(cfg, "plugins", None):  # a plugin's code decides a run as sdrlib's does
+        key["plugins"] = plugins_digest(cfg.plugins)
     if stage == "sft":
         key["sft"] = {k: v for k, v in dataclasses.asdict(cfg.sft).items() if k not in _SFT_KEY_SKIP}
     else:

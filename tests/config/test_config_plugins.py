@@ -147,3 +147,15 @@ def test_plugins_by_override_are_relative_to_the_current_folder(plugin_dir, monk
 
 def test_shipped_profiles_have_no_plugins_and_import_plugins_of_none_is_empty():
     assert load_profile("smoke").plugins == [] and import_plugins(None) == []
+
+
+def test_a_plugins_code_is_in_the_run_key(plugin_dir):
+    from sdrlib.training.runkeys import plugins_digest, run_key
+
+    cfg = load_profile(str(_profile(plugin_dir, "plugins: [toy_sdr_plugin.py]\n")))
+    key = run_key(cfg, "sft", [])
+    assert key["plugins"] == plugins_digest(cfg.plugins) and len(key["plugins"]) == 1
+    (plugin_dir / "toy_sdr_plugin.py").write_text(PLUGIN + "\n# edited\n", encoding="utf-8")
+    assert run_key(cfg, "sft", [])["plugins"] != key["plugins"]     # an edited plugin is another run
+    assert "plugins" not in run_key(load_profile("smoke"), "sft", [])  # no plugins: the key is as before
+    assert plugins_digest(["json"])["json"] != "missing"             # a module name: its source file
