@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdrlib.distances import PAPER_SETTINGS
 from sdrlib.reports import build_template
 from sdrlib.rewards import parse_reward
 
@@ -191,8 +192,6 @@ CASES: tuple[Case, ...] = (
 def battery_rewards() -> list[str]:
     """The rewards the battery scores: R_exact, the paper's 15 distance settings, our negation-aware and recall
     settings, and the two related methods (EditGRPO, G-CARL)."""
-    from sdrlib.distances import PAPER_SETTINGS
-
     return (["exact"] + [s.name for s in PAPER_SETTINGS]
             + ["chamfer_neg", "hung_nn_neg", "ot_neg", "chamfer_recall_1", "chamfer_recall_0.75",
                "chamfer_recall_0.5", "editgrpo", "gcarl"])

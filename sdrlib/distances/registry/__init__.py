@@ -78,7 +78,7 @@ against tau: the plan carries more than unit mass) raises
 
 **Parts** (private modules; every name below is imported from ``sdrlib.distances.registry``):
 
-- ``_family``     :class:`Family`, :data:`FAMILIES`, :func:`register_family`, :func:`unregister_family`,
+- ``_family``     :class:`Family`, :data:`FAMILIES`, :func:`unregister_family`,
   :func:`resolve`
 - ``_builtin``    the built-in families and their ``eps`` floors (:data:`GW_MIN_EPS`, :data:`UOT_MIN_EPS`,
   :data:`SINKHORN_MIN_EPS`) and checks
@@ -88,6 +88,7 @@ against tau: the plan carries more than unit mass) raises
   :func:`registry_table`
 - ``_reference``  :func:`set_distance` (one pair, the reference), :func:`check_mode`, :func:`handle_nonconvergence`,
   :func:`reward`
+- ``_register``   :func:`register_family` (the family's checks, and that its name is no other family's setting)
 """
 
 from sdrlib.distances.registry._builtin import GW_MIN_EPS, RECALL_ALPHA_RANGE, SINKHORN_MIN_EPS, UOT_MIN_EPS
@@ -95,11 +96,11 @@ from sdrlib.distances.registry._family import (
     FAMILIES,
     PRESENCE_MODES,
     Family,
-    register_family,
     resolve,
     unregister_family,
 )
 from sdrlib.distances.registry._names import available_distances, distance_key, get, registry_table
+from sdrlib.distances.registry._register import register_family
 from sdrlib.distances.registry._reference import (
     NONCONVERGENCE_MODES,
     check_mode,

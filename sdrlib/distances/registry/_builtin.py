@@ -115,6 +115,6 @@ for _fam in (
                               "alpha x reference->generated + (1 - alpha) x generated->reference on chamfer_neg's "
                               "cost, missed / hallucinated positive findings floored at 1"),
 ):
-    _add_family(_fam, replace=False, settings_known=False)
+    _add_family(_fam, replace=False)
     _BUILTIN.add(_fam.name)
 del _fam

@@ -1,6 +1,6 @@
-"""The family registry: :class:`Family` (one registration per distance family), :data:`FAMILIES`,
-:func:`register_family` / :func:`unregister_family` and :func:`resolve` (a family's ``"module:function"``
-references). Leaves out the built-in families (:mod:`sdrlib.distances.registry._builtin`) and settings
+"""The family registry: :class:`Family` (one registration per distance family), :data:`FAMILIES`, the checks of a
+registration (:func:`_add_family`; the public :func:`~sdrlib.distances.registry.register_family` is in
+:mod:`._register`), :func:`unregister_family` and :func:`resolve` (a family's ``"module:function"`` references). Leaves out the built-in families (:mod:`sdrlib.distances.registry._builtin`) and settings
 (:mod:`sdrlib.distances.registry._spec`).
 """
 
@@ -116,24 +116,9 @@ _FAMILY_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*$")
 _FUNCTION_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-def register_family(family: Family, *, replace: bool = False) -> Family:
-    """Register a distance family: afterwards ``make_spec(family.name, ...)``, :func:`get` on its names, every
-    distance entry point (:func:`set_distance`, the engine's ``pairwise_distances`` / ``paired_distances``),
-    the rewards (a distance name is a reward name), best-of-K selection and MBR use it like a built-in one.
-
-    Raises :class:`DistanceSpecError` for a name that is not lower-case words joined by ``_``, that ends in a
-    suffix of the grammar (``raw``, ``neg``), that is taken (unless ``replace``; a built-in family is never
-    replaced), or for fields that do not fit together (a ``primary`` not in ``defaults``, ``rescalable``
-    without a ``rescale`` default, an unknown ``presence``, a ``reference`` / ``kernel`` / ``neg_kernel`` that is
-    neither a function nor a ``"module:function"`` string), or for a name that already means a setting of another
-    family (``partial_adaptive``). Example: ``tests/distances/toy_family.py``.
-    """
-    return _add_family(family, replace=replace, settings_known=True)
-
-
-def _add_family(family: Family, *, replace: bool, settings_known: bool) -> Family:
-    """:func:`register_family`'s work; ``settings_known=False`` only for the built-ins, which register while the
-    setting parser is still loading (and never collide with a setting)."""
+def _add_family(family: Family, *, replace: bool, check_name: Callable[[str], None] | None = None) -> Family:
+    """:func:`sdrlib.distances.registry.register_family`'s work; ``check_name`` refuses a name that already means
+    a setting (the built-ins register without it, while the setting parser is still loading; they never collide)."""
     if not isinstance(family, Family):
         raise DistanceSpecError(f"register_family needs a Family, got {type(family).__name__}")
     name = family.name
@@ -156,24 +141,10 @@ def _add_family(family: Family, *, replace: bool, settings_known: bool) -> Famil
                 or (what == "neg_kernel" and ref is None)):
             raise DistanceSpecError(f"family {name!r}: {what} must be a function or a 'module:function' string, "
                                     f"got {ref!r}")
-    if settings_known:
-        _check_not_a_setting(name)
+    if check_name is not None:
+        check_name(name)
     FAMILIES[name] = family
     return family
-
-
-def _check_not_a_setting(name: str) -> None:
-    """A family's name must not already mean a setting of another family (``partial_adaptive`` is ``partial`` with
-    ``rho="adaptive"``): one name, one distance, in :func:`get`, :func:`make_spec` and the engine alike."""
-    from sdrlib.distances.registry._names import get
-
-    try:
-        spec = get(name)
-    except DistanceSpecError:  # UnknownDistanceError derives from it: the name is free
-        return
-    if spec.family != name:
-        raise DistanceSpecError(f"family name {name!r} is already the setting {spec.name!r} of family "
-                                f"{spec.family!r}; choose another name")
 
 
 def unregister_family(name: str) -> None:
