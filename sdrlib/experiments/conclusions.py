@@ -1,62 +1,62 @@
 """Conclusions that hold across machines and seeds, the machine a run came from, and a check that survives
 another machine.
 
-A README or notebook statement that one configuration is above or below another is made here, and only when it
-holds **in every run given** (runs of one commit on different CPU kernel paths: ``sdrlib.numerics``) **across
-seeds and studies**: in each run the paired test over seeds and studies (``seed_study_test``: the larger of a
-two-level bootstrap p and a t-test over the seeds' differences) has p < alpha, every seed's difference has the
-mean's sign, and the direction is the same in every run. Everything else reads "no difference detected at this
-size", with the smallest difference the test would detect with 80 % power (:func:`detectable_effect`) and the
-seeds a difference of the observed size would need (:func:`seeds_needed`).
+A README or notebook statement that one configuration is above or below another is made here, by the one rule of
+:mod:`sdrlib.metrics.verdict`: in each run, the comparisons it reports form one family; their p-values (the paired
+test over seeds and studies, ``seed_study_test``: the larger of a two-level bootstrap p and a t-test over the
+seeds' differences) are Holm-adjusted; a direction needs the adjusted p below alpha, the interval excluding 0 and
+every seed's difference with the mean's sign. Across runs (one commit on different CPU kernel paths:
+``sdrlib.numerics``) it must hold **in every distinct run given**, with the same direction; runs whose trained
+numbers are identical (the same values of every comparison) count once. Everything else reads "no difference
+detected at this size", with the smallest difference the combined test would detect with 80 % power at the
+family's level (both halves: the study bootstrap's standard error and the seeds' spread; the binding one named)
+and what a difference of the observed size would need: more seeds when seeds bind, more test studies otherwise.
 
-- :func:`conclusions`: the table (``conclusions.csv`` in the first run's results folder, written by
-  :func:`conclusion_lines`), one row per comparison of ``grpo_significance`` (configurations vs SFT and vs R_Cham,
-  Findings macro F1 and BERTScore F1) and ``sft_vs_baselines_significance`` (SFT vs the image-blind baselines);
+- :func:`conclusions`: the table, one row per comparison of ``grpo_significance`` (configurations vs SFT, vs R_Cham
+  and vs R_exact, Findings macro F1 and BERTScore F1) and ``sft_vs_baselines_significance`` (SFT vs the image-blind
+  baselines);
 - :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``scripts/readme_numbers.py``);
 - :func:`readme_machine`, :func:`check_mode`: which check a run gets against a README: **exact** (every number,
   ``claims.check_block``) when its ``machine.json`` has the README run's kernel path and library versions,
   **tolerant** otherwise (``claims.check_tolerant``: the machine-independent paragraphs exactly, and of the
-  conclusions only what they rest on: a stated difference must have the same direction and p < alpha in the new
-  run; a "no difference detected" is contradicted only by a difference larger than the detectable effect the README
-  states, significant in every seed).
+  conclusions only what they rest on: a stated difference must have the same direction in the new run under the
+  rule; a "no difference detected" is contradicted only by a difference larger than the detectable effect the
+  README states, with a direction under the rule).
 
-Assumptions and limits: normal seed effects (the t-test), power computed at the observed seed SD (one estimate
-from 3 seeds: rough); a baseline comparison with one SFT policy has no seed level and uses the bootstrap interval;
-no multiple-comparison correction, so across 16 comparisons about one "difference" in a run is expected by
-chance at alpha 0.05: the every-run rule is what guards against it.
+Assumptions and limits: normal seed effects (the t half) and a normal study bootstrap (the z half); power at the
+observed seed SD and study SE (rough with 3 seeds); a baseline comparison with one SFT policy has no seed level and
+rests on the bootstrap alone; the family is what one run reports (Holm), not every table of the repository.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import ALPHA, NO_DIFF, POWER, family_verdicts
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
-__all__ = ["ALPHA", "POWER", "detectable_effect", "seeds_needed", "same_sign_count", "conclusions", "conclusion_lines",
+__all__ = ["ALPHA", "POWER", "NO_DIFF", "BASELINES", "same_sign_count", "conclusions", "conclusion_lines",
            "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
            "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups",
            "run_profile", "readme_profile"]
 
-ALPHA, POWER = 0.05, 0.8
 MACHINE_FILE, TABLE = "machine.json", table_names.CONCLUSIONS
 #: claim groups whose numbers do not depend on the kernel path (data only): checked exactly in tolerant mode too
 MACHINE_INDEPENDENT = ("Report language (notebook 00)",)
 #: libraries whose version must match for an exact check (the rest of machine.json's versions are recorded only)
 COMPARED_VERSIONS = ("torch", "transformers", "trl", "numpy", "scipy", "pot", "sentence-transformers", "peft",
                      "accelerate", "tokenizers", "numba")
-NO_DIFF = "no difference detected"
+
 _PROFILE_TAG = re.compile(r"<!--\s*profile:\s*([\w.-]+)\s*-->")
 _MACHINE_TAG = re.compile(r"<!--\s*machine:\s*(\{.*?\})\s*-->", re.S)
 _BULLET = re.compile(r"^- (?P<section>[A-Z]\w*) (?P<metric>[\w.]+), (?P<a>.+?) vs (?P<b>.+?): "
@@ -77,110 +77,129 @@ def same_sign_count(r: pd.Series) -> int:
     return 0
 
 
-def detectable_effect(seed_sd: float, n_seeds: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Smallest true difference the t-test over ``n_seeds`` seeds detects with probability ``power`` at level
-    ``alpha``: ``(t_{1-alpha/2, k-1} + t_{power, k-1}) * seed_sd / sqrt(k)``, k = ``n_seeds`` (NaN for k < 2 or
-    no SD).
-    Example: ``detectable_effect(0.02, 3)`` -> 0.062 (3 seeds need about 3.1 seed SDs)."""
-    if n_seeds < 2 or not np.isfinite(seed_sd):
-        return float("nan")
-    t = stats.t.ppf(1 - alpha / 2, n_seeds - 1) + stats.t.ppf(power, n_seeds - 1)
-    return float(t * seed_sd / math.sqrt(n_seeds))
+#: the baselines a configuration is compared with in the conclusions: SFT, R_Cham, and R_exact (the paper's second
+#: GRPO claim: set-distance rewards above the exact-match reward)
+BASELINES = ("SFT", "R_Cham", "R_exact")
+_COLUMNS = ["A", "B", "section", "metric", "diff", "p_value", "ci_low", "ci_high", "seeds", "same_sign", "seed_sd",
+            "value_a", "value_b"]
 
 
-def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,
-                 most: int = 200) -> float:
-    """Seeds at which :func:`detectable_effect` falls to ``|diff|`` (NaN when ``diff`` is 0 or the SD is
-    unknown; ``inf`` beyond ``most``). Example: ``seeds_needed(0.03, 0.02)`` -> 6."""
-    if not (np.isfinite(diff) and np.isfinite(seed_sd)) or diff == 0:
-        return float("nan")
-    for k in range(2, most + 1):
-        if detectable_effect(seed_sd, k, alpha=alpha, power=power) <= abs(diff):
-            return float(k)
-    return float("inf")
+def _n_studies(results_dir: Path, table: str) -> int:
+    """The test studies behind a significance table (its meta's ``protocol``: "100 test studies, ..."), 0 unknown."""
+    try:
+        meta = json.loads((results_dir / f"{table}.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    m = re.search(r"(\d+) test studies", str(meta.get("protocol", ""))) if isinstance(meta, dict) else None
+    return int(m.group(1)) if m else 0
 
 
-def _bootstrap_mde(ci_low: float, ci_high: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
-    se = (ci_high - ci_low) / (2 * stats.norm.ppf(1 - alpha / 2))
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
-
-
-def _comparisons(results_dir: Path, metrics: Sequence[str], section: str) -> pd.DataFrame:
+def _comparisons(results_dir: Path, metrics: Sequence[str], section: str, alpha: float) -> pd.DataFrame:
+    """One run's family: every comparison of the two significance tables on ``section`` and ``metrics``, with the
+    rule applied over them (:func:`sdrlib.metrics.verdict.family_verdicts`)."""
     rows = []
     need = {"A", "B", "section", "metric", "diff", "p_value"}  # older tables (per-seed tests) give no conclusions
     t = read_result_table(results_dir, table_names.GRPO_SIGNIFICANCE)
+    n_studies = _n_studies(results_dir, table_names.GRPO_SIGNIFICANCE)
     if t is not None and need <= set(t.columns):
-        t = t[(t.section == section) & t.B.isin(["SFT", "R_Cham"])]
+        t = t[(t.section == section) & t.B.isin(list(BASELINES))]
         for _, r in t.iterrows():
             m = str(r.metric).split("@")[0]
             if m not in metrics:
                 continue
-            k = int(r.n_seeds) if "n_seeds" in r.index and pd.notna(r.n_seeds) else 1
-            same = same_sign_count(r)
-            sd = float(r.seed_sd) if "seed_sd" in r.index and pd.notna(r.seed_sd) else float("nan")
-            rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]),
-                             p_value=float(r.p_value), seeds=k, same_sign=same, seed_sd=sd,
-                             mde=detectable_effect(sd, k), seeds_needed=seeds_needed(float(r["diff"]), sd)))
+            rows.append(dict(A=r.A, B=r.B, section=section, metric=m, diff=float(r["diff"]), p_value=float(r.p_value),
+                             ci_low=_num(r, "ci_low"), ci_high=_num(r, "ci_high"),
+                             seeds=int(r.n_seeds) if "n_seeds" in r.index and pd.notna(r.n_seeds) else 1,
+                             same_sign=same_sign_count(r), seed_sd=_num(r, "seed_sd"),
+                             value_a=_num(r, "value_a"), value_b=_num(r, "value_b")))
     t = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if t is not None and need - {"A"} | {"ci_low", "ci_high"} <= set(t.columns):
+        n_studies = n_studies or _n_studies(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
         for _, r in t[t.section == section].iterrows():
             m = str(r.metric).split("@")[0]
             if m not in metrics:
                 continue
             rows.append(dict(A="SFT", B=r.B, section=section, metric=m, diff=float(r["diff"]),
-                             p_value=float(r.p_value), seeds=1, same_sign=1, seed_sd=float("nan"),
-                             mde=_bootstrap_mde(float(r.ci_low), float(r.ci_high)), seeds_needed=float("nan")))
-    return pd.DataFrame(rows, columns=["A", "B", "section", "metric", "diff", "p_value", "seeds", "same_sign",
-                                       "seed_sd", "mde", "seeds_needed"])
+                             p_value=float(r.p_value), ci_low=float(r.ci_low), ci_high=float(r.ci_high), seeds=1,
+                             same_sign=1, seed_sd=float("nan"), value_a=_num(r, "value_a"),
+                             value_b=_num(r, "value_b")))
+    base = pd.DataFrame(rows, columns=_COLUMNS)
+    if base.empty:
+        return base.assign(p_holm=pd.Series(dtype=float), verdict=pd.Series(dtype=str))
+    fam = family_verdicts(base.rename(columns={"seeds": "n_seeds", "same_sign": "n_same_sign"}),
+                          n_studies=n_studies, alpha=alpha, power=POWER)
+    return fam.rename(columns={"n_seeds": "seeds", "n_same_sign": "same_sign"})
 
 
-def _holds(r: pd.Series, alpha: float) -> int:
-    """+1 / -1 when the run shows a difference (p < alpha, every seed with the mean's sign), else 0."""
-    if not (r.p_value < alpha and r.same_sign == r.seeds and r["diff"] != 0):
-        return 0
-    return 1 if r["diff"] > 0 else -1
+def _num(r: pd.Series, col: str) -> float:
+    return float(r[col]) if col in r.index and pd.notna(r[col]) else float("nan")
+
+
+def _holds(r: pd.Series) -> int:
+    """+1 / -1 when the run shows a difference under the rule (its family's verdict), else 0."""
+    return {"above": 1, "below": -1}.get(r.verdict, 0)
+
+
+def _same_numbers(a: pd.DataFrame, b: pd.DataFrame, only_here: Sequence[str] = ()) -> bool:
+    """Two runs trained the same numbers: every comparison both hold (those of ``only_here`` configurations left
+    out: their reward changed between the runs) has the same two values (a rerun on an identical machine, not a
+    replication)."""
+    keys = ["A", "B", "section", "metric"]
+    a = a[~(a.A.isin(list(only_here)) | a.B.isin(list(only_here)))]
+    m = a[keys + ["value_a", "value_b"]].merge(b[keys + ["value_a", "value_b"]], on=keys)
+    if m.empty or m[["value_a_x", "value_b_x"]].isna().all().all():
+        return False
+    return bool(np.allclose(m[["value_a_x", "value_b_x"]].to_numpy(float), m[["value_a_y", "value_b_y"]].to_numpy(float),
+                            rtol=0, atol=1e-12, equal_nan=True))
 
 
 def conclusions(results_dirs: Sequence[str | Path], *, section: str = "findings",
                 metrics: Sequence[str] = ("clinical_f1_macro14", "bertscore_f1"),
                 alpha: float = ALPHA, only_here: Sequence[str] = ()) -> pd.DataFrame:
     """One row per comparison present in the first run, with ``verdict`` (``above`` / ``below`` / ``no difference
-    detected``) under the every-run rule above (every run that has the comparison, and at least two of them when
-    several runs are given: a run that stopped early, or a rebuilt one that quoted fewer tables, leaves out what it
-    lacks), ``runs`` (how many runs have the comparison), the first run's
-    ``diff, p_value, same_sign, seeds, seed_sd, mde, seeds_needed``, and per other run ``i`` its ``diff_i`` and
-    ``p_value_i``; ``mde`` is the largest over the runs. ``only_here``: configuration labels whose reward changed
-    since the other runs (e.g. G-CARL after claim deduplication, issue 34): their comparisons are not read from the
-    other runs (a label alone does not make two runs of one reward), so they count as in the first run only."""
+    detected``) under the module's rule: the first run's family verdict, and every other **distinct** run that has the
+    comparison agreeing (at least two distinct runs when several distinct ones are given; a run that stopped early,
+    or a rebuilt one that quoted fewer tables, leaves out what it lacks; a run with the same trained numbers as an
+    earlier one is left out and named in ``duplicate_runs``). Columns: ``runs`` (distinct runs with the
+    comparison), the first run's ``diff, p_value, p_holm, ci_low, ci_high, same_sign, seeds, seed_sd, mde, binding,
+    seeds_needed, studies_needed, family_size`` and per other run ``i`` its ``diff_i``, ``p_value_i`` and
+    ``p_holm_i``; ``mde`` is the largest over the runs. ``only_here``: configuration labels whose reward changed
+    since the other runs (e.g. G-CARL after claim deduplication): their comparisons are not read from the other runs
+    (a label alone does not make two runs of one reward), so they count as in the first run only."""
     dirs = [Path(d) for d in results_dirs]
     if not dirs:
         raise ValueError("conclusions needs at least one results folder")
-    base = _comparisons(dirs[0], metrics, section)
+    base = _comparisons(dirs[0], metrics, section, alpha)
     if base.empty:
         return base.assign(verdict=pd.Series(dtype=str), runs=pd.Series(dtype=int))
     keys = ["A", "B", "section", "metric"]
-    votes = [base.apply(_holds, axis=1, alpha=alpha)]
+    votes = [base.apply(_holds, axis=1)]
     mde = base.mde.copy()
     runs = pd.Series(1, index=base.index)
+    seen, duplicates = [base], []
     for i, d in enumerate(dirs[1:], start=2):
-        other = base[keys].merge(_comparisons(d, metrics, section), on=keys, how="left")
+        theirs = _comparisons(d, metrics, section, alpha)
+        if any(_same_numbers(x, theirs, only_here) for x in seen):
+            duplicates.append(i)
+            continue
+        seen.append(theirs)
+        other = base[keys].merge(theirs, on=keys, how="left")
         other.index = base.index
         changed = base.A.isin(list(only_here)) | base.B.isin(list(only_here))
         other.loc[changed, [c for c in other.columns if c not in keys]] = np.nan
-        base[f"diff_{i}"], base[f"p_value_{i}"] = other["diff"], other.p_value
-        have = other.p_value.notna()
-        runs += have.astype(int)
-        votes.append(other.apply(lambda r: _holds(r, alpha) if pd.notna(r.p_value) else np.nan, axis=1))
+        base[f"diff_{i}"], base[f"p_value_{i}"], base[f"p_holm_{i}"] = other["diff"], other.p_value, other.p_holm
+        runs += other.p_value.notna().astype(int)
+        votes.append(other.apply(lambda r: _holds(r) if pd.notna(r.p_value) else np.nan, axis=1))
         mde = np.fmax(mde, other.mde)
     v = pd.concat(votes, axis=1)
-    # every run that has the comparison shows it the same way, and at least two runs have it (one alone cannot
-    # show that it survives another machine) unless only one run was given
-    agree = (v.abs().min(axis=1) == 1) & (v.nunique(axis=1) == 1) & (runs >= min(2, len(dirs)))
+    # every distinct run that has the comparison shows it the same way, and at least two distinct runs have it (one
+    # alone cannot show that it survives another machine) unless only one distinct run was given
+    agree = (v.abs().min(axis=1) == 1) & (v.nunique(axis=1) == 1) & (runs >= min(2, len(seen)))
     base["verdict"] = np.where(agree, np.where(v.iloc[:, 0] > 0, "above", "below"), NO_DIFF)
     base["mde"], base["runs"] = mde, runs
     base["alpha"], base["power"] = alpha, POWER
+    base["duplicate_runs"] = " ".join(str(i) for i in duplicates)
     return base
-
 
 
 def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str] | None = None,
@@ -201,31 +220,52 @@ def conclusion_lines(results_dirs: Sequence[str | Path], *, labels: Sequence[str
         src = (f"computed from `results/{table_names.GRPO_SIGNIFICANCE}.csv` and "
                f"`results/{table_names.SFT_VS_BASELINES_SIGNIFICANCE}.csv`")
     labels = list(labels or [f"run {i + 1}" for i in range(len(dirs))])
-    n = len(dirs)
-    which = (f"in each of the {n} runs ({', '.join(labels)}) that has the comparison (at least two)" if n > 1
-             else f"in this run ({labels[0]})")
-    out = [f"- The rule: a difference is stated only when, {which}, p < {alpha:g} over seeds and studies, each seed has the mean's sign and the "
-           f"direction agrees; otherwise \"{NO_DIFF}\", with the difference a test of this size detects with "
-           f"{POWER * 100:.0f} % power ({src})."]
-    if only_here and n > 1:
+    out = [_rule_line(t, labels, alpha, src)]
+    if only_here and len(dirs) > 1:
         out.append(f"- Compared in this run only (their reward changed since the other runs): "
                    f"{', '.join(only_here)}; with one run the rule states no direction for them.")
-    for _, r in t.iterrows():
-        runs = [f"{r['diff']:+.3f} ({format_p(r.p_value)}"
-                + (f", {int(r.same_sign)} of {int(r.seeds)} seeds" if r.seeds > 1 else "") + f") in {labels[0]}"]
-        runs += [f"{r[f'diff_{i}']:+.3f} ({format_p(r[f'p_value_{i}'])}) in {labels[i - 1]}"
-                 for i in range(2, n + 1) if pd.notna(r.get(f"p_value_{i}"))]
-        head = f"- {r.section.capitalize()} {r.metric}, {r.A} vs {r.B}: {r.verdict}"
-        if r.verdict == NO_DIFF:
-            tail = (f"; detectable at this size: {r.mde:.3f}" if np.isfinite(r.mde) else "")
-            if np.isfinite(r.seeds_needed) and r.seeds_needed > r.seeds:  # more seeds would help
-                tail += f"; a difference of {abs(r['diff']):.3f} would need {int(r.seeds_needed)} seeds"
-            elif r.seeds > 1 and np.isinf(r.seeds_needed):
-                tail += f"; a difference of {abs(r['diff']):.3f} would need more than 200 seeds"
-            out.append(f"{head} at this size: {'; '.join(runs)}{tail} ({src}).")
-        else:
-            out.append(f"{head} in {'each of ' + str(int(r.runs)) + ' runs' if n > 1 else 'this run'}: {'; '.join(runs)} ({src}).")
+    out += [_comparison_line(r, labels, src) for _, r in t.iterrows()]
     return out
+
+
+def _rule_line(t: pd.DataFrame, labels: Sequence[str], alpha: float, src: str) -> str:
+    """The rule's bullet: the family, Holm, the interval and the seeds, the runs, the detectable effect."""
+    dup = [labels[int(i) - 1] for i in str(t.duplicate_runs.iloc[0]).split()]
+    distinct = [x for x in labels if x not in dup]
+    which = (f"in each of the {len(distinct)} distinct runs ({', '.join(distinct)}) that has the comparison (at "
+             "least two)" if len(distinct) > 1 else f"in this run ({labels[0]})")
+    same = (f"; {', '.join(dup)} trained the same numbers as an earlier run and count once" if dup else "")
+    return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; a difference is "
+            f"stated only when, {which}, its Holm-adjusted p over seeds and studies is below {alpha:g}, its interval "
+            f"excludes 0 and each seed has the mean's sign{same}; otherwise \"{NO_DIFF}\", with the difference the "
+            f"combined test (study bootstrap and seeds) detects with {POWER * 100:.0f} % power at the family's level "
+            f"and the half that binds it ({src}).")
+
+
+def _comparison_line(r: pd.Series, labels: Sequence[str], src: str) -> str:
+    """One comparison's bullet: the verdict, each distinct run's difference with its raw and Holm p, and for "no
+    difference" what it could detect and what more would need."""
+    n = len(labels)
+    runs = [f"{r['diff']:+.3f} ({format_p(r.p_value)}, Holm {format_p(r.p_holm).removeprefix('p ')}"
+            + (f", {int(r.same_sign)} of {int(r.seeds)} seeds" if r.seeds > 1 else "") + f") in {labels[0]}"]
+    runs += [f"{r[f'diff_{i}']:+.3f} ({format_p(r[f'p_value_{i}'])}, Holm "
+             f"{format_p(r[f'p_holm_{i}']).removeprefix('p ')}) in {labels[i - 1]}"
+             for i in range(2, n + 1) if pd.notna(r.get(f"p_value_{i}"))]
+    head = f"- {r.section.capitalize()} {r.metric}, {r.A} vs {r.B}: {r.verdict}"
+    if r.verdict != NO_DIFF:
+        where = f"each of {int(r.runs)} distinct runs" if r.runs > 1 else "this run"
+        return f"{head} in {where}: {'; '.join(runs)} ({src})."
+    tail = ""
+    if np.isfinite(r.mde):
+        tail = f"; detectable at this size: {r.mde:.3f} ({r.binding} bind)"
+        d = abs(r["diff"])
+        if r.binding == "seeds" and np.isfinite(r.seeds_needed):
+            tail += f"; a difference of {d:.3f} would need {int(r.seeds_needed)} seeds"
+        elif r.binding == "seeds" and np.isinf(r.seeds_needed):
+            tail += f"; a difference of {d:.3f} would need more than 200 seeds"
+        elif r.binding == "studies" and np.isfinite(r.studies_needed):
+            tail += f"; a difference of {d:.3f} would need {int(r.studies_needed)} test studies"
+    return f"{head} at this size: {'; '.join(runs)}{tail} ({src})."
 
 
 # --------------------------------------------------------------------------- the machine a run came from
@@ -333,7 +373,8 @@ def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA)
             problems.append(f"{name}: not in the run's tables")
             continue
         r = row.iloc[0]
-        seen_as = f"diff {r['diff']:+.3f}, {format_p(r.p_value)}, {int(r.same_sign)} of {int(r.seeds)} seeds"
+        seen_as = (f"diff {r['diff']:+.3f}, {format_p(r.p_value)}, Holm {format_p(r.p_holm).removeprefix('p ')}, "
+                   f"{int(r.same_sign)} of {int(r.seeds)} seeds")
         if verdict != NO_DIFF:
             if r.verdict != verdict:
                 problems.append(f"{name}: the README says {verdict}; this run: {r.verdict} ({seen_as})")

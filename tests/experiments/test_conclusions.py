@@ -7,23 +7,26 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from claims_helpers import without_missing_groups
 from scipy import stats
 
 from sdrlib.experiments import claims, conclusions as C
+from sdrlib.metrics import verdict as V
 
 ROOT = Path(__file__).resolve().parents[2]
 MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "torch_cpu_capability": "AVX2",
            "logical_cpus": 2, "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "numpy": "2.4.6"}}
 
 
-def _run(folder: Path, rows: dict[str, tuple[float, float, str]], machine: dict | None = MACHINE) -> Path:
+def _run(folder: Path, rows: dict[str, tuple[float, float, str]], machine: dict | None = MACHINE,
+         seed_sd: float = 0.02) -> Path:
     """A results folder with a grpo_significance table: config -> (diff, p, same_sign) against SFT."""
     folder.mkdir(parents=True)
     pd.DataFrame([dict(A=a, B="SFT", section="findings", metric="clinical_f1_macro14@labeler", value_a=0.2,
-                       value_b=0.2 - d, diff=d, ci_low=d - 0.05, ci_high=d + 0.05, p_value=p, seed_sd=0.02,
+                       value_b=0.2 - d, diff=d, ci_low=d - 0.05, ci_high=d + 0.05, p_value=p, seed_sd=seed_sd,
                        n_same_sign=int(s.split()[0]), n_seeds=3) for a, (d, p, s) in rows.items()]
                  ).to_csv(folder / "grpo_significance.csv", index=False)
     pd.DataFrame({"statistic": ["distinct_words"], "this corpus": [1006], "IU-Xray reference": [None],
@@ -37,18 +40,26 @@ ROWS = {"G-CARL": (-0.065, 0.020, "3 of 3"), "R_exact": (0.004, 0.9, "1 of 3"), 
         "EditGRPO": (0.06, 0.001, "3 of 3")}
 
 
-def test_detectable_effect_and_seeds_needed():
-    t = stats.t.ppf(0.975, 2) + stats.t.ppf(0.8, 2)
-    assert C.detectable_effect(0.02, 3) == pytest.approx(t * 0.02 / 3 ** 0.5)
-    assert C.detectable_effect(0.02, 10) < C.detectable_effect(0.02, 5) < C.detectable_effect(0.02, 3)
-    k = C.seeds_needed(0.03, 0.02)
-    assert C.detectable_effect(0.02, int(k)) <= 0.03 < C.detectable_effect(0.02, int(k) - 1)
-    assert pd.isna(C.seeds_needed(0.0, 0.02)) and pd.isna(C.detectable_effect(0.02, 1))
+def test_the_detectable_effect_is_the_combined_tests_and_names_the_half_that_binds(tmp_path):
+    """Both halves (issue: the README's 0.004 beside a bootstrap interval of width 0.029 came from the t half
+    alone): the interval's standard error and the seeds' spread, at the family's Holm level."""
+    a = _run(tmp_path / "a", ROWS)
+    t = C.conclusions([a]).set_index("A")
+    r = t.loc["R_exact"]
+    level = 0.05 / 4
+    se = V.interval_se(r.ci_low, r.ci_high)
+    assert r.mde == pytest.approx(V.detectable_effect(seed_sd=0.02, n_seeds=3, study_se=se, alpha=level)[0])
+    assert r.binding == "seeds" and r.seeds_needed > 3 and np.isnan(r.studies_needed)
+    assert r.family_size == 4 and r.p_holm == pytest.approx(0.9)
+    # a study-bound comparison: no seed spread left
+    quiet = _run(tmp_path / "q", ROWS, seed_sd=0.0)
+    q = C.conclusions([quiet]).set_index("A").loc["R_exact"]
+    assert q.binding == "studies" and np.isnan(q.seeds_needed)
 
 
 def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
     a = _run(tmp_path / "a", ROWS)
-    b = _run(tmp_path / "b", {**ROWS, "G-CARL": (-0.007, 0.78, "2 of 3"), "EditGRPO": (0.05, 0.004, "3 of 3")})
+    b = _run(tmp_path / "b", {**ROWS, "G-CARL": (-0.007, 0.78, "2 of 3"), "EditGRPO": (0.055, 0.004, "3 of 3")})
     one = C.conclusions([a]).set_index("A").verdict
     # p < 0.05 with every seed agreeing; R_Haus has p < 0.05 but one seed the other way
     assert one.to_dict() == {"G-CARL": "below", "R_exact": C.NO_DIFF, "R_Haus": C.NO_DIFF, "EditGRPO": "above"}
@@ -58,7 +69,8 @@ def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
     flipped = _run(tmp_path / "c", {**ROWS, "EditGRPO": (-0.05, 0.004, "3 of 3")})
     assert C.conclusions([a, flipped]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF
     # a run without the comparison (stopped early, or rebuilt from fewer tables) leaves it out; two runs must have it
-    partial = _run(tmp_path / "d", {k: v for k, v in ROWS.items() if k != "EditGRPO"})
+    partial = _run(tmp_path / "d", {**{k: v for k, v in ROWS.items() if k != "EditGRPO"},
+                                    "R_exact": (0.005, 0.9, "1 of 3")})  # another run: not the same numbers
     three = C.conclusions([a, b, partial]).set_index("A")
     assert three.verdict["EditGRPO"] == "above" and three.runs["EditGRPO"] == 2
     assert C.conclusions([a, partial]).set_index("A").verdict["EditGRPO"] == C.NO_DIFF  # one run alone
@@ -67,7 +79,7 @@ def test_a_difference_is_stated_only_when_every_run_shows_it(tmp_path):
 def test_a_changed_reward_is_compared_in_this_run_only(tmp_path):
     # issue 34: G-CARL's reward changed (claim dedup); the label alone does not make the old run a run of it
     a = _run(tmp_path / "a", ROWS)
-    b = _run(tmp_path / "b", ROWS)
+    b = _run(tmp_path / "b", {**ROWS, "R_exact": (0.005, 0.9, "1 of 3")})  # another run, not a copy
     both = C.conclusions([a, b]).set_index("A")
     assert both.verdict["G-CARL"] == "below" and both.runs["G-CARL"] == 2
     here = C.conclusions([a, b], only_here=["G-CARL"]).set_index("A")
@@ -79,10 +91,11 @@ def test_a_changed_reward_is_compared_in_this_run_only(tmp_path):
 
 
 def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
-    a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", ROWS)
+    a, b = _run(tmp_path / "a", ROWS), _run(tmp_path / "b", {**ROWS, "R_exact": (0.005, 0.9, "1 of 3")})
     lines = C.conclusion_lines([a, b], labels=["avx2", "aten default"])
     # nothing is written into a results folder it reads; the bullets name the tables they are computed from
-    assert not (a / "conclusions.csv").exists() and "each of the 2 runs (avx2, aten default)" in lines[0]
+    assert not (a / "conclusions.csv").exists() and "each of the 2 distinct runs (avx2, aten default)" in lines[0]
+    assert "the 4 comparisons of a run are one family" in lines[0] and "Holm-adjusted p" in lines[0]
     assert "computed from `results/grpo_significance.csv`" in lines[0]
     out = tmp_path / "evidence" / "conclusions.csv"
     out.parent.mkdir()
@@ -91,7 +104,7 @@ def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
         x.replace("computed from `results/grpo_significance.csv` and `results/sft_vs_baselines_significance.csv`",
                   "`conclusions.csv`") for x in lines[1:]]
     text = "\n".join(lines)
-    assert "G-CARL vs SFT: below in each of 2 runs" in text
+    assert "G-CARL vs SFT: below in each of 2 distinct runs" in text
     assert "R_exact vs SFT: no difference detected at this size" in text and "detectable at this size: 0." in text
     block = claims.results_section(a, also=[b], labels=["avx2", "aten default"])
     assert claims.check_block(claims.marked_block(block), a) == []
@@ -155,10 +168,22 @@ def test_a_small_significant_difference_against_no_difference_is_a_note(tmp_path
     mod.main([str(a)])
     readme = tmp_path / "README.md"
     readme.write_text(without_missing_groups(capsys.readouterr().out))  # groups of tables not in _run
-    other = _run(tmp_path / "other", {**ROWS, "R_exact": (0.01, 0.04, "3 of 3")}, None)  # no machine record
+    other = _run(tmp_path / "other", {**ROWS, "R_exact": (0.06, 0.004, "3 of 3")}, None)  # no machine record
     assert mod.main([str(other), "--check", str(readme)]) == 0
     err = capsys.readouterr().err
     assert "machine.json is missing" in err and "note: Findings clinical_f1_macro14, R_exact vs SFT" in err
+
+
+def test_runs_with_the_same_trained_numbers_count_once(tmp_path):
+    """Two runs that trained byte-identical numbers (the same kernel path twice) are one replication, not two."""
+    a, copy = _run(tmp_path / "a", ROWS), _run(tmp_path / "copy", ROWS)
+    t = C.conclusions([a, copy]).set_index("A")
+    assert t.duplicate_runs.iloc[0] == "2" and (t.runs == 1).all() and "diff_2" not in t.columns
+    # one distinct run: its own verdicts stand, as for one run given
+    assert t.verdict.to_dict() == C.conclusions([a]).set_index("A").verdict.to_dict()
+    lines = C.conclusion_lines([a, copy], labels=["box 1", "box 2"])
+    assert "box 2 trained the same numbers as an earlier run and count once" in lines[0]
+    assert "in this run (box 1)" in lines[0]
 
 
 def test_tables_rebuilt_from_a_readme_block_round_trip(tmp_path):
