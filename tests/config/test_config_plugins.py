@@ -159,3 +159,27 @@ def test_a_plugins_code_is_in_the_run_key(plugin_dir):
     assert run_key(cfg, "sft", [])["plugins"] != key["plugins"]     # an edited plugin is another run
     assert "plugins" not in run_key(load_profile("smoke"), "sft", [])  # no plugins: the key is as before
     assert plugins_digest(["json"])["json"] != "missing"             # a module name: its source file
+
+
+def test_a_plugin_registers_a_metric_group_that_every_scoring_then_runs(tmp_path):
+    """The fourth registry: a metric group (tests/metrics/toy_metric.py) registered by a profile's plugin is scored
+    wherever the notebooks score every registered group (``metrics=None``)."""
+    from sdrlib.metrics import suite
+    from sdrlib.metrics.registry import metric_group_names
+
+    plugin = tmp_path / "metric_plugin.py"
+    plugin.write_text(f"import sys\nsys.path.insert(0, {str(TESTS / 'metrics')!r})\nimport toy_metric\n"
+                      "toy_metric.register()\n", encoding="utf-8")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: smoke\nplugins: [metric_plugin.py]\n", encoding="utf-8")
+    try:
+        load_profile(str(profile))
+        assert "sentence_count" in metric_group_names()
+        assert "sentence_count" in suite.METRIC_GROUPS          # what metrics=None scores (read live)
+        scores = suite.score_reports(["<think> One. Two. </think> <answer> Three. </answer>"],
+                                     [{"findings": "One.", "impression": "Three."}], metrics=["sentence_count"])
+        assert scores.result("findings", "sentence_count_diff").corpus == 1.0
+    finally:
+        sys.modules["toy_metric"].unregister()
+        for name in [m for m in sys.modules if "metric_plugin" in m or m == "toy_metric"]:
+            sys.modules.pop(name, None)
