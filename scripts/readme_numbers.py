@@ -96,9 +96,11 @@ def _main(argv: list[str] | None) -> int:
         has_table = (a.results_dir / f"{conclusions.TABLE}.csv").is_file()
         checked = "".join(f"**{t}**{x}" if t else x for t, x in conclusions.split_groups(block)
                           if has_table or t != conclusions.TITLE)
-        problems = claims.check_block(checked, a.results_dir, min_int=a.min_int)
+        measured: list[str] = []
+        problems = claims.check_block(checked, a.results_dir, min_int=a.min_int, notes=measured)
         more, notes = conclusions.check_verdicts(block, a.results_dir)
         problems += more
+        notes = measured + notes
         n = len(claims.numbers_in(checked, min_int=a.min_int))
         what = f"{n} numbers and the conclusions checked"
     else:

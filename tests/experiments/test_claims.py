@@ -395,3 +395,21 @@ def test_a_group_whose_table_is_missing_is_a_note_and_a_problem_of_the_check(res
     # a README without the group: the check does not ask for its tables
     readme.write_text(without_missing_groups(readme.read_text()))
     assert mod.main([str(results), "--check", str(readme)]) == 0
+
+
+def test_clock_measurements_are_not_compared_but_noted(tmp_path):
+    """A README quotes the run's times; no two runs share them, so --check notes them instead of failing a fresh
+    clone on a matching machine (9 such 'problems' before)."""
+    d = tmp_path / "results"
+    d.mkdir()
+    pd.DataFrame({"notebook": ["03_sft", "04_grpo"], "seconds": [668.0, 1343.0], "status": ["ok", "ok"]}).to_csv(
+        d / "run_summary.csv", index=False)
+    pd.DataFrame({"metric": ["BS-F1"], "value": [0.557]}).to_csv(d / "headline_value.csv", index=False)
+    block = ("- Notebook 04 ran 1,400 s and notebook 03 700 s (`results/run_summary.csv`).\n\n"
+             "- BS-F1 0.557 and 0.612 (`results/headline_value.csv`).\n")
+    notes: list[str] = []
+    problems = claims.check_block(block, d, notes=notes)
+    assert [p.split(" is in none")[0] for p in problems] == ["0.612"]    # a value still fails
+    assert sorted(n.split(" not compared")[0] for n in notes) == ["1400", "700"]
+    # a number without a time unit from the same table is still a value to find
+    assert claims.check_block("- 1,400 notebooks (`results/run_summary.csv`).\n", d) != []

@@ -10,11 +10,12 @@ kernel path or other library versions). Scope: reading and comparing; writing th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from sdrlib import table_names
 from sdrlib.experiments import conclusions as _conclusions
 from sdrlib.results import ResultTableError
 
@@ -82,7 +83,23 @@ def _found(num: str, pool: np.ndarray) -> bool:
     return False
 
 
-def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> list[str]:
+#: tables whose values include clock measurements of the run that wrote them (seconds, speed-ups, shares of time):
+#: no two runs share them, so a time quoted from one is not compared (a note says so), its other numbers are
+MEASURED = (table_names.RUN_SUMMARY, table_names.PRUNING_WALLCLOCK, table_names.GRPO_REWARD_COST,
+            table_names.ENGINE_SPEED, table_names.EMBEDDING_CACHE)
+#: a quoted number that is a measurement: followed by a time unit or a speed-up sign
+_MEASURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s?(?:ms|s|min|h|x|×)(?![\w])")
+
+
+def _measured(num: str, chunk: str, files: Sequence[Path]) -> bool:
+    """``num`` is a clock measurement quoted from a :data:`MEASURED` table: not comparable across runs."""
+    if not any(p.name.rsplit(".", 1)[0] in MEASURED for p in files):
+        return False
+    return any(m.group(1).replace(",", "") == num for m in _MEASURE.finditer(chunk))
+
+
+def check_block(text: str, results_dir: str | Path, *, min_int: int = 10,
+                notes: list[str] | None = None) -> list[str]:
     """Problems with a marked block (empty list = every number checked out).
 
     The block is split into paragraphs (blank lines) and bullets; each names its files in backticks
@@ -90,7 +107,9 @@ def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> lis
     before, so a table inherits its caption's). Every number of :func:`numbers_in` must be, up to its written
     rounding, a value in one of those files (their CSV and Markdown text, read as numbers; a share may be written
     as a percentage; signs are ignored, so a difference may be written "+0.019" or "by 0.019"). A file named but
-    absent is a problem too. The conclusions paragraph (:data:`sdrlib.experiments.conclusions.TITLE`) is left out
+    absent is a problem too. A clock measurement (a number with a time unit or a speed-up sign, quoted from a
+    :data:`MEASURED` table) that the run does not hold is not compared: it goes to ``notes`` when given, since no two
+    runs share their times. The conclusions paragraph (:data:`sdrlib.experiments.conclusions.TITLE`) is left out
     when the run holds no conclusions table: its numbers are derived (detectable effects, the power) and its
     verdicts are checked by recomputing them (:func:`sdrlib.experiments.conclusions.check_verdicts`).
     """
@@ -118,8 +137,14 @@ def check_block(text: str, results_dir: str | Path, *, min_int: int = 10) -> lis
             continue
         pool = np.array(_pool(files))
         for num in nums:
-            if not _found(num, pool):
-                problems.append(f"{num} is in none of {[p.name for p in files]}: {chunk.strip()[:100]!r}")
+            if _found(num, pool):
+                continue
+            if _measured(num, chunk, files):
+                if notes is not None:
+                    notes.append(f"{num} not compared: a clock measurement of the README's run "
+                                 f"({', '.join(p.name for p in files)}): {chunk.strip()[:80]!r}")
+                continue
+            problems.append(f"{num} is in none of {[p.name for p in files]}: {chunk.strip()[:100]!r}")
     return problems
 
 
