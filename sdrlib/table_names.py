@@ -62,11 +62,18 @@ def _table(name: str, what: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------- the families
+def _section(section: str) -> str:
+    """A report section, or the placeholder ``"<section>"`` that :data:`TABLES` lists a family under."""
+    if section not in SECTIONS and section != "<section>":
+        raise ValueError(f"section {section!r}: a table is per report section, one of {SECTIONS}")
+    return section
+
+
 def grpo_group(group: str, section: str) -> str:
     """Notebook 04's paper-style table of one metric group (``headline``, ``bleu``, ...; the keys of
     :data:`sdrlib.experiments.posttrain.TABLE_GROUPS`) and section. Example: ``grpo_group("headline", "findings")``
-    -> ``"grpo_headline_findings"``."""
-    return f"grpo_{group}_{section}"
+    -> ``"grpo_headline_findings"``; a section not in :data:`SECTIONS` raises ``ValueError``."""
+    return f"grpo_{group}_{_section(section)}"
 
 
 def grpo_scores(profile: str) -> str:
@@ -84,7 +91,7 @@ def labeler(slug: str) -> str:
 def selection_headline(section: str, *, val: bool = False) -> str:
     """Notebook 05's best selection per policy and metric vs random (Tables 3 / 23); ``val``: the setting picked on
     validation studies. Example: ``selection_headline("findings", val=True)`` -> ``"05_headline_findings_val"``."""
-    return f"05_headline_{section}" + ("_val" if val else "")
+    return f"05_headline_{_section(section)}" + ("_val" if val else "")
 
 
 def selection_improvement(stratum: str) -> str:
@@ -96,7 +103,7 @@ def selection_improvement(stratum: str) -> str:
 def pruning_section(section: str) -> str:
     """Notebook 06's random vs standard best-of-K vs pruning table of one section (Tables 4 / 29). Example:
     ``pruning_section("findings")`` -> ``"06_pruning_findings"``."""
-    return f"06_pruning_{section}"
+    return f"06_pruning_{_section(section)}"
 
 
 _table(grpo_group("<group>", "<section>"), "GRPO results per metric group and section, one row per cell")

@@ -118,6 +118,6 @@ def import_plugins(refs: Any, where: str = "plugins") -> list[ModuleType]:
                               "name (pkg.module) or a path ending in .py")
         try:
             modules.append(load())
-        except Exception as exc:  # a user's module: whatever it raises, the profile names it
+        except (Exception, SystemExit) as exc:  # a user's module: whatever it raises (sys.exit too), named
             raise ConfigError(f"{key} = {ref!r}: cannot import the plugin ({type(exc).__name__}: {exc})") from exc
     return modules

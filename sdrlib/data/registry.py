@@ -87,6 +87,9 @@ _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 def _check_names(ds: Dataset) -> None:
+    if not isinstance(ds.aliases, (tuple, list)):
+        raise DataError(f"dataset {ds.name!r}: aliases must be a tuple of names, got {ds.aliases!r} (one alias: "
+                        f"({ds.aliases!r},))")
     for key in (ds.name, *ds.aliases):
         if not isinstance(key, str) or not _NAME.match(key):
             raise DataError(f"dataset name {key!r}: use lower-case letters, digits, '_' or '-', starting with a "

@@ -35,7 +35,7 @@ import pandas as pd
 
 from sdrlib.distances import PAPER_SETTINGS
 from sdrlib.reports import build_template
-from sdrlib.rewards import parse_reward
+from sdrlib.rewards import RewardError, parse_reward
 
 __all__ = ["Case", "CASES", "CATEGORIES", "TOL", "battery_rewards", "run_battery", "battery_summary"]
 
@@ -207,6 +207,8 @@ def run_battery(rewards: Sequence[str], embedder: Any, grpo_cfg: Any, train_reco
     ``train_records``, the method's training data such as G-CARL's checklist)."""
     from sdrlib.experiments.audit import audit_scorer
 
+    if isinstance(rewards, str):
+        raise RewardError(f"rewards must be a list of reward names, not one string: write [{rewards!r}]")
     if scorer_for is None:
         def scorer_for(name: str) -> Any:
             return audit_scorer(name, embedder, grpo_cfg, train_records)

@@ -128,7 +128,8 @@ def register_metric_group(name: str, *, compute: Compute | None = None, section:
     Give ``compute`` (all sections at once), ``section`` (one section; the registry loops over sections for
     ``compute``), or both (BERTScore batches every section in ``compute``; ``nlg_results`` uses ``section``).
     Raises :class:`~sdrlib.metrics.base.EvaluationInputError` (a ValueError) for a name that is not a lower-case
-    identifier, a taken name without ``replace=True``, neither ``compute`` nor ``section``, or a paper
+    identifier, a taken name without ``replace=True``, neither ``compute`` nor ``section``, a ``compute`` /
+    ``section`` / ``available`` / ``provenance`` that is not a function, or a paper
     name entry whose ``group`` is another group or whose name another group already uses.
     Example: ``tests/metrics/toy_metric.py``.
     """
@@ -138,6 +139,10 @@ def register_metric_group(name: str, *, compute: Compute | None = None, section:
         raise EvaluationInputError(f"metric group {name!r} is already registered; pass replace=True to replace it")
     if compute is None and section is None:
         raise EvaluationInputError(f"metric group {name!r}: give compute= or section= (or both)")
+    for what, fn in (("compute", compute), ("section", section), ("available", available),
+                     ("provenance", provenance)):
+        if fn is not None and not callable(fn):
+            raise EvaluationInputError(f"metric group {name!r}: {what} must be a function, got {fn!r}")
     _check_paper_names(name, paper_names)
     group = MetricGroup(name, compute if compute is not None else _per_section(section), available, section,
                         tuple(paper_names), tuple(versions), provenance, description)

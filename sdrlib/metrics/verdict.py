@@ -47,11 +47,30 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["ALPHA", "POWER", "NO_DIFF", "holm", "interval_se", "detectable_effect", "seeds_needed",
+from sdrlib.errors import SDRError
+
+__all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
            "studies_needed", "verdict", "untested_direction", "family_verdicts"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
+
+
+class VerdictInputError(SDRError, ValueError):
+    """A p-value, standard error, level or table the rule cannot read; the message names it."""
+
+
+def _level(value: float, what: str) -> float:
+    if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool) or not 0 < value < 1:
+        raise VerdictInputError(f"{what} = {value!r}: a probability in (0, 1)")
+    return float(value)
+
+
+def _spread(value: float, what: str) -> float:
+    v = float(value)
+    if v < 0:
+        raise VerdictInputError(f"{what} = {value!r}: a standard deviation or error is >= 0 (NaN: unknown)")
+    return v
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -60,7 +79,13 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
     Example: ``holm([0.01, 0.04, 0.03, 0.005])`` -> ``[0.03, 0.06, 0.06, 0.02]``.
     """
-    p = np.asarray(p_values, float)
+    try:
+        p = np.asarray(p_values, float)
+    except (TypeError, ValueError):
+        raise VerdictInputError(f"holm needs p-values (numbers in [0, 1], NaN for none), got {p_values!r}") from None
+    bad = p[~np.isnan(p) & ((p < 0) | (p > 1))]
+    if bad.size:
+        raise VerdictInputError(f"holm: p-values lie in [0, 1] (NaN for none); got {bad[:3].tolist()}")
     out = np.full(p.shape, np.nan)
     ok = np.flatnonzero(np.isfinite(p))
     m = ok.size
@@ -100,6 +125,8 @@ def detectable_effect(*, seed_sd: float, n_seeds: int, study_se: float, alpha: f
     level ``alpha`` (module doc), and which half binds (``"seeds"`` or ``"studies"``; ``""`` when neither is
     known). One seed: the study half alone. Example: ``detectable_effect(seed_sd=0.02, n_seeds=3,
     study_se=0.005)`` -> ``(0.062, "seeds")``."""
+    alpha, power = _level(alpha, "alpha"), _level(power, "power")
+    seed_sd, study_se = _spread(seed_sd, "seed_sd"), _spread(study_se, "study_se")
     seeds, studies = _seed_mde(seed_sd, n_seeds, alpha, power), _study_mde(study_se, alpha, power)
     if not np.isfinite(seeds) and not np.isfinite(studies):
         return float("nan"), ""
@@ -159,6 +186,10 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
     copy with ``p_holm``, ``verdict``, ``mde`` (at ``alpha / m``), ``binding``, ``seeds_needed``,
     ``studies_needed`` (each NaN unless its half binds and the observed difference is below ``mde``) and
     ``family_size``."""
+    missing = [c for c in ("diff", "p_value", "ci_low", "ci_high") if c not in table.columns]
+    if missing:
+        raise VerdictInputError(f"family_verdicts: the table lacks {missing}; it needs diff, p_value, ci_low, ci_high "
+                                "(and over seeds seed_sd, n_same_sign, n_seeds)")
     t = table.copy().reset_index(drop=True)
     m = int(np.isfinite(t["p_value"].to_numpy(float)).sum())
     n_seeds = t["n_seeds"] if "n_seeds" in t else pd.Series(1, index=t.index)

@@ -183,3 +183,11 @@ def test_a_plugin_registers_a_metric_group_that_every_scoring_then_runs(tmp_path
         sys.modules["toy_metric"].unregister()
         for name in [m for m in sys.modules if "metric_plugin" in m or m == "toy_metric"]:
             sys.modules.pop(name, None)
+
+
+def test_a_plugin_that_exits_is_a_config_error_not_the_end_of_the_process(tmp_path):
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: smoke\nplugins: [exits.py]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"plugins\[0\] = '.*exits.py': cannot import the plugin \(SystemExit: 3\)"):
+        load_profile(str(profile))

@@ -81,3 +81,10 @@ def test_a_profile_check_answering_in_the_wrong_shape_is_named(tmp_path, answer)
             load_profile("smoke", {"data.source": "toycxr", "data.root": str(tmp_path)})
     finally:
         toy_dataset.unregister()
+
+
+def test_aliases_given_as_one_string_are_refused_not_read_as_characters():
+    with pytest.raises(DataError, match=r"aliases must be a tuple of names, got 'abc' \(one alias: \('abc',\)\)"):
+        register_dataset(Dataset("mydata", "X", lambda cfg, split: ([], LoadReport("x", "train")), aliases="abc"))
+    with pytest.raises(DataError, match="unknown data.source 'a'"):
+        get_dataset("a")

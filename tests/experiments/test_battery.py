@@ -76,3 +76,10 @@ def test_the_rewards_we_add_pass_every_side_negative_temporal_and_hedge_case(run
     t = t[t.category.isin(REQUIRED_CATEGORIES)]
     failing = t.loc[~t.passed, ["reward", "case"]].apply(tuple, axis=1).tolist()
     assert failing == []
+
+
+def test_rewards_given_as_one_string_are_refused_not_read_as_characters():
+    from sdrlib.rewards import RewardError
+
+    with pytest.raises(RewardError, match=r"not one string: write \['chamfer'\]"):
+        battery.run_battery("chamfer", None, GRPO, [])

@@ -127,3 +127,12 @@ def test_replacing_a_builtin_needs_replace_true():
                               description=rouge.description, replace=True)
     assert metric_group_names() == BUILTIN
     assert np.isclose(score_reports(PREDS, REFS, metrics=["rouge"]).result("findings", "rouge1").sample[1], 1.0)
+
+
+@pytest.mark.parametrize("field", ["compute", "section", "available", "provenance"])
+def test_a_group_function_that_is_not_a_function_is_refused(field):
+    from sdrlib.metrics.registry import register_metric_group
+
+    kw = {"section": lambda *a: [], field: 3}
+    with pytest.raises(EvaluationInputError, match=f"metric group 'not_callable': {field} must be a function"):
+        register_metric_group("not_callable", **kw)

@@ -102,3 +102,18 @@ def test_family_verdicts_prefers_the_bootstrap_interval_when_the_table_has_it():
     narrow = V.family_verdicts(pd.DataFrame({**base, "boot_ci_low": [-0.01], "boot_ci_high": [0.018]}),
                                n_studies=100)
     assert narrow.mde.iloc[0] < wide.mde.iloc[0]
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: V.holm(["a", 0.1]), "needs p-values"),
+    (lambda: V.holm([1.5, 0.01]), r"lie in \[0, 1\]"),
+    (lambda: V.holm([-0.1, 0.01]), r"lie in \[0, 1\]"),
+    (lambda: V.detectable_effect(seed_sd=0.01, n_seeds=3, study_se=-0.01), "study_se = -0.01"),
+    (lambda: V.detectable_effect(seed_sd=-1, n_seeds=3, study_se=0.01), "seed_sd = -1"),
+    (lambda: V.detectable_effect(seed_sd=0.01, n_seeds=3, study_se=0.01, alpha=1.5), r"alpha = 1.5: a probability"),
+    (lambda: V.detectable_effect(seed_sd=0.01, n_seeds=3, study_se=0.01, power=0), "power = 0"),
+    (lambda: V.family_verdicts(pd.DataFrame({"diff": [0.1]}), n_studies=10), r"lacks \['p_value', 'ci_low'"),
+])
+def test_inputs_the_rule_cannot_read_are_named(call, says):
+    with pytest.raises(V.VerdictInputError, match=says):
+        call()

@@ -91,3 +91,15 @@ def test_families():
     assert table_names.selection_headline("findings", val=True) == "05_headline_findings_val"
     assert table_names.pruning_section("impression") == "06_pruning_impression"
     assert not _matches("06_pruning") and not _matches("grpo_headline") and not _matches("nope")
+
+
+def test_a_table_family_refuses_a_section_that_is_none():
+    import pytest
+
+    from sdrlib import table_names
+
+    assert table_names.grpo_group("headline", "findings") == "grpo_headline_findings"
+    for make in (lambda s: table_names.grpo_group("headline", s), table_names.selection_headline,
+                 table_names.pruning_section):
+        with pytest.raises(ValueError, match="'Findings': a table is per report section"):
+            make("Findings")
