@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -260,207 +260,270 @@ def _positive_sentences(f: Finding, rng: np.random.Generator, style: ReaderStyle
     """Findings-section sentence(s) for one finding, with the labels each expresses.
 
     ``when`` is the finding's comparison status (``_draw_whens``; drawn here when not given);
-    hedged findings, compressive atelectasis and healed fractures ignore it.
+    hedged findings, compressive atelectasis and healed fractures ignore it. The sentences of each
+    finding kind are written by its ``_pos_<kind>`` helper (see ``_POSITIVE``).
     """
     style = style or _reader_style(rng)
     if when == _UNSET:
         when = _draw_when(rng, style, f)
-    p = lambda opts: _pick(rng, opts)  # noqa: E731
-    k = f.kind
-    if k == "cardiomegaly":
-        sev = f.severity or "mild"
-        s, a = p(_CM_ADJ[sev]), p(_SEV_ADV[sev])
-        np_ = _say(rng, style, "cm", [f"{s} cardiomegaly", f"{s} enlargement of the cardiac silhouette",
-                                      f"{s} cardiac enlargement", f"{s} cardiomegaly with a left ventricular configuration"])
-        extra = [f"The heart is {a} enlarged.", f"Heart size is {a} enlarged.", f"The cardiac silhouette is {a} enlarged.",
-                 f"The heart is {a} enlarged in size.", f"The cardiac silhouette is {a} enlarged and globular.",
-                 f"The cardiac silhouette is {a} enlarged, with prominence of the left ventricular contour."]
-        if when == "unchanged" and rng.random() < 0.4:
-            return [(p([f"The heart remains {a} enlarged.", f"Heart size remains {a} enlarged."]), {"Cardiomegaly": 1})]
-        return [(_state(rng, style, np_, "", when, extra), {"Cardiomegaly": 1})]
-    if k == "mediastinum":
-        np_ = p(["widening of the superior mediastinum", "mediastinal widening", "widening of the mediastinum"])
-        extra = ["The mediastinum is widened.", "The superior mediastinum appears widened.",
-                 "The mediastinal silhouette is widened.", "The mediastinal contour is widened."]
-        return [(_state(rng, style, np_, "", when, extra), {"Enlarged Cardiomediastinum": 1})]
-    if k == "edema":
-        sev = f.severity or "mild"
-        s = p(_SEV_ADJ[sev])
-        if f.hedged:
-            opts = [(f"Possible {s} pulmonary edema.", {"Edema": -1}),
-                    (f"Findings may represent {s} interstitial edema.", {"Edema": -1}),
-                    (f"Findings suggestive of {s} pulmonary edema.", {"Edema": -1}),
-                    (f"Cannot exclude {s} interstitial edema.", {"Edema": -1}),
-                    (f"Probable {s} interstitial pulmonary edema.", {"Edema": -1}),
-                    (f"Prominent interstitial markings may represent {s} edema.", {"Lung Opacity": 1, "Edema": -1})]
-            return [p(opts)]
-        np_ = _say(rng, style, "ed", [f"{s} pulmonary edema", f"{s} interstitial edema", f"{s} interstitial pulmonary edema",
-                                      f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema"])
-        extra = [f"Pulmonary vascular congestion with {s} interstitial edema.",
-                 f"Findings are consistent with {s} pulmonary edema.",
-                 f"Cephalization of the pulmonary vasculature with {s} interstitial edema.",
-                 f"{_cap(s)} interstitial edema with peribronchial cuffing.",
-                 f"{_cap(s)} pulmonary edema with indistinct perihilar vessels.",
-                 f"{_cap(s)} interstitial edema with thickening of the minor fissure.",
-                 f"{_cap(s)} pulmonary edema in a perihilar, bat-wing distribution.",
-                 f"{_cap(s)} pulmonary edema with septal lines at the lung bases."]
-        if sev != "mild":  # the image draws Kerley B lines for moderate and severe edema
-            extra += [f"{_cap(s)} interstitial edema with Kerley B lines.",
-                      f"Kerley B lines and {s} interstitial edema are present."]
-        return [(_state(rng, style, np_, "", when, extra), {"Edema": 1})]
-    if k == "effusion":
-        size, side = f.severity or "small", _side_word(f.side)
-        sz = p(_EFF_SIZE[size])
-        if f.hedged:
-            if side == "bilateral":
-                return [(p(["Possible small bilateral pleural effusions.", "Probable trace bilateral pleural effusions.",
+    write = _POSITIVE.get(f.kind)
+    if write is None:
+        raise ValueError(f"unknown finding kind {f.kind!r}")
+    return write(f, rng, style, when)
+
+
+def _pos_cardiomegaly(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Cardiomegaly: "Mild cardiomegaly.", "The heart is mildly enlarged.", "The heart remains ... enlarged."."""
+    sev = f.severity or "mild"
+    s, a = _pick(rng, _CM_ADJ[sev]), _pick(rng, _SEV_ADV[sev])
+    np_ = _say(rng, style, "cm", [f"{s} cardiomegaly", f"{s} enlargement of the cardiac silhouette",
+                                  f"{s} cardiac enlargement", f"{s} cardiomegaly with a left ventricular configuration"])
+    extra = [f"The heart is {a} enlarged.", f"Heart size is {a} enlarged.", f"The cardiac silhouette is {a} enlarged.",
+             f"The heart is {a} enlarged in size.", f"The cardiac silhouette is {a} enlarged and globular.",
+             f"The cardiac silhouette is {a} enlarged, with prominence of the left ventricular contour."]
+    if when == "unchanged" and rng.random() < 0.4:
+        return [(_pick(rng, [f"The heart remains {a} enlarged.", f"Heart size remains {a} enlarged."]),
+                 {"Cardiomegaly": 1})]
+    return [(_state(rng, style, np_, "", when, extra), {"Cardiomegaly": 1})]
+
+
+def _pos_mediastinum(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Mediastinal widening: "Mediastinal widening.", "The mediastinum is widened."."""
+    np_ = _pick(rng, ["widening of the superior mediastinum", "mediastinal widening", "widening of the mediastinum"])
+    extra = ["The mediastinum is widened.", "The superior mediastinum appears widened.",
+             "The mediastinal silhouette is widened.", "The mediastinal contour is widened."]
+    return [(_state(rng, style, np_, "", when, extra), {"Enlarged Cardiomediastinum": 1})]
+
+
+def _pos_edema(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pulmonary edema, hedged ("Possible mild pulmonary edema.") or stated; Kerley B lines from moderate on."""
+    sev = f.severity or "mild"
+    s = _pick(rng, _SEV_ADJ[sev])
+    if f.hedged:
+        opts = [(f"Possible {s} pulmonary edema.", {"Edema": -1}),
+                (f"Findings may represent {s} interstitial edema.", {"Edema": -1}),
+                (f"Findings suggestive of {s} pulmonary edema.", {"Edema": -1}),
+                (f"Cannot exclude {s} interstitial edema.", {"Edema": -1}),
+                (f"Probable {s} interstitial pulmonary edema.", {"Edema": -1}),
+                (f"Prominent interstitial markings may represent {s} edema.", {"Lung Opacity": 1, "Edema": -1})]
+        return [_pick(rng, opts)]
+    np_ = _say(rng, style, "ed", [f"{s} pulmonary edema", f"{s} interstitial edema", f"{s} interstitial pulmonary edema",
+                                  f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema"])
+    extra = [f"Pulmonary vascular congestion with {s} interstitial edema.",
+             f"Findings are consistent with {s} pulmonary edema.",
+             f"Cephalization of the pulmonary vasculature with {s} interstitial edema.",
+             f"{_cap(s)} interstitial edema with peribronchial cuffing.",
+             f"{_cap(s)} pulmonary edema with indistinct perihilar vessels.",
+             f"{_cap(s)} interstitial edema with thickening of the minor fissure.",
+             f"{_cap(s)} pulmonary edema in a perihilar, bat-wing distribution.",
+             f"{_cap(s)} pulmonary edema with septal lines at the lung bases."]
+    if sev != "mild":  # the image draws Kerley B lines for moderate and severe edema
+        extra += [f"{_cap(s)} interstitial edema with Kerley B lines.",
+                  f"Kerley B lines and {s} interstitial edema are present."]
+    return [(_state(rng, style, np_, "", when, extra), {"Edema": 1})]
+
+
+def _pos_effusion(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pleural effusion: hedged, bilateral ("Small bilateral pleural effusions.") or one-sided."""
+    size, side = f.severity or "small", _side_word(f.side)
+    sz = _pick(rng, _EFF_SIZE[size])
+    if f.hedged:
+        return [_hedged_effusion(rng, side)]
+    if side == "bilateral":
+        np_ = _say(rng, style, "ef2", [f"{sz} bilateral pleural effusions", f"{sz} bilateral effusions",
+                                       f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions"])
+        return [(_state(rng, style, np_, "pl", when), {"Pleural Effusion": 1})]
+    np_ = _say(rng, style, "ef1", [f"{sz} {side} pleural effusion", f"{sz} {side} effusion",
+                                   f"{sz} {side}-sided pleural effusion", f"{sz} pleural effusion on the {side}"])
+    extra = _effusion_extra(rng, size, side, sz)
+    return [(_state(rng, style, np_, "a", when, extra), {"Pleural Effusion": 1})]
+
+
+def _hedged_effusion(rng: np.random.Generator, side: str) -> Sentence:
+    """A hedged pleural effusion ("Possible small right pleural effusion."), labels Pleural Effusion -1."""
+    if side == "bilateral":
+        return (_pick(rng, ["Possible small bilateral pleural effusions.", "Probable trace bilateral pleural effusions.",
                             "Small bilateral pleural effusions cannot be excluded.",
-                            "Questionable small bilateral effusions."]), {"Pleural Effusion": -1})]
-            return [(p([f"Possible small {side} pleural effusion.", f"A small {side} pleural effusion cannot be excluded.",
+                            "Questionable small bilateral effusions."]), {"Pleural Effusion": -1})
+    return (_pick(rng, [f"Possible small {side} pleural effusion.", f"A small {side} pleural effusion cannot be excluded.",
                         f"Cannot exclude a trace {side} pleural effusion.", f"Probable small {side} effusion.",
                         f"Questionable small {side} pleural effusion.", f"A trace {side} effusion is not excluded."]),
-                     {"Pleural Effusion": -1})]
-        if side == "bilateral":
-            np_ = _say(rng, style, "ef2", [f"{sz} bilateral pleural effusions", f"{sz} bilateral effusions",
-                                           f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions"])
-            return [(_state(rng, style, np_, "pl", when), {"Pleural Effusion": 1})]
-        np_ = _say(rng, style, "ef1", [f"{sz} {side} pleural effusion", f"{sz} {side} effusion",
-                                       f"{sz} {side}-sided pleural effusion", f"{sz} pleural effusion on the {side}"])
-        extra = []
-        if size == "small":
-            extra = [f"Blunting of the {side} costophrenic angle, consistent with a small pleural effusion.",
-                     f"Blunting of the {side} costophrenic angle reflects a small effusion."]
-        elif size == "large":
-            extra = [f"Large {side} pleural effusion opacifies much of the {side} hemithorax.",
-                     f"Large {side} pleural effusion occupies most of the {side} lower hemithorax."]
-        else:
-            extra = [f"{_cap(sz)} {side} pleural effusion obscures the {side} hemidiaphragm.",
-                     f"{_cap(sz)} {side} pleural effusion tracks along the lateral chest wall.",
-                     f"{_cap(sz)} layering {side} pleural effusion.", f"{_cap(sz)} subpulmonic {side} pleural effusion.",
-                     f"{_cap(sz)} loculated {side} pleural effusion.",
-                     f"{_cap(sz)} {side} pleural effusion with fluid tracking into the {_pick(rng, ['minor', 'major'])} fissure."]
-        return [(_state(rng, style, np_, "a", when, extra), {"Pleural Effusion": 1})]
-    if k == "consolidation":
-        prep, adj = _loc(rng, f.location or "right lower lobe")
-        q = p(["focal", "dense", "confluent", "patchy", "lobar", "segmental", "heterogeneous", "wedge-shaped",
-               "rounded", "airspace", "homogeneous", "peripheral"])
-        np_ = _say(rng, style, "co", [f"{q} consolidation {prep}", f"consolidation {prep}",
-                                      f"{q} airspace consolidation {prep}", f"area of {q} consolidation {prep}",
-                                      f"{q} {adj} consolidation", f"{adj} airspace consolidation"])
-        extra = [f"Consolidation {prep} with air bronchograms.",
-                 f"There is a focal area of consolidation {prep}.",
-                 f"{_cap(q)} consolidation {prep} with internal air bronchograms.",
-                 f"{_cap(q)} consolidation {prep}, without cavitation."]
-        return [(_state(rng, style, np_, "a" if np_.startswith("area") else "", when, extra), {"Consolidation": 1})]
-    if k == "pneumonia":
-        return []  # expressed in the Impression
-    if k == "atelectasis":
-        side = _side_word(f.side)
-        if f.detail == "compressive":
-            return [(p([f"Adjacent compressive atelectasis at the {side} base.",
-                        f"Compressive atelectasis of the {side} lower lobe.",
-                        f"Associated compressive atelectasis at the {side} lung base.",
-                        f"There is adjacent passive atelectasis of the {side} lower lobe."]), {"Atelectasis": 1})]
-        if f.hedged:
-            return [(p([f"{_cap(side)} basilar opacity, likely atelectasis.",
-                        f"Opacity at the {side} base may represent atelectasis.",
-                        f"Streaky {side} basilar opacity likely reflects atelectasis.",
-                        f"Patchy opacity at the {side} lung base, probably atelectasis.",
-                        f"{_cap(side)} basilar opacity could reflect atelectasis.",
-                        f"Linear opacity at the {side} base, possibly atelectasis."]),
-                     {"Lung Opacity": 1, "Atelectasis": -1})]
-        d = {"linear": ["linear", "streaky linear", "band-like", "curvilinear", "streaky"],
-             "plate-like": ["plate-like", "discoid", "platelike"],
-             "subsegmental": ["subsegmental", "linear subsegmental", "patchy subsegmental"],
-             "mild": ["mild", "minimal", "minor", "mild dependent"]}.get(f.detail or "mild", ["mild"])
-        d = p(d)
-        if f.location == "bibasilar":
-            np_ = _say(rng, style, "at2", [f"{d} bibasilar atelectasis", f"{d} atelectasis at both lung bases",
-                                           f"{d} bilateral basilar atelectasis", f"{d} atelectasis at the lung bases",
-                                           f"{d} atelectasis in both lower lobes",
-                                           f"{d} atelectasis at the lung bases bilaterally"])
-        else:
-            where = [f"{d} atelectasis at the {side} lung base", f"{d} {side} basilar atelectasis",
-                     f"{d} atelectasis in the {side} lower lobe", f"{d} atelectasis at the {side} base",
-                     f"{d} atelectasis along the {side} hemidiaphragm", f"{d} atelectasis in the {side} infrahilar region"]
-            if side == "left":
-                where.append(f"{d} retrocardiac atelectasis")
-            np_ = _say(rng, style, "at1", where)
-        return [(_state(rng, style, np_, "", when), {"Atelectasis": 1})]
-    if k == "opacity":
-        prep, adj = _loc(rng, f.location or "right lower lobe")
-        q = p(["patchy", "hazy", "ill-defined", "faint", "streaky", "subtle", "ground-glass", "linear", "reticular",
-               "confluent", "wedge-shaped", "poorly defined", "vague", "mottled", "indistinct", "rounded", "peripheral",
-               "heterogeneous", "amorphous", "curvilinear", "focal", "irregular"])
-        np_ = _say(rng, style, "op", [f"{q} opacity {prep}", f"{q} {adj} opacity", f"{q} airspace opacity {prep}",
-                                      f"area of {q} opacity {prep}",
-                                      f"{q} opacity measuring approximately {int(rng.integers(2, 6))} cm {prep}",
-                                      f"small area of {q} opacity {prep}"])
-        art = "a" if np_.startswith(("area", "small", q)) else ""
-        return [(_state(rng, style, np_, art, when), {"Lung Opacity": 1})]
-    if k == "nodule":
-        prep, adj = _loc(rng, f.location or "right upper lobe")
-        cm = float(f.size_cm or 1.0)
-        x = f"{int(round(cm * 10))} mm" if cm < 1.0 and rng.random() < 0.6 else f"{cm:.1f} cm"
-        if f.detail == "mass":
-            q = p(["", "spiculated ", "lobulated ", "rounded ", "large ", "cavitary ", "irregular ", "heterogeneous "])
-            np_ = _say(rng, style, "ms", [f"{x} {q}mass {prep}", f"{q}{adj} mass measuring {x}",
-                                          f"{q}mass {prep} measuring {x}"])
-            extra = [f"A {x} {q}mass projects over the {adj if adj.endswith('lobe') else 'lung'}."]
-            return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
-        q = p(["", "", "well-circumscribed ", "rounded ", "solitary ", "noncalcified ", "smoothly marginated ",
-               "irregular ", "spiculated ", "faint ", "well-defined "])
-        np_ = _say(rng, style, "nd", [f"{x} {q}nodule {prep}", f"{x} {q}pulmonary nodule {prep}",
-                                      f"{q}{adj} pulmonary nodule measuring {x}", f"{x} {q}nodular density {prep}"])
-        extra = [f"A {x} nodule projects over the {adj if adj.endswith('lobe') else 'lung'}."]
+            {"Pleural Effusion": -1})
+
+
+def _effusion_extra(rng: np.random.Generator, size: str, side: str, sz: str) -> list[str]:
+    """Full sentences on a one-sided effusion of grade ``size`` (size word ``sz``), by grade."""
+    if size == "small":
+        return [f"Blunting of the {side} costophrenic angle, consistent with a small pleural effusion.",
+                f"Blunting of the {side} costophrenic angle reflects a small effusion."]
+    if size == "large":
+        return [f"Large {side} pleural effusion opacifies much of the {side} hemithorax.",
+                f"Large {side} pleural effusion occupies most of the {side} lower hemithorax."]
+    return [f"{_cap(sz)} {side} pleural effusion obscures the {side} hemidiaphragm.",
+            f"{_cap(sz)} {side} pleural effusion tracks along the lateral chest wall.",
+            f"{_cap(sz)} layering {side} pleural effusion.", f"{_cap(sz)} subpulmonic {side} pleural effusion.",
+            f"{_cap(sz)} loculated {side} pleural effusion.",
+            f"{_cap(sz)} {side} pleural effusion with fluid tracking into the {_pick(rng, ['minor', 'major'])} fissure."]
+
+
+def _pos_consolidation(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                       ) -> list[Sentence]:
+    """Consolidation in a lobe: "Focal consolidation in the right lower lobe."."""
+    prep, adj = _loc(rng, f.location or "right lower lobe")
+    q = _pick(rng, ["focal", "dense", "confluent", "patchy", "lobar", "segmental", "heterogeneous", "wedge-shaped",
+                    "rounded", "airspace", "homogeneous", "peripheral"])
+    np_ = _say(rng, style, "co", [f"{q} consolidation {prep}", f"consolidation {prep}",
+                                  f"{q} airspace consolidation {prep}", f"area of {q} consolidation {prep}",
+                                  f"{q} {adj} consolidation", f"{adj} airspace consolidation"])
+    extra = [f"Consolidation {prep} with air bronchograms.",
+             f"There is a focal area of consolidation {prep}.",
+             f"{_cap(q)} consolidation {prep} with internal air bronchograms.",
+             f"{_cap(q)} consolidation {prep}, without cavitation."]
+    return [(_state(rng, style, np_, "a" if np_.startswith("area") else "", when, extra), {"Consolidation": 1})]
+
+
+def _pos_pneumonia(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pneumonia: no Findings sentence (its consolidation is stated; the Impression names the pneumonia)."""
+    return []
+
+
+def _pos_atelectasis(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Atelectasis: compressive, hedged, or stated by type ("Plate-like right basilar atelectasis.")."""
+    side = _side_word(f.side)
+    if f.detail == "compressive":
+        return [(_pick(rng, [f"Adjacent compressive atelectasis at the {side} base.",
+                             f"Compressive atelectasis of the {side} lower lobe.",
+                             f"Associated compressive atelectasis at the {side} lung base.",
+                             f"There is adjacent passive atelectasis of the {side} lower lobe."]), {"Atelectasis": 1})]
+    if f.hedged:
+        return [(_pick(rng, [f"{_cap(side)} basilar opacity, likely atelectasis.",
+                             f"Opacity at the {side} base may represent atelectasis.",
+                             f"Streaky {side} basilar opacity likely reflects atelectasis.",
+                             f"Patchy opacity at the {side} lung base, probably atelectasis.",
+                             f"{_cap(side)} basilar opacity could reflect atelectasis.",
+                             f"Linear opacity at the {side} base, possibly atelectasis."]),
+                 {"Lung Opacity": 1, "Atelectasis": -1})]
+    d = {"linear": ["linear", "streaky linear", "band-like", "curvilinear", "streaky"],
+         "plate-like": ["plate-like", "discoid", "platelike"],
+         "subsegmental": ["subsegmental", "linear subsegmental", "patchy subsegmental"],
+         "mild": ["mild", "minimal", "minor", "mild dependent"]}.get(f.detail or "mild", ["mild"])
+    d = _pick(rng, d)
+    if f.location == "bibasilar":
+        np_ = _say(rng, style, "at2", [f"{d} bibasilar atelectasis", f"{d} atelectasis at both lung bases",
+                                       f"{d} bilateral basilar atelectasis", f"{d} atelectasis at the lung bases",
+                                       f"{d} atelectasis in both lower lobes",
+                                       f"{d} atelectasis at the lung bases bilaterally"])
+    else:
+        where = [f"{d} atelectasis at the {side} lung base", f"{d} {side} basilar atelectasis",
+                 f"{d} atelectasis in the {side} lower lobe", f"{d} atelectasis at the {side} base",
+                 f"{d} atelectasis along the {side} hemidiaphragm", f"{d} atelectasis in the {side} infrahilar region"]
+        if side == "left":
+            where.append(f"{d} retrocardiac atelectasis")
+        np_ = _say(rng, style, "at1", where)
+    return [(_state(rng, style, np_, "", when), {"Atelectasis": 1})]
+
+
+def _pos_opacity(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A lung opacity in a lobe: "Patchy opacity in the right lower lobe."."""
+    prep, adj = _loc(rng, f.location or "right lower lobe")
+    q = _pick(rng, ["patchy", "hazy", "ill-defined", "faint", "streaky", "subtle", "ground-glass", "linear", "reticular",
+                    "confluent", "wedge-shaped", "poorly defined", "vague", "mottled", "indistinct", "rounded",
+                    "peripheral", "heterogeneous", "amorphous", "curvilinear", "focal", "irregular"])
+    np_ = _say(rng, style, "op", [f"{q} opacity {prep}", f"{q} {adj} opacity", f"{q} airspace opacity {prep}",
+                                  f"area of {q} opacity {prep}",
+                                  f"{q} opacity measuring approximately {int(rng.integers(2, 6))} cm {prep}",
+                                  f"small area of {q} opacity {prep}"])
+    art = "a" if np_.startswith(("area", "small", q)) else ""
+    return [(_state(rng, style, np_, art, when), {"Lung Opacity": 1})]
+
+
+def _pos_nodule(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A nodule or (``detail == "mass"``) a mass with its size: "8 mm nodule in the right upper lobe."."""
+    prep, adj = _loc(rng, f.location or "right upper lobe")
+    cm = float(f.size_cm or 1.0)
+    x = f"{int(round(cm * 10))} mm" if cm < 1.0 and rng.random() < 0.6 else f"{cm:.1f} cm"
+    if f.detail == "mass":
+        q = _pick(rng, ["", "spiculated ", "lobulated ", "rounded ", "large ", "cavitary ", "irregular ",
+                        "heterogeneous "])
+        np_ = _say(rng, style, "ms", [f"{x} {q}mass {prep}", f"{q}{adj} mass measuring {x}",
+                                      f"{q}mass {prep} measuring {x}"])
+        extra = [f"A {x} {q}mass projects over the {adj if adj.endswith('lobe') else 'lung'}."]
         return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
-    if k == "pneumothorax":
-        size, side = f.severity or "small", _side_word(f.side)
-        if f.hedged:
-            return [(p([f"Possible tiny {side} apical pneumothorax.", f"A tiny {side} apical pneumothorax cannot be excluded.",
-                        f"Questionable small {side} apical pneumothorax.", f"Cannot exclude a trace {side} pneumothorax.",
-                        f"Subtle lucency at the {side} apex may represent a small pneumothorax."]), {"Pneumothorax": -1})]
-        sz = p(_PTX_SIZE[size])
-        np_ = _say(rng, style, "px", [f"{sz} {side} pneumothorax", f"{sz} {side}-sided pneumothorax",
-                                      f"{sz} {side} apical pneumothorax" if size == "small" else f"{sz} {side} pneumothorax",
-                                      f"{sz} {side} apicolateral pneumothorax"])
-        extra = [f"{_cap(sz)} {side} pneumothorax with a visible visceral pleural line.",
-                 f"{_cap(sz)} {side} pneumothorax without mediastinal shift.",
-                 f"{_cap(sz)} {side} pneumothorax without evidence of tension.",
-                 f"Deep sulcus sign on the {side}, consistent with a pneumothorax on this supine radiograph.",
-                 f"{_cap(sz)} {side} pneumothorax, with the visceral pleural line {int(rng.integers(1, 4))} cm from the "
-                 f"{_pick(rng, ['apex', 'lateral chest wall'])}."]
-        return [(_state(rng, style, np_, "a", when, extra), {"Pneumothorax": 1})]
-    if k == "fracture":
-        side, rib = _side_word(f.side), f.location or "6th"
-        rib = rib if rng.random() < 0.5 else _RIB_WORDS.get(rib, rib)
-        if f.detail == "healed":
-            return [(p([f"Healed {side} rib fractures.", f"Old healed fracture of the {side} {rib} rib.",
-                        f"Remote {side} {rib} rib fracture.", f"Healed fracture deformity of the {side} {rib} rib.",
-                        f"Old {side} {rib} rib fracture with callus formation.",
-                        f"Chronic deformity of the {side} {rib} rib from a healed fracture."]), {"Fracture": 1})]
-        np_ = p([f"acute fracture of the {side} {rib} rib", f"nondisplaced fracture of the {side} {rib} rib",
-                 f"minimally displaced {side} {rib} rib fracture", f"{side} lateral {rib} rib fracture",
-                 f"displaced fracture of the {side} lateral {rib} rib", f"{side} posterolateral {rib} rib fracture",
-                 f"{side} anterolateral {rib} rib fracture", f"comminuted fracture of the {side} {rib} rib",
-                 f"fracture of the {side} {rib} rib with cortical step-off",
-                 f"buckle fracture of the {side} {rib} rib"])
-        return [(_state(rng, style, np_, "" if np_.startswith(("acute", "nondisplaced", "displaced", "comminuted"))
-                        else "a", when),
-                 {"Fracture": 1})]
-    if k == "pleural_other":
-        side = _side_word(f.side)
-        if f.detail == "apical":
-            np_ = p([f"{side} apical pleural thickening", f"mild {side} apical pleural thickening",
-                     f"{side} apical pleural cap" if side != "bilateral" else "bilateral apical pleural caps",
-                     f"{side} apical pleural thickening" if side != "bilateral" else "biapical pleural thickening"])
-            art = "pl" if np_.endswith("caps") else ("a" if np_.endswith("cap") else "")
-            return [(_state(rng, style, np_, art, when), {"Pleural Other": 1})]
-        np_ = p([f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
-                 f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
-                 f"calcified pleural plaques along the {side} hemidiaphragm"])
-        return [(_state(rng, style, np_, "pl" if np_.startswith("calcified") else "", when), {"Pleural Other": 1})]
-    raise ValueError(f"unknown finding kind {k!r}")
+    q = _pick(rng, ["", "", "well-circumscribed ", "rounded ", "solitary ", "noncalcified ", "smoothly marginated ",
+                    "irregular ", "spiculated ", "faint ", "well-defined "])
+    np_ = _say(rng, style, "nd", [f"{x} {q}nodule {prep}", f"{x} {q}pulmonary nodule {prep}",
+                                  f"{q}{adj} pulmonary nodule measuring {x}", f"{x} {q}nodular density {prep}"])
+    extra = [f"A {x} nodule projects over the {adj if adj.endswith('lobe') else 'lung'}."]
+    return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
+
+
+def _pos_pneumothorax(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                      ) -> list[Sentence]:
+    """Pneumothorax, hedged ("Possible tiny right apical pneumothorax.") or stated with its size."""
+    size, side = f.severity or "small", _side_word(f.side)
+    if f.hedged:
+        return [(_pick(rng, [f"Possible tiny {side} apical pneumothorax.",
+                             f"A tiny {side} apical pneumothorax cannot be excluded.",
+                             f"Questionable small {side} apical pneumothorax.",
+                             f"Cannot exclude a trace {side} pneumothorax.",
+                             f"Subtle lucency at the {side} apex may represent a small pneumothorax."]),
+                 {"Pneumothorax": -1})]
+    sz = _pick(rng, _PTX_SIZE[size])
+    np_ = _say(rng, style, "px", [f"{sz} {side} pneumothorax", f"{sz} {side}-sided pneumothorax",
+                                  f"{sz} {side} apical pneumothorax" if size == "small" else f"{sz} {side} pneumothorax",
+                                  f"{sz} {side} apicolateral pneumothorax"])
+    extra = [f"{_cap(sz)} {side} pneumothorax with a visible visceral pleural line.",
+             f"{_cap(sz)} {side} pneumothorax without mediastinal shift.",
+             f"{_cap(sz)} {side} pneumothorax without evidence of tension.",
+             f"Deep sulcus sign on the {side}, consistent with a pneumothorax on this supine radiograph.",
+             f"{_cap(sz)} {side} pneumothorax, with the visceral pleural line {int(rng.integers(1, 4))} cm from the "
+             f"{_pick(rng, ['apex', 'lateral chest wall'])}."]
+    return [(_state(rng, style, np_, "a", when, extra), {"Pneumothorax": 1})]
+
+
+def _pos_fracture(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A rib fracture, healed ("Old healed fracture of the right 6th rib.") or acute."""
+    side, rib = _side_word(f.side), f.location or "6th"
+    rib = rib if rng.random() < 0.5 else _RIB_WORDS.get(rib, rib)
+    if f.detail == "healed":
+        return [(_pick(rng, [f"Healed {side} rib fractures.", f"Old healed fracture of the {side} {rib} rib.",
+                             f"Remote {side} {rib} rib fracture.", f"Healed fracture deformity of the {side} {rib} rib.",
+                             f"Old {side} {rib} rib fracture with callus formation.",
+                             f"Chronic deformity of the {side} {rib} rib from a healed fracture."]), {"Fracture": 1})]
+    np_ = _pick(rng, [f"acute fracture of the {side} {rib} rib", f"nondisplaced fracture of the {side} {rib} rib",
+                      f"minimally displaced {side} {rib} rib fracture", f"{side} lateral {rib} rib fracture",
+                      f"displaced fracture of the {side} lateral {rib} rib", f"{side} posterolateral {rib} rib fracture",
+                      f"{side} anterolateral {rib} rib fracture", f"comminuted fracture of the {side} {rib} rib",
+                      f"fracture of the {side} {rib} rib with cortical step-off",
+                      f"buckle fracture of the {side} {rib} rib"])
+    return [(_state(rng, style, np_, "" if np_.startswith(("acute", "nondisplaced", "displaced", "comminuted"))
+                    else "a", when),
+             {"Fracture": 1})]
+
+
+def _pos_pleural_other(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                       ) -> list[Sentence]:
+    """Pleural thickening, apical ("Right apical pleural cap.") or along the chest wall, or calcified plaques."""
+    side = _side_word(f.side)
+    if f.detail == "apical":
+        np_ = _pick(rng, [f"{side} apical pleural thickening", f"mild {side} apical pleural thickening",
+                          f"{side} apical pleural cap" if side != "bilateral" else "bilateral apical pleural caps",
+                          f"{side} apical pleural thickening" if side != "bilateral" else "biapical pleural thickening"])
+        art = "pl" if np_.endswith("caps") else ("a" if np_.endswith("cap") else "")
+        return [(_state(rng, style, np_, art, when), {"Pleural Other": 1})]
+    np_ = _pick(rng, [f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
+                      f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
+                      f"calcified pleural plaques along the {side} hemidiaphragm"])
+    return [(_state(rng, style, np_, "pl" if np_.startswith("calcified") else "", when), {"Pleural Other": 1})]
+
+
+#: the Findings-section writer of each finding kind (``_positive_sentences`` dispatches on ``Finding.kind``)
+_POSITIVE: dict[str, Callable[[Finding, np.random.Generator, ReaderStyle, str | None], list[Sentence]]] = {
+    "cardiomegaly": _pos_cardiomegaly, "mediastinum": _pos_mediastinum, "edema": _pos_edema,
+    "effusion": _pos_effusion, "consolidation": _pos_consolidation, "pneumonia": _pos_pneumonia,
+    "atelectasis": _pos_atelectasis, "opacity": _pos_opacity, "nodule": _pos_nodule,
+    "pneumothorax": _pos_pneumothorax, "fracture": _pos_fracture, "pleural_other": _pos_pleural_other,
+}
 
 
 _DEVICE_SENT = {
