@@ -1068,166 +1068,18 @@ def _impression_sentences(findings: list[Finding], devices: list[str], rng: np.r
 
     ``whens`` holds each finding's comparison status (``_draw_whens``, the one the Findings used);
     the Impression qualifies a finding with the same status ("Stable ...", "New ...") or none.
+    The findings' sentences come first (``_impression_findings``), then a read-back of urgent
+    findings and a devices remark (``_add_impression_notes``), a normal statement when nothing else
+    was said (``_add_normal_impression``), a recommendation, and a clinical context on a short opening.
     """
     style = style or _reader_style(rng)
     if whens is None:
         whens = _draw_whens(findings, rng, style)
-    p = lambda opts: _pick(rng, opts)  # noqa: E731
     by = {f.kind: f for f in findings}
-    cmp_ = style.prior is not None
-    out: list[Sentence] = []
-    if "pneumothorax" in by:
-        f = by["pneumothorax"]
-        side = _side_word(f.side)
-        if f.hedged:
-            out.append((p([f"Possible tiny {side} apical pneumothorax.", f"Questionable small {side} pneumothorax.",
-                           f"A tiny {side} pneumothorax cannot be excluded."]), {"Pneumothorax": -1}))
-        else:
-            sz = p(_PTX_SIZE[f.severity or "small"])
-            out.append((_cmp(rng, whens.get("pneumothorax"),
-                             p([f"{_cap(sz)} {side} pneumothorax.", f"{_cap(sz)} {side}-sided pneumothorax.",
-                                f"{_cap(sz)} {side} pneumothorax, as above."])), {"Pneumothorax": 1}))
-    if "pneumonia" in by:
-        f = by["pneumonia"]
-        _, adj = _loc(rng, f.location or "right lower lobe")
-        w = whens.get("pneumonia")
-        if f.hedged:
-            out.append(p([(_cmp(rng, w, f"{_cap(adj)} consolidation, concerning for pneumonia."), {"Consolidation": 1, "Pneumonia": -1}),
-                          ("Findings may represent pneumonia in the appropriate clinical setting.", {"Pneumonia": -1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation, which may represent pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": -1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation, suspicious for pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": -1}),
-                          (f"Possible early {adj} pneumonia.", {"Pneumonia": -1}),
-                          (f"{_cap(adj)} airspace consolidation; infection cannot be excluded.",
-                           {"Consolidation": 1, "Pneumonia": -1})]))
-        else:
-            out.append(p([(_cmp(rng, w, f"{_cap(adj)} pneumonia."), {"Pneumonia": 1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation consistent with pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": 1}),
-                          (f"Findings compatible with {adj} pneumonia.", {"Pneumonia": 1}),
-                          (f"{_cap(adj)} airspace consolidation compatible with pneumonia.",
-                           {"Consolidation": 1, "Pneumonia": 1}),
-                          (_cmp(rng, w, f"{_cap(adj)} pneumonia.") + " Recommend follow-up radiographs after treatment.",
-                           {"Pneumonia": 1})]))
-    elif "consolidation" in by:
-        _, adj = _loc(rng, by["consolidation"].location or "right lower lobe")
-        out.append((_cmp(rng, whens.get("consolidation"), f"{_cap(adj)} consolidation."), {"Consolidation": 1}))
-    if ("cardiomegaly" in by and "edema" in by and not by["edema"].hedged
-            and whens.get("edema") is None and whens.get("cardiomegaly") is None):
-        s = p(_SEV_ADJ[by["edema"].severity or "mild"])
-        out.append(p([(f"Cardiomegaly with {s} pulmonary edema.", {"Cardiomegaly": 1, "Edema": 1}),
-                      (f"{_cap(s)} congestive heart failure.", {"Edema": 1}),
-                      (f"Cardiomegaly and {s} interstitial edema, compatible with congestive heart failure.",
-                       {"Cardiomegaly": 1, "Edema": 1}),
-                      (f"Findings consistent with {s} fluid overload.", {"Edema": 1})]))
-    else:
-        if "edema" in by:
-            f = by["edema"]
-            s = p(_SEV_ADJ[f.severity or "mild"])
-            out.append((p([f"Possible {s} pulmonary edema.", f"Cannot exclude {s} pulmonary edema."]), {"Edema": -1})
-                       if f.hedged else (_cmp(rng, whens.get("edema"), f"{_cap(s)} pulmonary edema."), {"Edema": 1}))
-        if "cardiomegaly" in by:
-            s = p(_CM_ADJ[by["cardiomegaly"].severity or "mild"])
-            w = whens.get("cardiomegaly")
-            opts = [(_cmp(rng, w, f"{_cap(s)} cardiomegaly."), {"Cardiomegaly": 1}),
-                    (_cmp(rng, w, "Cardiomegaly."), {"Cardiomegaly": 1})]
-            if w in (None, "unchanged"):
-                opts.append((_cmp(rng, w, "Enlarged cardiac silhouette."), {"Cardiomegaly": 1}))
-            if "edema" not in by:
-                opts.append((_cmp(rng, w, f"{_cap(s)} cardiomegaly without pulmonary edema."),
-                             {"Cardiomegaly": 1, "Edema": 0}))
-            out.append(p(opts))
-    if "effusion" in by and len(out) < 3:
-        f = by["effusion"]
-        side = _side_word(f.side)
-        sz = p(_EFF_SIZE[f.severity or "small"])
-        if f.hedged:
-            out.append((p(["Possible small pleural effusion.", "Possible trace pleural effusion.",
-                           "A small pleural effusion cannot be excluded."]), {"Pleural Effusion": -1}))
-        elif side == "bilateral":
-            out.append((_cmp(rng, whens.get("effusion"),
-                             p([f"{_cap(sz)} bilateral pleural effusions.", f"{_cap(sz)} bilateral effusions."])),
-                        {"Pleural Effusion": 1}))
-        else:
-            out.append((_cmp(rng, whens.get("effusion"), p([f"{_cap(sz)} {side} pleural effusion.",
-                                                             f"{_cap(sz)} {side} effusion."])),
-                        {"Pleural Effusion": 1}))
-    if "nodule" in by and len(out) < 3:
-        f = by["nodule"]
-        _, adj = _loc(rng, f.location or "right upper lobe")
-        w = whens.get("nodule")
-        if f.detail == "mass":
-            out.append((_cmp(rng, w, p([f"{_cap(adj)} mass, concerning for malignancy.",
-                                        f"{_cap(adj)} mass, suspicious for neoplasm. Chest CT is recommended.",
-                                        f"{_cap(adj)} mass. Recommend CT of the chest for further evaluation."]),
-                             "nodule"), {"Lung Lesion": 1}))
-        else:
-            out.append((_cmp(rng, w, p([f"{f.size_cm:.1f} cm {adj} nodule, recommend chest CT for further evaluation.",
-                                        f"{_cap(adj)} pulmonary nodule. Recommend nonemergent chest CT.",
-                                        f"{f.size_cm:.1f} cm {adj} nodule. Comparison with older studies would be "
-                                        "helpful."]), "nodule"),
-                        {"Lung Lesion": 1}))
-    if "opacity" in by and len(out) < 3:
-        _, adj = _loc(rng, by["opacity"].location or "right lower lobe")
-        w = whens.get("opacity")
-        out.append(p([(_cmp(rng, w, f"{_cap(adj)} opacity, which may represent atelectasis or early pneumonia."),
-                       {"Lung Opacity": 1, "Atelectasis": -1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"Patchy {adj} opacity; infection cannot be excluded."),
-                       {"Lung Opacity": 1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"Nonspecific {adj} opacity."), {"Lung Opacity": 1}),
-                      (_cmp(rng, w, f"{_cap(adj)} opacity, possibly early pneumonia in the appropriate clinical setting."),
-                       {"Lung Opacity": 1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"{_cap(adj)} opacity.") + " Follow-up radiographs are recommended.",
-                       {"Lung Opacity": 1})]))
-    if "mediastinum" in by and len(out) < 3:
-        out.append((_cmp(rng, whens.get("mediastinum"),
-                         p(["Widened mediastinum.", "Mediastinal widening, further evaluation with chest CT is recommended.",
-                            "Widening of the mediastinum. Recommend CT for further evaluation."])),
-                    {"Enlarged Cardiomediastinum": 1}))
-    if "fracture" in by and by["fracture"].detail == "acute" and len(out) < 3:
-        f = by["fracture"]
-        out.append((_cmp(rng, whens.get("fracture"),
-                         p([f"Acute {_side_word(f.side)} {f.location} rib fracture.",
-                            f"Acute fracture of the {_side_word(f.side)} {_RIB_WORDS.get(f.location or '6th')} rib."])),
-                    {"Fracture": 1}))
-    if "atelectasis" in by and len(out) < 3 and (not out or rng.random() < 0.5):
-        f = by["atelectasis"]
-        side = _side_word(f.side)
-        if f.hedged:
-            out.append((p([f"{_cap(side)} basilar opacity, likely atelectasis.",
-                           f"{_cap(side)} basilar opacity, possibly atelectasis."]), {"Lung Opacity": 1, "Atelectasis": -1}))
-        else:
-            w = whens.get("atelectasis")
-            out.append((_cmp(rng, w, p(["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation."]
-                                       if f.location == "bibasilar" else [f"{_cap(side)} basilar atelectasis.",
-                                                                          f"Atelectasis at the {side} base."])),
-                        {"Atelectasis": 1}))
-            if "no focal consolidation" in out[-1][0]:
-                if "consolidation" in by or "pneumonia" in by or "opacity" in by:
-                    out[-1] = (_cmp(rng, w, "Bibasilar atelectasis."), {"Atelectasis": 1})
-                else:
-                    out[-1] = (out[-1][0], {"Atelectasis": 1, "Consolidation": 0})
-    if "pleural_other" in by and not out and rng.random() < 0.5:
-        out.append((_cmp(rng, whens.get("pleural_other"),
-                         p([f"{_cap(_side_word(by['pleural_other'].side))} pleural thickening.",
-                            f"{_cap(_side_word(by['pleural_other'].side))} pleural thickening, likely chronic."])),
-                    {"Pleural Other": 1}))
-    urgent = ("pneumothorax" in by and not by["pneumothorax"].hedged) or "mediastinum" in by or (
-        "fracture" in by and by["fracture"].detail == "acute") or ("nodule" in by and by["nodule"].detail == "mass")
-    if urgent and len(out) < 2 and rng.random() < 0.5:
-        out.append(_communication(rng))
-    if devices and len(out) < 3 and rng.random() < 0.5:
-        out.append((p(["Support devices in standard position.", "Lines and tubes in appropriate position.",
-                       "Support devices as described above.", "Lines and tubes are unchanged in position."
-                       if cmp_ else "Lines and tubes in expected position."]), {"Support Devices": 1}))
+    out = _impression_findings(by, rng, whens)
+    _add_impression_notes(out, by, devices, rng, style)
     if not out or all(lbl.get("Support Devices") for _, lbl in out):
-        if cmp_ and not findings and rng.random() < 0.5:
-            out.insert(0, (p(_IMPRESSION_STABLE).format(prior=style.prior), {}))
-        else:
-            out.insert(0, (p(_IMPRESSION_NORMAL), {}))
-        if not findings and rng.random() < 0.15:
-            out.append((p(["No evidence of pneumonia.", "Specifically, no evidence of pneumonia."]), {"Pneumonia": 0}))
+        _add_normal_impression(out, findings, rng, style)
     if len(out) < 3 and rng.random() < (0.14 if findings else 0.04):
         out.append((_recommendation(rng, findings), {}))
     out = out[:3]
@@ -1235,6 +1087,210 @@ def _impression_sentences(findings: list[Finding], devices: list[str], rng: np.r
     if rng.random() < 0.4 and ". " not in out[0][0] and ";" not in out[0][0] and len(out[0][0].split()) < 9:
         out[0] = (_with_context(rng, out[0][0], findings), out[0][1])
     return out
+
+
+def _impression_findings(by: dict[str, Finding], rng: np.random.Generator, whens: dict[str, str | None]
+                         ) -> list[Sentence]:
+    """The Impression's sentences on the findings ``by`` kind, most urgent first, at most three from effusions on."""
+    out: list[Sentence] = []
+    if "pneumothorax" in by:
+        out.append(_imp_pneumothorax(by["pneumothorax"], rng, whens.get("pneumothorax")))
+    if "pneumonia" in by:
+        out.append(_imp_pneumonia(by["pneumonia"], rng, whens.get("pneumonia")))
+    elif "consolidation" in by:
+        _, adj = _loc(rng, by["consolidation"].location or "right lower lobe")
+        out.append((_cmp(rng, whens.get("consolidation"), f"{_cap(adj)} consolidation."), {"Consolidation": 1}))
+    out.extend(_imp_heart(by, rng, whens))
+    if "effusion" in by and len(out) < 3:
+        out.append(_imp_effusion(by["effusion"], rng, whens.get("effusion")))
+    if "nodule" in by and len(out) < 3:
+        out.append(_imp_nodule(by["nodule"], rng, whens.get("nodule")))
+    if "opacity" in by and len(out) < 3:
+        out.append(_imp_opacity(by["opacity"], rng, whens.get("opacity")))
+    if "mediastinum" in by and len(out) < 3:
+        out.append((_cmp(rng, whens.get("mediastinum"),
+                         _pick(rng, ["Widened mediastinum.",
+                                     "Mediastinal widening, further evaluation with chest CT is recommended.",
+                                     "Widening of the mediastinum. Recommend CT for further evaluation."])),
+                    {"Enlarged Cardiomediastinum": 1}))
+    if "fracture" in by and by["fracture"].detail == "acute" and len(out) < 3:
+        f = by["fracture"]
+        out.append((_cmp(rng, whens.get("fracture"),
+                         _pick(rng, [f"Acute {_side_word(f.side)} {f.location} rib fracture.",
+                                     f"Acute fracture of the {_side_word(f.side)} "
+                                     f"{_RIB_WORDS.get(f.location or '6th')} rib."])),
+                    {"Fracture": 1}))
+    if "atelectasis" in by and len(out) < 3 and (not out or rng.random() < 0.5):
+        airspace = "consolidation" in by or "pneumonia" in by or "opacity" in by
+        out.append(_imp_atelectasis(by["atelectasis"], rng, whens.get("atelectasis"), airspace))
+    if "pleural_other" in by and not out and rng.random() < 0.5:
+        side = _cap(_side_word(by["pleural_other"].side))
+        out.append((_cmp(rng, whens.get("pleural_other"),
+                         _pick(rng, [f"{side} pleural thickening.", f"{side} pleural thickening, likely chronic."])),
+                    {"Pleural Other": 1}))
+    return out
+
+
+def _imp_pneumothorax(f: Finding, rng: np.random.Generator, when: str | None) -> Sentence:
+    """Pneumothorax, hedged ("Possible tiny right apical pneumothorax.") or with its size and status."""
+    side = _side_word(f.side)
+    if f.hedged:
+        return (_pick(rng, [f"Possible tiny {side} apical pneumothorax.", f"Questionable small {side} pneumothorax.",
+                            f"A tiny {side} pneumothorax cannot be excluded."]), {"Pneumothorax": -1})
+    sz = _pick(rng, _PTX_SIZE[f.severity or "small"])
+    return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} {side} pneumothorax.", f"{_cap(sz)} {side}-sided pneumothorax.",
+                                        f"{_cap(sz)} {side} pneumothorax, as above."])), {"Pneumothorax": 1})
+
+
+def _imp_pneumonia(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """Pneumonia in a lobe, hedged (Pneumonia -1) or stated, often with its consolidation."""
+    _, adj = _loc(rng, f.location or "right lower lobe")
+    if f.hedged:
+        return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} consolidation, concerning for pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           ("Findings may represent pneumonia in the appropriate clinical setting.", {"Pneumonia": -1}),
+                           (_cmp(rng, w, f"{_cap(adj)} consolidation, which may represent pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           (_cmp(rng, w, f"{_cap(adj)} consolidation, suspicious for pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           (f"Possible early {adj} pneumonia.", {"Pneumonia": -1}),
+                           (f"{_cap(adj)} airspace consolidation; infection cannot be excluded.",
+                            {"Consolidation": 1, "Pneumonia": -1})])
+    return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} pneumonia."), {"Pneumonia": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} consolidation consistent with pneumonia."),
+                        {"Consolidation": 1, "Pneumonia": 1}),
+                       (f"Findings compatible with {adj} pneumonia.", {"Pneumonia": 1}),
+                       (f"{_cap(adj)} airspace consolidation compatible with pneumonia.",
+                        {"Consolidation": 1, "Pneumonia": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} pneumonia.") + " Recommend follow-up radiographs after treatment.",
+                        {"Pneumonia": 1})])
+
+
+def _imp_heart(by: dict[str, Finding], rng: np.random.Generator, whens: dict[str, str | None]) -> list[Sentence]:
+    """Cardiomegaly and edema: one heart-failure sentence when both are stated and not compared, else one each."""
+    if ("cardiomegaly" in by and "edema" in by and not by["edema"].hedged
+            and whens.get("edema") is None and whens.get("cardiomegaly") is None):
+        s = _pick(rng, _SEV_ADJ[by["edema"].severity or "mild"])
+        return [_pick(rng, [(f"Cardiomegaly with {s} pulmonary edema.", {"Cardiomegaly": 1, "Edema": 1}),
+                            (f"{_cap(s)} congestive heart failure.", {"Edema": 1}),
+                            (f"Cardiomegaly and {s} interstitial edema, compatible with congestive heart failure.",
+                             {"Cardiomegaly": 1, "Edema": 1}),
+                            (f"Findings consistent with {s} fluid overload.", {"Edema": 1})])]
+    out: list[Sentence] = []
+    if "edema" in by:
+        f = by["edema"]
+        s = _pick(rng, _SEV_ADJ[f.severity or "mild"])
+        out.append((_pick(rng, [f"Possible {s} pulmonary edema.", f"Cannot exclude {s} pulmonary edema."]),
+                    {"Edema": -1})
+                   if f.hedged else (_cmp(rng, whens.get("edema"), f"{_cap(s)} pulmonary edema."), {"Edema": 1}))
+    if "cardiomegaly" in by:
+        out.append(_imp_cardiomegaly(by["cardiomegaly"], rng, whens.get("cardiomegaly"), "edema" in by))
+    return out
+
+
+def _imp_cardiomegaly(f: Finding, rng: np.random.Generator, w: str | None, edema: bool) -> Sentence:
+    """Cardiomegaly on its own; "... without pulmonary edema." (Edema 0) only when ``edema`` is False."""
+    s = _pick(rng, _CM_ADJ[f.severity or "mild"])
+    opts = [(_cmp(rng, w, f"{_cap(s)} cardiomegaly."), {"Cardiomegaly": 1}),
+            (_cmp(rng, w, "Cardiomegaly."), {"Cardiomegaly": 1})]
+    if w in (None, "unchanged"):
+        opts.append((_cmp(rng, w, "Enlarged cardiac silhouette."), {"Cardiomegaly": 1}))
+    if not edema:
+        opts.append((_cmp(rng, w, f"{_cap(s)} cardiomegaly without pulmonary edema."),
+                     {"Cardiomegaly": 1, "Edema": 0}))
+    return _pick(rng, opts)
+
+
+def _imp_effusion(f: Finding, rng: np.random.Generator, when: str | None) -> Sentence:
+    """Pleural effusion(s), hedged ("Possible small pleural effusion.") or with size, side and status."""
+    side = _side_word(f.side)
+    sz = _pick(rng, _EFF_SIZE[f.severity or "small"])
+    if f.hedged:
+        return (_pick(rng, ["Possible small pleural effusion.", "Possible trace pleural effusion.",
+                            "A small pleural effusion cannot be excluded."]), {"Pleural Effusion": -1})
+    if side == "bilateral":
+        return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} bilateral pleural effusions.",
+                                            f"{_cap(sz)} bilateral effusions."])),
+                {"Pleural Effusion": 1})
+    return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} {side} pleural effusion.", f"{_cap(sz)} {side} effusion."])),
+            {"Pleural Effusion": 1})
+
+
+def _imp_nodule(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """A mass (with a CT recommendation) or a nodule with its size; "increased" reads "Enlarging"."""
+    _, adj = _loc(rng, f.location or "right upper lobe")
+    if f.detail == "mass":
+        return (_cmp(rng, w, _pick(rng, [f"{_cap(adj)} mass, concerning for malignancy.",
+                                         f"{_cap(adj)} mass, suspicious for neoplasm. Chest CT is recommended.",
+                                         f"{_cap(adj)} mass. Recommend CT of the chest for further evaluation."]),
+                     "nodule"), {"Lung Lesion": 1})
+    return (_cmp(rng, w, _pick(rng, [f"{f.size_cm:.1f} cm {adj} nodule, recommend chest CT for further evaluation.",
+                                     f"{_cap(adj)} pulmonary nodule. Recommend nonemergent chest CT.",
+                                     f"{f.size_cm:.1f} cm {adj} nodule. Comparison with older studies would be "
+                                     "helpful."]), "nodule"),
+            {"Lung Lesion": 1})
+
+
+def _imp_opacity(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """A lung opacity in a lobe, often with its differential (Atelectasis / Pneumonia -1)."""
+    _, adj = _loc(rng, f.location or "right lower lobe")
+    return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} opacity, which may represent atelectasis or early pneumonia."),
+                        {"Lung Opacity": 1, "Atelectasis": -1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"Patchy {adj} opacity; infection cannot be excluded."),
+                        {"Lung Opacity": 1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"Nonspecific {adj} opacity."), {"Lung Opacity": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} opacity, possibly early pneumonia in the appropriate clinical "
+                                     "setting."),
+                        {"Lung Opacity": 1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"{_cap(adj)} opacity.") + " Follow-up radiographs are recommended.",
+                        {"Lung Opacity": 1})])
+
+
+def _imp_atelectasis(f: Finding, rng: np.random.Generator, w: str | None, airspace: bool) -> Sentence:
+    """Basilar atelectasis, hedged or stated; "no focal consolidation" (Consolidation 0) only without ``airspace``.
+
+    ``airspace``: the study has a consolidation, pneumonia or opacity, so "Bibasilar atelectasis, no
+    focal consolidation." is rewritten as "Bibasilar atelectasis.".
+    """
+    side = _side_word(f.side)
+    if f.hedged:
+        return (_pick(rng, [f"{_cap(side)} basilar opacity, likely atelectasis.",
+                            f"{_cap(side)} basilar opacity, possibly atelectasis."]),
+                {"Lung Opacity": 1, "Atelectasis": -1})
+    text = _cmp(rng, w, _pick(rng, ["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation."]
+                              if f.location == "bibasilar" else [f"{_cap(side)} basilar atelectasis.",
+                                                                 f"Atelectasis at the {side} base."]))
+    if "no focal consolidation" not in text:
+        return text, {"Atelectasis": 1}
+    if airspace:
+        return _cmp(rng, w, "Bibasilar atelectasis."), {"Atelectasis": 1}
+    return text, {"Atelectasis": 1, "Consolidation": 0}
+
+
+def _add_impression_notes(out: list[Sentence], by: dict[str, Finding], devices: list[str],
+                          rng: np.random.Generator, style: ReaderStyle) -> None:
+    """Append to ``out`` a read-back of urgent findings (when short) and a remark on support devices."""
+    urgent = ("pneumothorax" in by and not by["pneumothorax"].hedged) or "mediastinum" in by or (
+        "fracture" in by and by["fracture"].detail == "acute") or ("nodule" in by and by["nodule"].detail == "mass")
+    if urgent and len(out) < 2 and rng.random() < 0.5:
+        out.append(_communication(rng))
+    if devices and len(out) < 3 and rng.random() < 0.5:
+        out.append((_pick(rng, ["Support devices in standard position.", "Lines and tubes in appropriate position.",
+                                "Support devices as described above.", "Lines and tubes are unchanged in position."
+                                if style.prior is not None else "Lines and tubes in expected position."]),
+                    {"Support Devices": 1}))
+
+
+def _add_normal_impression(out: list[Sentence], findings: list[Finding], rng: np.random.Generator,
+                           style: ReaderStyle) -> None:
+    """Open ``out`` (no finding stated) with a normal or, against a prior, stable statement."""
+    if style.prior is not None and not findings and rng.random() < 0.5:
+        out.insert(0, (_pick(rng, _IMPRESSION_STABLE).format(prior=style.prior), {}))
+    else:
+        out.insert(0, (_pick(rng, _IMPRESSION_NORMAL), {}))
+    if not findings and rng.random() < 0.15:
+        out.append((_pick(rng, ["No evidence of pneumonia.", "Specifically, no evidence of pneumonia."]),
+                    {"Pneumonia": 0}))
 
 
 def write_report(findings: list[Finding], devices: list[str], rng: np.random.Generator
