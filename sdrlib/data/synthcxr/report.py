@@ -3,6 +3,11 @@
 Every sentence is built from the finding (or the negated observation) it states and carries that
 statement's CheXpert labels, so the study labels stay exact whatever words are chosen. A
 per-report :class:`ReaderStyle` keeps one report consistent while reports differ from each other.
+
+Layout: the Findings state each finding through its kind's ``_pos_<kind>`` writer (``_POSITIVE``),
+support devices through ``_device_sentence`` and normal anatomy through one ``_slot_<name>`` writer
+per slot (``_SLOTS``); the Impression states findings through ``_imp_<kind>`` writers. Drawing the
+findings (``findings.py``), the image (``image.py``) and the on-disk dataset (``dataset.py``) live elsewhere.
 """
 
 from __future__ import annotations
@@ -663,115 +668,161 @@ _LUNG_KINDS = {"consolidation", "pneumonia", "opacity", "atelectasis", "edema", 
 
 
 def _slot(name: str, rng: np.random.Generator, style: ReaderStyle, kinds: set[str]) -> Sentence | None:
-    """A normal / pertinent-negative sentence for one anatomical slot, or None when a finding forbids it."""
-    say = lambda opts: _say(rng, style, name, opts)  # noqa: E731
+    """A normal / pertinent-negative sentence for one anatomical slot, or None when a finding forbids it.
+
+    Whether the reader words the slot against the prior study is drawn here, for every slot, before
+    the slot's own writer (``_SLOTS``) runs; each writer picks its preferred words under its slot name.
+    """
     prior = style.prior is not None and rng.random() < 0.35
-    if name == "heart":
-        if "cardiomegaly" in kinds:
+    write = _SLOTS.get(name)
+    if write is None:
+        raise ValueError(f"unknown report slot {name!r}")
+    return write(rng, style, kinds, prior)
+
+
+def _slot_heart(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Normal heart size (Cardiomegaly 0), "remains normal" against the prior; None beside cardiomegaly."""
+    if "cardiomegaly" in kinds:
+        return None
+    opts = ["Heart size is normal.", "The heart is normal in size.", "Normal heart size.",
+            "The cardiac silhouette is normal in size.", "Heart size is within normal limits.",
+            "The heart is not enlarged.", "Cardiac size is normal.", "The cardiac silhouette is within normal limits.",
+            "The heart size is at the upper limits of normal.", "The heart is normal in size and configuration.",
+            "Cardiac size is normal for the projection."]
+    if prior:
+        opts = ["Heart size remains normal.", "Heart size is normal and unchanged.", "Stable normal heart size.",
+                "The heart remains normal in size."]
+    return _say(rng, style, "heart", opts), {"Cardiomegaly": 0}
+
+
+def _slot_mediastinum(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                      ) -> Sentence | None:
+    """Normal mediastinal contours (Enlarged Cardiomediastinum 0); None beside mediastinal widening."""
+    if "mediastinum" in kinds:
+        return None
+    opts = ["Mediastinal contours are unremarkable.", "The mediastinal contours are normal.",
+            "The mediastinum is not widened.", "Normal mediastinal contours.",
+            "The mediastinal silhouette is within normal limits.", "Hilar and mediastinal contours are normal.",
+            "The mediastinal and hilar contours are unremarkable.",
+            "Mediastinal contours are normal, and the trachea is midline.", "Normal mediastinal configuration.",
+            "Aortic and mediastinal contours are normal."]
+    return _say(rng, style, "mediastinum", opts), {"Enlarged Cardiomediastinum": 0}
+
+
+def _slot_cardiomediastinal(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                            ) -> Sentence | None:
+    """Heart and mediastinum in one sentence; None beside cardiomegaly or mediastinal widening."""
+    if kinds & {"cardiomegaly", "mediastinum"}:
+        return None
+    opts = [("Heart size and mediastinal contours are normal.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("Normal heart size and mediastinal contours.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("The heart and mediastinum are within normal limits.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("Cardiac and mediastinal contours are unremarkable.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is within normal limits.", {"Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is normal in size and contour.", {"Enlarged Cardiomediastinum": 0}),
+            ("Cardiomediastinal and hilar contours are normal.", {"Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is stable and unremarkable." if prior else
+             "The cardiomediastinal silhouette is unremarkable.", {"Enlarged Cardiomediastinum": 0})]
+    return _say(rng, style, "cardiomediastinal", opts)
+
+
+def _slot_lungs(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Clear lungs, "otherwise clear" beside a lung finding (or None), or clear "without" a negated list."""
+    say = lambda opts: _say(rng, style, "lungs", opts)  # noqa: E731
+    if kinds & _LUNG_KINDS:
+        # only "otherwise clear" fits beside a lung finding
+        if rng.random() < 0.5:
             return None
-        opts = ["Heart size is normal.", "The heart is normal in size.", "Normal heart size.",
-                "The cardiac silhouette is normal in size.", "Heart size is within normal limits.",
-                "The heart is not enlarged.", "Cardiac size is normal.", "The cardiac silhouette is within normal limits.",
-                "The heart size is at the upper limits of normal.", "The heart is normal in size and configuration.",
-                "Cardiac size is normal for the projection."]
-        if prior:
-            opts = ["Heart size remains normal.", "Heart size is normal and unchanged.", "Stable normal heart size.",
-                    "The heart remains normal in size."]
-        return say(opts), {"Cardiomegaly": 0}
-    if name == "mediastinum":
-        if "mediastinum" in kinds:
-            return None
-        opts = ["Mediastinal contours are unremarkable.", "The mediastinal contours are normal.",
-                "The mediastinum is not widened.", "Normal mediastinal contours.",
-                "The mediastinal silhouette is within normal limits.", "Hilar and mediastinal contours are normal.",
-                "The mediastinal and hilar contours are unremarkable.",
-                "Mediastinal contours are normal, and the trachea is midline.", "Normal mediastinal configuration.",
-                "Aortic and mediastinal contours are normal."]
-        return say(opts), {"Enlarged Cardiomediastinum": 0}
-    if name == "cardiomediastinal":
-        if kinds & {"cardiomegaly", "mediastinum"}:
-            return None
-        opts = [("Heart size and mediastinal contours are normal.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("Normal heart size and mediastinal contours.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("The heart and mediastinum are within normal limits.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("Cardiac and mediastinal contours are unremarkable.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is within normal limits.", {"Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is normal in size and contour.", {"Enlarged Cardiomediastinum": 0}),
-                ("Cardiomediastinal and hilar contours are normal.", {"Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is stable and unremarkable." if prior else
-                 "The cardiomediastinal silhouette is unremarkable.", {"Enlarged Cardiomediastinum": 0})]
-        return say(opts)
-    if name == "lungs":
-        lung_pos = kinds & _LUNG_KINDS
-        if lung_pos:
-            # only "otherwise clear" fits beside a lung finding
-            if rng.random() < 0.5:
-                return None
-            return say(["The lungs are otherwise clear.", "Otherwise, the lungs are clear.",
-                        "The remainder of the lungs is clear.", "The lungs are otherwise well aerated."]), {}
-        if prior and rng.random() < 0.5:
-            return say(["The lungs remain clear.", "Lungs remain well expanded and clear."]), {}
-        if rng.random() < 0.35:
-            items = [i for i in ("cons", "eff", "ptx", "edema") if _allowed(i, kinds)]
-            items = [items[int(j)] for j in sorted(rng.permutation(len(items))[:int(rng.integers(1, 4))])]
-            body, lab = _neg_body(rng, items)
-            lead = say(["The lungs are clear", "Lungs are clear bilaterally", "The lungs are well expanded and clear",
-                        "Clear lungs"])
-            return f"{lead} without {body}.", lab
-        return say([("The lungs are clear.", {}), ("Lungs are clear bilaterally.", {}),
-                    ("The lungs are well expanded and clear.", {}), ("The lungs are well aerated.", {}),
-                    ("Both lungs are clear.", {}), ("Clear lungs.", {}), ("The lungs are well inflated and clear.", {}),
-                    ("The lungs are clear of focal airspace disease.", {"Lung Opacity": 0}),
-                    ("Both lungs are well aerated and clear.", {}), ("The lung parenchyma is clear.", {}),
-                    ("The pulmonary parenchyma is clear bilaterally.", {}),
-                    ("There is no focal airspace opacity.", {"Lung Opacity": 0})])
-    if name == "pleura":
-        items = [i for i in ("eff", "ptx") if _allowed(i, kinds)]
-        if not items:
-            return None
-        if items == ["eff", "ptx"] and rng.random() < 0.2:
-            return say(["The costophrenic angles are sharp, and there is no pneumothorax.",
-                        "Sharp costophrenic angles without pneumothorax."]), {"Pleural Effusion": 0, "Pneumothorax": 0}
-        if "ptx" in items and rng.random() < 0.15:
-            items = ["ptx"]
-        return _neg_list(rng, style, list(rng.permutation(items)) if rng.random() < 0.3 else items)
-    if name == "airspace":
-        items = [i for i in ("cons", "ads", "edema", "eff", "ptx") if _allowed(i, kinds)]
-        if not items:
-            return None
-        n = int(rng.integers(1, min(3, len(items)) + 1))
-        chosen = [items[int(j)] for j in sorted(rng.permutation(len(items))[:n])]
-        if "cons" in chosen and "ads" in chosen:
-            chosen.remove("ads")
-        return _neg_list(rng, style, chosen)
-    if name == "vasculature":
-        if "edema" in kinds:
-            return None
-        opts = [("Pulmonary vascularity is normal.", {}), ("The pulmonary vasculature is within normal limits.", {}),
-                ("No pulmonary edema.", {"Edema": 0}), ("No pulmonary vascular congestion.", {"Edema": 0}),
-                ("There is no evidence of pulmonary edema.", {"Edema": 0}), ("Pulmonary vasculature is not engorged.", {}),
-                ("Pulmonary vascularity is within normal limits.", {}), ("The pulmonary vessels are normal in caliber.", {}),
-                ("No cephalization of the pulmonary vasculature.", {"Edema": 0})]
-        return say(opts)
-    if name == "lesion":
-        if "nodule" in kinds:
-            return None
-        return say([("No suspicious pulmonary nodules.", {"Lung Lesion": 0}),
-                    ("No focal pulmonary nodule or mass.", {"Lung Lesion": 0}),
-                    ("No pulmonary nodules or masses are identified.", {"Lung Lesion": 0}),
-                    ("No discrete nodule or mass is seen.", {"Lung Lesion": 0})])
-    if name == "bones":
-        if "fracture" in kinds:
-            return None
-        return say([("No acute osseous abnormality.", {}), ("The visualized osseous structures are unremarkable.", {}),
-                    ("Osseous structures are intact.", {}), ("No acute bony abnormality.", {}),
-                    ("No displaced rib fracture.", {"Fracture": 0}), ("No acute rib fractures are identified.", {"Fracture": 0}),
-                    ("The bony thorax is intact.", {}),
-                    ("Degenerative changes of the thoracic spine without acute fracture.", {"Fracture": 0}),
-                    ("No acute osseous abnormality is identified.", {}), ("No suspicious osseous lesions.", {}),
-                    ("The visualized skeletal structures are intact.", {}), ("The osseous structures are grossly intact.", {}),
-                    ("No destructive osseous lesion.", {}), ("No acute bony abnormality in the visualized skeleton.", {})])
-    raise ValueError(f"unknown report slot {name!r}")
+        return say(["The lungs are otherwise clear.", "Otherwise, the lungs are clear.",
+                    "The remainder of the lungs is clear.", "The lungs are otherwise well aerated."]), {}
+    if prior and rng.random() < 0.5:
+        return say(["The lungs remain clear.", "Lungs remain well expanded and clear."]), {}
+    if rng.random() < 0.35:
+        items = [i for i in ("cons", "eff", "ptx", "edema") if _allowed(i, kinds)]
+        items = [items[int(j)] for j in sorted(rng.permutation(len(items))[:int(rng.integers(1, 4))])]
+        body, lab = _neg_body(rng, items)
+        lead = say(["The lungs are clear", "Lungs are clear bilaterally", "The lungs are well expanded and clear",
+                    "Clear lungs"])
+        return f"{lead} without {body}.", lab
+    return say([("The lungs are clear.", {}), ("Lungs are clear bilaterally.", {}),
+                ("The lungs are well expanded and clear.", {}), ("The lungs are well aerated.", {}),
+                ("Both lungs are clear.", {}), ("Clear lungs.", {}), ("The lungs are well inflated and clear.", {}),
+                ("The lungs are clear of focal airspace disease.", {"Lung Opacity": 0}),
+                ("Both lungs are well aerated and clear.", {}), ("The lung parenchyma is clear.", {}),
+                ("The pulmonary parenchyma is clear bilaterally.", {}),
+                ("There is no focal airspace opacity.", {"Lung Opacity": 0})])
+
+
+def _slot_pleura(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """No effusion / pneumothorax (those no finding forbids), or sharp costophrenic angles; None when both are."""
+    items = [i for i in ("eff", "ptx") if _allowed(i, kinds)]
+    if not items:
+        return None
+    if items == ["eff", "ptx"] and rng.random() < 0.2:
+        return (_say(rng, style, "pleura", ["The costophrenic angles are sharp, and there is no pneumothorax.",
+                                            "Sharp costophrenic angles without pneumothorax."]),
+                {"Pleural Effusion": 0, "Pneumothorax": 0})
+    if "ptx" in items and rng.random() < 0.15:
+        items = ["ptx"]
+    return _neg_list(rng, style, list(rng.permutation(items)) if rng.random() < 0.3 else items)
+
+
+def _slot_airspace(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """A negated list of one to three airspace / pleural observations no finding forbids; None when all are."""
+    items = [i for i in ("cons", "ads", "edema", "eff", "ptx") if _allowed(i, kinds)]
+    if not items:
+        return None
+    n = int(rng.integers(1, min(3, len(items)) + 1))
+    chosen = [items[int(j)] for j in sorted(rng.permutation(len(items))[:n])]
+    if "cons" in chosen and "ads" in chosen:
+        chosen.remove("ads")
+    return _neg_list(rng, style, chosen)
+
+
+def _slot_vasculature(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                      ) -> Sentence | None:
+    """Normal pulmonary vasculature or no edema (Edema 0); None beside edema."""
+    if "edema" in kinds:
+        return None
+    opts = [("Pulmonary vascularity is normal.", {}), ("The pulmonary vasculature is within normal limits.", {}),
+            ("No pulmonary edema.", {"Edema": 0}), ("No pulmonary vascular congestion.", {"Edema": 0}),
+            ("There is no evidence of pulmonary edema.", {"Edema": 0}), ("Pulmonary vasculature is not engorged.", {}),
+            ("Pulmonary vascularity is within normal limits.", {}), ("The pulmonary vessels are normal in caliber.", {}),
+            ("No cephalization of the pulmonary vasculature.", {"Edema": 0})]
+    return _say(rng, style, "vasculature", opts)
+
+
+def _slot_lesion(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """No nodule or mass (Lung Lesion 0); None beside a nodule."""
+    if "nodule" in kinds:
+        return None
+    return _say(rng, style, "lesion", [("No suspicious pulmonary nodules.", {"Lung Lesion": 0}),
+                                       ("No focal pulmonary nodule or mass.", {"Lung Lesion": 0}),
+                                       ("No pulmonary nodules or masses are identified.", {"Lung Lesion": 0}),
+                                       ("No discrete nodule or mass is seen.", {"Lung Lesion": 0})])
+
+
+def _slot_bones(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Intact bones, some sentences negating a rib fracture (Fracture 0); None beside a fracture."""
+    if "fracture" in kinds:
+        return None
+    return _say(rng, style, "bones",
+                [("No acute osseous abnormality.", {}), ("The visualized osseous structures are unremarkable.", {}),
+                 ("Osseous structures are intact.", {}), ("No acute bony abnormality.", {}),
+                 ("No displaced rib fracture.", {"Fracture": 0}), ("No acute rib fractures are identified.", {"Fracture": 0}),
+                 ("The bony thorax is intact.", {}),
+                 ("Degenerative changes of the thoracic spine without acute fracture.", {"Fracture": 0}),
+                 ("No acute osseous abnormality is identified.", {}), ("No suspicious osseous lesions.", {}),
+                 ("The visualized skeletal structures are intact.", {}), ("The osseous structures are grossly intact.", {}),
+                 ("No destructive osseous lesion.", {}), ("No acute bony abnormality in the visualized skeleton.", {})])
+
+
+#: the writer of each normal-Findings slot (``_slot`` dispatches on the slot name; see ``_FAMILY_SLOTS``)
+_SLOTS: dict[str, Callable[[np.random.Generator, ReaderStyle, set[str], bool], Sentence | None]] = {
+    "heart": _slot_heart, "mediastinum": _slot_mediastinum, "cardiomediastinal": _slot_cardiomediastinal,
+    "lungs": _slot_lungs, "pleura": _slot_pleura, "airspace": _slot_airspace, "vasculature": _slot_vasculature,
+    "lesion": _slot_lesion, "bones": _slot_bones,
+}
 
 
 # Neutral remarks: real incidental findings and technique notes outside the CheXpert-14
