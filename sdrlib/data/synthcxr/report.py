@@ -3,13 +3,18 @@
 Every sentence is built from the finding (or the negated observation) it states and carries that
 statement's CheXpert labels, so the study labels stay exact whatever words are chosen. A
 per-report :class:`ReaderStyle` keeps one report consistent while reports differ from each other.
+
+Layout: the Findings state each finding through its kind's ``_pos_<kind>`` writer (``_POSITIVE``),
+support devices through ``_device_sentence`` and normal anatomy through one ``_slot_<name>`` writer
+per slot (``_SLOTS``); the Impression states findings through ``_imp_<kind>`` writers. Drawing the
+findings (``findings.py``), the image (``image.py``) and the on-disk dataset (``dataset.py``) live elsewhere.
 """
 
 from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -260,207 +265,270 @@ def _positive_sentences(f: Finding, rng: np.random.Generator, style: ReaderStyle
     """Findings-section sentence(s) for one finding, with the labels each expresses.
 
     ``when`` is the finding's comparison status (``_draw_whens``; drawn here when not given);
-    hedged findings, compressive atelectasis and healed fractures ignore it.
+    hedged findings, compressive atelectasis and healed fractures ignore it. The sentences of each
+    finding kind are written by its ``_pos_<kind>`` helper (see ``_POSITIVE``).
     """
     style = style or _reader_style(rng)
     if when == _UNSET:
         when = _draw_when(rng, style, f)
-    p = lambda opts: _pick(rng, opts)  # noqa: E731
-    k = f.kind
-    if k == "cardiomegaly":
-        sev = f.severity or "mild"
-        s, a = p(_CM_ADJ[sev]), p(_SEV_ADV[sev])
-        np_ = _say(rng, style, "cm", [f"{s} cardiomegaly", f"{s} enlargement of the cardiac silhouette",
-                                      f"{s} cardiac enlargement", f"{s} cardiomegaly with a left ventricular configuration"])
-        extra = [f"The heart is {a} enlarged.", f"Heart size is {a} enlarged.", f"The cardiac silhouette is {a} enlarged.",
-                 f"The heart is {a} enlarged in size.", f"The cardiac silhouette is {a} enlarged and globular.",
-                 f"The cardiac silhouette is {a} enlarged, with prominence of the left ventricular contour."]
-        if when == "unchanged" and rng.random() < 0.4:
-            return [(p([f"The heart remains {a} enlarged.", f"Heart size remains {a} enlarged."]), {"Cardiomegaly": 1})]
-        return [(_state(rng, style, np_, "", when, extra), {"Cardiomegaly": 1})]
-    if k == "mediastinum":
-        np_ = p(["widening of the superior mediastinum", "mediastinal widening", "widening of the mediastinum"])
-        extra = ["The mediastinum is widened.", "The superior mediastinum appears widened.",
-                 "The mediastinal silhouette is widened.", "The mediastinal contour is widened."]
-        return [(_state(rng, style, np_, "", when, extra), {"Enlarged Cardiomediastinum": 1})]
-    if k == "edema":
-        sev = f.severity or "mild"
-        s = p(_SEV_ADJ[sev])
-        if f.hedged:
-            opts = [(f"Possible {s} pulmonary edema.", {"Edema": -1}),
-                    (f"Findings may represent {s} interstitial edema.", {"Edema": -1}),
-                    (f"Findings suggestive of {s} pulmonary edema.", {"Edema": -1}),
-                    (f"Cannot exclude {s} interstitial edema.", {"Edema": -1}),
-                    (f"Probable {s} interstitial pulmonary edema.", {"Edema": -1}),
-                    (f"Prominent interstitial markings may represent {s} edema.", {"Lung Opacity": 1, "Edema": -1})]
-            return [p(opts)]
-        np_ = _say(rng, style, "ed", [f"{s} pulmonary edema", f"{s} interstitial edema", f"{s} interstitial pulmonary edema",
-                                      f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema"])
-        extra = [f"Pulmonary vascular congestion with {s} interstitial edema.",
-                 f"Findings are consistent with {s} pulmonary edema.",
-                 f"Cephalization of the pulmonary vasculature with {s} interstitial edema.",
-                 f"{_cap(s)} interstitial edema with peribronchial cuffing.",
-                 f"{_cap(s)} pulmonary edema with indistinct perihilar vessels.",
-                 f"{_cap(s)} interstitial edema with thickening of the minor fissure.",
-                 f"{_cap(s)} pulmonary edema in a perihilar, bat-wing distribution.",
-                 f"{_cap(s)} pulmonary edema with septal lines at the lung bases."]
-        if sev != "mild":  # the image draws Kerley B lines for moderate and severe edema
-            extra += [f"{_cap(s)} interstitial edema with Kerley B lines.",
-                      f"Kerley B lines and {s} interstitial edema are present."]
-        return [(_state(rng, style, np_, "", when, extra), {"Edema": 1})]
-    if k == "effusion":
-        size, side = f.severity or "small", _side_word(f.side)
-        sz = p(_EFF_SIZE[size])
-        if f.hedged:
-            if side == "bilateral":
-                return [(p(["Possible small bilateral pleural effusions.", "Probable trace bilateral pleural effusions.",
+    write = _POSITIVE.get(f.kind)
+    if write is None:
+        raise ValueError(f"unknown finding kind {f.kind!r}")
+    return write(f, rng, style, when)
+
+
+def _pos_cardiomegaly(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Cardiomegaly: "Mild cardiomegaly.", "The heart is mildly enlarged.", "The heart remains ... enlarged."."""
+    sev = f.severity or "mild"
+    s, a = _pick(rng, _CM_ADJ[sev]), _pick(rng, _SEV_ADV[sev])
+    np_ = _say(rng, style, "cm", [f"{s} cardiomegaly", f"{s} enlargement of the cardiac silhouette",
+                                  f"{s} cardiac enlargement", f"{s} cardiomegaly with a left ventricular configuration"])
+    extra = [f"The heart is {a} enlarged.", f"Heart size is {a} enlarged.", f"The cardiac silhouette is {a} enlarged.",
+             f"The heart is {a} enlarged in size.", f"The cardiac silhouette is {a} enlarged and globular.",
+             f"The cardiac silhouette is {a} enlarged, with prominence of the left ventricular contour."]
+    if when == "unchanged" and rng.random() < 0.4:
+        return [(_pick(rng, [f"The heart remains {a} enlarged.", f"Heart size remains {a} enlarged."]),
+                 {"Cardiomegaly": 1})]
+    return [(_state(rng, style, np_, "", when, extra), {"Cardiomegaly": 1})]
+
+
+def _pos_mediastinum(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Mediastinal widening: "Mediastinal widening.", "The mediastinum is widened."."""
+    np_ = _pick(rng, ["widening of the superior mediastinum", "mediastinal widening", "widening of the mediastinum"])
+    extra = ["The mediastinum is widened.", "The superior mediastinum appears widened.",
+             "The mediastinal silhouette is widened.", "The mediastinal contour is widened."]
+    return [(_state(rng, style, np_, "", when, extra), {"Enlarged Cardiomediastinum": 1})]
+
+
+def _pos_edema(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pulmonary edema, hedged ("Possible mild pulmonary edema.") or stated; Kerley B lines from moderate on."""
+    sev = f.severity or "mild"
+    s = _pick(rng, _SEV_ADJ[sev])
+    if f.hedged:
+        opts = [(f"Possible {s} pulmonary edema.", {"Edema": -1}),
+                (f"Findings may represent {s} interstitial edema.", {"Edema": -1}),
+                (f"Findings suggestive of {s} pulmonary edema.", {"Edema": -1}),
+                (f"Cannot exclude {s} interstitial edema.", {"Edema": -1}),
+                (f"Probable {s} interstitial pulmonary edema.", {"Edema": -1}),
+                (f"Prominent interstitial markings may represent {s} edema.", {"Lung Opacity": 1, "Edema": -1})]
+        return [_pick(rng, opts)]
+    np_ = _say(rng, style, "ed", [f"{s} pulmonary edema", f"{s} interstitial edema", f"{s} interstitial pulmonary edema",
+                                  f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema"])
+    extra = [f"Pulmonary vascular congestion with {s} interstitial edema.",
+             f"Findings are consistent with {s} pulmonary edema.",
+             f"Cephalization of the pulmonary vasculature with {s} interstitial edema.",
+             f"{_cap(s)} interstitial edema with peribronchial cuffing.",
+             f"{_cap(s)} pulmonary edema with indistinct perihilar vessels.",
+             f"{_cap(s)} interstitial edema with thickening of the minor fissure.",
+             f"{_cap(s)} pulmonary edema in a perihilar, bat-wing distribution.",
+             f"{_cap(s)} pulmonary edema with septal lines at the lung bases."]
+    if sev != "mild":  # the image draws Kerley B lines for moderate and severe edema
+        extra += [f"{_cap(s)} interstitial edema with Kerley B lines.",
+                  f"Kerley B lines and {s} interstitial edema are present."]
+    return [(_state(rng, style, np_, "", when, extra), {"Edema": 1})]
+
+
+def _pos_effusion(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pleural effusion: hedged, bilateral ("Small bilateral pleural effusions.") or one-sided."""
+    size, side = f.severity or "small", _side_word(f.side)
+    sz = _pick(rng, _EFF_SIZE[size])
+    if f.hedged:
+        return [_hedged_effusion(rng, side)]
+    if side == "bilateral":
+        np_ = _say(rng, style, "ef2", [f"{sz} bilateral pleural effusions", f"{sz} bilateral effusions",
+                                       f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions"])
+        return [(_state(rng, style, np_, "pl", when), {"Pleural Effusion": 1})]
+    np_ = _say(rng, style, "ef1", [f"{sz} {side} pleural effusion", f"{sz} {side} effusion",
+                                   f"{sz} {side}-sided pleural effusion", f"{sz} pleural effusion on the {side}"])
+    extra = _effusion_extra(rng, size, side, sz)
+    return [(_state(rng, style, np_, "a", when, extra), {"Pleural Effusion": 1})]
+
+
+def _hedged_effusion(rng: np.random.Generator, side: str) -> Sentence:
+    """A hedged pleural effusion ("Possible small right pleural effusion."), labels Pleural Effusion -1."""
+    if side == "bilateral":
+        return (_pick(rng, ["Possible small bilateral pleural effusions.", "Probable trace bilateral pleural effusions.",
                             "Small bilateral pleural effusions cannot be excluded.",
-                            "Questionable small bilateral effusions."]), {"Pleural Effusion": -1})]
-            return [(p([f"Possible small {side} pleural effusion.", f"A small {side} pleural effusion cannot be excluded.",
+                            "Questionable small bilateral effusions."]), {"Pleural Effusion": -1})
+    return (_pick(rng, [f"Possible small {side} pleural effusion.", f"A small {side} pleural effusion cannot be excluded.",
                         f"Cannot exclude a trace {side} pleural effusion.", f"Probable small {side} effusion.",
                         f"Questionable small {side} pleural effusion.", f"A trace {side} effusion is not excluded."]),
-                     {"Pleural Effusion": -1})]
-        if side == "bilateral":
-            np_ = _say(rng, style, "ef2", [f"{sz} bilateral pleural effusions", f"{sz} bilateral effusions",
-                                           f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions"])
-            return [(_state(rng, style, np_, "pl", when), {"Pleural Effusion": 1})]
-        np_ = _say(rng, style, "ef1", [f"{sz} {side} pleural effusion", f"{sz} {side} effusion",
-                                       f"{sz} {side}-sided pleural effusion", f"{sz} pleural effusion on the {side}"])
-        extra = []
-        if size == "small":
-            extra = [f"Blunting of the {side} costophrenic angle, consistent with a small pleural effusion.",
-                     f"Blunting of the {side} costophrenic angle reflects a small effusion."]
-        elif size == "large":
-            extra = [f"Large {side} pleural effusion opacifies much of the {side} hemithorax.",
-                     f"Large {side} pleural effusion occupies most of the {side} lower hemithorax."]
-        else:
-            extra = [f"{_cap(sz)} {side} pleural effusion obscures the {side} hemidiaphragm.",
-                     f"{_cap(sz)} {side} pleural effusion tracks along the lateral chest wall.",
-                     f"{_cap(sz)} layering {side} pleural effusion.", f"{_cap(sz)} subpulmonic {side} pleural effusion.",
-                     f"{_cap(sz)} loculated {side} pleural effusion.",
-                     f"{_cap(sz)} {side} pleural effusion with fluid tracking into the {_pick(rng, ['minor', 'major'])} fissure."]
-        return [(_state(rng, style, np_, "a", when, extra), {"Pleural Effusion": 1})]
-    if k == "consolidation":
-        prep, adj = _loc(rng, f.location or "right lower lobe")
-        q = p(["focal", "dense", "confluent", "patchy", "lobar", "segmental", "heterogeneous", "wedge-shaped",
-               "rounded", "airspace", "homogeneous", "peripheral"])
-        np_ = _say(rng, style, "co", [f"{q} consolidation {prep}", f"consolidation {prep}",
-                                      f"{q} airspace consolidation {prep}", f"area of {q} consolidation {prep}",
-                                      f"{q} {adj} consolidation", f"{adj} airspace consolidation"])
-        extra = [f"Consolidation {prep} with air bronchograms.",
-                 f"There is a focal area of consolidation {prep}.",
-                 f"{_cap(q)} consolidation {prep} with internal air bronchograms.",
-                 f"{_cap(q)} consolidation {prep}, without cavitation."]
-        return [(_state(rng, style, np_, "a" if np_.startswith("area") else "", when, extra), {"Consolidation": 1})]
-    if k == "pneumonia":
-        return []  # expressed in the Impression
-    if k == "atelectasis":
-        side = _side_word(f.side)
-        if f.detail == "compressive":
-            return [(p([f"Adjacent compressive atelectasis at the {side} base.",
-                        f"Compressive atelectasis of the {side} lower lobe.",
-                        f"Associated compressive atelectasis at the {side} lung base.",
-                        f"There is adjacent passive atelectasis of the {side} lower lobe."]), {"Atelectasis": 1})]
-        if f.hedged:
-            return [(p([f"{_cap(side)} basilar opacity, likely atelectasis.",
-                        f"Opacity at the {side} base may represent atelectasis.",
-                        f"Streaky {side} basilar opacity likely reflects atelectasis.",
-                        f"Patchy opacity at the {side} lung base, probably atelectasis.",
-                        f"{_cap(side)} basilar opacity could reflect atelectasis.",
-                        f"Linear opacity at the {side} base, possibly atelectasis."]),
-                     {"Lung Opacity": 1, "Atelectasis": -1})]
-        d = {"linear": ["linear", "streaky linear", "band-like", "curvilinear", "streaky"],
-             "plate-like": ["plate-like", "discoid", "platelike"],
-             "subsegmental": ["subsegmental", "linear subsegmental", "patchy subsegmental"],
-             "mild": ["mild", "minimal", "minor", "mild dependent"]}.get(f.detail or "mild", ["mild"])
-        d = p(d)
-        if f.location == "bibasilar":
-            np_ = _say(rng, style, "at2", [f"{d} bibasilar atelectasis", f"{d} atelectasis at both lung bases",
-                                           f"{d} bilateral basilar atelectasis", f"{d} atelectasis at the lung bases",
-                                           f"{d} atelectasis in both lower lobes",
-                                           f"{d} atelectasis at the lung bases bilaterally"])
-        else:
-            where = [f"{d} atelectasis at the {side} lung base", f"{d} {side} basilar atelectasis",
-                     f"{d} atelectasis in the {side} lower lobe", f"{d} atelectasis at the {side} base",
-                     f"{d} atelectasis along the {side} hemidiaphragm", f"{d} atelectasis in the {side} infrahilar region"]
-            if side == "left":
-                where.append(f"{d} retrocardiac atelectasis")
-            np_ = _say(rng, style, "at1", where)
-        return [(_state(rng, style, np_, "", when), {"Atelectasis": 1})]
-    if k == "opacity":
-        prep, adj = _loc(rng, f.location or "right lower lobe")
-        q = p(["patchy", "hazy", "ill-defined", "faint", "streaky", "subtle", "ground-glass", "linear", "reticular",
-               "confluent", "wedge-shaped", "poorly defined", "vague", "mottled", "indistinct", "rounded", "peripheral",
-               "heterogeneous", "amorphous", "curvilinear", "focal", "irregular"])
-        np_ = _say(rng, style, "op", [f"{q} opacity {prep}", f"{q} {adj} opacity", f"{q} airspace opacity {prep}",
-                                      f"area of {q} opacity {prep}",
-                                      f"{q} opacity measuring approximately {int(rng.integers(2, 6))} cm {prep}",
-                                      f"small area of {q} opacity {prep}"])
-        art = "a" if np_.startswith(("area", "small", q)) else ""
-        return [(_state(rng, style, np_, art, when), {"Lung Opacity": 1})]
-    if k == "nodule":
-        prep, adj = _loc(rng, f.location or "right upper lobe")
-        cm = float(f.size_cm or 1.0)
-        x = f"{int(round(cm * 10))} mm" if cm < 1.0 and rng.random() < 0.6 else f"{cm:.1f} cm"
-        if f.detail == "mass":
-            q = p(["", "spiculated ", "lobulated ", "rounded ", "large ", "cavitary ", "irregular ", "heterogeneous "])
-            np_ = _say(rng, style, "ms", [f"{x} {q}mass {prep}", f"{q}{adj} mass measuring {x}",
-                                          f"{q}mass {prep} measuring {x}"])
-            extra = [f"A {x} {q}mass projects over the {adj if adj.endswith('lobe') else 'lung'}."]
-            return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
-        q = p(["", "", "well-circumscribed ", "rounded ", "solitary ", "noncalcified ", "smoothly marginated ",
-               "irregular ", "spiculated ", "faint ", "well-defined "])
-        np_ = _say(rng, style, "nd", [f"{x} {q}nodule {prep}", f"{x} {q}pulmonary nodule {prep}",
-                                      f"{q}{adj} pulmonary nodule measuring {x}", f"{x} {q}nodular density {prep}"])
-        extra = [f"A {x} nodule projects over the {adj if adj.endswith('lobe') else 'lung'}."]
+            {"Pleural Effusion": -1})
+
+
+def _effusion_extra(rng: np.random.Generator, size: str, side: str, sz: str) -> list[str]:
+    """Full sentences on a one-sided effusion of grade ``size`` (size word ``sz``), by grade."""
+    if size == "small":
+        return [f"Blunting of the {side} costophrenic angle, consistent with a small pleural effusion.",
+                f"Blunting of the {side} costophrenic angle reflects a small effusion."]
+    if size == "large":
+        return [f"Large {side} pleural effusion opacifies much of the {side} hemithorax.",
+                f"Large {side} pleural effusion occupies most of the {side} lower hemithorax."]
+    return [f"{_cap(sz)} {side} pleural effusion obscures the {side} hemidiaphragm.",
+            f"{_cap(sz)} {side} pleural effusion tracks along the lateral chest wall.",
+            f"{_cap(sz)} layering {side} pleural effusion.", f"{_cap(sz)} subpulmonic {side} pleural effusion.",
+            f"{_cap(sz)} loculated {side} pleural effusion.",
+            f"{_cap(sz)} {side} pleural effusion with fluid tracking into the {_pick(rng, ['minor', 'major'])} fissure."]
+
+
+def _pos_consolidation(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                       ) -> list[Sentence]:
+    """Consolidation in a lobe: "Focal consolidation in the right lower lobe."."""
+    prep, adj = _loc(rng, f.location or "right lower lobe")
+    q = _pick(rng, ["focal", "dense", "confluent", "patchy", "lobar", "segmental", "heterogeneous", "wedge-shaped",
+                    "rounded", "airspace", "homogeneous", "peripheral"])
+    np_ = _say(rng, style, "co", [f"{q} consolidation {prep}", f"consolidation {prep}",
+                                  f"{q} airspace consolidation {prep}", f"area of {q} consolidation {prep}",
+                                  f"{q} {adj} consolidation", f"{adj} airspace consolidation"])
+    extra = [f"Consolidation {prep} with air bronchograms.",
+             f"There is a focal area of consolidation {prep}.",
+             f"{_cap(q)} consolidation {prep} with internal air bronchograms.",
+             f"{_cap(q)} consolidation {prep}, without cavitation."]
+    return [(_state(rng, style, np_, "a" if np_.startswith("area") else "", when, extra), {"Consolidation": 1})]
+
+
+def _pos_pneumonia(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Pneumonia: no Findings sentence (its consolidation is stated; the Impression names the pneumonia)."""
+    return []
+
+
+def _pos_atelectasis(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """Atelectasis: compressive, hedged, or stated by type ("Plate-like right basilar atelectasis.")."""
+    side = _side_word(f.side)
+    if f.detail == "compressive":
+        return [(_pick(rng, [f"Adjacent compressive atelectasis at the {side} base.",
+                             f"Compressive atelectasis of the {side} lower lobe.",
+                             f"Associated compressive atelectasis at the {side} lung base.",
+                             f"There is adjacent passive atelectasis of the {side} lower lobe."]), {"Atelectasis": 1})]
+    if f.hedged:
+        return [(_pick(rng, [f"{_cap(side)} basilar opacity, likely atelectasis.",
+                             f"Opacity at the {side} base may represent atelectasis.",
+                             f"Streaky {side} basilar opacity likely reflects atelectasis.",
+                             f"Patchy opacity at the {side} lung base, probably atelectasis.",
+                             f"{_cap(side)} basilar opacity could reflect atelectasis.",
+                             f"Linear opacity at the {side} base, possibly atelectasis."]),
+                 {"Lung Opacity": 1, "Atelectasis": -1})]
+    d = {"linear": ["linear", "streaky linear", "band-like", "curvilinear", "streaky"],
+         "plate-like": ["plate-like", "discoid", "platelike"],
+         "subsegmental": ["subsegmental", "linear subsegmental", "patchy subsegmental"],
+         "mild": ["mild", "minimal", "minor", "mild dependent"]}.get(f.detail or "mild", ["mild"])
+    d = _pick(rng, d)
+    if f.location == "bibasilar":
+        np_ = _say(rng, style, "at2", [f"{d} bibasilar atelectasis", f"{d} atelectasis at both lung bases",
+                                       f"{d} bilateral basilar atelectasis", f"{d} atelectasis at the lung bases",
+                                       f"{d} atelectasis in both lower lobes",
+                                       f"{d} atelectasis at the lung bases bilaterally"])
+    else:
+        where = [f"{d} atelectasis at the {side} lung base", f"{d} {side} basilar atelectasis",
+                 f"{d} atelectasis in the {side} lower lobe", f"{d} atelectasis at the {side} base",
+                 f"{d} atelectasis along the {side} hemidiaphragm", f"{d} atelectasis in the {side} infrahilar region"]
+        if side == "left":
+            where.append(f"{d} retrocardiac atelectasis")
+        np_ = _say(rng, style, "at1", where)
+    return [(_state(rng, style, np_, "", when), {"Atelectasis": 1})]
+
+
+def _pos_opacity(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A lung opacity in a lobe: "Patchy opacity in the right lower lobe."."""
+    prep, adj = _loc(rng, f.location or "right lower lobe")
+    q = _pick(rng, ["patchy", "hazy", "ill-defined", "faint", "streaky", "subtle", "ground-glass", "linear", "reticular",
+                    "confluent", "wedge-shaped", "poorly defined", "vague", "mottled", "indistinct", "rounded",
+                    "peripheral", "heterogeneous", "amorphous", "curvilinear", "focal", "irregular"])
+    np_ = _say(rng, style, "op", [f"{q} opacity {prep}", f"{q} {adj} opacity", f"{q} airspace opacity {prep}",
+                                  f"area of {q} opacity {prep}",
+                                  f"{q} opacity measuring approximately {int(rng.integers(2, 6))} cm {prep}",
+                                  f"small area of {q} opacity {prep}"])
+    art = "a" if np_.startswith(("area", "small", q)) else ""
+    return [(_state(rng, style, np_, art, when), {"Lung Opacity": 1})]
+
+
+def _pos_nodule(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A nodule or (``detail == "mass"``) a mass with its size: "8 mm nodule in the right upper lobe."."""
+    prep, adj = _loc(rng, f.location or "right upper lobe")
+    cm = float(f.size_cm or 1.0)
+    x = f"{int(round(cm * 10))} mm" if cm < 1.0 and rng.random() < 0.6 else f"{cm:.1f} cm"
+    if f.detail == "mass":
+        q = _pick(rng, ["", "spiculated ", "lobulated ", "rounded ", "large ", "cavitary ", "irregular ",
+                        "heterogeneous "])
+        np_ = _say(rng, style, "ms", [f"{x} {q}mass {prep}", f"{q}{adj} mass measuring {x}",
+                                      f"{q}mass {prep} measuring {x}"])
+        extra = [f"A {x} {q}mass projects over the {adj if adj.endswith('lobe') else 'lung'}."]
         return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
-    if k == "pneumothorax":
-        size, side = f.severity or "small", _side_word(f.side)
-        if f.hedged:
-            return [(p([f"Possible tiny {side} apical pneumothorax.", f"A tiny {side} apical pneumothorax cannot be excluded.",
-                        f"Questionable small {side} apical pneumothorax.", f"Cannot exclude a trace {side} pneumothorax.",
-                        f"Subtle lucency at the {side} apex may represent a small pneumothorax."]), {"Pneumothorax": -1})]
-        sz = p(_PTX_SIZE[size])
-        np_ = _say(rng, style, "px", [f"{sz} {side} pneumothorax", f"{sz} {side}-sided pneumothorax",
-                                      f"{sz} {side} apical pneumothorax" if size == "small" else f"{sz} {side} pneumothorax",
-                                      f"{sz} {side} apicolateral pneumothorax"])
-        extra = [f"{_cap(sz)} {side} pneumothorax with a visible visceral pleural line.",
-                 f"{_cap(sz)} {side} pneumothorax without mediastinal shift.",
-                 f"{_cap(sz)} {side} pneumothorax without evidence of tension.",
-                 f"Deep sulcus sign on the {side}, consistent with a pneumothorax on this supine radiograph.",
-                 f"{_cap(sz)} {side} pneumothorax, with the visceral pleural line {int(rng.integers(1, 4))} cm from the "
-                 f"{_pick(rng, ['apex', 'lateral chest wall'])}."]
-        return [(_state(rng, style, np_, "a", when, extra), {"Pneumothorax": 1})]
-    if k == "fracture":
-        side, rib = _side_word(f.side), f.location or "6th"
-        rib = rib if rng.random() < 0.5 else _RIB_WORDS.get(rib, rib)
-        if f.detail == "healed":
-            return [(p([f"Healed {side} rib fractures.", f"Old healed fracture of the {side} {rib} rib.",
-                        f"Remote {side} {rib} rib fracture.", f"Healed fracture deformity of the {side} {rib} rib.",
-                        f"Old {side} {rib} rib fracture with callus formation.",
-                        f"Chronic deformity of the {side} {rib} rib from a healed fracture."]), {"Fracture": 1})]
-        np_ = p([f"acute fracture of the {side} {rib} rib", f"nondisplaced fracture of the {side} {rib} rib",
-                 f"minimally displaced {side} {rib} rib fracture", f"{side} lateral {rib} rib fracture",
-                 f"displaced fracture of the {side} lateral {rib} rib", f"{side} posterolateral {rib} rib fracture",
-                 f"{side} anterolateral {rib} rib fracture", f"comminuted fracture of the {side} {rib} rib",
-                 f"fracture of the {side} {rib} rib with cortical step-off",
-                 f"buckle fracture of the {side} {rib} rib"])
-        return [(_state(rng, style, np_, "" if np_.startswith(("acute", "nondisplaced", "displaced", "comminuted"))
-                        else "a", when),
-                 {"Fracture": 1})]
-    if k == "pleural_other":
-        side = _side_word(f.side)
-        if f.detail == "apical":
-            np_ = p([f"{side} apical pleural thickening", f"mild {side} apical pleural thickening",
-                     f"{side} apical pleural cap" if side != "bilateral" else "bilateral apical pleural caps",
-                     f"{side} apical pleural thickening" if side != "bilateral" else "biapical pleural thickening"])
-            art = "pl" if np_.endswith("caps") else ("a" if np_.endswith("cap") else "")
-            return [(_state(rng, style, np_, art, when), {"Pleural Other": 1})]
-        np_ = p([f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
-                 f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
-                 f"calcified pleural plaques along the {side} hemidiaphragm"])
-        return [(_state(rng, style, np_, "pl" if np_.startswith("calcified") else "", when), {"Pleural Other": 1})]
-    raise ValueError(f"unknown finding kind {k!r}")
+    q = _pick(rng, ["", "", "well-circumscribed ", "rounded ", "solitary ", "noncalcified ", "smoothly marginated ",
+                    "irregular ", "spiculated ", "faint ", "well-defined "])
+    np_ = _say(rng, style, "nd", [f"{x} {q}nodule {prep}", f"{x} {q}pulmonary nodule {prep}",
+                                  f"{q}{adj} pulmonary nodule measuring {x}", f"{x} {q}nodular density {prep}"])
+    extra = [f"A {x} nodule projects over the {adj if adj.endswith('lobe') else 'lung'}."]
+    return [(_state(rng, style, np_, "a", when, extra), {"Lung Lesion": 1})]
+
+
+def _pos_pneumothorax(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                      ) -> list[Sentence]:
+    """Pneumothorax, hedged ("Possible tiny right apical pneumothorax.") or stated with its size."""
+    size, side = f.severity or "small", _side_word(f.side)
+    if f.hedged:
+        return [(_pick(rng, [f"Possible tiny {side} apical pneumothorax.",
+                             f"A tiny {side} apical pneumothorax cannot be excluded.",
+                             f"Questionable small {side} apical pneumothorax.",
+                             f"Cannot exclude a trace {side} pneumothorax.",
+                             f"Subtle lucency at the {side} apex may represent a small pneumothorax."]),
+                 {"Pneumothorax": -1})]
+    sz = _pick(rng, _PTX_SIZE[size])
+    np_ = _say(rng, style, "px", [f"{sz} {side} pneumothorax", f"{sz} {side}-sided pneumothorax",
+                                  f"{sz} {side} apical pneumothorax" if size == "small" else f"{sz} {side} pneumothorax",
+                                  f"{sz} {side} apicolateral pneumothorax"])
+    extra = [f"{_cap(sz)} {side} pneumothorax with a visible visceral pleural line.",
+             f"{_cap(sz)} {side} pneumothorax without mediastinal shift.",
+             f"{_cap(sz)} {side} pneumothorax without evidence of tension.",
+             f"Deep sulcus sign on the {side}, consistent with a pneumothorax on this supine radiograph.",
+             f"{_cap(sz)} {side} pneumothorax, with the visceral pleural line {int(rng.integers(1, 4))} cm from the "
+             f"{_pick(rng, ['apex', 'lateral chest wall'])}."]
+    return [(_state(rng, style, np_, "a", when, extra), {"Pneumothorax": 1})]
+
+
+def _pos_fracture(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None) -> list[Sentence]:
+    """A rib fracture, healed ("Old healed fracture of the right 6th rib.") or acute."""
+    side, rib = _side_word(f.side), f.location or "6th"
+    rib = rib if rng.random() < 0.5 else _RIB_WORDS.get(rib, rib)
+    if f.detail == "healed":
+        return [(_pick(rng, [f"Healed {side} rib fractures.", f"Old healed fracture of the {side} {rib} rib.",
+                             f"Remote {side} {rib} rib fracture.", f"Healed fracture deformity of the {side} {rib} rib.",
+                             f"Old {side} {rib} rib fracture with callus formation.",
+                             f"Chronic deformity of the {side} {rib} rib from a healed fracture."]), {"Fracture": 1})]
+    np_ = _pick(rng, [f"acute fracture of the {side} {rib} rib", f"nondisplaced fracture of the {side} {rib} rib",
+                      f"minimally displaced {side} {rib} rib fracture", f"{side} lateral {rib} rib fracture",
+                      f"displaced fracture of the {side} lateral {rib} rib", f"{side} posterolateral {rib} rib fracture",
+                      f"{side} anterolateral {rib} rib fracture", f"comminuted fracture of the {side} {rib} rib",
+                      f"fracture of the {side} {rib} rib with cortical step-off",
+                      f"buckle fracture of the {side} {rib} rib"])
+    return [(_state(rng, style, np_, "" if np_.startswith(("acute", "nondisplaced", "displaced", "comminuted"))
+                    else "a", when),
+             {"Fracture": 1})]
+
+
+def _pos_pleural_other(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: str | None
+                       ) -> list[Sentence]:
+    """Pleural thickening, apical ("Right apical pleural cap.") or along the chest wall, or calcified plaques."""
+    side = _side_word(f.side)
+    if f.detail == "apical":
+        np_ = _pick(rng, [f"{side} apical pleural thickening", f"mild {side} apical pleural thickening",
+                          f"{side} apical pleural cap" if side != "bilateral" else "bilateral apical pleural caps",
+                          f"{side} apical pleural thickening" if side != "bilateral" else "biapical pleural thickening"])
+        art = "pl" if np_.endswith("caps") else ("a" if np_.endswith("cap") else "")
+        return [(_state(rng, style, np_, art, when), {"Pleural Other": 1})]
+    np_ = _pick(rng, [f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
+                      f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
+                      f"calcified pleural plaques along the {side} hemidiaphragm"])
+    return [(_state(rng, style, np_, "pl" if np_.startswith("calcified") else "", when), {"Pleural Other": 1})]
+
+
+#: the Findings-section writer of each finding kind (``_positive_sentences`` dispatches on ``Finding.kind``)
+_POSITIVE: dict[str, Callable[[Finding, np.random.Generator, ReaderStyle, str | None], list[Sentence]]] = {
+    "cardiomegaly": _pos_cardiomegaly, "mediastinum": _pos_mediastinum, "edema": _pos_edema,
+    "effusion": _pos_effusion, "consolidation": _pos_consolidation, "pneumonia": _pos_pneumonia,
+    "atelectasis": _pos_atelectasis, "opacity": _pos_opacity, "nodule": _pos_nodule,
+    "pneumothorax": _pos_pneumothorax, "fracture": _pos_fracture, "pleural_other": _pos_pleural_other,
+}
 
 
 _DEVICE_SENT = {
@@ -600,115 +668,161 @@ _LUNG_KINDS = {"consolidation", "pneumonia", "opacity", "atelectasis", "edema", 
 
 
 def _slot(name: str, rng: np.random.Generator, style: ReaderStyle, kinds: set[str]) -> Sentence | None:
-    """A normal / pertinent-negative sentence for one anatomical slot, or None when a finding forbids it."""
-    say = lambda opts: _say(rng, style, name, opts)  # noqa: E731
+    """A normal / pertinent-negative sentence for one anatomical slot, or None when a finding forbids it.
+
+    Whether the reader words the slot against the prior study is drawn here, for every slot, before
+    the slot's own writer (``_SLOTS``) runs; each writer picks its preferred words under its slot name.
+    """
     prior = style.prior is not None and rng.random() < 0.35
-    if name == "heart":
-        if "cardiomegaly" in kinds:
+    write = _SLOTS.get(name)
+    if write is None:
+        raise ValueError(f"unknown report slot {name!r}")
+    return write(rng, style, kinds, prior)
+
+
+def _slot_heart(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Normal heart size (Cardiomegaly 0), "remains normal" against the prior; None beside cardiomegaly."""
+    if "cardiomegaly" in kinds:
+        return None
+    opts = ["Heart size is normal.", "The heart is normal in size.", "Normal heart size.",
+            "The cardiac silhouette is normal in size.", "Heart size is within normal limits.",
+            "The heart is not enlarged.", "Cardiac size is normal.", "The cardiac silhouette is within normal limits.",
+            "The heart size is at the upper limits of normal.", "The heart is normal in size and configuration.",
+            "Cardiac size is normal for the projection."]
+    if prior:
+        opts = ["Heart size remains normal.", "Heart size is normal and unchanged.", "Stable normal heart size.",
+                "The heart remains normal in size."]
+    return _say(rng, style, "heart", opts), {"Cardiomegaly": 0}
+
+
+def _slot_mediastinum(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                      ) -> Sentence | None:
+    """Normal mediastinal contours (Enlarged Cardiomediastinum 0); None beside mediastinal widening."""
+    if "mediastinum" in kinds:
+        return None
+    opts = ["Mediastinal contours are unremarkable.", "The mediastinal contours are normal.",
+            "The mediastinum is not widened.", "Normal mediastinal contours.",
+            "The mediastinal silhouette is within normal limits.", "Hilar and mediastinal contours are normal.",
+            "The mediastinal and hilar contours are unremarkable.",
+            "Mediastinal contours are normal, and the trachea is midline.", "Normal mediastinal configuration.",
+            "Aortic and mediastinal contours are normal."]
+    return _say(rng, style, "mediastinum", opts), {"Enlarged Cardiomediastinum": 0}
+
+
+def _slot_cardiomediastinal(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                            ) -> Sentence | None:
+    """Heart and mediastinum in one sentence; None beside cardiomegaly or mediastinal widening."""
+    if kinds & {"cardiomegaly", "mediastinum"}:
+        return None
+    opts = [("Heart size and mediastinal contours are normal.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("Normal heart size and mediastinal contours.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("The heart and mediastinum are within normal limits.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("Cardiac and mediastinal contours are unremarkable.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is within normal limits.", {"Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is normal in size and contour.", {"Enlarged Cardiomediastinum": 0}),
+            ("Cardiomediastinal and hilar contours are normal.", {"Enlarged Cardiomediastinum": 0}),
+            ("The cardiomediastinal silhouette is stable and unremarkable." if prior else
+             "The cardiomediastinal silhouette is unremarkable.", {"Enlarged Cardiomediastinum": 0})]
+    return _say(rng, style, "cardiomediastinal", opts)
+
+
+def _slot_lungs(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Clear lungs, "otherwise clear" beside a lung finding (or None), or clear "without" a negated list."""
+    say = lambda opts: _say(rng, style, "lungs", opts)  # noqa: E731
+    if kinds & _LUNG_KINDS:
+        # only "otherwise clear" fits beside a lung finding
+        if rng.random() < 0.5:
             return None
-        opts = ["Heart size is normal.", "The heart is normal in size.", "Normal heart size.",
-                "The cardiac silhouette is normal in size.", "Heart size is within normal limits.",
-                "The heart is not enlarged.", "Cardiac size is normal.", "The cardiac silhouette is within normal limits.",
-                "The heart size is at the upper limits of normal.", "The heart is normal in size and configuration.",
-                "Cardiac size is normal for the projection."]
-        if prior:
-            opts = ["Heart size remains normal.", "Heart size is normal and unchanged.", "Stable normal heart size.",
-                    "The heart remains normal in size."]
-        return say(opts), {"Cardiomegaly": 0}
-    if name == "mediastinum":
-        if "mediastinum" in kinds:
-            return None
-        opts = ["Mediastinal contours are unremarkable.", "The mediastinal contours are normal.",
-                "The mediastinum is not widened.", "Normal mediastinal contours.",
-                "The mediastinal silhouette is within normal limits.", "Hilar and mediastinal contours are normal.",
-                "The mediastinal and hilar contours are unremarkable.",
-                "Mediastinal contours are normal, and the trachea is midline.", "Normal mediastinal configuration.",
-                "Aortic and mediastinal contours are normal."]
-        return say(opts), {"Enlarged Cardiomediastinum": 0}
-    if name == "cardiomediastinal":
-        if kinds & {"cardiomegaly", "mediastinum"}:
-            return None
-        opts = [("Heart size and mediastinal contours are normal.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("Normal heart size and mediastinal contours.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("The heart and mediastinum are within normal limits.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("Cardiac and mediastinal contours are unremarkable.", {"Cardiomegaly": 0, "Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is within normal limits.", {"Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is normal in size and contour.", {"Enlarged Cardiomediastinum": 0}),
-                ("Cardiomediastinal and hilar contours are normal.", {"Enlarged Cardiomediastinum": 0}),
-                ("The cardiomediastinal silhouette is stable and unremarkable." if prior else
-                 "The cardiomediastinal silhouette is unremarkable.", {"Enlarged Cardiomediastinum": 0})]
-        return say(opts)
-    if name == "lungs":
-        lung_pos = kinds & _LUNG_KINDS
-        if lung_pos:
-            # only "otherwise clear" fits beside a lung finding
-            if rng.random() < 0.5:
-                return None
-            return say(["The lungs are otherwise clear.", "Otherwise, the lungs are clear.",
-                        "The remainder of the lungs is clear.", "The lungs are otherwise well aerated."]), {}
-        if prior and rng.random() < 0.5:
-            return say(["The lungs remain clear.", "Lungs remain well expanded and clear."]), {}
-        if rng.random() < 0.35:
-            items = [i for i in ("cons", "eff", "ptx", "edema") if _allowed(i, kinds)]
-            items = [items[int(j)] for j in sorted(rng.permutation(len(items))[:int(rng.integers(1, 4))])]
-            body, lab = _neg_body(rng, items)
-            lead = say(["The lungs are clear", "Lungs are clear bilaterally", "The lungs are well expanded and clear",
-                        "Clear lungs"])
-            return f"{lead} without {body}.", lab
-        return say([("The lungs are clear.", {}), ("Lungs are clear bilaterally.", {}),
-                    ("The lungs are well expanded and clear.", {}), ("The lungs are well aerated.", {}),
-                    ("Both lungs are clear.", {}), ("Clear lungs.", {}), ("The lungs are well inflated and clear.", {}),
-                    ("The lungs are clear of focal airspace disease.", {"Lung Opacity": 0}),
-                    ("Both lungs are well aerated and clear.", {}), ("The lung parenchyma is clear.", {}),
-                    ("The pulmonary parenchyma is clear bilaterally.", {}),
-                    ("There is no focal airspace opacity.", {"Lung Opacity": 0})])
-    if name == "pleura":
-        items = [i for i in ("eff", "ptx") if _allowed(i, kinds)]
-        if not items:
-            return None
-        if items == ["eff", "ptx"] and rng.random() < 0.2:
-            return say(["The costophrenic angles are sharp, and there is no pneumothorax.",
-                        "Sharp costophrenic angles without pneumothorax."]), {"Pleural Effusion": 0, "Pneumothorax": 0}
-        if "ptx" in items and rng.random() < 0.15:
-            items = ["ptx"]
-        return _neg_list(rng, style, list(rng.permutation(items)) if rng.random() < 0.3 else items)
-    if name == "airspace":
-        items = [i for i in ("cons", "ads", "edema", "eff", "ptx") if _allowed(i, kinds)]
-        if not items:
-            return None
-        n = int(rng.integers(1, min(3, len(items)) + 1))
-        chosen = [items[int(j)] for j in sorted(rng.permutation(len(items))[:n])]
-        if "cons" in chosen and "ads" in chosen:
-            chosen.remove("ads")
-        return _neg_list(rng, style, chosen)
-    if name == "vasculature":
-        if "edema" in kinds:
-            return None
-        opts = [("Pulmonary vascularity is normal.", {}), ("The pulmonary vasculature is within normal limits.", {}),
-                ("No pulmonary edema.", {"Edema": 0}), ("No pulmonary vascular congestion.", {"Edema": 0}),
-                ("There is no evidence of pulmonary edema.", {"Edema": 0}), ("Pulmonary vasculature is not engorged.", {}),
-                ("Pulmonary vascularity is within normal limits.", {}), ("The pulmonary vessels are normal in caliber.", {}),
-                ("No cephalization of the pulmonary vasculature.", {"Edema": 0})]
-        return say(opts)
-    if name == "lesion":
-        if "nodule" in kinds:
-            return None
-        return say([("No suspicious pulmonary nodules.", {"Lung Lesion": 0}),
-                    ("No focal pulmonary nodule or mass.", {"Lung Lesion": 0}),
-                    ("No pulmonary nodules or masses are identified.", {"Lung Lesion": 0}),
-                    ("No discrete nodule or mass is seen.", {"Lung Lesion": 0})])
-    if name == "bones":
-        if "fracture" in kinds:
-            return None
-        return say([("No acute osseous abnormality.", {}), ("The visualized osseous structures are unremarkable.", {}),
-                    ("Osseous structures are intact.", {}), ("No acute bony abnormality.", {}),
-                    ("No displaced rib fracture.", {"Fracture": 0}), ("No acute rib fractures are identified.", {"Fracture": 0}),
-                    ("The bony thorax is intact.", {}),
-                    ("Degenerative changes of the thoracic spine without acute fracture.", {"Fracture": 0}),
-                    ("No acute osseous abnormality is identified.", {}), ("No suspicious osseous lesions.", {}),
-                    ("The visualized skeletal structures are intact.", {}), ("The osseous structures are grossly intact.", {}),
-                    ("No destructive osseous lesion.", {}), ("No acute bony abnormality in the visualized skeleton.", {})])
-    raise ValueError(f"unknown report slot {name!r}")
+        return say(["The lungs are otherwise clear.", "Otherwise, the lungs are clear.",
+                    "The remainder of the lungs is clear.", "The lungs are otherwise well aerated."]), {}
+    if prior and rng.random() < 0.5:
+        return say(["The lungs remain clear.", "Lungs remain well expanded and clear."]), {}
+    if rng.random() < 0.35:
+        items = [i for i in ("cons", "eff", "ptx", "edema") if _allowed(i, kinds)]
+        items = [items[int(j)] for j in sorted(rng.permutation(len(items))[:int(rng.integers(1, 4))])]
+        body, lab = _neg_body(rng, items)
+        lead = say(["The lungs are clear", "Lungs are clear bilaterally", "The lungs are well expanded and clear",
+                    "Clear lungs"])
+        return f"{lead} without {body}.", lab
+    return say([("The lungs are clear.", {}), ("Lungs are clear bilaterally.", {}),
+                ("The lungs are well expanded and clear.", {}), ("The lungs are well aerated.", {}),
+                ("Both lungs are clear.", {}), ("Clear lungs.", {}), ("The lungs are well inflated and clear.", {}),
+                ("The lungs are clear of focal airspace disease.", {"Lung Opacity": 0}),
+                ("Both lungs are well aerated and clear.", {}), ("The lung parenchyma is clear.", {}),
+                ("The pulmonary parenchyma is clear bilaterally.", {}),
+                ("There is no focal airspace opacity.", {"Lung Opacity": 0})])
+
+
+def _slot_pleura(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """No effusion / pneumothorax (those no finding forbids), or sharp costophrenic angles; None when both are."""
+    items = [i for i in ("eff", "ptx") if _allowed(i, kinds)]
+    if not items:
+        return None
+    if items == ["eff", "ptx"] and rng.random() < 0.2:
+        return (_say(rng, style, "pleura", ["The costophrenic angles are sharp, and there is no pneumothorax.",
+                                            "Sharp costophrenic angles without pneumothorax."]),
+                {"Pleural Effusion": 0, "Pneumothorax": 0})
+    if "ptx" in items and rng.random() < 0.15:
+        items = ["ptx"]
+    return _neg_list(rng, style, list(rng.permutation(items)) if rng.random() < 0.3 else items)
+
+
+def _slot_airspace(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """A negated list of one to three airspace / pleural observations no finding forbids; None when all are."""
+    items = [i for i in ("cons", "ads", "edema", "eff", "ptx") if _allowed(i, kinds)]
+    if not items:
+        return None
+    n = int(rng.integers(1, min(3, len(items)) + 1))
+    chosen = [items[int(j)] for j in sorted(rng.permutation(len(items))[:n])]
+    if "cons" in chosen and "ads" in chosen:
+        chosen.remove("ads")
+    return _neg_list(rng, style, chosen)
+
+
+def _slot_vasculature(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool
+                      ) -> Sentence | None:
+    """Normal pulmonary vasculature or no edema (Edema 0); None beside edema."""
+    if "edema" in kinds:
+        return None
+    opts = [("Pulmonary vascularity is normal.", {}), ("The pulmonary vasculature is within normal limits.", {}),
+            ("No pulmonary edema.", {"Edema": 0}), ("No pulmonary vascular congestion.", {"Edema": 0}),
+            ("There is no evidence of pulmonary edema.", {"Edema": 0}), ("Pulmonary vasculature is not engorged.", {}),
+            ("Pulmonary vascularity is within normal limits.", {}), ("The pulmonary vessels are normal in caliber.", {}),
+            ("No cephalization of the pulmonary vasculature.", {"Edema": 0})]
+    return _say(rng, style, "vasculature", opts)
+
+
+def _slot_lesion(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """No nodule or mass (Lung Lesion 0); None beside a nodule."""
+    if "nodule" in kinds:
+        return None
+    return _say(rng, style, "lesion", [("No suspicious pulmonary nodules.", {"Lung Lesion": 0}),
+                                       ("No focal pulmonary nodule or mass.", {"Lung Lesion": 0}),
+                                       ("No pulmonary nodules or masses are identified.", {"Lung Lesion": 0}),
+                                       ("No discrete nodule or mass is seen.", {"Lung Lesion": 0})])
+
+
+def _slot_bones(rng: np.random.Generator, style: ReaderStyle, kinds: set[str], prior: bool) -> Sentence | None:
+    """Intact bones, some sentences negating a rib fracture (Fracture 0); None beside a fracture."""
+    if "fracture" in kinds:
+        return None
+    return _say(rng, style, "bones",
+                [("No acute osseous abnormality.", {}), ("The visualized osseous structures are unremarkable.", {}),
+                 ("Osseous structures are intact.", {}), ("No acute bony abnormality.", {}),
+                 ("No displaced rib fracture.", {"Fracture": 0}), ("No acute rib fractures are identified.", {"Fracture": 0}),
+                 ("The bony thorax is intact.", {}),
+                 ("Degenerative changes of the thoracic spine without acute fracture.", {"Fracture": 0}),
+                 ("No acute osseous abnormality is identified.", {}), ("No suspicious osseous lesions.", {}),
+                 ("The visualized skeletal structures are intact.", {}), ("The osseous structures are grossly intact.", {}),
+                 ("No destructive osseous lesion.", {}), ("No acute bony abnormality in the visualized skeleton.", {})])
+
+
+#: the writer of each normal-Findings slot (``_slot`` dispatches on the slot name; see ``_FAMILY_SLOTS``)
+_SLOTS: dict[str, Callable[[np.random.Generator, ReaderStyle, set[str], bool], Sentence | None]] = {
+    "heart": _slot_heart, "mediastinum": _slot_mediastinum, "cardiomediastinal": _slot_cardiomediastinal,
+    "lungs": _slot_lungs, "pleura": _slot_pleura, "airspace": _slot_airspace, "vasculature": _slot_vasculature,
+    "lesion": _slot_lesion, "bones": _slot_bones,
+}
 
 
 # Neutral remarks: real incidental findings and technique notes outside the CheXpert-14
@@ -1005,166 +1119,18 @@ def _impression_sentences(findings: list[Finding], devices: list[str], rng: np.r
 
     ``whens`` holds each finding's comparison status (``_draw_whens``, the one the Findings used);
     the Impression qualifies a finding with the same status ("Stable ...", "New ...") or none.
+    The findings' sentences come first (``_impression_findings``), then a read-back of urgent
+    findings and a devices remark (``_add_impression_notes``), a normal statement when nothing else
+    was said (``_add_normal_impression``), a recommendation, and a clinical context on a short opening.
     """
     style = style or _reader_style(rng)
     if whens is None:
         whens = _draw_whens(findings, rng, style)
-    p = lambda opts: _pick(rng, opts)  # noqa: E731
     by = {f.kind: f for f in findings}
-    cmp_ = style.prior is not None
-    out: list[Sentence] = []
-    if "pneumothorax" in by:
-        f = by["pneumothorax"]
-        side = _side_word(f.side)
-        if f.hedged:
-            out.append((p([f"Possible tiny {side} apical pneumothorax.", f"Questionable small {side} pneumothorax.",
-                           f"A tiny {side} pneumothorax cannot be excluded."]), {"Pneumothorax": -1}))
-        else:
-            sz = p(_PTX_SIZE[f.severity or "small"])
-            out.append((_cmp(rng, whens.get("pneumothorax"),
-                             p([f"{_cap(sz)} {side} pneumothorax.", f"{_cap(sz)} {side}-sided pneumothorax.",
-                                f"{_cap(sz)} {side} pneumothorax, as above."])), {"Pneumothorax": 1}))
-    if "pneumonia" in by:
-        f = by["pneumonia"]
-        _, adj = _loc(rng, f.location or "right lower lobe")
-        w = whens.get("pneumonia")
-        if f.hedged:
-            out.append(p([(_cmp(rng, w, f"{_cap(adj)} consolidation, concerning for pneumonia."), {"Consolidation": 1, "Pneumonia": -1}),
-                          ("Findings may represent pneumonia in the appropriate clinical setting.", {"Pneumonia": -1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation, which may represent pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": -1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation, suspicious for pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": -1}),
-                          (f"Possible early {adj} pneumonia.", {"Pneumonia": -1}),
-                          (f"{_cap(adj)} airspace consolidation; infection cannot be excluded.",
-                           {"Consolidation": 1, "Pneumonia": -1})]))
-        else:
-            out.append(p([(_cmp(rng, w, f"{_cap(adj)} pneumonia."), {"Pneumonia": 1}),
-                          (_cmp(rng, w, f"{_cap(adj)} consolidation consistent with pneumonia."),
-                           {"Consolidation": 1, "Pneumonia": 1}),
-                          (f"Findings compatible with {adj} pneumonia.", {"Pneumonia": 1}),
-                          (f"{_cap(adj)} airspace consolidation compatible with pneumonia.",
-                           {"Consolidation": 1, "Pneumonia": 1}),
-                          (_cmp(rng, w, f"{_cap(adj)} pneumonia.") + " Recommend follow-up radiographs after treatment.",
-                           {"Pneumonia": 1})]))
-    elif "consolidation" in by:
-        _, adj = _loc(rng, by["consolidation"].location or "right lower lobe")
-        out.append((_cmp(rng, whens.get("consolidation"), f"{_cap(adj)} consolidation."), {"Consolidation": 1}))
-    if ("cardiomegaly" in by and "edema" in by and not by["edema"].hedged
-            and whens.get("edema") is None and whens.get("cardiomegaly") is None):
-        s = p(_SEV_ADJ[by["edema"].severity or "mild"])
-        out.append(p([(f"Cardiomegaly with {s} pulmonary edema.", {"Cardiomegaly": 1, "Edema": 1}),
-                      (f"{_cap(s)} congestive heart failure.", {"Edema": 1}),
-                      (f"Cardiomegaly and {s} interstitial edema, compatible with congestive heart failure.",
-                       {"Cardiomegaly": 1, "Edema": 1}),
-                      (f"Findings consistent with {s} fluid overload.", {"Edema": 1})]))
-    else:
-        if "edema" in by:
-            f = by["edema"]
-            s = p(_SEV_ADJ[f.severity or "mild"])
-            out.append((p([f"Possible {s} pulmonary edema.", f"Cannot exclude {s} pulmonary edema."]), {"Edema": -1})
-                       if f.hedged else (_cmp(rng, whens.get("edema"), f"{_cap(s)} pulmonary edema."), {"Edema": 1}))
-        if "cardiomegaly" in by:
-            s = p(_CM_ADJ[by["cardiomegaly"].severity or "mild"])
-            w = whens.get("cardiomegaly")
-            opts = [(_cmp(rng, w, f"{_cap(s)} cardiomegaly."), {"Cardiomegaly": 1}),
-                    (_cmp(rng, w, "Cardiomegaly."), {"Cardiomegaly": 1})]
-            if w in (None, "unchanged"):
-                opts.append((_cmp(rng, w, "Enlarged cardiac silhouette."), {"Cardiomegaly": 1}))
-            if "edema" not in by:
-                opts.append((_cmp(rng, w, f"{_cap(s)} cardiomegaly without pulmonary edema."),
-                             {"Cardiomegaly": 1, "Edema": 0}))
-            out.append(p(opts))
-    if "effusion" in by and len(out) < 3:
-        f = by["effusion"]
-        side = _side_word(f.side)
-        sz = p(_EFF_SIZE[f.severity or "small"])
-        if f.hedged:
-            out.append((p(["Possible small pleural effusion.", "Possible trace pleural effusion.",
-                           "A small pleural effusion cannot be excluded."]), {"Pleural Effusion": -1}))
-        elif side == "bilateral":
-            out.append((_cmp(rng, whens.get("effusion"),
-                             p([f"{_cap(sz)} bilateral pleural effusions.", f"{_cap(sz)} bilateral effusions."])),
-                        {"Pleural Effusion": 1}))
-        else:
-            out.append((_cmp(rng, whens.get("effusion"), p([f"{_cap(sz)} {side} pleural effusion.",
-                                                             f"{_cap(sz)} {side} effusion."])),
-                        {"Pleural Effusion": 1}))
-    if "nodule" in by and len(out) < 3:
-        f = by["nodule"]
-        _, adj = _loc(rng, f.location or "right upper lobe")
-        w = whens.get("nodule")
-        if f.detail == "mass":
-            out.append((_cmp(rng, w, p([f"{_cap(adj)} mass, concerning for malignancy.",
-                                        f"{_cap(adj)} mass, suspicious for neoplasm. Chest CT is recommended.",
-                                        f"{_cap(adj)} mass. Recommend CT of the chest for further evaluation."]),
-                             "nodule"), {"Lung Lesion": 1}))
-        else:
-            out.append((_cmp(rng, w, p([f"{f.size_cm:.1f} cm {adj} nodule, recommend chest CT for further evaluation.",
-                                        f"{_cap(adj)} pulmonary nodule. Recommend nonemergent chest CT.",
-                                        f"{f.size_cm:.1f} cm {adj} nodule. Comparison with older studies would be "
-                                        "helpful."]), "nodule"),
-                        {"Lung Lesion": 1}))
-    if "opacity" in by and len(out) < 3:
-        _, adj = _loc(rng, by["opacity"].location or "right lower lobe")
-        w = whens.get("opacity")
-        out.append(p([(_cmp(rng, w, f"{_cap(adj)} opacity, which may represent atelectasis or early pneumonia."),
-                       {"Lung Opacity": 1, "Atelectasis": -1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"Patchy {adj} opacity; infection cannot be excluded."),
-                       {"Lung Opacity": 1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"Nonspecific {adj} opacity."), {"Lung Opacity": 1}),
-                      (_cmp(rng, w, f"{_cap(adj)} opacity, possibly early pneumonia in the appropriate clinical setting."),
-                       {"Lung Opacity": 1, "Pneumonia": -1}),
-                      (_cmp(rng, w, f"{_cap(adj)} opacity.") + " Follow-up radiographs are recommended.",
-                       {"Lung Opacity": 1})]))
-    if "mediastinum" in by and len(out) < 3:
-        out.append((_cmp(rng, whens.get("mediastinum"),
-                         p(["Widened mediastinum.", "Mediastinal widening, further evaluation with chest CT is recommended.",
-                            "Widening of the mediastinum. Recommend CT for further evaluation."])),
-                    {"Enlarged Cardiomediastinum": 1}))
-    if "fracture" in by and by["fracture"].detail == "acute" and len(out) < 3:
-        f = by["fracture"]
-        out.append((_cmp(rng, whens.get("fracture"),
-                         p([f"Acute {_side_word(f.side)} {f.location} rib fracture.",
-                            f"Acute fracture of the {_side_word(f.side)} {_RIB_WORDS.get(f.location or '6th')} rib."])),
-                    {"Fracture": 1}))
-    if "atelectasis" in by and len(out) < 3 and (not out or rng.random() < 0.5):
-        f = by["atelectasis"]
-        side = _side_word(f.side)
-        if f.hedged:
-            out.append((p([f"{_cap(side)} basilar opacity, likely atelectasis.",
-                           f"{_cap(side)} basilar opacity, possibly atelectasis."]), {"Lung Opacity": 1, "Atelectasis": -1}))
-        else:
-            w = whens.get("atelectasis")
-            out.append((_cmp(rng, w, p(["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation."]
-                                       if f.location == "bibasilar" else [f"{_cap(side)} basilar atelectasis.",
-                                                                          f"Atelectasis at the {side} base."])),
-                        {"Atelectasis": 1}))
-            if "no focal consolidation" in out[-1][0]:
-                if "consolidation" in by or "pneumonia" in by or "opacity" in by:
-                    out[-1] = (_cmp(rng, w, "Bibasilar atelectasis."), {"Atelectasis": 1})
-                else:
-                    out[-1] = (out[-1][0], {"Atelectasis": 1, "Consolidation": 0})
-    if "pleural_other" in by and not out and rng.random() < 0.5:
-        out.append((_cmp(rng, whens.get("pleural_other"),
-                         p([f"{_cap(_side_word(by['pleural_other'].side))} pleural thickening.",
-                            f"{_cap(_side_word(by['pleural_other'].side))} pleural thickening, likely chronic."])),
-                    {"Pleural Other": 1}))
-    urgent = ("pneumothorax" in by and not by["pneumothorax"].hedged) or "mediastinum" in by or (
-        "fracture" in by and by["fracture"].detail == "acute") or ("nodule" in by and by["nodule"].detail == "mass")
-    if urgent and len(out) < 2 and rng.random() < 0.5:
-        out.append(_communication(rng))
-    if devices and len(out) < 3 and rng.random() < 0.5:
-        out.append((p(["Support devices in standard position.", "Lines and tubes in appropriate position.",
-                       "Support devices as described above.", "Lines and tubes are unchanged in position."
-                       if cmp_ else "Lines and tubes in expected position."]), {"Support Devices": 1}))
+    out = _impression_findings(by, rng, whens)
+    _add_impression_notes(out, by, devices, rng, style)
     if not out or all(lbl.get("Support Devices") for _, lbl in out):
-        if cmp_ and not findings and rng.random() < 0.5:
-            out.insert(0, (p(_IMPRESSION_STABLE).format(prior=style.prior), {}))
-        else:
-            out.insert(0, (p(_IMPRESSION_NORMAL), {}))
-        if not findings and rng.random() < 0.15:
-            out.append((p(["No evidence of pneumonia.", "Specifically, no evidence of pneumonia."]), {"Pneumonia": 0}))
+        _add_normal_impression(out, findings, rng, style)
     if len(out) < 3 and rng.random() < (0.14 if findings else 0.04):
         out.append((_recommendation(rng, findings), {}))
     out = out[:3]
@@ -1172,6 +1138,210 @@ def _impression_sentences(findings: list[Finding], devices: list[str], rng: np.r
     if rng.random() < 0.4 and ". " not in out[0][0] and ";" not in out[0][0] and len(out[0][0].split()) < 9:
         out[0] = (_with_context(rng, out[0][0], findings), out[0][1])
     return out
+
+
+def _impression_findings(by: dict[str, Finding], rng: np.random.Generator, whens: dict[str, str | None]
+                         ) -> list[Sentence]:
+    """The Impression's sentences on the findings ``by`` kind, most urgent first, at most three from effusions on."""
+    out: list[Sentence] = []
+    if "pneumothorax" in by:
+        out.append(_imp_pneumothorax(by["pneumothorax"], rng, whens.get("pneumothorax")))
+    if "pneumonia" in by:
+        out.append(_imp_pneumonia(by["pneumonia"], rng, whens.get("pneumonia")))
+    elif "consolidation" in by:
+        _, adj = _loc(rng, by["consolidation"].location or "right lower lobe")
+        out.append((_cmp(rng, whens.get("consolidation"), f"{_cap(adj)} consolidation."), {"Consolidation": 1}))
+    out.extend(_imp_heart(by, rng, whens))
+    if "effusion" in by and len(out) < 3:
+        out.append(_imp_effusion(by["effusion"], rng, whens.get("effusion")))
+    if "nodule" in by and len(out) < 3:
+        out.append(_imp_nodule(by["nodule"], rng, whens.get("nodule")))
+    if "opacity" in by and len(out) < 3:
+        out.append(_imp_opacity(by["opacity"], rng, whens.get("opacity")))
+    if "mediastinum" in by and len(out) < 3:
+        out.append((_cmp(rng, whens.get("mediastinum"),
+                         _pick(rng, ["Widened mediastinum.",
+                                     "Mediastinal widening, further evaluation with chest CT is recommended.",
+                                     "Widening of the mediastinum. Recommend CT for further evaluation."])),
+                    {"Enlarged Cardiomediastinum": 1}))
+    if "fracture" in by and by["fracture"].detail == "acute" and len(out) < 3:
+        f = by["fracture"]
+        out.append((_cmp(rng, whens.get("fracture"),
+                         _pick(rng, [f"Acute {_side_word(f.side)} {f.location} rib fracture.",
+                                     f"Acute fracture of the {_side_word(f.side)} "
+                                     f"{_RIB_WORDS.get(f.location or '6th')} rib."])),
+                    {"Fracture": 1}))
+    if "atelectasis" in by and len(out) < 3 and (not out or rng.random() < 0.5):
+        airspace = "consolidation" in by or "pneumonia" in by or "opacity" in by
+        out.append(_imp_atelectasis(by["atelectasis"], rng, whens.get("atelectasis"), airspace))
+    if "pleural_other" in by and not out and rng.random() < 0.5:
+        side = _cap(_side_word(by["pleural_other"].side))
+        out.append((_cmp(rng, whens.get("pleural_other"),
+                         _pick(rng, [f"{side} pleural thickening.", f"{side} pleural thickening, likely chronic."])),
+                    {"Pleural Other": 1}))
+    return out
+
+
+def _imp_pneumothorax(f: Finding, rng: np.random.Generator, when: str | None) -> Sentence:
+    """Pneumothorax, hedged ("Possible tiny right apical pneumothorax.") or with its size and status."""
+    side = _side_word(f.side)
+    if f.hedged:
+        return (_pick(rng, [f"Possible tiny {side} apical pneumothorax.", f"Questionable small {side} pneumothorax.",
+                            f"A tiny {side} pneumothorax cannot be excluded."]), {"Pneumothorax": -1})
+    sz = _pick(rng, _PTX_SIZE[f.severity or "small"])
+    return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} {side} pneumothorax.", f"{_cap(sz)} {side}-sided pneumothorax.",
+                                        f"{_cap(sz)} {side} pneumothorax, as above."])), {"Pneumothorax": 1})
+
+
+def _imp_pneumonia(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """Pneumonia in a lobe, hedged (Pneumonia -1) or stated, often with its consolidation."""
+    _, adj = _loc(rng, f.location or "right lower lobe")
+    if f.hedged:
+        return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} consolidation, concerning for pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           ("Findings may represent pneumonia in the appropriate clinical setting.", {"Pneumonia": -1}),
+                           (_cmp(rng, w, f"{_cap(adj)} consolidation, which may represent pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           (_cmp(rng, w, f"{_cap(adj)} consolidation, suspicious for pneumonia."),
+                            {"Consolidation": 1, "Pneumonia": -1}),
+                           (f"Possible early {adj} pneumonia.", {"Pneumonia": -1}),
+                           (f"{_cap(adj)} airspace consolidation; infection cannot be excluded.",
+                            {"Consolidation": 1, "Pneumonia": -1})])
+    return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} pneumonia."), {"Pneumonia": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} consolidation consistent with pneumonia."),
+                        {"Consolidation": 1, "Pneumonia": 1}),
+                       (f"Findings compatible with {adj} pneumonia.", {"Pneumonia": 1}),
+                       (f"{_cap(adj)} airspace consolidation compatible with pneumonia.",
+                        {"Consolidation": 1, "Pneumonia": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} pneumonia.") + " Recommend follow-up radiographs after treatment.",
+                        {"Pneumonia": 1})])
+
+
+def _imp_heart(by: dict[str, Finding], rng: np.random.Generator, whens: dict[str, str | None]) -> list[Sentence]:
+    """Cardiomegaly and edema: one heart-failure sentence when both are stated and not compared, else one each."""
+    if ("cardiomegaly" in by and "edema" in by and not by["edema"].hedged
+            and whens.get("edema") is None and whens.get("cardiomegaly") is None):
+        s = _pick(rng, _SEV_ADJ[by["edema"].severity or "mild"])
+        return [_pick(rng, [(f"Cardiomegaly with {s} pulmonary edema.", {"Cardiomegaly": 1, "Edema": 1}),
+                            (f"{_cap(s)} congestive heart failure.", {"Edema": 1}),
+                            (f"Cardiomegaly and {s} interstitial edema, compatible with congestive heart failure.",
+                             {"Cardiomegaly": 1, "Edema": 1}),
+                            (f"Findings consistent with {s} fluid overload.", {"Edema": 1})])]
+    out: list[Sentence] = []
+    if "edema" in by:
+        f = by["edema"]
+        s = _pick(rng, _SEV_ADJ[f.severity or "mild"])
+        out.append((_pick(rng, [f"Possible {s} pulmonary edema.", f"Cannot exclude {s} pulmonary edema."]),
+                    {"Edema": -1})
+                   if f.hedged else (_cmp(rng, whens.get("edema"), f"{_cap(s)} pulmonary edema."), {"Edema": 1}))
+    if "cardiomegaly" in by:
+        out.append(_imp_cardiomegaly(by["cardiomegaly"], rng, whens.get("cardiomegaly"), "edema" in by))
+    return out
+
+
+def _imp_cardiomegaly(f: Finding, rng: np.random.Generator, w: str | None, edema: bool) -> Sentence:
+    """Cardiomegaly on its own; "... without pulmonary edema." (Edema 0) only when ``edema`` is False."""
+    s = _pick(rng, _CM_ADJ[f.severity or "mild"])
+    opts = [(_cmp(rng, w, f"{_cap(s)} cardiomegaly."), {"Cardiomegaly": 1}),
+            (_cmp(rng, w, "Cardiomegaly."), {"Cardiomegaly": 1})]
+    if w in (None, "unchanged"):
+        opts.append((_cmp(rng, w, "Enlarged cardiac silhouette."), {"Cardiomegaly": 1}))
+    if not edema:
+        opts.append((_cmp(rng, w, f"{_cap(s)} cardiomegaly without pulmonary edema."),
+                     {"Cardiomegaly": 1, "Edema": 0}))
+    return _pick(rng, opts)
+
+
+def _imp_effusion(f: Finding, rng: np.random.Generator, when: str | None) -> Sentence:
+    """Pleural effusion(s), hedged ("Possible small pleural effusion.") or with size, side and status."""
+    side = _side_word(f.side)
+    sz = _pick(rng, _EFF_SIZE[f.severity or "small"])
+    if f.hedged:
+        return (_pick(rng, ["Possible small pleural effusion.", "Possible trace pleural effusion.",
+                            "A small pleural effusion cannot be excluded."]), {"Pleural Effusion": -1})
+    if side == "bilateral":
+        return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} bilateral pleural effusions.",
+                                            f"{_cap(sz)} bilateral effusions."])),
+                {"Pleural Effusion": 1})
+    return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} {side} pleural effusion.", f"{_cap(sz)} {side} effusion."])),
+            {"Pleural Effusion": 1})
+
+
+def _imp_nodule(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """A mass (with a CT recommendation) or a nodule with its size; "increased" reads "Enlarging"."""
+    _, adj = _loc(rng, f.location or "right upper lobe")
+    if f.detail == "mass":
+        return (_cmp(rng, w, _pick(rng, [f"{_cap(adj)} mass, concerning for malignancy.",
+                                         f"{_cap(adj)} mass, suspicious for neoplasm. Chest CT is recommended.",
+                                         f"{_cap(adj)} mass. Recommend CT of the chest for further evaluation."]),
+                     "nodule"), {"Lung Lesion": 1})
+    return (_cmp(rng, w, _pick(rng, [f"{f.size_cm:.1f} cm {adj} nodule, recommend chest CT for further evaluation.",
+                                     f"{_cap(adj)} pulmonary nodule. Recommend nonemergent chest CT.",
+                                     f"{f.size_cm:.1f} cm {adj} nodule. Comparison with older studies would be "
+                                     "helpful."]), "nodule"),
+            {"Lung Lesion": 1})
+
+
+def _imp_opacity(f: Finding, rng: np.random.Generator, w: str | None) -> Sentence:
+    """A lung opacity in a lobe, often with its differential (Atelectasis / Pneumonia -1)."""
+    _, adj = _loc(rng, f.location or "right lower lobe")
+    return _pick(rng, [(_cmp(rng, w, f"{_cap(adj)} opacity, which may represent atelectasis or early pneumonia."),
+                        {"Lung Opacity": 1, "Atelectasis": -1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"Patchy {adj} opacity; infection cannot be excluded."),
+                        {"Lung Opacity": 1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"Nonspecific {adj} opacity."), {"Lung Opacity": 1}),
+                       (_cmp(rng, w, f"{_cap(adj)} opacity, possibly early pneumonia in the appropriate clinical "
+                                     "setting."),
+                        {"Lung Opacity": 1, "Pneumonia": -1}),
+                       (_cmp(rng, w, f"{_cap(adj)} opacity.") + " Follow-up radiographs are recommended.",
+                        {"Lung Opacity": 1})])
+
+
+def _imp_atelectasis(f: Finding, rng: np.random.Generator, w: str | None, airspace: bool) -> Sentence:
+    """Basilar atelectasis, hedged or stated; "no focal consolidation" (Consolidation 0) only without ``airspace``.
+
+    ``airspace``: the study has a consolidation, pneumonia or opacity, so "Bibasilar atelectasis, no
+    focal consolidation." is rewritten as "Bibasilar atelectasis.".
+    """
+    side = _side_word(f.side)
+    if f.hedged:
+        return (_pick(rng, [f"{_cap(side)} basilar opacity, likely atelectasis.",
+                            f"{_cap(side)} basilar opacity, possibly atelectasis."]),
+                {"Lung Opacity": 1, "Atelectasis": -1})
+    text = _cmp(rng, w, _pick(rng, ["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation."]
+                              if f.location == "bibasilar" else [f"{_cap(side)} basilar atelectasis.",
+                                                                 f"Atelectasis at the {side} base."]))
+    if "no focal consolidation" not in text:
+        return text, {"Atelectasis": 1}
+    if airspace:
+        return _cmp(rng, w, "Bibasilar atelectasis."), {"Atelectasis": 1}
+    return text, {"Atelectasis": 1, "Consolidation": 0}
+
+
+def _add_impression_notes(out: list[Sentence], by: dict[str, Finding], devices: list[str],
+                          rng: np.random.Generator, style: ReaderStyle) -> None:
+    """Append to ``out`` a read-back of urgent findings (when short) and a remark on support devices."""
+    urgent = ("pneumothorax" in by and not by["pneumothorax"].hedged) or "mediastinum" in by or (
+        "fracture" in by and by["fracture"].detail == "acute") or ("nodule" in by and by["nodule"].detail == "mass")
+    if urgent and len(out) < 2 and rng.random() < 0.5:
+        out.append(_communication(rng))
+    if devices and len(out) < 3 and rng.random() < 0.5:
+        out.append((_pick(rng, ["Support devices in standard position.", "Lines and tubes in appropriate position.",
+                                "Support devices as described above.", "Lines and tubes are unchanged in position."
+                                if style.prior is not None else "Lines and tubes in expected position."]),
+                    {"Support Devices": 1}))
+
+
+def _add_normal_impression(out: list[Sentence], findings: list[Finding], rng: np.random.Generator,
+                           style: ReaderStyle) -> None:
+    """Open ``out`` (no finding stated) with a normal or, against a prior, stable statement."""
+    if style.prior is not None and not findings and rng.random() < 0.5:
+        out.insert(0, (_pick(rng, _IMPRESSION_STABLE).format(prior=style.prior), {}))
+    else:
+        out.insert(0, (_pick(rng, _IMPRESSION_NORMAL), {}))
+    if not findings and rng.random() < 0.15:
+        out.append((_pick(rng, ["No evidence of pneumonia.", "Specifically, no evidence of pneumonia."]),
+                    {"Pneumonia": 0}))
 
 
 def write_report(findings: list[Finding], devices: list[str], rng: np.random.Generator
