@@ -792,6 +792,19 @@ def _vecmat(x, B, nk, nc, y):
 
 
 @njit(cache=True, error_model="numpy")
+def _gibbs_kernel(Mt, n, m, eps):
+    """``K = exp(-Mt / eps)`` on the (n, m) block and its transpose ``KT`` (m, n), a copy whose rows are K's
+    columns, contiguous for the v updates (the same products, in the same order): (K, KT)."""
+    K = np.empty((n, m))
+    KT = np.empty((m, n))
+    for i in range(n):
+        for j in range(m):
+            K[i, j] = math.exp(-Mt[i, j] / eps)
+            KT[j, i] = K[i, j]
+    return K, KT
+
+
+@njit(cache=True, error_model="numpy")
 def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop) -> tuple[float, bool]:
     """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged).
 
@@ -811,12 +824,7 @@ def _sinkhorn_kernel_form(Mt, n, m, eps, stop_thr, max_iter, stop):
     a = 1.0 / n
     b = 1.0 / m
     converged = False
-    K = np.empty((n, m))
-    KT = np.empty((m, n))  # K's columns contiguous for the v update (same products, same order)
-    for i in range(n):
-        for j in range(m):
-            K[i, j] = math.exp(-Mt[i, j] / eps)
-            KT[j, i] = K[i, j]
+    K, KT = _gibbs_kernel(Mt, n, m, eps)
     u = np.ones(n)
     v = np.ones(m)
     acc = np.empty(max(n, m))
@@ -909,12 +917,7 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop) -> tuple[float, 
     a = 1.0 / n
     b = 1.0 / m
     fi = tau / (tau + eps)
-    K = np.empty((n, m))
-    KT = np.empty((m, n))  # K's columns contiguous for the v update: same products, same order, cache-friendly
-    for i in range(n):
-        for j in range(m):
-            K[i, j] = math.exp(-Mt[i, j] / eps)
-            KT[j, i] = K[i, j]
+    K, KT = _gibbs_kernel(Mt, n, m, eps)
     u = np.ones(n)
     v = np.ones(m)
     up = np.empty(n)
