@@ -449,6 +449,48 @@ def _ssp_dijkstra(Mt, n, m, x, s, t, pi, dist, key, pred, tol):
                     pred[T] = u
 
 
+@njit(cache=True, inline="always")
+def _ssp_bottleneck(x, s, t, pred, n, m, start):
+    """``min(start, every residual capacity on the path)``: the path is the one :func:`_ssp_dijkstra` left in
+    ``pred`` (T back to S), its capacities compared from T's end (S -> row: the row's supply ``s``, row -> column: no
+    cap, column -> row: the flow ``x`` it undoes, column -> T: the column's demand ``t``). ``x``: (n, m) flow,
+    ``s``: (n,), ``t``: (m,), ``pred``: (n + m + 2,) int64."""
+    S = n + m
+    T = n + m + 1
+    neck = start
+    w = T
+    while w != S:
+        pw = pred[w]
+        if w == T:
+            neck = min(neck, t[pw - n])
+        elif pw == S:
+            neck = min(neck, s[w])
+        elif w < n:  # backward edge column pw -> row w
+            neck = min(neck, x[w, pw - n])
+        w = pw
+    return neck
+
+
+@njit(cache=True, inline="always")
+def _ssp_augment(x, s, t, pred, n, m, delta):
+    """Send ``delta`` units along the path in ``pred`` (as :func:`_ssp_bottleneck` reads it), T back to S: the
+    supply ``s`` and demand ``t`` at its ends shrink, forward edges gain flow in ``x``, backward edges lose it."""
+    S = n + m
+    T = n + m + 1
+    w = T
+    while w != S:
+        pw = pred[w]
+        if w == T:
+            t[pw - n] -= delta
+        elif pw == S:
+            s[w] -= delta
+        elif w < n:
+            x[w, pw - n] -= delta
+        else:
+            x[pw, w - n] += delta
+        w = pw
+
+
 @njit(cache=True)
 def ssp_transport(Mt, n, m, target, stop) -> float:
     """Min-cost flow of value ``target`` (units: row supply m, column demand n) on costs Mt[:n, :m].
@@ -458,7 +500,6 @@ def ssp_transport(Mt, n, m, target, stop) -> float:
     Nodes: rows 0..n-1, columns n..n+m-1, source S = n+m, sink T = n+m+1.
     """
     V = n + m + 2
-    S = n + m
     T = n + m + 1
     x = np.zeros((n, m))
     s = np.full(n, float(m))
@@ -478,30 +519,8 @@ def ssp_transport(Mt, n, m, target, stop) -> float:
         D = dist[T]
         for w in range(V):
             pi[w] += min(dist[w], D)
-        # bottleneck
-        delta = target - sent
-        w = T
-        while w != S:
-            pw = pred[w]
-            if w == T:
-                delta = min(delta, t[pw - n])
-            elif pw == S:
-                delta = min(delta, s[w])
-            elif w < n:  # backward edge column pw -> row w
-                delta = min(delta, x[w, pw - n])
-            w = pw
-        w = T
-        while w != S:
-            pw = pred[w]
-            if w == T:
-                t[pw - n] -= delta
-            elif pw == S:
-                s[w] -= delta
-            elif w < n:
-                x[w, pw - n] -= delta
-            else:
-                x[pw, w - n] += delta
-            w = pw
+        delta = _ssp_bottleneck(x, s, t, pred, n, m, target - sent)
+        _ssp_augment(x, s, t, pred, n, m, delta)
         sent += delta
     return _plan_cost(x, Mt, n, m)
 
@@ -568,7 +587,6 @@ def ssp_transport_multi(Mt, n, m, targets, totals, stop) -> None:
     """
     nq = targets.shape[0]
     V = n + m + 2
-    S = n + m
     T = n + m + 1
     x = np.zeros((n, m))
     xq = np.empty((n, m))
@@ -606,53 +624,45 @@ def ssp_transport_multi(Mt, n, m, targets, totals, stop) -> None:
         for w in range(V):
             pi[w] += min(dist[w], D)
         # the path's bottleneck (each target's amount is min(its target - sent, this))
-        neck = _INF
-        w = T
-        while w != S:
-            pw = pred[w]
-            if w == T:
-                neck = min(neck, t[pw - n])
-            elif pw == S:
-                neck = min(neck, s[w])
-            elif w < n:  # backward edge column pw -> row w
-                neck = min(neck, x[w, pw - n])
-            w = pw
+        neck = _ssp_bottleneck(x, s, t, pred, n, m, _INF)
         delta = min(target - sent, neck)
-        for q in range(nq):
-            if not active[q]:
-                continue
-            dq = min(targets[q] - sent, neck)
-            if dq == delta:
-                continue  # augments as the main run does
-            active[q] = False
-            left -= 1
-            if targets[q] - (sent + dq) > tol:  # would go on from another state: solve it alone
-                totals[q] = ssp_transport(Mt, n, m, targets[q], stop)
-                continue
-            xq[:, :] = x
-            w = T
-            while w != S:
-                pw = pred[w]
-                if w != T and pw != S:
-                    if w < n:
-                        xq[w, pw - n] -= dq
-                    else:
-                        xq[pw, w - n] += dq
-                w = pw
-            totals[q] = _plan_cost(xq, Mt, n, m)
+        left -= _ssp_settle(Mt, n, m, x, xq, pred, targets, totals, active, sent, neck, delta, tol, stop)
+        _ssp_augment(x, s, t, pred, n, m, delta)
+        sent += delta
+
+
+@njit(cache=True)
+def _ssp_settle(Mt, n, m, x, xq, pred, targets, totals, active, sent, neck, delta, tol, stop):
+    """The targets of :func:`ssp_transport_multi` that the path in ``pred`` finishes: every active target whose amount
+    ``min(targets[q] - sent, neck)`` is not the main run's ``delta`` stops on this path. Its total is the plan cost of
+    ``x`` augmented by that amount (in the scratch ``xq``, (n, m)), or, were it left more than ``tol`` short, its own
+    :func:`ssp_transport`. Marks them inactive in ``active``; returns how many."""
+    S = n + m
+    T = n + m + 1
+    done = 0
+    for q in range(targets.shape[0]):
+        if not active[q]:
+            continue
+        dq = min(targets[q] - sent, neck)
+        if dq == delta:
+            continue  # augments as the main run does
+        active[q] = False
+        done += 1
+        if targets[q] - (sent + dq) > tol:  # would go on from another state: solve it alone
+            totals[q] = ssp_transport(Mt, n, m, targets[q], stop)
+            continue
+        xq[:, :] = x
         w = T
         while w != S:
             pw = pred[w]
-            if w == T:
-                t[pw - n] -= delta
-            elif pw == S:
-                s[w] -= delta
-            elif w < n:
-                x[w, pw - n] -= delta
-            else:
-                x[pw, w - n] += delta
+            if w != T and pw != S:
+                if w < n:
+                    xq[w, pw - n] -= dq
+                else:
+                    xq[pw, w - n] += dq
             w = pw
-        sent += delta
+        totals[q] = _plan_cost(xq, Mt, n, m)
+    return done
 
 
 @njit(cache=True)
@@ -782,48 +792,74 @@ def _vecmat(x, B, nk, nc, y):
 
 
 @njit(cache=True, error_model="numpy")
+def _gibbs_kernel(Mt, n, m, eps):
+    """``K = exp(-Mt / eps)`` on the (n, m) block and its transpose ``KT`` (m, n), a copy whose rows are K's
+    columns, contiguous for the v updates (the same products, in the same order): (K, KT)."""
+    K = np.empty((n, m))
+    KT = np.empty((m, n))
+    for i in range(n):
+        for j in range(m):
+            K[i, j] = math.exp(-Mt[i, j] / eps)
+            KT[j, i] = K[i, j]
+    return K, KT
+
+
+@njit(cache=True, error_model="numpy")
 def sinkhorn_plan_cost(Mt, n, m, eps, stop_thr, max_iter, log_domain, stop) -> tuple[float, bool]:
     """POT ``sinkhorn_log`` iterations (kernel form unless log_domain); returns (<gamma, Mt>, converged).
 
+    ``Mt``: the (n, m) cost block; uniform marginals 1/n and 1/m. The kernel form is
+    :func:`_sinkhorn_kernel_form`, the log domain :func:`_sinkhorn_log`.
     ``stop`` (int64 array, shape (1,)): a non-zero ``stop[0]``, set by another thread, ends the
     iterations at the next one (the value is then meaningless; see :func:`entropic_pairs_stoppable`)."""
+    if not log_domain:
+        return _sinkhorn_kernel_form(Mt, n, m, eps, stop_thr, max_iter, stop)
+    return _sinkhorn_log(Mt, n, m, eps, stop_thr, max_iter, stop)
+
+
+@njit(cache=True, error_model="numpy")
+def _sinkhorn_kernel_form(Mt, n, m, eps, stop_thr, max_iter, stop):
+    """:func:`sinkhorn_plan_cost` in kernel form: scalings ``u`` (n,), ``v`` (m,) of ``K = exp(-Mt / eps)``, the
+    marginal error checked every 10th iteration; returns (<gamma, Mt>, converged)."""
     a = 1.0 / n
     b = 1.0 / m
     converged = False
-    if not log_domain:
-        K = np.empty((n, m))
-        KT = np.empty((m, n))  # K's columns contiguous for the v update (same products, same order)
+    K, KT = _gibbs_kernel(Mt, n, m, eps)
+    u = np.ones(n)
+    v = np.ones(m)
+    acc = np.empty(max(n, m))
+    for ii in range(max_iter):
+        if _stopped(stop):
+            break
+        _matvec(KT, u, m, n, acc)  # acc[j] = sum_i K[i, j] u[i]
+        for j in range(m):
+            v[j] = b / acc[j]
+        _matvec(K, v, n, m, acc)  # acc[i] = sum_j K[i, j] v[j]
         for i in range(n):
+            u[i] = a / acc[i]
+        if ii % 10 == 0:
+            _matvec(KT, u, m, n, acc)  # sum_i u[i] K[i, j]: the same products
+            err = 0.0
             for j in range(m):
-                K[i, j] = math.exp(-Mt[i, j] / eps)
-                KT[j, i] = K[i, j]
-        u = np.ones(n)
-        v = np.ones(m)
-        acc = np.empty(max(n, m))
-        for ii in range(max_iter):
-            if _stopped(stop):
+                d = acc[j] * v[j] - b
+                err += d * d
+            if math.sqrt(err) < stop_thr:
+                converged = True
                 break
-            _matvec(KT, u, m, n, acc)  # acc[j] = sum_i K[i, j] u[i]
-            for j in range(m):
-                v[j] = b / acc[j]
-            _matvec(K, v, n, m, acc)  # acc[i] = sum_j K[i, j] v[j]
-            for i in range(n):
-                u[i] = a / acc[i]
-            if ii % 10 == 0:
-                _matvec(KT, u, m, n, acc)  # sum_i u[i] K[i, j]: the same products
-                err = 0.0
-                for j in range(m):
-                    d = acc[j] * v[j] - b
-                    err += d * d
-                if math.sqrt(err) < stop_thr:
-                    converged = True
-                    break
-        cost = 0.0
-        for i in range(n):
-            for j in range(m):
-                cost += u[i] * K[i, j] * v[j] * Mt[i, j]
-        return cost, converged
-    # log domain (POT sinkhorn_log verbatim)
+    cost = 0.0
+    for i in range(n):
+        for j in range(m):
+            cost += u[i] * K[i, j] * v[j] * Mt[i, j]
+    return cost, converged
+
+
+@njit(cache=True, error_model="numpy")
+def _sinkhorn_log(Mt, n, m, eps, stop_thr, max_iter, stop):
+    """:func:`sinkhorn_plan_cost` in the log domain (POT ``sinkhorn_log`` verbatim): log scalings ``lu`` (n,),
+    ``lv`` (m,), each update a log-sum-exp shifted by its maximum; returns (<gamma, Mt>, converged)."""
+    a = 1.0 / n
+    b = 1.0 / m
+    converged = False
     Mr = np.empty((n, m))
     for i in range(n):
         for j in range(m):
@@ -881,12 +917,7 @@ def uot_plan_cost(Mt, n, m, eps, tau, stop_thr, max_iter, stop) -> tuple[float, 
     a = 1.0 / n
     b = 1.0 / m
     fi = tau / (tau + eps)
-    K = np.empty((n, m))
-    KT = np.empty((m, n))  # K's columns contiguous for the v update: same products, same order, cache-friendly
-    for i in range(n):
-        for j in range(m):
-            K[i, j] = math.exp(-Mt[i, j] / eps)
-            KT[j, i] = K[i, j]
+    K, KT = _gibbs_kernel(Mt, n, m, eps)
     u = np.ones(n)
     v = np.ones(m)
     up = np.empty(n)
