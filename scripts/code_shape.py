@@ -8,9 +8,9 @@ Usage::
     python scripts/code_shape.py --graph         # the module import graph (one "a -> b" line per edge)
     python scripts/code_shape.py --annotations   # public functions without a return annotation
 
-Limits (checked by ``tests/project/test_architecture.py``): a module at most :data:`MODULE_LINES` lines
-except the :data:`LARGE_BY_DESIGN` ones (the report grammar and the numba kernels, one concept each); a
-function at most :data:`FUNCTION_LINES` lines (its ``def`` line to its last line, docstring included); no
+Limits (checked by ``tests/project/test_code_shape.py``): a module at most :data:`MODULE_LINES` lines
+except the :data:`LARGE_BY_DESIGN` ones (the report grammar and the numba kernels, one concept each); every
+function, theirs included, at most :data:`FUNCTION_LINES` lines (its ``def`` line to its last line, docstring included); no
 circle in the import graph, counting imports inside functions too (a lazy import still ties two modules).
 """
 
