@@ -71,7 +71,7 @@ emb = SentenceEmbedder.from_config(cfg)
 bank = ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train", expected_encoder_id=emb.encoder_id)
 bank = sel.sample_bank(bank, sc.bank_size, cfg.seed)  # drawn at random, as notebook 06 draws it
 out_dir = cfg.runs_dir / cfg.name / "selection"
-print(cfg.name, f"K={sc.k}", f"N={len(bank)} bank reports", f"{len(test)} test studies", f"knn k={sc.knn_k}",
+print(cfg.name, f"K={sc.n_candidates}", f"N={len(bank)} bank reports", f"{len(test)} test studies", f"knn k={sc.knn_k}",
       "settings:", sc.names, "aggregations:", sc.aggregations)
 
 # %% [markdown]
@@ -87,7 +87,7 @@ print(cfg.name, f"K={sc.k}", f"N={len(bank)} bank reports", f"{len(test)} test s
 cands, formats = {}, {}
 for name, path in policy_dirs(cfg).items():
     label = posttrain.config_label(name)
-    cands[label] = local_candidates(cfg, path, test, sc.k, out_dir / f"candidates_{name}.jsonl")
+    cands[label] = local_candidates(cfg, path, test, sc.n_candidates, out_dir / f"candidates_{name}.jsonl")
     formats[label] = "template"
 
 # %% [markdown]
@@ -107,7 +107,7 @@ if sc.api_models:
             for prompt in sc.api_prompts:
                 label = f"{model} [{prompt}]"
                 cands[label] = generate_api_candidates(
-                    test, model=model, base_url=base_url or None, n_candidates=sc.k, prompt=prompt,
+                    test, model=model, base_url=base_url or None, n_candidates=sc.n_candidates, prompt=prompt,
                     exemplars=train[: sc.api_exemplars] if prompt == "p2" else [],
                     cache_path=out_dir / f"api_{model.replace('/', '_')}_{prompt}.jsonl",
                     temperature=sc.api_temperature, max_tokens=sc.api_max_tokens, seed=cfg.seed)
@@ -146,7 +146,7 @@ pd.DataFrame({"parseable share": valid, "distinct candidates per study": distinc
 # are folded into one counted line per kind.
 
 # %%
-split_kw = dict(n_candidates=sc.k, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
+split_kw = dict(n_candidates=sc.n_candidates, aggregations=sc.aggregations, knn_k=sc.knn_k, device=cfg.distances.device,
                 bank_presence=sel.bank_presence_of(bank), metric_kwargs=metric_kwargs(cfg))
 sel.check_encoder(bank, emb)
 with folded_warnings():  # Sinkhorn's iteration-cap warnings: one counted line, not one block per policy
@@ -185,7 +185,7 @@ ev[(ev.stratum == "all") & (ev.section == "findings") & ev.method.isin(["random"
 # per-report clinical F1); `results/05_headline_<section>.md` has every metric, with oracle and MBR.
 
 # %%
-protocol = (f"{len(test)} test studies, K = {sc.k} candidates per study from one sampling seed ({cfg.seed}) per "
+protocol = (f"{len(test)} test studies, K = {sc.n_candidates} candidates per study from one sampling seed ({cfg.seed}) per "
             f"policy, N = {len(bank)} bank reports")
 heads = {}
 for section in ("findings", "impression"):
@@ -218,7 +218,7 @@ sel.headline_view(heads["impression"], shown)
 val_split = None
 if sc.n_val:
     val = load_split(cfg, "val")[: sc.n_val]
-    vcands = {posttrain.config_label(n): local_candidates(cfg, path, val, sc.k, out_dir / f"candidates_{n}_val.jsonl",
+    vcands = {posttrain.config_label(n): local_candidates(cfg, path, val, sc.n_candidates, out_dir / f"candidates_{n}_val.jsonl",
                                                           log=None) for n, path in policy_dirs(cfg).items()}
     with folded_warnings():  # the same solver / template warnings as in section 2, counted
         val_split = sel.evaluate_split(vcands, val, emb, bank, sc.names, **split_kw)
@@ -227,7 +227,7 @@ if sc.n_val:
         t = sel.best_picked_on_val(val_split.ev[val_split.ev.section == section], ev[ev.section == section], metrics)
         heads[f"{section}_val"] = t
         save_table(t, table_names.selection_headline(section, val=True), cfg, protocol=vprotocol, pick="on validation")
-    print(f"validation pick: {len(val)} val studies x K = {sc.k}, {len(vcands)} policies; {vprotocol}")
+    print(f"validation pick: {len(val)} val studies x K = {sc.n_candidates}, {len(vcands)} policies; {vprotocol}")
 (heads["findings_val"][heads["findings_val"].metric.isin(shown)]
  .set_index(["policy", "metric"])[["picked_on_val", "test", "on_test_best_method", "on_test_best"]].round(3)
  if val_split is not None else "selection.n_val = 0: no validation pick")
@@ -345,7 +345,7 @@ tot = res0.total[i_m, j_m]
 fin = np.isfinite(tot)  # unparseable candidates are +inf
 width = np.where(fin.any(axis=1), np.where(fin, tot, -np.inf).max(axis=1) - np.where(fin, tot, np.inf).min(axis=1), -1.0)
 study = int(np.argmax(width))  # the study whose candidates' distances spread widest
-rows_k = slice(study * sc.k, (study + 1) * sc.k)
+rows_k = slice(study * sc.n_candidates, (study + 1) * sc.n_candidates)
 bank_mean = sel.mean_vectors(bank.sets("findings"), bank.sets("impression"))
 cand_mean = sel.mean_vectors(split.sets[p0]["findings"][rows_k], split.sets[p0]["impression"][rows_k])
 bank_xy, cand_xy = sel.pca_2d(bank_mean, cand_mean)
@@ -368,7 +368,7 @@ plt.show()
 from sdrlib.generation import load_images
 
 bs = sel.pick_metrics(split.metrics[p0], "findings").get("BS-F1")
-bs_v = bs.sample.reshape(-1, sc.k) if bs is not None and bs.sample is not None else np.full(tot.shape, np.nan)
+bs_v = bs.sample.reshape(-1, sc.n_candidates) if bs is not None and bs.sample is not None else np.full(tot.shape, np.nan)
 for s_i in np.argsort(-width, kind="stable")[:n_examples]:
     rec = test[s_i]
     ch = int(res0.chosen()[i_m, j_m, s_i])
@@ -421,12 +421,12 @@ rec_bank_pres = split_kw["bank_presence"]
 rec_rows = []
 for p in cands:
     p_pres = split.presence[p] if split.presence[p] is not None else sel.candidate_presence(cands[p], candidate_format=formats[p])
-    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], n_candidates=sc.k, study_ids=[r.study_id for r in test],
+    rec_scores = sel.bank_distances(split.sets[p], bank, [rec_name], n_candidates=sc.n_candidates, study_ids=[r.study_id for r in test],
                                     aggregations=sc.aggregations, knn_k=sc.knn_k, presence=p_pres,
                                     bank_presence=rec_bank_pres, progress=None)
-    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], n_candidates=sc.k, presence=p_pres)
+    rec_mbr = sel.mbr_scores(split.sets[p], [rec_name], n_candidates=sc.n_candidates, presence=p_pres)
     e = sel.evaluate_methods(sel.method_choices(rec_scores, rec_mbr), sel.pick_metrics(split.metrics[p], "findings", ["CXB-14"]),
-                             sc.k, strata=split.strata(p))
+                             sc.n_candidates, strata=split.strata(p))
     rec_rows.append(e.assign(policy=p, section="findings"))
 rec_ev = pd.concat(rec_rows, ignore_index=True)
 std = ev[(ev.section == "findings") & (ev.metric == "CXB-14") & (ev.method.str.startswith("chamfer+") | (ev.method == "mbr:chamfer"))]

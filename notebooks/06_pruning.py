@@ -73,7 +73,7 @@ test = test[: pc.n_test] if pc.n_test else test
 emb = SentenceEmbedder.from_config(cfg)
 bank = ReportBank.load(cfg.cache_dir / "banks" / f"{cfg.name}_train", expected_encoder_id=emb.encoder_id)
 bank = sel.sample_bank(bank, cfg.selection.bank_size, cfg.seed)  # drawn at random, as notebook 05
-params = pr.PruneParams(n_candidates=pc.k, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
+params = pr.PruneParams(n_candidates=pc.n_candidates, p=pc.p, warmup=pc.warmup, min_sentences=pc.min_sentences,
                         sentence_token_cap=pc.sentence_token_cap)
 scorers = checks.bank_scorers(bank, emb, pc.names, pc.aggregation, knn_k=cfg.selection.knn_k,
                               device=cfg.distances.device)
@@ -110,7 +110,7 @@ for name, path in dirs.items():
     t0 = time.perf_counter()
     for r in test:
         imgs = load_images(r.image_paths, cfg.sft.max_images)
-        std[label].append(pr.generate_standard(model, processor, imgs, pc.k, seed=cfg.seed, temperature=temp,
+        std[label].append(pr.generate_standard(model, processor, imgs, pc.n_candidates, seed=cfg.seed, temperature=temp,
                                                max_new_tokens=max_new))
         for n in pc.live_names:
             live[label][n].append(pr.prune_live(model, processor, imgs, scorers[n], params, seed=cfg.seed,
@@ -190,7 +190,7 @@ for label, runs in std.items():
     choices[label] = {f"{method}:{n}": full.chosen()[i, 0] if method == "standard" else
                       np.array([q.survivor for q in pruned[label][n]])
                       for i, n in enumerate(pc.names) for method in ("standard", "pruning")}
-    evs += [sel.evaluate_methods(choices[label], m, pc.k).assign(policy=label, section=s)
+    evs += [sel.evaluate_methods(choices[label], m, pc.n_candidates).assign(policy=label, section=s)
             for s, m in per_section[label].items()]
 ev = pd.concat(evs, ignore_index=True)
 metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
@@ -198,7 +198,7 @@ missing = sel.not_computed(next(iter(mscores.values())), "findings")  # saved as
 save_table(ev, table_names.PRUNING_METHODS, cfg)
 tables = {s: checks.quality_table(ev, tokens, metrics, s, missing=missing) for s in ("findings", "impression")}
 for s, t in tables.items():
-    save_table(t, table_names.pruning_section(s), cfg, protocol=f"{len(test)} test studies, K = {pc.k} candidates per study, one sampling seed per policy")
+    save_table(t, table_names.pruning_section(s), cfg, protocol=f"{len(test)} test studies, K = {pc.n_candidates} candidates per study, one sampling seed per policy")
 view, gone = checks.quality_view(tables["findings"])
 print("not computed:", ", ".join(gone) or "none")
 view
@@ -220,9 +220,9 @@ checks.quality_view(tables["impression"])[0]
 # interval, not the sign of `diff`: an interval that includes 0 is "no difference detected at this size".
 
 # %%
-sig = compare.paired_table(checks.versus_standard(choices, per_section, pc.names, pc.k),
+sig = compare.paired_table(checks.versus_standard(choices, per_section, pc.names, pc.n_candidates),
                            n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
-protocol = (f"{len(test)} test studies, K = {pc.k} candidates per study from one sampling seed ({cfg.seed}) per policy; "
+protocol = (f"{len(test)} test studies, K = {pc.n_candidates} candidates per study from one sampling seed ({cfg.seed}) per policy; "
             "paired bootstrap over studies (one run per policy: no seeds to test over)")
 save_table(sig, table_names.PRUNING_VS_STANDARD, cfg, protocol=protocol)
 shown = list(pc.live_names) or list(pc.names[:1])  # every setting is in the saved tables
@@ -249,13 +249,13 @@ sig.loc[rows, ["policy", "metric", "distance", "value_a", "value_b", "diff", "ci
 # `06_survivor_vs_standard_pick`, `06_candidate_collapse`) have every setting.
 
 # %%
-vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.k),
+vs_random = compare.paired_table(checks.versus_random(choices, per_section, pc.names, pc.n_candidates),
                                  n_resamples=cfg.metrics.bootstrap, seed=cfg.seed)
 save_table(vs_random, table_names.PRUNING_VS_RANDOM, cfg)
 print("\n".join(checks.random_verdicts(vs_random[vs_random.distance.isin(shown)])))
 
 # %%
-agreement = checks.agreement_table(choices, pc.names, pc.k)
+agreement = checks.agreement_table(choices, pc.names, pc.n_candidates)
 save_table(agreement, table_names.SURVIVOR_VS_STANDARD_PICK, cfg)
 print("\n".join(checks.agreement_sentences(agreement[agreement.distance.isin(shown)])))
 
@@ -284,10 +284,10 @@ sweep = checks.sweep_table(
     {label: {n: choices[label][f"standard:{n}"] for n in pc.names} for label in std}, scorers, params,
     pc.sweep_p, pc.sweep_warmup, key=key, tokenizer=tok,
     ci=lambda r: result_ci(r, n_resamples=cfg.metrics.bootstrap, seed=cfg.seed))
-save_table(sweep, table_names.PRUNING_SWEEP, cfg, protocol=f"{len(test)} test studies, K = {pc.k}, replayed pruning",
+save_table(sweep, table_names.PRUNING_SWEEP, cfg, protocol=f"{len(test)} test studies, K = {pc.n_candidates}, replayed pruning",
            pick="none (descriptive sweep on test; Tables 4 / 29 use the profile's p and wu)")
 with style():  # one panel per policy x distance; distances that picked alike share a panel; 95 % CIs over studies
-    fig = plot_pruning_sweep(sweep, key, n_candidates=pc.k, n_studies=len(test))
+    fig = plot_pruning_sweep(sweep, key, n_candidates=pc.n_candidates, n_studies=len(test))
     save_fig(fig, "06_quality_vs_tokens", cfg)
 plt.show()
 

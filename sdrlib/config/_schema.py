@@ -259,6 +259,12 @@ class SelectionConfig:
     api_temperature: float = field(default=1.0, metadata={"min": 0, "help": "API sampling temperature"})
     api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
 
+    @property
+    def n_candidates(self) -> int:
+        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
+        (``n_candidates``): the one place the two names meet."""
+        return self.k
+
 
 @dataclass(frozen=True)
 class PruningConfig:
@@ -287,6 +293,12 @@ class PruningConfig:
     min_template_share: float = field(default=0.5, metadata={"min": 0, "max": 1, "help":
         "notebook 06 stops when a policy writes fewer of its standard candidates on the <think>/<answer> template "
         "(off-template text scores 0 on every metric; sdrlib.experiments.pruning_checks.require_template)"})
+
+    @property
+    def n_candidates(self) -> int:
+        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
+        (``n_candidates``): the one place the two names meet."""
+        return self.k
 
 
 @dataclass(frozen=True)
