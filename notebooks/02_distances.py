@@ -233,6 +233,33 @@ save_table(facts.reset_index(names="setting"), table_names.EDIT_FACTS, cfg, enco
 facts.rename(columns={"contradiction closer than paraphrase": "contradiction < paraphrase"}).round(3)
 
 # %% [markdown]
+# ### 2b. Real report language: the battery
+# The edits above are written the way SynthCXR writes. Real reports state a finding on one side and deny it on the other ("Small left
+# pleural effusion. No right pleural effusion."), write "no new" beside "persistent", hedge, and name findings
+# outside CheXpert's 14 (a hiatal hernia, free air). The battery (`sdrlib.experiments.battery`) is 23 report pairs
+# written from public report phrasing, not from SynthCXR; in each pair a radiologist would sign the *better* report
+# over the *worse* one. Every reward scores both, and a reward passes a case when it ranks them that way (strictly,
+# except the repetition cases). The rewards are the whole trained rewards (format and content, notebook 04), so
+# R_exact, G-CARL and EditGRPO are scored here too. The paper's rewards read no labels: where they fail a laterality
+# case it is a finding about them (left and right are near neighbours in the embedding), not a bug.
+
+# %%
+from sdrlib.experiments import battery  # noqa: E402
+
+bat = battery.run_battery(battery.battery_rewards(), emb, cfg.grpo, load_split(cfg, "train")[:200])
+save_table(bat, table_names.REAL_LANGUAGE_BATTERY, cfg, encoder_id=emb.encoder_id)
+bat_summary = battery.battery_summary(bat)
+bat_summary.drop(columns=["failing", "reward"]).set_index("label")
+
+# %% [markdown]
+# The failing cases per reward, by id (`battery.CASES` holds their text and why the better report is better):
+
+# %%
+for row in bat_summary.itertuples():
+    if row.failing:
+        print(f"{row.reward:>20}: {row.failing}")
+
+# %% [markdown]
 # ## 3. Speed: batched engine vs per-pair reference
 # The profile's settings, with `n_candidates` test reports as candidates against the training bank (Findings). The
 # reference loop runs `set_distance` (POT / SciPy) per pair; the engine computes the whole K x N matrix with one matrix

@@ -30,6 +30,7 @@ __all__ = ["TABLES", "SECTIONS", "grpo_group", "grpo_scores", "labeler", "select
            "EMBEDDING_CACHE", "IMPRESSION_RESTATEMENT", "SENTENCE_GEOMETRY", "OPPOSITE_NEIGHBOURS",
            # notebook 02
            "DISTANCE_REGISTRY", "SET_DISTANCE_EXAMPLE", "EDIT_REACTIONS", "EDIT_REACTIONS_EXTENSIONS", "EDIT_FACTS",
+           "REAL_LANGUAGE_BATTERY",
            "ENGINE_SPEED", "CONVERGENCE", "FIDELITY", "FIDELITY_VS_CHAMFER", "IDENTICAL_FLOOR",
            # notebook 03
            "SFT_VS_BASELINES", "SFT_VS_BASELINES_SIGNIFICANCE", "SFT_IMAGE_NLL",
@@ -140,6 +141,7 @@ SET_DISTANCE_EXAMPLE = _table("02_set_distance_example",
 EDIT_REACTIONS = _table("02_edit_reactions", "each distance setting's reaction to report edits")
 EDIT_REACTIONS_EXTENSIONS = _table("02_edit_reactions_extensions", "the edits under our _raw / _neg settings")
 EDIT_FACTS = _table("02_edit_facts", "per setting: farthest edit, contradiction vs paraphrase")
+REAL_LANGUAGE_BATTERY = _table("02_battery", "every reward on the real-language battery: one row per reward and case")
 ENGINE_SPEED = _table("02_engine_speed", "batched distance engine vs per-pair reference")
 CONVERGENCE = _table("02_convergence", "share of pairs stopped at max_iter")
 FIDELITY = _table("02_fidelity", "rank correlation of each distance with label disagreement")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["CHEXPERT_14", "PATHOLOGIES", "combine_status", "apply_no_finding", "merge_labels", "ordered_labels",
+__all__ = ["CHEXPERT_14", "PATHOLOGIES", "OTHER_FINDINGS", "PRESENCE_FINDINGS", "PRESENCE_SLOTS",
+           "PRESENCE_WIDTH", "combine_status", "apply_no_finding", "merge_labels", "ordered_labels",
            "format_label_string", "parse_label_string", "check_labels"]
 
 CHEXPERT_14: list[str] = [
@@ -32,6 +33,20 @@ CHEXPERT_14: list[str] = [
 
 PATHOLOGIES: list[str] = [o for o in CHEXPERT_14 if o not in ("No Finding", "Support Devices")]
 """The 12 observations that decide "No Finding" (CheXpert excludes Support Devices)."""
+
+OTHER_FINDINGS: tuple[str, ...] = ("Hernia", "Pneumoperitoneum", "Pneumomediastinum", "Subcutaneous Emphysema",
+                                   "Emphysema", "Granuloma", "Device Malposition")
+"""Findings outside CheXpert's 14 that reward presence reads (ours, issue 49; the labeler's point 13); never labels."""
+
+PRESENCE_FINDINGS: tuple[str, ...] = (*CHEXPERT_14, *OTHER_FINDINGS)
+"""The findings of a reward presence row (:mod:`sdrlib.clinical.presence`): CheXpert's 14, then the others."""
+
+PRESENCE_SLOTS: tuple[str, ...] = ("left", "right", "unspecified")
+"""The side slots of each finding in a presence row (:mod:`sdrlib.distances.negation` says how sides fill them)."""
+
+PRESENCE_WIDTH: int = len(PRESENCE_FINDINGS) * len(PRESENCE_SLOTS)
+"""Columns of a presence row: finding ``f``'s slot ``k`` is column ``3 f + k`` (63, at most 63 so a row fits a
+bit mask)."""
 
 
 def combine_status(a: int | None, b: int) -> int:

@@ -1222,16 +1222,37 @@ def nn_value(M, n, m, hausdorff) -> float:
 
 
 @njit(cache=True)
-def _contradicted(pos, neg, set_pos, set_neg):
-    """A sentence (observation bit masks pos / neg) states a polarity that the other set states only the other way."""
-    return ((pos & set_neg & ~set_pos) | (neg & set_pos & ~set_neg)) != 0
+def _wrong_bits(pos, neg, s, void):
+    """The slots (bit mask) on which a sentence (slot bit masks pos / neg) is wrong against the other set ``s`` =
+    (positive, negative, covered, filled) (``sdrlib.distances.negation.wrong_slots``): a polarity the other set
+    states only the other way, a positive on a side the other set does not cover while it states the finding
+    elsewhere, or a slot exactly one set states both ways (``void``)."""
+    return (pos & s[1] & ~s[0]) | (neg & s[0] & ~s[1]) | (pos & s[3] & ~s[2]) | ((pos | neg) & void)
 
 
 @njit(cache=True)
-def _floored(pos, neg, set_pos, set_neg, void):
-    """A sentence's negation floor (``sdrlib.distances.negation.contradicted_sentences``): the other set contradicts
-    it, or it mentions an observation exactly one set states both ways (``void``)."""
-    return _contradicted(pos, neg, set_pos, set_neg) or ((pos | neg) & void) != 0
+def _floored(pos, neg, s, void):
+    """A sentence's negation floor (``sdrlib.distances.negation.contradicted_sentences``)."""
+    return _wrong_bits(pos, neg, s, void) != 0
+
+
+@njit(cache=True)
+def _popcount(x) -> int:
+    n = 0
+    while x != 0:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _first_in_set(idx, o, r) -> bool:
+    """Row r of the set starting at ``o`` is the first with its unique index (a repeated sentence is not)."""
+    u = idx[o + r]
+    for q in range(r):
+        if idx[o + q] == u:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -1246,12 +1267,12 @@ def _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
     void = (cset[k, 0] & cset[k, 1]) ^ (bset[j, 0] & bset[j, 1])
     for r in range(n):
         u = ci[r0 + r]
-        if _floored(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1], void):
+        if _floored(crow[u, 0], crow[u, 1], bset[j], void):
             for q in range(m):
                 M[r, q] = max(M[r, q], c)
     for q in range(m):
         u = bi[c0 + q]
-        if _floored(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1], void):
+        if _floored(brow[u, 0], brow[u, 1], cset[k], void):
             for r in range(n):
                 M[r, q] = max(M[r, q], c)
     mx = 0.0
@@ -1266,12 +1287,15 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
               stop_thr, max_iter, log_domain, zero_atol, scale, out, conv) -> None:
     """Every family but GW on the negation-aware cost (``sdrlib.distances.negation``): ``G`` already carries
     the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 2)
-    are (positive, negative) observation bit masks for the sentence floors. ``fam``: :data:`NEG_FAMILY_CODES`."""
+    are slot bit masks (rows: positive, negative; sets: positive, negative, covered, filled) for the sentence floors.
+    ``fam``: :data:`NEG_FAMILY_CODES`."""
     P = pk.shape[0]
     never = np.zeros(1, np.int64)
     for p in prange(P):
         M = np.empty((nmax, nmax))
         n, m, mx = _gather_neg(G, ci, co, bi, bo, pk[p], pj[p], M, crow, brow, cset, bset, c)
+        if mx > zero_atol:
+            mx = max(mx, c)  # the contradiction cost c is the top of a rescaled scale (negation module doc)
         ok = True
         if fam <= 1:
             val = nn_value(M, n, m, fam == 1)
@@ -1290,10 +1314,10 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
 def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha, out) -> None:
     """``chamfer_recall_<alpha>`` (``sdrlib.distances.recall``) of the pairs (candidate pk[p] = generated,
     bank pj[p] = reference): ``G`` carries the contradiction cap at c = 1, ``_gather_neg`` the sentence floors;
-    a generated (reference) sentence stating a finding positive that the other set never states positive is
-    floored at 1 (``hall`` / ``miss``); every sentence wrong about a finding (that floor or the negation floor) is
-    counted once more, at cost 1, in the other direction's mean; ``alpha x`` reference->generated ``+ (1 - alpha)
-    x`` generated->reference, clipped to [0, 1]."""
+    a generated (reference) sentence stating a finding positive that the other set does not cover is floored at 1
+    (``hall`` / ``miss``); the distinct slots each set is wrong on (that, or the negation floor's) are counted as
+    items of cost 1 in the other direction's mean; a sentence repeated within a set counts once; ``alpha x``
+    reference->generated ``+ (1 - alpha) x`` generated->reference, clipped to [0, 1]."""
     P = pk.shape[0]
     for p in prange(P):
         M = np.empty((nmax, nmax))
@@ -1301,31 +1325,39 @@ def recall_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, alpha,
         n, m, _ = _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, 1.0)
         void = (cset[k, 0] & cset[k, 1]) ^ (bset[j, 0] & bset[j, 1])
         gen = 0.0
-        wrong_gen = 0.0
+        n_gen = 0.0
+        wrong_gen = np.int64(0)
         for r in range(n):
+            if not _first_in_set(ci, co[k], r):
+                continue
             best = _INF
             for q in range(m):
                 best = min(best, M[r, q])
             u = ci[co[k] + r]
-            hall = (crow[u, 0] & ~bset[j, 0]) != 0
-            if hall:
+            hall = crow[u, 0] & ~bset[j, 2]
+            if hall != 0:
                 best = max(best, 1.0)
-            if hall or _floored(crow[u, 0], crow[u, 1], bset[j, 0], bset[j, 1], void):
-                wrong_gen += 1.0
+            wrong_gen |= hall | _wrong_bits(crow[u, 0], crow[u, 1], bset[j], void)
             gen += best
+            n_gen += 1.0
         ref = 0.0
-        wrong_ref = 0.0
+        n_ref = 0.0
+        wrong_ref = np.int64(0)
         for q in range(m):
+            if not _first_in_set(bi, bo[j], q):
+                continue
             best = _INF
             for r in range(n):
                 best = min(best, M[r, q])
             u = bi[bo[j] + q]
-            miss = (brow[u, 0] & ~cset[k, 0]) != 0
-            if miss:
+            miss = brow[u, 0] & ~cset[k, 2]
+            if miss != 0:
                 best = max(best, 1.0)
-            if miss or _floored(brow[u, 0], brow[u, 1], cset[k, 0], cset[k, 1], void):
-                wrong_ref += 1.0
+            wrong_ref |= miss | _wrong_bits(brow[u, 0], brow[u, 1], cset[k], void)
             ref += best
-        rmean = (ref + wrong_gen) / (m + wrong_gen)
-        gmean = (gen + wrong_ref) / (n + wrong_ref)
+            n_ref += 1.0
+        wg = float(_popcount(wrong_gen))
+        wr = float(_popcount(wrong_ref))
+        rmean = (ref + wg) / (n_ref + wg)
+        gmean = (gen + wr) / (n_gen + wr)
         out[p] = min(max(alpha * rmean + (1.0 - alpha) * gmean, 0.0), 1.0)

@@ -21,13 +21,13 @@ things:
    reference sentence whose positive finding the generated report leaves out, ``hall_i = 1`` for a generated
    sentence whose positive finding the reference does not have. A missed finding is then as far as a
    contradicted one, whatever the wording; a paraphrase keeps the plain embedding cost.
-2. **A sentence wrong about a finding costs in both directions** (issue 34). A generated sentence is *wrong* when
-   it is floored for a finding (hallucinated, contradicted by the reference, or about a finding one report states
-   both ways: ``w_gen(i)``); a reference sentence likewise (missed or contradicted: ``w_ref(j)``). Each
-   direction's mean also counts the other side's wrong sentences as items of cost 1:
-   ``R = (sum_j d_ref(j) + W_gen) / (m + W_gen)`` over the m reference sentences plus the ``W_gen = sum_i
-   w_gen(i)`` wrong generated ones (the reference has nothing for them), ``G = (sum_i d_gen(i) + W_ref) / (n +
-   W_ref)``, with ``d_ref(j) = max(min_i M'_ij, miss_j)``, ``d_gen(i) = max(min_j M'_ij, hall_i)``.
+2. **A wrong finding costs in both directions** (issue 34). A generated finding is *wrong* when it is hallucinated,
+   contradicted by the reference, on the wrong side, or about a finding one report states both ways; a reference
+   finding likewise when missed or contradicted. Each direction's mean also counts the other side's wrong findings
+   as items of cost 1: ``R = (sum_j d_ref(j) + W_gen) / (m + W_gen)`` over the m reference sentences plus the
+   ``W_gen`` wrong generated findings (the reference has nothing for them), ``G = (sum_i d_gen(i) + W_ref) / (n +
+   W_ref)``, with ``d_ref(j) = max(min_i M'_ij, miss_j)``, ``d_gen(i) = max(min_j M'_ij, hall_i)`` (item 4 says
+   what is counted).
 3. **Recall weight.** ``D = alpha * R + (1 - alpha) * G`` with ``alpha`` in [0.5, 1] (``alpha = 0.5`` is
    symmetric). A missed finding adds about ``alpha / m + (1 - alpha) / (n + 1)``, a hallucinated one about
    ``alpha / (m + 1) + (1 - alpha) / n``: both cost at every allowed alpha (before issue 34 the hallucination
@@ -37,10 +37,18 @@ things:
    directions (how far the wording of the reference's content may drift vs how much extra text costs); below
    0.5 a missed finding's wording would count less than extra text, which is refused.
 
+4. **Findings, not sentences; repetition never pays** (issue 49). ``W_gen`` and ``W_ref`` count the distinct
+   wrong *findings* (side slots of :mod:`sdrlib.distances.negation`: hallucinated, missed, contradicted, on the
+   wrong side, void) of each set, not its wrong sentences: two hallucinated findings in one sentence cost two
+   items, the same hallucination written twice one. Each set is read as a set: a sentence repeated verbatim (same
+   embedding, same presence) counts once in ``n`` / ``m``, so padding a report with copies of a correct sentence
+   lowers D at no alpha.
+
 Presence comes from the offline labeler per sentence (:func:`sdrlib.clinical.section_presence`), as for
-``chamfer_neg``: no dataset label is read. Left out: uncertain ("may represent") statements count as not stated
-(the presence vectors read them 0), so a hedged finding costs like a missed one; severity and laterality are left
-to the embedding cost.
+``chamfer_neg``: no dataset label is read. Sides count (:mod:`sdrlib.distances.negation`): a finding on the wrong
+side is a miss plus a hallucination, a pertinent negative on the other side is neither; an uncertain statement
+("possible pneumonia") counts as positive, as in the evaluation; findings outside CheXpert's 14 (hernia, free air,
+...) count like the 14. Severity is left to the embedding cost.
 
 Example: a reference ``["Small left effusion."]`` against a generated ``["No acute process."]`` gives
 ``d_ref = [1.]``, ``R = 1``, ``G = 1 / 2`` at least (the generated sentence's cost plus the missed one), so
@@ -51,41 +59,54 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdrlib.distances.negation import contradicted_sentences, negation_cost
+from sdrlib.distances.negation import check_presence, coverage, negation_cost, wrong_slots
 
 __all__ = ["recall_terms", "recall_chamfer"]
 
 
+def _unique_rows(A: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A``, ``P`` without repeated sentences (same embedding and presence), first occurrences in order."""
+    key = np.ascontiguousarray(np.concatenate([A.view(np.uint8).reshape(len(A), -1),
+                                               P.view(np.uint8).reshape(len(P), -1)], axis=1))
+    _, first = np.unique(key, axis=0, return_index=True)
+    keep = np.sort(first)
+    return A[keep], P[keep]
+
+
 def recall_terms(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-sentence costs ``(d_gen (n,), d_ref (m,), wrong_gen (n,), wrong_ref (m,))`` of generated set ``A``
-    against reference set ``B``.
+                 ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Per-sentence costs ``(d_gen (n,), d_ref (m,), W_gen, W_ref)`` of generated set ``A`` against reference set
+    ``B``, each set without its repeated sentences (item 4: ``n``, ``m`` count distinct sentences).
 
     ``A`` (n, d), ``B`` (m, d) unit-row float64 sentence embeddings (as :func:`sdrlib.distances.costs.as_pair`
-    returns them), ``PA`` (n, 14), ``PB`` (m, 14) their presence (module doc). ``d_gen[i]`` is generated sentence
-    i's cost to its nearest reference sentence, at least 1 when it states a finding positive that the reference
-    never does; ``d_ref[j]`` likewise for reference sentence j (a missed finding). ``wrong_gen[i]`` (bool): that
-    floor or the negation floor (:func:`sdrlib.distances.negation.contradicted_sentences`) holds for sentence i;
-    ``wrong_ref[j]`` likewise.
+    returns them), ``PA``, ``PB`` their presence ((n, W) / (m, W), or legacy (n, 14)). ``d_gen[i]`` is generated
+    sentence i's cost to its nearest reference sentence, at least 1 when it states a finding positive that the
+    reference does not cover (a hallucination, :func:`sdrlib.distances.negation.coverage`); ``d_ref[j]`` likewise
+    for reference sentence j (a miss). ``W_gen``: the number of distinct slots on which the generated set is wrong
+    (hallucinated, or :func:`sdrlib.distances.negation.wrong_slots`); ``W_ref`` likewise for the reference.
     """
-    PA, PB = np.asarray(PA, np.int8), np.asarray(PB, np.int8)
+    PA, PB = check_presence(PA, len(A), "PA"), check_presence(PB, len(B), "PB")
+    A, PA = _unique_rows(np.ascontiguousarray(A), PA)
+    B, PB = _unique_rows(np.ascontiguousarray(B), PB)
     M = negation_cost(A, B, PA, PB, 1.0)
-    r, s = contradicted_sentences(PA, PB)
-    pos_a, pos_b = (PA > 0).any(axis=0), (PB > 0).any(axis=0)
-    hall = ((PA > 0) & ~pos_b[None, :]).any(axis=1)
-    miss = ((PB > 0) & ~pos_a[None, :]).any(axis=1)
-    return np.maximum(M.min(axis=1), hall), np.maximum(M.min(axis=0), miss), hall | (r > 0), miss | (s > 0)
+    cov_a, _ = coverage((PA > 0).any(axis=0))
+    cov_b, _ = coverage((PB > 0).any(axis=0))
+    hall = (PA > 0) & ~cov_b
+    miss = (PB > 0) & ~cov_a
+    wrong_gen = int(((hall | wrong_slots(PA, PB)).any(axis=0)).sum())
+    wrong_ref = int(((miss | wrong_slots(PB, PA)).any(axis=0)).sum())
+    return (np.maximum(M.min(axis=1), hall.any(axis=1)), np.maximum(M.min(axis=0), miss.any(axis=1)),
+            wrong_gen, wrong_ref)
 
 
 def recall_chamfer(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray, alpha: float = 0.75
                    ) -> tuple[float, bool]:
-    """The reference: ``(D, True)``, ``D = alpha * R + (1 - alpha) * G`` in [0, 1] (module doc, items 2-3).
+    """The reference: ``(D, True)``, ``D = alpha * R + (1 - alpha) * G`` in [0, 1] (module doc, items 2-4).
 
     ``A`` is the generated set, ``B`` the reference (the direction matters for ``alpha != 0.5``); both non-empty,
     validated as for every reference (the registry's :func:`~sdrlib.distances.set_distance` does that).
     """
-    d_gen, d_ref, wrong_gen, wrong_ref = recall_terms(A, B, PA, PB)
-    wg, wr = float(wrong_gen.sum()), float(wrong_ref.sum())
+    d_gen, d_ref, wg, wr = recall_terms(A, B, PA, PB)
     ref = (d_ref.sum() + wg) / (d_ref.size + wg)
     gen = (d_gen.sum() + wr) / (d_gen.size + wr)
     return float(np.clip(alpha * ref + (1.0 - alpha) * gen, 0.0, 1.0)), True

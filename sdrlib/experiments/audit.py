@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdrlib.clinical import OBSERVATIONS, label_report, sentence_presence
+from sdrlib.clinical import OBSERVATIONS, label_report, observation_presence, sentence_presence
 from sdrlib.data import stratum
 from sdrlib.data.synthcxr.findings import Finding
 from sdrlib.data.synthcxr.report import write_report
@@ -109,7 +109,19 @@ class AuditResult:
 
 def _positives(sentences: Sequence[str]) -> np.ndarray:
     """(n, 14) bool: sentence i states observation j positive (the offline labeler, per sentence)."""
-    return sentence_presence(list(sentences)) > 0 if sentences else np.zeros((0, len(OBSERVATIONS)), bool)
+    return _stated(sentences) > 0
+
+
+def _stated(sentences: Sequence[str]) -> np.ndarray:
+    """(n, 14) int8 per sentence and CheXpert observation: +1 stated positive, -1 negated, 0 uncertain or not
+    mentioned (the labeler's labels of each sentence alone). The audit edits *stated* findings, so a hedge is not
+    one here (reward presence reads it positive: :mod:`sdrlib.clinical.presence`)."""
+    out = np.zeros((len(sentences), len(OBSERVATIONS)), np.int8)
+    for i, s in enumerate(sentences):
+        for obs, v in label_report(s).items():
+            if obs != "No Finding" and v in (0, 1):
+                out[i, OBSERVATIONS.index(obs)] = 1 if v == 1 else -1
+    return out
 
 
 def states_a_finding(text: str) -> bool:
@@ -143,7 +155,7 @@ def sentence_bank(train_records: Sequence[Any]) -> dict[str, dict[int, str]]:
     """
     counts = Counter(s for r in train_records for t in (r.findings, r.impression) for s in split_sentences(t))
     sents = [s for s, _ in counts.most_common()]
-    P = sentence_presence(sents) if sents else np.zeros((0, len(OBSERVATIONS)), np.int8)
+    P = _stated(sents)
     out: dict[str, dict[int, str]] = {"pos": {}, "neg": {}}
     for s, p in zip(sents, P):
         nz = np.flatnonzero(p)
@@ -256,7 +268,8 @@ def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mappi
             swap = [neg if p else s for s, p in zip(sents, pos[:, j])]
             fs, is_ = list(dict.fromkeys(swap[:len(F)])), list(dict.fromkeys(swap[len(F):]))
             out["contradicted"] = (" ".join(fs), " ".join(is_))
-    mentioned = (sentence_presence(sents) != 0).any(axis=0) if sents else np.zeros(len(OBSERVATIONS), bool)
+    mentioned = ((observation_presence(sentence_presence(sents)) != 0).any(axis=0) if sents
+                 else np.zeros(len(OBSERVATIONS), bool))  # a hedged finding is mentioned: never hallucinated
     free = [j for j in _PATH_IDX if not mentioned[j] and j in bank["pos"]]
     if free:
         h = bank["pos"][int(rng.choice(free))]

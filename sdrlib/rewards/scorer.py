@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from sdrlib import distances
-from sdrlib.clinical import section_presence
+from sdrlib.clinical import OBSERVATIONS, observation_presence, section_presence
+from sdrlib.vocabulary import PATHOLOGIES
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.errors import SDRError
 from sdrlib.reports import is_blank
@@ -365,13 +366,17 @@ class RewardScorer:
 
 
 def abnormal_references(findings: Sequence[str], impression: Sequence[str]) -> np.ndarray:
-    """Boolean ``(n,)``: reference k states a positive finding in its Findings or Impression (offline labeler,
-    cached per sentence; no dataset label). The stratum of ``_bal<w>`` and of the per-stratum training logs.
+    """Boolean ``(n,)``: reference k states one of the 12 pathologies positive or uncertain in its Findings or
+    Impression (offline labeler, cached per sentence; no dataset label): app. F's abnormal strata
+    (:func:`sdrlib.data.stratum`, uncertain counted positive; support devices and findings outside CheXpert's 14
+    do not make a reference abnormal). The stratum of ``_bal<w>`` and of the per-stratum training logs.
 
     Example: ``abnormal_references(["Small left effusion."], ["Effusion."])`` -> ``array([ True])``.
     """
+    cols = [OBSERVATIONS.index(p) for p in PATHOLOGIES]
     pf, pi = section_presence(list(findings)), section_presence(list(impression))
-    return np.array([bool((a > 0).any() or (b > 0).any()) for a, b in zip(pf, pi)], dtype=bool)
+    return np.array([bool((observation_presence(a)[:, cols] > 0).any() or (observation_presence(b)[:, cols] > 0).any())
+                     for a, b in zip(pf, pi)], dtype=bool)
 
 
 def encode_sentences(embedder: Any, sentences: Sequence[str]) -> np.ndarray:

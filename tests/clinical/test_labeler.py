@@ -244,7 +244,7 @@ def test_structured_reports_mixed_uncertain_and_headers(text, expected):
 
 def test_sentence_presence_agrees_with_report_labels_on_structured_text():
     """Per-sentence presence (negation-aware distances, EditGRPO, selection) reads what the report labels say."""
-    from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
+    from sdrlib.clinical.presence import OBSERVATIONS, column, sentence_presence
     from sdrlib.reports import split_sentences
 
     texts, _, cats = _sentences("dev")
@@ -260,13 +260,13 @@ def test_sentence_presence_agrees_with_report_labels_on_structured_text():
         for j, obs in enumerate(OBSERVATIONS):
             if obs == "No Finding":
                 continue
-            col = set(presence[:, j].tolist())
+            col = set(presence[:, 3 * j:3 * j + 3].ravel().tolist())  # the finding's three side slots
             if report.get(obs) == 1:
                 assert 1 in col, (text, obs)
             elif report.get(obs) == 0:
                 assert col <= {0, -1} and -1 in col, (text, obs)
     p = sentence_presence(["Pneumothorax: none.", "Effusion, pneumothorax: present."])
-    i, k = OBSERVATIONS.index("Pneumothorax"), OBSERVATIONS.index("Pleural Effusion")
+    i, k = column("Pneumothorax", "unspecified"), column("Pleural Effusion", "unspecified")
     assert (p[0, i], p[1, i], p[1, k]) == (-1, 1, 1)
 
 

@@ -15,30 +15,38 @@ from sdrlib.distances import negation as N
 from sdrlib.distances.engine import paired_distances, pairwise_distances, pairwise_distances_many
 from sdrlib.distances.synthetic import random_sets
 
-EFF = C.OBSERVATIONS.index("Pleural Effusion")
-PTX = C.OBSERVATIONS.index("Pneumothorax")
+EFF = C.column("Pleural Effusion", "unspecified")
+EFF_L, EFF_R = C.column("Pleural Effusion", "left"), C.column("Pleural Effusion", "right")
+PTX = C.column("Pneumothorax", "unspecified")
+EFF14 = C.OBSERVATIONS.index("Pleural Effusion")  # a legacy (n, 14) array's column: no side
 NEG_SETTINGS = ["chamfer_neg", "hausdorff_neg", "hung_nn_neg", "hung_pen_0.1_neg", "ot_neg", "ot_raw_neg",
                 "sinkhorn_0.1_neg", "uot_1.0_neg", "partial_adaptive_neg", "partial_0.8_raw_neg", "chamfer_neg_0.5"]
 
 
-def test_presence_reads_polarity_and_ignores_uncertain_and_no_finding():
+def test_presence_reads_polarity_side_and_hedge_and_ignores_no_finding():
     P = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
                              "There is no pneumothorax or effusion.", "The lungs are clear.", "  No   pleural effusion. "])
-    assert P.dtype == np.int8 and P.shape == (6, 14)
-    assert P[0, EFF] == -1 and P[1, EFF] == 1 and P[2, EFF] == 0       # uncertain -> 0
+    assert P.dtype == np.int8 and P.shape == (6, C.PRESENCE_WIDTH) and C.PRESENCE_WIDTH == 63
+    assert (P[0, [EFF_L, EFF_R, EFF]] == -1).all()                     # a denial without a side: every side
+    assert P[1, EFF_L] == 1 and P[1, EFF] == 0 and P[1, EFF_R] == 0      # a side: that slot only
+    assert P[2, EFF] == 1                                                # uncertain reads positive (the evaluation's)
     assert P[3, EFF] == -1 and P[3, PTX] == -1
-    assert not P[:, C.OBSERVATIONS.index("No Finding")].any()
+    assert C.findings_of(P[4]) == set()
+    assert not P[:, 0:3].any()  # "No Finding" is never read
     np.testing.assert_array_equal(P[5], P[0])  # white space normalised: same cache entry
     info = C.presence_cache_info()
     C.sentence_presence(["No pleural effusion."])
     assert C.presence_cache_info().hits > info.hits
 
 
-def test_contradiction_matrix_is_polarity_disagreement_only():
+def test_contradiction_matrix_is_polarity_disagreement_on_a_side():
     P = C.sentence_presence(["No pleural effusion.", "Small left pleural effusion.", "Possible effusion.",
-                             "Large right pneumothorax."])
+                             "Large right pneumothorax.", "No right pleural effusion."])
     X = N.contradiction_matrix(P, P)
-    np.testing.assert_array_equal(X, [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    # the hedge is positive, so "no effusion" contradicts it; "no right effusion" contradicts neither the left
+    # effusion nor the unspecified hedged one (it may be on the left)
+    np.testing.assert_array_equal(X, [[0, 1, 1, 0, 0], [1, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0],
+                                      [0, 0, 0, 0, 0]])
     assert (np.diag(X) == 0).all()
 
 
@@ -136,9 +144,9 @@ def test_engine_agrees_with_reference_and_identical_sets_stay_at_zero(name):
 def test_a_contradiction_found_by_presence_only_moves_the_distance():
     """Same vectors, same sentence on both sides except the presence: the cost is capped from below by c."""
     A = [np.eye(4)[:2]]
-    P0 = np.zeros((2, 14), np.int8)
-    P1 = P0.copy(); P1[0, EFF] = 1
-    P2 = P0.copy(); P2[0, EFF] = -1
+    P0 = np.zeros((2, 14), np.int8)  # legacy width: read without sides
+    P1 = P0.copy(); P1[0, EFF14] = 1
+    P2 = P0.copy(); P2[0, EFF14] = -1
     assert paired_distances(A, A, "chamfer_neg", presence=([P1], [P1]))[0] == 0
     # M = [[0, .5], [.5, 0]] (orthogonal rows); sentence 0 of each set is contradicted by the other set, so its
     # row and column cost at least c: M' = [[1, 1], [1, 0]]
@@ -161,9 +169,9 @@ def test_negation_settings_need_presence_and_plain_settings_ignore_it():
     with pytest.raises(DistanceSpecError, match="tuple"):
         paired_distances(A, A, "chamfer_neg", presence=[np.zeros((2, 14))])
     P = [np.zeros((2, 14), np.int8)]
-    P[0][0, EFF] = 1
+    P[0][0, EFF14] = 1
     Q = [P[0].copy()]
-    Q[0][0, EFF] = -1
+    Q[0][0, EFF14] = -1
     # a plain setting ignores presence (one call may mix plain and negation-aware settings)
     assert paired_distances(A, A, "chamfer", presence=(P, Q)).tolist() == paired_distances(A, A, "chamfer").tolist()
     assert set_distance(A[0], A[0], "chamfer", presence=(P[0], Q[0])) == set_distance(A[0], A[0], "chamfer")

@@ -50,11 +50,34 @@ def test_claims_supported_by_reference_or_bank_and_not_contradicting():
     claims = ["The heart is enlarged.", "Small right pneumothorax.", "The lungs are clear.", "Osseous structures intact."]
     vec = lambda s: np.stack([emb.vec(x) for x in s])  # noqa: E731
     z = gcarl.claim_validity(claims, vec(claims), ref, vec(ref), vec(["The lungs are clear."]), threshold=0.9)
-    # matched reference: valid; contradicts "No pneumothorax": invalid even if in the bank; in the bank: valid;
-    # nowhere: unsupported
-    assert z.tolist() == [True, False, True, False]
+    # matched reference: valid; contradicts "No pneumothorax": invalid even if in the bank; generic normal filler
+    # found only in the bank: not relevant (G-CARL sec. 3); nowhere: unsupported
+    assert z.tolist() == [True, False, False, False]
+    z = gcarl.claim_validity(claims[2:3], vec(claims[2:3]), ref + claims[2:3], vec(ref + claims[2:3]), None,
+                             threshold=0.9)
+    assert z.tolist() == [True]  # the same sentence is relevant when the reference says it
     z = gcarl.claim_validity(claims[1:2], vec(claims[1:2]), ref, vec(ref), vec(claims[1:2]), threshold=0.9)
     assert z.tolist() == [False]
+
+
+def test_claims_need_the_right_side_and_a_finding_the_case_speaks_of():
+    emb = FakeEmbedder()
+    vec = lambda s: np.stack([emb.vec(x) for x in s])  # noqa: E731
+    ref = ["Small left pleural effusion.", "No right pleural effusion.", "No pneumothorax."]
+    claims = ["Small left pleural effusion.", "No right pleural effusion.", "Small right pleural effusion.",
+              "No pneumothorax.", "No pleural effusion.", "No focal consolidation.", "No acute rib fracture."]
+    bank = vec(claims)
+    z = gcarl.claim_validity(claims, vec(claims), ref, vec(ref), bank, threshold=0.9)
+    # true pertinent negative valid; wrong side invalid; a denial of the stated effusion invalid; a generic negative
+    # of a finding the case does not speak of (consolidation) not relevant; a pitfall finding (fracture) relevant
+    assert z.tolist() == [True, True, False, True, False, False, True]
+
+
+def test_dedup_merges_only_claims_that_state_the_same_findings_on_the_same_side():
+    claims = ["Small left pleural effusion.", "Small right pleural effusion.", "small left pleural effusion",
+              "Mild cardiomegaly.", "Severe cardiomegaly."]
+    same = np.ones((len(claims), 4))  # every embedding identical: only presence can keep claims apart
+    assert gcarl.dedup_claims(claims, same, 0.95) == [0, 1, 3]
 
 
 def test_gcarl_trl_functions_sum_to_the_scorer_total():

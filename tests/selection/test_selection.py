@@ -467,12 +467,12 @@ def test_score_candidates_labels_texts_for_negation_aware_settings(small_encoder
     yes = "<think> There is a small left pleural effusion. </think> <answer> Small left effusion. </answer>"
     no = "<think> There is no left pleural effusion. </think> <answer> No effusion. </answer>"
     pres = sel.candidate_presence([[yes, no]])
-    from sdrlib.clinical.presence import OBSERVATIONS
+    from sdrlib.clinical.presence import PRESENCE_WIDTH, column
 
-    eff = OBSERVATIONS.index("Pleural Effusion")
+    eff = column("Pleural Effusion", "left")
     assert pres["findings"][0][0, eff] == 1 and pres["findings"][1][0, eff] == -1
     bp = sel.bank_presence_of(bank)
-    assert bp["findings"].shape == (bank.matrix("findings").shape[0], 14) and bp["findings"][0, eff] == 1
+    assert bp["findings"].shape == (bank.matrix("findings").shape[0], PRESENCE_WIDTH) and bp["findings"][0, eff] == 1
     res = sel.score_candidates([[no, yes]], bank, emb, ["chamfer_neg"], progress=None, aggregations=["min"])
     assert res.chosen()[0, 0, 0] == 1  # the report agreeing with a bank report wins under the negation-aware cost
     with pytest.raises(sel.SelectionError, match="ReportBank"):

@@ -96,6 +96,20 @@ and ``patterns/``) and each tested with its opposite in ``tests/clinical/test_la
    junction", "Tip of the right IJ ...", "port tip"). Bare "leads" or "tip" stay no mention.
    Removal reads negative as for every device ("The monitor leads have been removed." -> 0).
 
+13. Sides, change and findings outside the 14 (issue 49), for reward presence only (:func:`label_mentions`;
+   ``label_report``'s labels keep CheXpert's per-observation form). Each mention carries the side it is stated
+   on (:mod:`._sides`: left, right, bilateral, unspecified). "No new X", "no new or worsening X", "no interval
+   development of X", "no progression of X" (a trigger of kind ``unstated``) speak of change, not presence:
+   "No new consolidation." beside "Persistent left lower lobe consolidation." says the consolidation is still
+   there. CheXpert's labeler negates the noun phrase ("no new X" reads like "no X") and its report-level
+   aggregation lets the stated X win, so ``label_report`` keeps that reading (negative, and positive at report
+   level whenever X is stated elsewhere). Reward presence is per sentence, where that negative would read the
+   report as contradicting itself: :func:`label_mentions` leaves such a mention out (not stated), the reading a
+   radiologist gives (ours, in the paper map). "Persistent / stable / unchanged / redemonstrated X" and "interval decrease in X" stay positive
+   (the finding is still seen), "resolved X" / "resolution of X" negative, as before. Findings outside CheXpert's
+   14 (:data:`OTHER_FINDINGS`: hiatal hernia, free air, pneumomediastinum, subcutaneous emphysema, emphysema,
+   granuloma, a malpositioned device) are read with the same scopes, so a reward can charge for them.
+
 Left out: coreference across sentences, temporal reasoning ("resolved since
 prior" is read as negative; "Pneumonia in 2019, treated." is still positive),
 hierarchical propagation (an opacity mention does
@@ -119,7 +133,11 @@ Example::
 from __future__ import annotations
 
 from sdrlib.clinical.labeler._evaluation import evaluate_labeler
-from sdrlib.clinical.labeler._sentence import label_report, label_reports
+from sdrlib.clinical.labeler._sentence import label_mentions, label_report, label_reports
+from sdrlib.clinical.labeler._sides import NO_SIDE, SIDES, Mention
 from sdrlib.clinical.labeler._text import _normalize, _sentences  # noqa: F401  (tests read the text units)
 
-__all__ = ["label_report", "label_reports", "evaluate_labeler"]
+from sdrlib.vocabulary import OTHER_FINDINGS  # findings outside CheXpert's 14 that label_mentions reads (point 13)
+
+__all__ = ["label_report", "label_reports", "label_mentions", "evaluate_labeler", "Mention", "SIDES", "NO_SIDE",
+           "OTHER_FINDINGS"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from sdrlib.vocabulary import OTHER_FINDINGS
+
 # --------------------------------------------------------------------------- phrase lists
 # Access routes whose tip names a line ("right IJ tip in the SVC": a device without the word "catheter").
 _ROUTE = r"\bij\b|internal jugular|subclavian|jugular|femoral|hickman|port|picc"
@@ -80,6 +82,28 @@ _MENTIONS: dict[str, list[str]] = {
         r"?stimulators?", r"neurostimulators?", r"swan[- ]ganz",
         rf"(?:{_ROUTE})(?: (?:approach|access|line|sheath|dialysis|port))?(?: with(?: the| its)?)? tip",
         rf"tip of the (?:(?:right|left)(?:[- ]sided)? )?(?:{_ROUTE})",
+    ],
+}
+
+# Findings outside the CheXpert 14 (issue 49): read only for reward presence (:func:`..label_mentions`), never
+# for the labels (``label_report`` stays CheXpert's 14). Each is an abnormality a radiologist reports and a reward
+# must not let pass for free; the list is ours (CheXpert has no such classes).
+_OTHER_MENTIONS: dict[str, list[str]] = {
+    "Hernia": [r"hernias?", r"herniation of (?:the )?(?:stomach|bowel|abdominal contents)"],
+    "Pneumoperitoneum": [r"pneumoperitoneum", r"free (?:intraperitoneal |intra-abdominal |subdiaphragmatic )?air",
+                         r"(?:sub)?diaphragmatic free air", r"air under the (?:\w+ )?(?:hemi)?diaphragms?"],
+    "Pneumomediastinum": [r"pneumomediastinum", r"mediastinal (?:air|emphysema)"],
+    "Subcutaneous Emphysema": [r"subcutaneous (?:emphysema|air|gas)", r"soft[- ]tissue (?:emphysema|air|gas)",
+                               r"surgical emphysema"],
+    "Emphysema": [r"(?<!subcutaneous )(?<!soft tissue )(?<!soft-tissue )(?<!surgical )(?<!mediastinal )emphysema\w*",
+                  r"hyperinfla\w+", r"hyperexpan\w+", r"\bcopd\b", r"bullae", r"bullous (?:disease|changes?)"],
+    "Granuloma": [r"granulomas?", r"calcified (?:nodules?|granulomas?|lymph nodes?)"],
+    "Device Malposition": [
+        r"malposition\w*", r"(?:right|left) main ?stem intubation",
+        r"(?:in|into|within|enters?|entering|terminat\w* in|extends? into) the (?:right|left) main ?stem",
+        r"coiled (?:in|within) the (?:esophagus|pharynx|hypopharynx|neck)",
+        r"(?:tip|tube) (?:is )?(?:in|within|at) the (?:esophagus|pharynx|hypopharynx)",
+        r"(?:should|could|may) be (?:withdrawn|retracted|advanced|repositioned)",
     ],
 }
 
@@ -164,6 +188,12 @@ _UNC_POST = [
 # A hedge after its mention, ending the sentence: "Small right pleural effusion, possibly." (issue 36).
 _UNC_TAIL = re.compile(r",\s*(?:most |very |quite )?(?:possibly|possible|likely|probably|probable|questionable|"
                        r"suspected|presumably|presumed|perhaps)\s*[.!?]*\s*$", re.IGNORECASE)
+# "No new X" speaks of change, not presence: X is not stated at all (issue 49 point 13 of the package docstring).
+_UNSTATED_PRE = [
+    r"no (?:new|newly (?:developed|appearing|seen)|interval development of|(?:definite |significant )?(?:new|worsening|"
+    r"developing|increasing|enlarging|further))(?: or (?:new|worsening|increasing|enlarging|developing|progressive))?",
+    r"no (?:interval )?(?:progression|worsening) of",
+]
 _PSEUDO = [
     r"no (?:significant |substantial |appreciable |definite |interval )*change", r"not changed",
     r"without (?:significant |interval )*change", r"no (?:significant )?(?:increase|decrease)",
@@ -190,6 +220,8 @@ def _word_re(patterns: Iterable[str]) -> re.Pattern[str]:
 
 
 _MENTION_RE = {obs: _word_re(p) for obs, p in _MENTIONS.items()}
+_OTHER_RE = {obs: _word_re(p) for obs, p in _OTHER_MENTIONS.items()}
+assert tuple(_OTHER_MENTIONS) == OTHER_FINDINGS, "the labeler's findings outside the 14 are the vocabulary's"
 _ANCHOR_RE = {obs: _word_re(p) for obs, p in _ANCHORS.items()}
 _ANY_MENTION_RE = _word_re([p for ps in _MENTIONS.values() for p in ps])
 _DIRECT_NEG_RE = {obs: _word_re(p) for obs, p in _DIRECT_NEG.items()}
@@ -199,6 +231,7 @@ _QNEG_RE = _word_re([_Q_NEG])
 _QUNC_RE = _word_re([_Q_UNC])
 _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     ("pseudo", _word_re(_PSEUDO)),
+    ("unstated", _word_re(_UNSTATED_PRE)),
     ("unc_both", _word_re([r"versus", r"\bvs\b\.?"])),
     ("unc_post", _word_re(_UNC_POST)),
     ("unc_post", _UNC_TAIL),

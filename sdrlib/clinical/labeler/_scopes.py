@@ -15,7 +15,11 @@ from sdrlib.clinical.labeler._rules import _TRIGGERS, _VERSUS_BACK, _WINDOW, _WO
 class _Span:
     start: int
     end: int
-    kind: str  # neg_pre, neg_post, unc_pre, unc_post, unc_both, pseudo, term
+    kind: str  # neg_pre, neg_post, unc_pre, unc_post, unc_both, pseudo, unstated, term
+
+
+#: the status a mention in an "unstated" scope ("no new X") gets: not stated, neither positive nor negative
+UNSTATED = 2
 
 
 def _triggers(sent: str) -> list[_Span]:
@@ -40,14 +44,14 @@ def _word_count(text: str) -> int:
 
 
 def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
-    """Status (1, 0, -1) of a mention at ``sent[start:end]`` given the sentence's triggers."""
+    """Status (1, 0, -1, or :data:`UNSTATED`) of a mention at ``sent[start:end]`` given the sentence's triggers."""
     best: tuple[int, int] | None = None  # (distance in words, status)
     terms = [t for t in trig if t.kind == "term"]
     for t in trig:
         if t.kind in ("pseudo", "term"):
             continue
-        status = 0 if t.kind.startswith("neg") else -1
-        forward = t.kind in ("neg_pre", "unc_pre", "unc_both", "neg_both")
+        status = 0 if t.kind.startswith("neg") else UNSTATED if t.kind == "unstated" else -1
+        forward = t.kind in ("neg_pre", "unc_pre", "unc_both", "neg_both", "unstated")
         backward = t.kind in ("neg_post", "unc_post", "unc_both", "neg_both")
         if forward and t.end <= start:
             gap = sent[t.end:start]
@@ -67,4 +71,5 @@ def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
 
 
 def _trigger_status(kind: str) -> int:
-    return 1 if kind == "pseudo" else 0 if kind.startswith("neg") else -1
+    """A trigger heading a ``key: value`` value: what it says of the key ("no new" as CheXpert: negative)."""
+    return 1 if kind == "pseudo" else 0 if kind.startswith("neg") or kind == "unstated" else -1

@@ -11,14 +11,15 @@ from functools import lru_cache, partial
 from typing import Callable, Iterable, Sequence
 
 from sdrlib.clinical.labeler._rules import (_ANCHOR_RE, _CLAUSE_SPLIT, _DIRECT_NEG_RE, _MENTION_RE, _NOT_MENTION_RE,
-                                            _PAST_BEFORE, _PAST_LOOKBACK, _PAST_OBSERVATIONS, _QNEG_RE, _QPOS_RE,
-                                            _QUNC_RE)
-from sdrlib.clinical.labeler._scopes import _Span, _status, _triggers
+                                            _OTHER_RE, _PAST_BEFORE, _PAST_LOOKBACK, _PAST_OBSERVATIONS, _QNEG_RE,
+                                            _QPOS_RE, _QUNC_RE)
+from sdrlib.clinical.labeler._scopes import UNSTATED, _Span, _status, _triggers
+from sdrlib.clinical.labeler._sides import Mention, with_sides
 from sdrlib.clinical.labeler._structure import _carried_subkeys, _Pair, _structure
 from sdrlib.clinical.labeler._text import _foreign, _normalize, _sentences
 from sdrlib.vocabulary import apply_no_finding, combine_status, ordered_labels
 
-__all__ = ["label_report", "label_reports"]
+__all__ = ["label_report", "label_reports", "label_mentions"]
 
 TriggersAt = Callable[[int], list[_Span]]
 
@@ -40,8 +41,12 @@ def _triggers_at(trig: list[_Span], stated: list[tuple[int, int]], pos: int) -> 
                                        for vs, ve in stated)]
 
 
-def _label_sentence(sent: str, out: dict[str, int], parent: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Add one sentence's labels to ``out``; returns the findings whose sub-keys may go on in the next one."""
+def _label_sentence(sent: str, out: dict[str, int], parent: tuple[str, ...] = (),
+                    record: list[Mention] | None = None) -> tuple[str, ...]:
+    """Add one sentence's labels to ``out``; returns the findings whose sub-keys may go on in the next one.
+
+    ``record``: when a list, every mention read (CheXpert's 14 and the findings outside them, ``_OTHER_RE``) is
+    appended to it with its status and side (:func:`._sides.with_sides`); ``out`` then gets the others too."""
     low = sent.lower()
     # Remove look-alike phrases ("pericardial effusion") so they do not match.
     low = _blank(low, [(m.start(), m.end()) for m in _NOT_MENTION_RE.finditer(low)])
@@ -51,23 +56,32 @@ def _label_sentence(sent: str, out: dict[str, int], parent: tuple[str, ...] = ()
     pairs = _structure(low, trig)
     carry = _carried_subkeys(low, pairs, parent, out) if pairs else ()
     triggers_at = partial(_triggers_at, trig, [p.value for p in pairs if p.status is not None])
-    _mention_labels(low, trig, pairs, triggers_at, out)
+    found: list[tuple[str, int, int, int, bool]] | None = [] if record is not None else None
+    _mention_labels(low, trig, pairs, triggers_at, out, found)
     for obs, rx in _DIRECT_NEG_RE.items():
-        if rx.search(low):
+        for m in rx.finditer(low):
             out[obs] = combine_status(out.get(obs), 0)
-    _anchor_labels(low, triggers_at, out)
+            if found is not None:
+                found.append((obs, 0, m.start(), m.end(), False))
+    _anchor_labels(low, triggers_at, out, found)
+    if record is not None:
+        record.extend(with_sides(low, found, trig))
     return carry
 
 
 def _mention_labels(low: str, trig: list[_Span], pairs: list[_Pair], triggers_at: TriggersAt,
-                    out: dict[str, int]) -> None:
-    """Direct mentions: each takes its ``key: value`` pair's status, else its closest trigger's (1 without one)."""
+                    out: dict[str, int], found: list | None = None) -> None:
+    """Direct mentions: each takes its ``key: value`` pair's status, else its closest trigger's (1 without one);
+    a mention in a "no new" scope is negative for the labels (CheXpert) and left out of ``found`` (point 13). ``found``: when a list, the
+    findings outside CheXpert's 14 are read too and every mention is appended as ``(obs, status, start, end,
+    in_key)``."""
     trig_spans = [(t.start, t.end) for t in trig if t.kind != "term"]
 
     def overlaps_trigger(s: int, e: int) -> bool:
         return any(s < te and ts < e for ts, te in trig_spans)
 
-    for obs, rx in _MENTION_RE.items():
+    tables = _MENTION_RE if found is None else {**_MENTION_RE, **_OTHER_RE}
+    for obs, rx in tables.items():
         for m in rx.finditer(low):
             if overlaps_trigger(m.start(), m.end()):
                 continue
@@ -82,10 +96,16 @@ def _mention_labels(low: str, trig: list[_Span], pairs: list[_Pair], triggers_at
             if status == 1 and obs in _PAST_OBSERVATIONS and _PAST_BEFORE.search(
                     low, max(0, m.start() - _PAST_LOOKBACK), m.start()):
                 status = 0  # "residuals of prior granulomatous infection": not an active pneumonia
+            if status == UNSTATED:  # "no new X": CheXpert's labels read a negation, reward presence nothing
+                if found is not None:
+                    continue
+                status = 0
+            if found is not None:
+                found.append((obs, status, m.start(), m.end(), pair is not None))
             out[obs] = combine_status(out.get(obs), status)
 
 
-def _anchor_labels(low: str, triggers_at: TriggersAt, out: dict[str, int]) -> None:
+def _anchor_labels(low: str, triggers_at: TriggersAt, out: dict[str, int], found: list | None = None) -> None:
     """Attribute anchors ("heart size is normal"): the nearest qualifier in the same clause decides."""
     offset = 0
     for clause in _CLAUSE_SPLIT.split(low):
@@ -115,6 +135,12 @@ def _anchor_labels(low: str, triggers_at: TriggersAt, out: dict[str, int]) -> No
                     status = -1
                 else:
                     status = _status(low, cstart + q[0], cstart + q[1], triggers_at(cstart + q[0]))
+                if status == UNSTATED:
+                    if found is not None:
+                        continue
+                    status = 0
+                if found is not None:
+                    found.append((obs, status, cstart + m.start(), cstart + m.end(), False))
                 out[obs] = combine_status(out.get(obs), status)
 
 
@@ -128,6 +154,29 @@ def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
             continue
         carry = _label_sentence(sent, out, carry)
     return tuple(ordered_labels(apply_no_finding(out)).items())
+
+
+@lru_cache(maxsize=65536)
+def _mentions_cached(text: str) -> tuple[Mention, ...]:
+    found: list[Mention] = []
+    for sent in _sentences(_normalize(text)):
+        if not _foreign(sent):
+            _label_sentence(sent, {}, (), record=found)
+    return tuple(found)
+
+
+def label_mentions(text: str) -> tuple[Mention, ...]:
+    """Every finding mention of ``text`` as ``Mention(observation, status, side)`` in reading order: CheXpert's 14
+    (statuses as :func:`label_report` reads them: 1, 0, -1) and the findings outside them
+    (:data:`sdrlib.clinical.labeler.OTHER_FINDINGS`); sides per :mod:`._sides` ("left", "right", "bilateral",
+    "unspecified"). Mentions in a "no new" scope are left out (they state nothing). Used for reward presence
+    (:mod:`sdrlib.clinical.presence`); the labels stay :func:`label_report`'s.
+
+    Example: ``label_mentions("Small left pleural effusion. No right pleural effusion.")`` ->
+    ``(Mention('Pleural Effusion', 1, 'left'), Mention('Pleural Effusion', 0, 'right'))``."""
+    if not isinstance(text, str):
+        raise TypeError(f"label_mentions expects a str, got {type(text).__name__}")
+    return _mentions_cached(text)
 
 
 def label_report(text: str) -> dict[str, int]:

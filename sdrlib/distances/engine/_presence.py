@@ -11,7 +11,7 @@ import numpy as np
 from sdrlib.distances.engine._device import _cosines
 from sdrlib.distances.engine._packing import PackedSets, SetsLike, pack_sets
 from sdrlib.distances.errors import DistanceInputError
-from sdrlib.distances.negation import PRESENCE_WIDTH, check_presence, contradiction_matrix
+from sdrlib.distances.negation import PRESENCE_WIDTH, check_presence, contradiction_matrix, coverage
 
 
 def _pack_presence(sets: SetsLike, presence: object, name: str, dim: int | None = None
@@ -55,14 +55,24 @@ def _capped_cosines(bank: PackedSets, pb: np.ndarray, cand: PackedSets, pc: np.n
     return np.ascontiguousarray(np.minimum(G, 1.0 - 2.0 * c * X))
 
 
-def _masks(ps: PackedSets, presence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(positive, negative) observation bit masks: per unique row (U, 2) and per set (S, 2), int64."""
+def _bits(flags: np.ndarray) -> np.ndarray:
+    """(..., W) bool as int64 bit masks (bit k = column k; W <= 63)."""
     bits = np.int64(1) << np.arange(PRESENCE_WIDTH, dtype=np.int64)
-    row = np.stack([((presence > 0) * bits).sum(axis=1), ((presence < 0) * bits).sum(axis=1)], axis=1)
-    row = np.ascontiguousarray(row.astype(np.int64))
-    per_sentence = row[ps.index] if len(ps.index) else np.zeros((0, 2), np.int64)
-    sets = np.zeros((ps.n_sets, 2), np.int64)
+    return (flags.astype(np.int64) * bits).sum(axis=-1).astype(np.int64)
+
+
+def _masks(ps: PackedSets, presence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Slot bit masks (:mod:`sdrlib.distances.negation`): per unique row (U, 2) (positive, negative) and per set
+    (S, 4) (positive, negative, covered, filled: :func:`~sdrlib.distances.negation.coverage` of the set's
+    positives), int64."""
+    row = np.ascontiguousarray(np.stack([_bits(presence > 0), _bits(presence < 0)], axis=1).astype(np.int64))
+    per_sentence = presence[ps.index] if len(ps.index) else np.zeros((0, PRESENCE_WIDTH), np.int8)
+    pos = np.zeros((ps.n_sets, PRESENCE_WIDTH), bool)
+    neg = np.zeros((ps.n_sets, PRESENCE_WIDTH), bool)
     nonempty = np.flatnonzero(ps.sizes > 0)
     if len(nonempty):
-        sets[nonempty] = np.bitwise_or.reduceat(per_sentence, ps.offsets[:-1][nonempty], axis=0)
-    return row, sets
+        pos[nonempty] = np.logical_or.reduceat(per_sentence > 0, ps.offsets[:-1][nonempty], axis=0)
+        neg[nonempty] = np.logical_or.reduceat(per_sentence < 0, ps.offsets[:-1][nonempty], axis=0)
+    cov, fill = coverage(pos)
+    sets = np.stack([_bits(pos), _bits(neg), _bits(cov), _bits(fill)], axis=1)
+    return row, np.ascontiguousarray(sets.astype(np.int64))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import sdrlib.distances.registry._builtin  # noqa: F401  (registers the built-in families the settings below use)
-from sdrlib.distances.costs import check_range
+from sdrlib.distances.costs import ZERO_COST_ATOL, check_range
 from sdrlib.distances.errors import DistanceSpecError
 from sdrlib.distances.negation import presence_pair
 from sdrlib.distances.registry._family import FAMILIES, _fmt, _is_real, resolve
@@ -117,6 +117,11 @@ class DistanceSpec:
             if self.negation_aware:
                 presence_pair(None, self.name)  # raises: the negation-aware cost needs presence
             out = fn(A, B, **self.params)
+        elif self.negation_aware and self.params.get("rescale", False):
+            # the contradiction cost c is the top of the scale: M' / max(max M', c) (sdrlib.distances.negation)
+            mx = float(M.max())
+            Ms = M / max(mx, self.contradiction) if mx > ZERO_COST_ATOL else M
+            out = fn(A, B, **{**self.params, "rescale": False}, M=Ms)
         else:
             out = fn(A, B, **self.params, M=M)
         val, ok = _reference_pair(out, fam.name)

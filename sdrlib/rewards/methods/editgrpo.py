@@ -24,8 +24,10 @@ whatever the profile's ``grpo.loss_type`` (:data:`LOSS`).
 against the reference Impression; ``ops`` rounds per section, each applying the first rule that applies;
 ``ops = 1`` by default, the released configuration; ``ops = None`` repeats until none applies (e), the
 ablation ``editgrpo_opsall``, whose edited half approaches a copy of the reference). A sentence's
-*entities* are the CheXpert-14 observations the offline labeler reads in it with their presence
-(``+1`` / ``-1``; uncertain mentions carry none, as the paper drops RadGraph's uncertain label), from :func:`sdrlib.clinical.sentence_presence`; sentences are compared by
+*entities* are the findings the offline labeler reads in it with their side and presence (``+1`` / ``-1`` per
+side slot, :func:`sdrlib.clinical.sentence_presence`: a pertinent negative on the other side is no conflict;
+uncertain mentions count as positive, the project's one hedge convention, where the paper drops RadGraph's
+uncertain label); sentences are compared by
 cosine similarity of our sentence embeddings (the RewardScorer's encoder).
 
 (a) a sentence with an entity whose presence conflicts with a reference sentence's is replaced by that
@@ -48,7 +50,7 @@ CheXpert-style labeler's observations per sentence (:mod:`sdrlib.clinical.labele
 sentence-level (the set-distance encoder), so ``tau`` only decides (b) versus (c), while entity matching
 is by label. Paper composite reward ``RadGraph-F1 + CheXbert micro-F1-14 + RaTEScore`` (unweighted,
 no format reward, "no-thinking") becomes, on our template, ``lambda_fmt R_fmt + lambda_sem (F1_14 +
-F1_ent + S_neg)`` (:func:`clinical_components`): ``F1_14`` the per-report micro F1 of the labeler's
+F1_ent + S_neg)`` (:func:`clinical_components`, each F1 the mean of the two sections'): ``F1_14`` the micro F1 of the labeler's
 positive CheXpert-14 labels (stands in for CheXbert micro-F1-14), ``F1_ent`` the F1 of the labeler's
 (observation, presence) pairs including negatives (for RadGraph-F1, an entity-with-presence overlap
 without relations or anatomy), ``S_neg = 1 - mean_sections chamfer_neg`` the negation-aware Chamfer
@@ -342,31 +344,39 @@ def edit_report(text: str, ref_findings: str, ref_impression: str, embedder: Any
 
 
 def positive_f1(gen_labels: dict[str, int], ref_labels: dict[str, int]) -> float:
-    """Per-report F1 of the positive CheXpert-14 labels (micro over observations); 1 when both have none."""
-    a = {k for k, v in gen_labels.items() if v == 1}
-    b = {k for k, v in ref_labels.items() if v == 1}
+    """Per-report F1 of the positive CheXpert-14 labels (micro over observations), uncertain counted positive as
+    in the evaluation (:mod:`sdrlib.metrics.clinical`); 1 when both have none."""
+    a = {k for k, v in gen_labels.items() if v in (1, -1)}
+    b = {k for k, v in ref_labels.items() if v in (1, -1)}
     return 1.0 if not a and not b else 2 * len(a & b) / (len(a) + len(b))
 
 
 def entity_f1(gen_labels: dict[str, int], ref_labels: dict[str, int]) -> float:
-    """F1 of the (observation, presence) pairs read positive or negative, "No Finding" excluded; 1 when both empty."""
-    a = {(k, v) for k, v in gen_labels.items() if v in (0, 1) and k != "No Finding"}
-    b = {(k, v) for k, v in ref_labels.items() if v in (0, 1) and k != "No Finding"}
+    """F1 of the (observation, presence) pairs, uncertain read as positive, "No Finding" excluded; 1 when both
+    empty."""
+    a = {(k, min(abs(v), 1)) for k, v in gen_labels.items() if k != "No Finding"}
+    b = {(k, min(abs(v), 1)) for k, v in ref_labels.items() if k != "No Finding"}
     return 1.0 if not a and not b else 2 * len(a & b) / (len(a) + len(b))
 
 
 def clinical_components(gen_findings: Sequence[str], gen_impression: Sequence[str], ref_findings: Sequence[str],
                         ref_impression: Sequence[str]) -> dict[str, np.ndarray]:
-    """``f1_14`` and ``f1_entity`` (module doc) for parsed completions, arrays of shape (n,) in [0, 1].
+    """``f1_14`` and ``f1_entity`` (module doc) for parsed completions, arrays of shape (n,) in [0, 1]: the mean of
+    the two sections' F1 (Findings against the reference Findings, Impression against the reference Impression).
+
+    Per section, not per report (ours; the paper scores whole reports): CheXpert's report-level merge lets an
+    uncertain mention win over a negative one, so a report whose Findings deny the reference's hedged finding
+    while its Impression repeats the hedge read exactly like the reference. EditGRPO edits one section at a
+    time, and its reward now reads them the same way.
 
     ``sem_neg`` (the negation-aware Chamfer similarity) needs the encoder and is computed by
     :class:`sdrlib.rewards.RewardScorer`.
     """
     f1, ent = [], []
     for gf, gi, rf, ri in zip(gen_findings, gen_impression, ref_findings, ref_impression):
-        g, r = label_report(f"{gf} {gi}"), label_report(f"{rf} {ri}")
-        f1.append(positive_f1(g, r))
-        ent.append(entity_f1(g, r))
+        pairs = [(label_report(g), label_report(r)) for g, r in ((gf, rf), (gi, ri))]
+        f1.append(float(np.mean([positive_f1(g, r) for g, r in pairs])))
+        ent.append(float(np.mean([entity_f1(g, r) for g, r in pairs])))
     return {"f1_14": np.asarray(f1, float), "f1_entity": np.asarray(ent, float)}
 
 

@@ -6,31 +6,39 @@ patient-facing report interpretation to report generation, with offline componen
 - **R_fact** (its eqs. 6-9). The claims of a generated report are its sentences (Findings and
   Impression, :func:`sdrlib.reports.split_sentences`). Claim ``c`` is *valid* (``z = 1``) when it is
   **supported**: its sentence embedding has cosine >= ``threshold`` with some reference sentence or
-  some bank sentence (the training reports' sentences: statements radiologists write), **and
-  relevant**: it does not contradict the reference's presence labels (an observation the claim reads
-  positive that the reference report reads negative, or the reverse; labels from the offline labeler,
-  :func:`sdrlib.clinical.sentence_presence`, uncertain = no claim). Then
+  some bank sentence (the training reports' sentences: statements radiologists write), **true to the
+  reference** on the findings' side slots (:mod:`sdrlib.clinical.presence`, :mod:`sdrlib.distances.negation`:
+  it contradicts no reference statement, puts no finding on a side the reference does not, states nothing
+  positive the reference does not cover; "Small left pleural effusion." against a reference with a left
+  effusion and "No right pleural effusion." is true), **and relevant** (its sec. 3: a claim must speak of the
+  case): every finding it names is one the reference speaks of or one the checklist asks about (the pitfall
+  findings); a claim naming no finding must be supported by a *reference* sentence, so generic normal filler
+  from the bank ("No pneumothorax." against a reference silent about it, pneumothorax not a pitfall) is no
+  valid claim. Uncertain statements count as positive (the evaluation's convention). Then
   ``P = mean z``, ``C = min(sum z / K, 1)`` with ``K`` the reference's claim count (its number of
   sentences after deduplication, below), and ``R_fact = 2PC / (P + C)`` (0 when ``P + C = 0``), in [0, 1].
 - **Claim deduplication** (its sec. 3: "After claim deduplication, the final claim set ..."; the paper
   deduplicates with its LLM extractor and gives no rule, so the rule here is **our reading**): before
   ``z``, ``P`` and ``C``, the generated report's sentences are deduplicated by :func:`dedup_claims`,
-  greedily in sentence order, keeping the first of each group: a sentence is dropped when it equals an
-  earlier kept one after :func:`~sdrlib.rewards.methods.exact.normalize_sentence` (case, white space,
-  trailing punctuation) or when its embedding has cosine >= ``dedup`` (the profile's
-  ``grpo.gcarl.dedup``, default 0.95, ours) with an earlier kept one. The reference's sentences are
+  greedily in sentence order, keeping the first of each group: a sentence is dropped when it states the
+  same findings on the same sides with the same polarity as an earlier kept one **and** equals it after
+  :func:`~sdrlib.rewards.methods.exact.normalize_sentence` (case, white space, trailing punctuation) or has
+  embedding cosine >= ``dedup`` with it (the profile's ``grpo.gcarl.dedup``, default 0.95, ours). Without the
+  presence condition "left" merged with "right" (cosine 0.988) and "small" with "large" (0.963), so a wrong-side
+  claim written first removed the correct one. The reference's sentences are
   deduplicated the same way, and ``K`` is the number kept (support and relevance still check a claim
   against every reference sentence). So one true sentence written ``K`` times is one claim:
   ``P = 1``, ``C = 1 / K``, not ``P = C = 1``.
 - **R_check** (its eqs. 10-13). A weighted checklist is built from the reference's CheXpert-14
   labels (:func:`sdrlib.clinical.labeler.label_report`), no clinician in the loop:
   *essential* (weight :data:`WEIGHTS` ``["essential"]`` = 4): every positive finding of the reference,
-  and "No Finding" for a normal reference; satisfied when the generated report reads it positive.
+  and "No Finding" for a normal reference; satisfied when the generated report reads it positive or
+  uncertain (the evaluation's uncertain-as-positive: hedging a finding costs less than leaving it out).
   *important* (2): every pertinent negative of the reference; satisfied when the generated report
   explicitly negates it. *optional* (1): every uncertain finding; satisfied when the generated report
   mentions it positive or uncertain. *pitfall* (-2): every critical finding of ``pitfalls``
   (default :data:`CRITICAL_FINDINGS`) that the reference does not read positive or uncertain;
-  triggered when the generated report reads it positive (a hallucinated critical finding).
+  triggered when the generated report reads it positive or uncertain (a hallucinated critical finding).
   ``V_pos = sum_P w z / sum_P w``, ``V_neg = sum_N |w| z / sum_P w`` and
   ``R_check = clip(V_pos - V_neg, 0, 1)`` (eq. 13).
 
@@ -45,8 +53,8 @@ chest X-ray sentence is checked against the reference and a bank of training-rep
 instead); *claim extraction by an LLM* (claims are sentences, which for these short templated reports
 is what the extractor would return); *clinician-written checklists* (built here automatically from the
 reference labels, so "demand satisfaction" and "expression quality" items, which need a person or an
-LLM, are absent); the *LLM verifier* (support is an embedding match, relevance a label check, so a
-fluent sentence with a wrong laterality or severity still counts as supported).
+LLM, are absent); the *LLM verifier* (support is an embedding match, truth and relevance a check of the
+labeler's findings with their sides, so a fluent sentence with a wrong severity still counts as supported).
 """
 
 from __future__ import annotations
@@ -58,7 +66,8 @@ from typing import Any
 import numpy as np
 
 from sdrlib.clinical import label_report
-from sdrlib.clinical.presence import OBSERVATIONS, sentence_presence
+from sdrlib.clinical.presence import FINDINGS, PRESENCE_WIDTH, SLOTS, sentence_presence
+from sdrlib.distances.negation import coverage, wrong_slots
 from sdrlib.errors import SDRError
 from sdrlib.reports import split_sentences
 from sdrlib.rewards.completion import check_weight
@@ -148,7 +157,7 @@ class ChecklistItem:
         """Whether the generated report's labels satisfy the item (a pitfall: whether it is triggered)."""
         v = labels.get(self.observation)
         if self.level in ("essential", "pitfall"):
-            return v == 1
+            return v in (1, -1)  # positive or uncertain: the evaluation's uncertain-as-positive (module doc)
         if self.level == "important":
             return v == 0
         return v in (1, -1)  # optional: mentioned as positive or uncertain
@@ -193,18 +202,35 @@ def check_reward(generated_labels: dict[str, int], checklist: Sequence[Checklist
 
 
 def report_presence(sentences: Sequence[str]) -> np.ndarray:
-    """Report-level presence vector (14,) int8 over :data:`sdrlib.clinical.OBSERVATIONS`:
-    +1 when some sentence reads the observation positive, else -1 when some sentence negates it, else 0."""
+    """Report-level presence (:data:`~sdrlib.clinical.presence.PRESENCE_WIDTH`,) int8 over the findings' side slots
+    (:mod:`sdrlib.clinical.presence`): +1 when some sentence states the slot positive, else -1 when some sentence
+    denies it, else 0."""
     P = sentence_presence(list(sentences))
     if not len(P):
-        return np.zeros(len(OBSERVATIONS), np.int8)
+        return np.zeros(PRESENCE_WIDTH, np.int8)
     return np.where((P == 1).any(0), 1, np.where((P == -1).any(0), -1, 0)).astype(np.int8)
 
 
+def _findings_spoken(P: np.ndarray, extra: Sequence[str] = ()) -> np.ndarray:
+    """Bool (len(FINDINGS),): the findings a set of presence rows states (either way, a child covering its parent),
+    plus the named ``extra`` findings."""
+    stated, _ = coverage((np.asarray(P) != 0).any(axis=0) if len(P) else np.zeros(PRESENCE_WIDTH, bool))
+    spoken = stated.reshape(-1, len(SLOTS)).any(axis=1)
+    for name in extra:
+        spoken[FINDINGS.index(name)] = True
+    return spoken
+
+
 def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Sequence[str], ref_vecs: np.ndarray,
-                   bank_vecs: np.ndarray | None = None, threshold: float = GCARLSettings.threshold) -> np.ndarray:
-    """``z`` (bool, shape (n_claims,)): supported (cosine >= ``threshold`` with a reference or bank sentence)
-    and not contradicting the reference's presence labels (module doc).
+                   bank_vecs: np.ndarray | None = None, threshold: float = GCARLSettings.threshold,
+                   checklist: Sequence[str] = CRITICAL_FINDINGS) -> np.ndarray:
+    """``z`` (bool, shape (n_claims,)): a claim is valid when it is **supported** (cosine >= ``threshold`` with a
+    reference or bank sentence), **true to the reference** (on the findings' side slots of
+    :mod:`sdrlib.distances.negation`: it contradicts no reference statement, names no finding on a side the
+    reference does not, states nothing positive the reference does not cover) and **relevant** (G-CARL sec. 3):
+    every finding it names is one the reference speaks of (either way) or one of ``checklist`` (the pitfall
+    findings the checklist asks about); a claim that names no finding ("The lungs are clear.") is relevant only
+    when a *reference* sentence supports it, so generic normal filler from the bank is no valid claim.
 
     ``claim_vecs`` (n, d), ``ref_vecs`` (m, d) and ``bank_vecs`` (b, d) are sentence embeddings
     (normalised here); rows of ``claim_vecs`` must match ``claims``.
@@ -217,21 +243,28 @@ def claim_validity(claims: Sequence[str], claim_vecs: np.ndarray, reference: Seq
     if A.shape[0] != n or len(ref_vecs) != len(reference):
         raise GCARLError(f"{n} claims / {A.shape[0]} claim vectors, {len(reference)} reference sentences / "
                          f"{len(ref_vecs)} vectors: the rows must match")
-    best = np.full(n, -np.inf)
-    for B in (ref_vecs, bank_vecs):
-        if B is not None and len(B):
-            best = np.maximum(best, (A @ _unit(B).T).max(1))
+    by_ref = (A @ _unit(ref_vecs).T).max(1) if len(ref_vecs) else np.full(n, -np.inf)
+    best = by_ref.copy()
+    if bank_vecs is not None and len(bank_vecs):
+        best = np.maximum(best, (A @ _unit(bank_vecs).T).max(1))
     supported = best >= threshold - 1e-9
-    ref = report_presence(reference)
-    P = sentence_presence(list(claims)).astype(np.int16)
-    contradict = ((P * ref[None, :].astype(np.int16)) == -1).any(1)
-    return supported & ~contradict
+    P = sentence_presence(list(claims))
+    R = sentence_presence(list(reference))
+    cov_r, _ = coverage((R > 0).any(axis=0) if len(R) else np.zeros(PRESENCE_WIDTH, bool))
+    wrong = np.array([wrong_slots(P[i:i + 1], R).any() for i in range(n)])  # each claim alone against the reference
+    true = ~(wrong | ((P > 0) & ~cov_r).any(axis=1))
+    spoken = _findings_spoken(R, check_pitfalls(checklist))
+    named = (P != 0).reshape(n, -1, len(SLOTS)).any(axis=2)
+    relevant = np.where(named.any(axis=1), ~(named & ~spoken).any(axis=1), by_ref >= threshold - 1e-9)
+    return supported & true & relevant
 
 
 def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSettings.dedup) -> list[int]:
     """Indices of the claims kept after deduplication (module doc), in order: greedy in claim order, a claim is
-    dropped when its :func:`~sdrlib.rewards.methods.exact.normalize_sentence` equals a kept claim's or its
-    embedding's cosine with a kept claim's is >= ``dedup`` (in (0, 1]); the first of each group is kept.
+    dropped when it states the same findings on the same sides with the same polarity as a kept claim (equal
+    presence rows, :mod:`sdrlib.clinical.presence`) **and** its :func:`~sdrlib.rewards.methods.exact.normalize_sentence`
+    equals that claim's or their embeddings' cosine is >= ``dedup`` (in (0, 1]); the first of each group is kept.
+    "Small left pleural effusion." and "Small right pleural effusion." (cosine 0.99) are two claims.
 
     ``vecs`` (n, d) are the claims' embeddings (normalised here). Example: with ``dedup=0.95``,
     ``dedup_claims(["A.", "a", "B."], vecs)`` -> ``[0, 2]``.
@@ -242,14 +275,14 @@ def dedup_claims(claims: Sequence[str], vecs: np.ndarray, dedup: float = GCARLSe
     A = _unit(vecs)
     if A.shape[0] != len(claims):
         raise GCARLError(f"{len(claims)} claims / {A.shape[0]} claim vectors: the rows must match")
+    P = sentence_presence(list(claims))
+    keys = [normalize_sentence(c) for c in claims]
     kept: list[int] = []
-    seen: set[str] = set()
-    for i, claim in enumerate(claims):
-        key = normalize_sentence(claim)
-        if key in seen or (kept and float((A[kept] @ A[i]).max()) >= dedup - 1e-9):
+    for i in range(len(claims)):
+        if any((keys[k] == keys[i] or float(A[k] @ A[i]) >= dedup - 1e-9) and np.array_equal(P[k], P[i])
+               for k in kept):
             continue
         kept.append(i)
-        seen.add(key)
     return kept
 
 
@@ -351,7 +384,8 @@ class GCARLMethod(RewardMethod):
                     continue
                 keep = dedup_claims(claims, cv, settings.dedup)  # G-CARL sec. 3: claims deduplicated first
                 k = len(dedup_claims(ref, rv, settings.dedup))  # K: the reference's claims, deduplicated alike
-                z = claim_validity([claims[j] for j in keep], cv[keep], ref, rv, st["bank_vecs"], settings.threshold)
+                z = claim_validity([claims[j] for j in keep], cv[keep], ref, rv, st["bank_vecs"], settings.threshold,
+                                   settings.pitfalls)
                 out["fact"][i], out["precision"][i], out["coverage"][i] = fact_reward(z, k)
                 checklist = build_checklist(label_report(f"{findings[i]} {impression[i]}"), settings.pitfalls)
                 out["check"][i], out["v_pos"][i], out["v_neg"][i] = check_reward(
