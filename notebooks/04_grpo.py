@@ -145,11 +145,12 @@ for name, text in edited_text.items():
 
 # %% [markdown]
 # ## 1b. Reward audit: what each reward pays for edited and degenerate reports (before training)
-# For every reward configuration and every test reference (the studies scored below), ten completions built from
+# For every reward configuration and every test reference (the studies scored below), thirteen completions built from
 # the reference (`sdrlib.experiments.audit`): the reference itself, a paraphrase (the finding sentences reworded by
 # the SynthCXR grammar, the rest verbatim), another reader's whole report of the same findings, one finding omitted, one finding contradicted, one finding
-# hallucinated, the training set's most common normal report, one true sentence repeated, every finding hedged and
-# an empty Impression, by stratum (normal / single / multi finding). A case that cannot be built for a reference
+# hallucinated, the training set's most common normal report, one true sentence repeated, every finding hedged,
+# an empty Impression, one finding on the wrong side, a true pertinent negative on the other side added, and one
+# finding hedged instead of contradicted, by stratum (normal / single / multi finding). A case that cannot be built for a reference
 # (no finding to omit in a normal report) is skipped and counted (`n_skipped`), never scored as something else.
 # Then each ordering a clinician expects (a paraphrase above an omission, a hallucination above a normal report for
 # an abnormal study, ...) is checked on the references that have both cases; `broken` marks the ones a reward

@@ -1,10 +1,15 @@
 """Reward audit (issue 27): what each reward configuration pays for edited and degenerate reports.
 
-For every reward configuration and every test reference, ten completions are built from the reference and
+For every reward configuration and every test reference, thirteen completions are built from the reference and
 scored against it (:func:`build_cases`, :func:`reward_audit`), by abnormality stratum
 (:func:`sdrlib.data.stratum`: normal / single / multi finding):
 
 - ``reference``        the reference itself (the ceiling);
+- ``pertinent_negative_added`` the reference plus one true pertinent negative on the other side of a one-sided
+  finding ("No left pleural effusion." beside a right one; the SynthCXR grammar's own sentence, from the ground
+  truth, after the finding's first sentence): as good as the reference, a reward that pays less reads it as a
+  contradiction (no grammar / no one-sided effusion, pneumothorax, consolidation or opacity with a free other
+  side: skipped);
 - ``paraphrase``       the Findings' finding sentences reworded: the SynthCXR report grammar
   (:func:`sdrlib.data.synthcxr.report.write_report`) renders each ground-truth finding again with a new seed,
   everything else verbatim, kept when the labeler reads the same findings (normal references and other datasets
@@ -13,8 +18,15 @@ scored against it (:func:`build_cases`, :func:`reward_audit`), by abnormality st
   positive labels, but other wording, technique line, normal statements and incidental remarks);
 - ``omitted``          one positive finding left out: every sentence stating it positive removed (a section left
   empty gets the modal normal report's section, what a reader who missed it would write);
+- ``hedged_vs_negated`` the finding ``contradicted`` negates, hedged instead ("Findings may represent ...", the
+  other sentences verbatim): set beside ``contradicted`` it asks whether a reward ranks a hedged version of a
+  finding above a negated one (and above leaving it out, ``omitted``);
 - ``contradicted``     the same sentences replaced by the training corpus's most common sentence that states only
   that finding, negative ("No pleural effusion.");
+- ``wrong_side``       one one-sided finding stated on the other side: every sentence stating it, and the sentences
+  denying it on the other side ("No left pleural effusion.", "The left lung is clear."), mirrored right <-> left
+  (right middle lobe <-> lingula); the labels are unchanged, so only a reward reading laterality sees it (no
+  finding with a side word, or one written "left and right": skipped);
 - ``hallucinated``     the corpus's most common sentence stating one finding the reference does not mention,
   positive, added to both sections;
 - ``modal_normal``     the training set's most common normal report (:func:`modal_normal_report`);
@@ -33,12 +45,14 @@ breaks, on the references where both cases exist (paired). :func:`expected_rewar
 references, the mean reward of a policy's own samples with that of always answering the modal normal report:
 when the normal report wins, the reward pays for silence.
 
-Left out: laterality / severity edits (the labeler does not read them) and edits of the Impression alone; the
-audit's figure is :func:`sdrlib.plots.plot_audit`.
+Left out: severity edits (the labeler does not read them) and edits of the Impression alone; the audit's figure is
+:func:`sdrlib.plots.plot_audit`. The three cases after ``empty_impression`` in :data:`CASES` (issue "SynthCXR speaks
+it") draw their finding after the others, so the older cases are built exactly as before.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +64,8 @@ import pandas as pd
 from sdrlib.clinical import OBSERVATIONS, label_report, observation_presence, sentence_presence
 from sdrlib.data import stratum
 from sdrlib.data.synthcxr.findings import Finding
-from sdrlib.data.synthcxr.report import write_report
+from sdrlib.data.synthcxr.language import denied_side
+from sdrlib.data.synthcxr.report import other_side_negative, write_report
 from sdrlib.reports import build_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.vocabulary import PATHOLOGIES
@@ -60,13 +75,16 @@ __all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_n
            "states_a_finding", "paired_case_means"]
 
 #: the audit's completions, best first as a clinician would rank them for an abnormal reference (roughly)
-CASES: tuple[str, ...] = ("reference", "paraphrase", "another_reader", "omitted", "contradicted", "hallucinated",
-                          "modal_normal", "repeated", "hedged", "empty_impression")
+CASES: tuple[str, ...] = ("reference", "pertinent_negative_added", "paraphrase", "another_reader", "hedged_vs_negated",
+                          "omitted", "contradicted", "wrong_side", "hallucinated", "modal_normal", "repeated", "hedged",
+                          "empty_impression")
 CASE_LABELS = {"reference": "reference", "paraphrase": "paraphrase", "another_reader": "another reader, same findings",
                "omitted": "one finding omitted",
                "contradicted": "one finding contradicted", "hallucinated": "one finding hallucinated",
                "modal_normal": "modal normal report", "repeated": "one true sentence repeated",
-               "hedged": "every finding hedged", "empty_impression": "empty Impression"}
+               "hedged": "every finding hedged", "empty_impression": "empty Impression",
+               "pertinent_negative_added": "true pertinent negative added", "wrong_side": "one finding on the wrong side",
+               "hedged_vs_negated": "one finding hedged"}
 ABNORMAL = ("single", "multi")
 #: (case a clinician ranks higher, case ranked lower, strata where the expectation holds, what a break reads as)
 EXPECTED_ORDERINGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
@@ -86,6 +104,15 @@ EXPECTED_ORDERINGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("another_reader", "modal_normal", ABNORMAL, "modal normal report ranks above another reader's correct report"),
     ("paraphrase", "hedged", ABNORMAL, "every finding hedged ranks above paraphrase"),
     ("reference", "empty_impression", ("no_finding", *ABNORMAL), "empty Impression ranks above the reference"),
+    ("paraphrase", "wrong_side", ABNORMAL, "one finding on the wrong side ranks above paraphrase"),
+    ("pertinent_negative_added", "wrong_side", ABNORMAL,
+     "one finding on the wrong side ranks above the reference with a true pertinent negative added"),
+    ("pertinent_negative_added", "omitted", ABNORMAL,
+     "one finding omitted ranks above the reference with a true pertinent negative added (read as a contradiction)"),
+    ("pertinent_negative_added", "contradicted", ABNORMAL,
+     "one finding contradicted ranks above the reference with a true pertinent negative added"),
+    ("hedged_vs_negated", "contradicted", ABNORMAL, "one finding contradicted ranks above the same finding hedged"),
+    ("hedged_vs_negated", "omitted", ABNORMAL, "one finding omitted ranks above the same finding hedged"),
 )
 HEDGES = ("Findings may represent {}.", "Cannot exclude {}.")
 _PATH_IDX = [OBSERVATIONS.index(p) for p in PATHOLOGIES]
@@ -233,6 +260,84 @@ def _hedge(sentence: str) -> str | None:
     return None
 
 
+_SIDE_RE = re.compile(r"\b(right|left)\b", re.I)
+_LUNG_OBS = {OBSERVATIONS.index(o) for o in ("Consolidation", "Lung Opacity", "Pneumonia")}
+
+
+def _swap_side(m: re.Match) -> str:
+    word = m.group(1)
+    other = {"right": "left", "left": "right"}[word.lower()]
+    return other.capitalize() if word[0].isupper() else other
+
+
+def _mirror(sentence: str) -> str:
+    """``sentence`` with right and left swapped, capitals kept, the right middle lobe and the lingula swapped.
+
+    Example: ``_mirror("Right middle lobe opacity. No left effusion.")`` -> ``"Lingula opacity. No right effusion."``.
+    """
+    s = re.sub(r"right middle lobe", "\x01", sentence, flags=re.I)
+    s = re.sub(r"lingular?", "\x02", s, flags=re.I)
+    s = _SIDE_RE.sub(_swap_side, s).replace("\x01", "lingula").replace("\x02", "right middle lobe")
+    return s[:1].upper() + s[1:]
+
+
+def _wrong_side(F: list[str], I: list[str], pres: np.ndarray, clean: list[int], rng: np.random.Generator
+                ) -> tuple[str, str] | str:
+    """One one-sided finding (among ``clean``) mirrored to the other side in both sections, or a skip reason.
+
+    Mirrored: the sentences stating it (``pres`` > 0), those denying it with a side word, and for a lung finding
+    the "The left lung is clear." sentences (a consolidation, pneumonia or opacity moves with the others of these
+    on its side); a finding whose sentences have no side word or both is not one-sided.
+    """
+    sents = F + I
+    sided = lambda s: bool(_SIDE_RE.search(s))  # noqa: E731
+    both = lambda s: {m.lower() for m in _SIDE_RE.findall(s)} == {"right", "left"}  # noqa: E731
+    ok = [j for j in clean if any(sided(s) for s, p in zip(sents, pres[:, j]) if p > 0)
+          and not any(both(s) for s, p in zip(sents, pres[:, j]) if p > 0)]
+    if not ok:
+        return "no one-sided finding to move"
+    j = int(rng.choice(ok))
+    group = sorted(_LUNG_OBS) if j in _LUNG_OBS else [j]  # a consolidation moves with its pneumonia
+    side = next(m.lower() for s, p in zip(sents, pres[:, j]) if p > 0 for m in _SIDE_RE.findall(s))
+    on_side = lambda s: side in {m.lower() for m in _SIDE_RE.findall(s)}  # noqa: E731
+    move = [(p[group].max() > 0 and on_side(s)) or (p[j] < 0 and denied_side(s) is not None)
+            or (j in _LUNG_OBS and not p.any() and denied_side(s) is not None and "clear" in s)
+            for s, p in zip(sents, pres)]
+    out = [_mirror(s) if m else s for s, m in zip(sents, move)]
+    return " ".join(out[:len(F)]), " ".join(out[len(F):])
+
+
+def _pertinent_negative_added(record: Any, F: list[str], seed: int) -> tuple[str, str] | str:
+    """The reference plus a true negative on the other side of a one-sided finding (the grammar's sentence, from
+    the ground truth), after the Findings sentence stating the finding; or a skip reason."""
+    truth = _truth(record)
+    if truth is None:
+        return "no report grammar for this dataset"
+    findings, _ = truth
+    rng = np.random.default_rng([seed, 0xC0DE])
+    denied = {denied_side(s) for s in F} - {None}  # a side the reference already denies something on is left alone
+    negs = [(f, s) for f in findings if (s := other_side_negative(f, findings, rng)) is not None
+            and denied_side(s[0]) not in denied]
+    if not negs:
+        return "no one-sided finding with a free other side"
+    f, (text, labels) = negs[int(rng.integers(len(negs)))]
+    obs = [OBSERVATIONS.index(o) for o in labels] or sorted(_LUNG_OBS)
+    pos = _positives(F)
+    at = next((k + 1 for k in range(len(F)) if pos[k, obs].any()), len(F))
+    return " ".join(F[:at] + [text] + F[at:]), record.impression
+
+
+def _hedge_one(F: list[str], I: list[str], pres_j: np.ndarray) -> tuple[str, str] | str:
+    """The sentences stating one finding (``pres_j``: per sentence, it states it) hedged, or a skip reason."""
+    out = []
+    for s, p in zip(F + I, pres_j):
+        h = _hedge(s) if p else s
+        if h is None:
+            return "a hedge the labeler still reads positive"
+        out.append(h)
+    return " ".join(out[:len(F)]), " ".join(out[len(F):])
+
+
 def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mapping[int, str]], seed: int = 0
                 ) -> dict[str, tuple[str, str] | str]:
     """The audit's completions for one reference: case -> ``(findings, impression)`` or a skip reason (str).
@@ -251,6 +356,7 @@ def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mappi
     # a finding whose sentences state no other positive finding can be omitted or contradicted cleanly
     present = [j for j in _PATH_IDX if pos[:, j].any()]
     clean = [j for j in present if not (pos[pos[:, j]].sum(axis=1) > 1).any()]
+    j = None
     if not present:
         out["omitted"] = out["contradicted"] = "no positive finding to edit"
     elif not clean:
@@ -290,6 +396,12 @@ def build_cases(record: Any, *, modal: tuple[str, str], bank: Mapping[str, Mappi
         out["hedged"] = ((" ".join(hedged[:len(F)]), " ".join(hedged[len(F):])) if len(hedged) == len(sents)
                          else "a hedge the labeler still reads positive")
     out["empty_impression"] = (record.findings, "")
+    # the real-language cases draw last, so the cases above are built as before they existed
+    out["hedged_vs_negated"] = _hedge_one(F, I, pos[:, j]) if j is not None else out["omitted"]
+    pres = _stated(sents)  # per CheXpert observation, no side (the side words are read from the text)
+    out["wrong_side"] = (_wrong_side(F, I, pres, clean, rng) if present else "no positive finding to edit")
+    out["pertinent_negative_added"] = (_pertinent_negative_added(record, F, int(rng.integers(1 << 31))) if present
+                                       else "no positive finding to edit")
     return out
 
 

@@ -33,11 +33,12 @@ def _tree_hash(root: Path) -> str:
 #: tree hashes of ``write_standin(layout, out, n=12, seed=0)`` as 6cc3dd8's in-memory writer wrote them (every
 #: study's images drawn first, the archive built in memory). The stand-in's bytes are its contract (the same
 #: arguments give byte-identical folders, which run comparisons hash); a deliberate change of the stand-in, or of
-#: the pinned Pillow / pyarrow that encode its images and archive, updates them.
+#: the pinned Pillow / pyarrow that encode its images and archive, updates them (SynthCXR 2.2.0's grammar, which
+#: writes pertinent negatives on the other side and "no new" sentences, did).
 BEFORE_STREAMING = {
-    "mimic": "2b2a5d52fae0b5ad37f9ed9c97f9606827853da4375313054b4718ffb48cff5f",
-    "rexgradient": "e2eb6b7598ab97a861ebc4dfe462952f62b9bd10974f4508049fdb4f73b7680d",
-    "iuxray": "52188d9a94182ff700b638a2c81b8d8f2ebbb2251a2a11570c27093a93a15bc2",
+    "mimic": "49c8c833b8220d722b5c95d61ba12a18e02291e359d043ac32068bea8b204d5b",
+    "rexgradient": "6ea656ec5b190faf313e7bd67877c7f05051eb31535ff920a9805a763b21a07a",
+    "iuxray": "60ebfe2b87d4622c80347866ff02da802584a066444a63e6049d3cdcef6839d2",
 }
 
 

@@ -216,8 +216,12 @@ _STATUS_WORDS = {"new": r"\bnew\b|newly|interval development|developed",
 
 
 def _statuses(text):
+    # a "no new X" / "no new or worsening X" sentence states no status of X (it speaks of other change): skipped
     import re
 
+    from sdrlib.reports import split_sentences
+
+    text = " ".join(s for s in split_sentences(text) if not re.match(r"no new\b", s, re.I))
     return {k for k, rx in _STATUS_WORDS.items() if re.search(rx, text, re.I)}
 
 

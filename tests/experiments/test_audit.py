@@ -70,7 +70,40 @@ def test_cases_edit_what_they_say(corpus):
             seen.add("paraphrase")
         if "another_reader" in text:
             assert _positives(text["another_reader"]) == ref
-    assert {"normal", "omitted", "contradicted", "hedged", "paraphrase"} <= seen
+        if "wrong_side" in text:  # same labels, a side word swapped
+            w = cases["wrong_side"]
+            assert _positives(text["wrong_side"]) == ref and w != cases["reference"]
+            assert len(audit.split_sentences(w[0])) == len(audit.split_sentences(r.findings))
+            seen.add("wrong_side")
+        if "pertinent_negative_added" in text:  # one true negative on the other side, nothing else changed
+            f, i = cases["pertinent_negative_added"]
+            added = [s for s in audit.split_sentences(f) if s not in audit.split_sentences(r.findings)]
+            assert i == r.impression and len(added) == 1 and audit.denied_side(added[0]) in ("right", "left")
+            assert _positives(text["pertinent_negative_added"]) == ref
+            seen.add("pertinent_negative_added")
+        if "hedged_vs_negated" in text:  # the finding the contradiction negates, uncertain instead
+            gone = ref - _positives(text["hedged_vs_negated"])
+            assert len(gone) == 1 and label_report(text["hedged_vs_negated"])[gone.pop()] == -1
+            if "contradicted" in text:
+                assert ref - _positives(text["contradicted"]) == ref - _positives(text["hedged_vs_negated"])
+            seen.add("hedged_vs_negated")
+    assert {"normal", "omitted", "contradicted", "hedged", "paraphrase", "wrong_side", "pertinent_negative_added",
+            "hedged_vs_negated"} <= seen
+
+
+def test_mirror_swaps_sides_and_the_middle_lobe_with_the_lingula():
+    assert audit._mirror("Right middle lobe opacity. No left effusion.") == "Lingula opacity. No right effusion."
+    assert audit._mirror("Consolidation in the lingula.") == "Consolidation in the right middle lobe."
+    assert audit._mirror("Small left pleural effusion.") == "Small right pleural effusion."
+
+
+def test_new_orderings_name_cases_that_exist():
+    for hi, lo, strata, _ in audit.EXPECTED_ORDERINGS:
+        assert hi in audit.CASES and lo in audit.CASES and strata
+    assert set(audit.CASE_LABELS) == set(audit.CASES)
+    new = {(hi, lo) for hi, lo, _, _ in audit.EXPECTED_ORDERINGS}
+    assert {("paraphrase", "wrong_side"), ("pertinent_negative_added", "omitted"),
+            ("hedged_vs_negated", "contradicted")} <= new
 
 
 def test_skipped_cases_are_counted_never_scored(corpus):

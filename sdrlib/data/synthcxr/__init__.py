@@ -18,7 +18,10 @@ Each study is drawn from a seeded generator in three steps:
    negatives and normal statements; incidental remarks and clinical context add
    real vocabulary. Findings of about 4-5 sentences in anatomical order, an
    Impression of 1-3 sentences. Some findings are hedged ("may
-   represent", "cannot be excluded"), which makes their label uncertain (-1).
+   represent", "cannot be excluded"), which makes their label uncertain (-1);
+   some one-sided findings get a pertinent negative on the other side ("No left
+   pleural effusion."), some unchanged ones a "no new X" (no label), at rates
+   near real reports (``report.py``'s docstring; measured by ``language.py``).
    Every sentence template carries the CheXpert labels it expresses, so the study
    labels are exactly what a perfect CheXpert labeler would read from the report.
 3. **Image** (``render_image``): a grayscale radiograph-like picture whose pixels
@@ -45,7 +48,8 @@ Example::
 
 Layout: :mod:`~sdrlib.data.synthcxr.findings` (types, step 1), :mod:`~sdrlib.data.synthcxr.report`
 (step 2), :mod:`~sdrlib.data.synthcxr.image` (step 3), :mod:`~sdrlib.data.synthcxr.dataset`
-(studies, the folder on disk); this package re-exports their public names.
+(studies, the folder on disk), :mod:`~sdrlib.data.synthcxr.language` (rates of real report language read from the
+text); this package re-exports the public names of the first four.
 """
 
 from __future__ import annotations

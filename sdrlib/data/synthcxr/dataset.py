@@ -27,7 +27,7 @@ from sdrlib.vocabulary import CHEXPERT_14, merge_labels
 __all__ = ["GENERATOR_VERSION", "SPLITS", "generate_study", "generate_report", "generate_dataset", "dataset_dir",
            "ensure_dataset", "read_manifest"]
 
-GENERATOR_VERSION = "2.1.0"  # 2.1: richer report vocabulary, one comparison status per finding; images unchanged
+GENERATOR_VERSION = "2.2.0"  # 2.2: other-side negatives, "no new X", more bilateral wording; images unchanged
 SPLITS = ("train", "val", "test")
 _SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
 

@@ -8,6 +8,32 @@ Layout: the Findings state each finding through its kind's ``_pos_<kind>`` write
 support devices through ``_device_sentence`` and normal anatomy through one ``_slot_<name>`` writer
 per slot (``_SLOTS``); the Impression states findings through ``_imp_<kind>`` writers. Drawing the
 findings (``findings.py``), the image (``image.py``) and the on-disk dataset (``dataset.py``) live elsewhere.
+
+Real report language the grammar writes at rates near real reports (``_add_real_language``, drawn from a
+generator of its own, so a report without these sentences reads as before). The targets, and where they come
+from (:mod:`sdrlib.data.synthcxr.language` measures all of them from the text; ``tests/data/
+test_synthcxr_language.py`` keeps them in range):
+
+- **pertinent negative on the other side** ("No left pleural effusion.", "No pneumothorax on the left.", "The left
+  lung is clear.") beside a one-sided effusion, pneumothorax, consolidation or opacity: target 3.3 % of Findings
+  sections and 0.8 % of Impressions, the share of the public IU-Xray reports that state a finding on one side and
+  deny one on the other (Findings: 3.3 %; Impressions: 32 of 3,820). ``P_OTHER_SIDE_FINDINGS`` /
+  ``P_OTHER_SIDE_IMPRESSION`` are the probabilities per eligible finding that reach them on SynthCXR's mix of
+  findings. The sentence is labelled negative for its observation (0), as it reads alone; the report stays
+  positive through :func:`merge_labels` (positive wins).
+- **bilateral findings** written "bilateral(ly)", "bibasilar", "biapical", "both lungs / lung bases / sides",
+  "left and right": every bilateral effusion, atelectasis and pleural thickening uses one of them (our choice:
+  real readers name the two sides of a two-sided finding); edema, always two-sided here, sometimes ("in both
+  lungs", "bilateral perihilar").
+- **"no new X"** ("No new consolidation.", "No new or worsening effusion.") beside an unchanged finding:
+  ``P_NO_NEW`` per unchanged consolidation / opacity / effusion / pneumothorax / edema, our estimate (follow-up
+  reports with a prior often say it; we have no MIMIC-CXR text offline to count it). By the project's convention a
+  "no new X" sentence states nothing about X (no label, not 0): it speaks of change, not presence. Note that the
+  normal-statement lists (``_neg_list``) also write "No new X" when the reader compares, still labelled 0 (see
+  ``_neg_list``).
+- **hedged findings** ("possible", "cannot exclude", "may represent", "likely"; label -1): drawn with the finding
+  (``Finding.hedged``, ``findings.py``); about 9 % of reports carry an uncertain label, inside our estimate of
+  8-15 % for a general chest X-ray population (an estimate, no published count we can cite), so left as is.
 """
 
 from __future__ import annotations
@@ -18,10 +44,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from sdrlib.data.synthcxr.findings import Finding, Labels, Sentence, _adj, _cap, _pick
+from sdrlib.data.synthcxr.findings import _LOBES, Finding, Labels, Sentence, _adj, _cap, _pick
 from sdrlib.vocabulary import merge_labels
 
-__all__ = ["ReaderStyle", "write_report"]
+__all__ = ["ReaderStyle", "write_report", "other_side_negative"]
 
 
 # The report is written by a small grammar. Every sentence is built from the finding (or the
@@ -313,7 +339,8 @@ def _pos_edema(f: Finding, rng: np.random.Generator, style: ReaderStyle, when: s
                 (f"Prominent interstitial markings may represent {s} edema.", {"Lung Opacity": 1, "Edema": -1})]
         return [_pick(rng, opts)]
     np_ = _say(rng, style, "ed", [f"{s} pulmonary edema", f"{s} interstitial edema", f"{s} interstitial pulmonary edema",
-                                  f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema"])
+                                  f"{s} pulmonary vascular congestion", f"{s} bilateral perihilar edema",
+                                  f"{s} interstitial edema in both lungs"])
     extra = [f"Pulmonary vascular congestion with {s} interstitial edema.",
              f"Findings are consistent with {s} pulmonary edema.",
              f"Cephalization of the pulmonary vasculature with {s} interstitial edema.",
@@ -336,7 +363,8 @@ def _pos_effusion(f: Finding, rng: np.random.Generator, style: ReaderStyle, when
         return [_hedged_effusion(rng, side)]
     if side == "bilateral":
         np_ = _say(rng, style, "ef2", [f"{sz} bilateral pleural effusions", f"{sz} bilateral effusions",
-                                       f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions"])
+                                       f"{sz} pleural effusions bilaterally", f"{sz} layering bilateral pleural effusions",
+                                       f"{sz} left and right pleural effusions", f"{sz} pleural effusions on both sides"])
         return [(_state(rng, style, np_, "pl", when), {"Pleural Effusion": 1})]
     np_ = _say(rng, style, "ef1", [f"{sz} {side} pleural effusion", f"{sz} {side} effusion",
                                    f"{sz} {side}-sided pleural effusion", f"{sz} pleural effusion on the {side}"])
@@ -415,6 +443,7 @@ def _pos_atelectasis(f: Finding, rng: np.random.Generator, style: ReaderStyle, w
     d = _pick(rng, d)
     if f.location == "bibasilar":
         np_ = _say(rng, style, "at2", [f"{d} bibasilar atelectasis", f"{d} atelectasis at both lung bases",
+                                       f"{d} left and right basilar atelectasis",
                                        f"{d} bilateral basilar atelectasis", f"{d} atelectasis at the lung bases",
                                        f"{d} atelectasis in both lower lobes",
                                        f"{d} atelectasis at the lung bases bilaterally"])
@@ -516,9 +545,14 @@ def _pos_pleural_other(f: Finding, rng: np.random.Generator, style: ReaderStyle,
                           f"{side} apical pleural thickening" if side != "bilateral" else "biapical pleural thickening"])
         art = "pl" if np_.endswith("caps") else ("a" if np_.endswith("cap") else "")
         return [(_state(rng, style, np_, art, when), {"Pleural Other": 1})]
-    np_ = _pick(rng, [f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
-                      f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
-                      f"calcified pleural plaques along the {side} hemidiaphragm"])
+    if side == "bilateral":
+        np_ = _pick(rng, ["pleural thickening along both lateral chest walls", "mild bilateral pleural thickening",
+                          "bilateral lateral pleural thickening", "smooth pleural thickening on both sides",
+                          "calcified pleural plaques along both hemidiaphragms"])
+    else:
+        np_ = _pick(rng, [f"pleural thickening along the {side} lateral chest wall", f"mild {side} pleural thickening",
+                          f"{side} lateral pleural thickening", f"smooth {side} pleural thickening",
+                          f"calcified pleural plaques along the {side} hemidiaphragm"])
     return [(_state(rng, style, np_, "pl" if np_.startswith("calcified") else "", when), {"Pleural Other": 1})]
 
 
@@ -1261,7 +1295,8 @@ def _imp_effusion(f: Finding, rng: np.random.Generator, when: str | None) -> Sen
                             "A small pleural effusion cannot be excluded."]), {"Pleural Effusion": -1})
     if side == "bilateral":
         return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} bilateral pleural effusions.",
-                                            f"{_cap(sz)} bilateral effusions."])),
+                                            f"{_cap(sz)} bilateral effusions.",
+                                            f"{_cap(sz)} left and right pleural effusions."])),
                 {"Pleural Effusion": 1})
     return (_cmp(rng, when, _pick(rng, [f"{_cap(sz)} {side} pleural effusion.", f"{_cap(sz)} {side} effusion."])),
             {"Pleural Effusion": 1})
@@ -1308,7 +1343,8 @@ def _imp_atelectasis(f: Finding, rng: np.random.Generator, w: str | None, airspa
         return (_pick(rng, [f"{_cap(side)} basilar opacity, likely atelectasis.",
                             f"{_cap(side)} basilar opacity, possibly atelectasis."]),
                 {"Lung Opacity": 1, "Atelectasis": -1})
-    text = _cmp(rng, w, _pick(rng, ["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation."]
+    text = _cmp(rng, w, _pick(rng, ["Bibasilar atelectasis.", "Bibasilar atelectasis, no focal consolidation.",
+                                    "Atelectasis at both lung bases."]
                               if f.location == "bibasilar" else [f"{_cap(side)} basilar atelectasis.",
                                                                  f"Atelectasis at the {side} base."]))
     if "no focal consolidation" not in text:
@@ -1342,6 +1378,116 @@ def _add_normal_impression(out: list[Sentence], findings: list[Finding], rng: np
     if not findings and rng.random() < 0.15:
         out.append((_pick(rng, ["No evidence of pneumonia.", "Specifically, no evidence of pneumonia."]),
                     {"Pneumonia": 0}))
+
+
+# --------------------------------------------------------------------------- real report language (module doc)
+#: probability that a one-sided effusion / pneumothorax / consolidation / opacity whose other side is free also
+#: gets a negative for the other side in the Findings (tuned so ~3.3 % of Findings sections have one, IU-Xray's rate)
+P_OTHER_SIDE_FINDINGS = 0.16
+#: the same in the Impression (tuned to ~0.8 % of Impressions, IU-Xray's 32 of 3,820)
+P_OTHER_SIDE_IMPRESSION = 0.05
+#: probability that an unchanged finding (against a prior) gets a "no new X" sentence (our estimate)
+P_NO_NEW = 0.35
+_OTHER = {"right": "left", "left": "right"}
+# lung findings that keep a lung from being "clear"
+_LUNG_SIDE_KINDS = {"consolidation", "pneumonia", "opacity", "atelectasis", "edema", "nodule", "pneumothorax",
+                    "effusion", "pleural_other"}
+
+
+def _sides_of(f: Finding) -> set[str]:
+    """The sides ("right", "left") finding ``f`` touches: its side, else its lobe's; bilateral is both."""
+    side = f.side or (_LOBES[f.location][2] if f.location in _LOBES else None)
+    if side == "bilateral" or f.kind == "edema":
+        return {"right", "left"}
+    return {side} if side in _OTHER else set()
+
+
+def other_side_negative(f: Finding, findings: Sequence[Finding], rng: np.random.Generator) -> Sentence | None:
+    """A true negative on the side opposite to one-sided finding ``f`` ("No left pleural effusion."), or None.
+
+    Only for an unhedged effusion, pneumothorax, consolidation or opacity on one side, and only when no finding
+    touches the other side in a way the sentence would deny (another of the same observation, or any lung
+    finding for "The left lung is clear."). Labels: the sentence alone, negative for its observation (0) or none.
+    """
+    sides = _sides_of(f)
+    if f.hedged or f.kind not in ("effusion", "pneumothorax", "consolidation", "opacity") or len(sides) != 1:
+        return None
+    other = _OTHER[next(iter(sides))]
+    busy = {g.kind for g in findings if g is not f and other in _sides_of(g)}
+    lung_free = not (busy & _LUNG_SIDE_KINDS)
+    if f.kind == "effusion" and "effusion" not in busy:
+        return _pick(rng, [(f"No {other} pleural effusion.", {"Pleural Effusion": 0}),
+                           (f"No pleural effusion on the {other}.", {"Pleural Effusion": 0}),
+                           (f"No {other}-sided effusion.", {"Pleural Effusion": 0}),
+                           (f"The {other} costophrenic angle is sharp.", {"Pleural Effusion": 0})])
+    if f.kind == "pneumothorax" and "pneumothorax" not in busy:
+        return _pick(rng, [(f"No {other} pneumothorax.", {"Pneumothorax": 0}),
+                           (f"No pneumothorax on the {other}.", {"Pneumothorax": 0}),
+                           (f"No {other}-sided pneumothorax.", {"Pneumothorax": 0})])
+    if f.kind in ("consolidation", "opacity") and lung_free:
+        obs = ("Consolidation", "consolidation") if f.kind == "consolidation" else ("Lung Opacity", "focal opacity")
+        return _pick(rng, [(f"The {other} lung is clear.", {}), (f"The {other} lung is clear.", {}),
+                           (f"No {obs[1]} in the {other} lung.", {obs[0]: 0}),
+                           (f"No {obs[1]} on the {other}.", {obs[0]: 0})])
+    return None
+
+
+# "no new X" sentences per finding kind: they state no label (the project's convention, module doc)
+_NO_NEW = {
+    "consolidation": ("No new consolidation.", "No new focal consolidation.", "No new areas of consolidation.",
+                      "No new or worsening consolidation."),
+    "opacity": ("No new focal opacity.", "No new opacities.", "No new or worsening airspace opacity."),
+    "effusion": ("No new or worsening effusion.", "No new or enlarging pleural effusion.",
+                 "No new or increasing pleural effusion."),
+    "pneumothorax": ("No new or enlarging pneumothorax.", "No new or increasing pneumothorax."),
+    "edema": ("No new or worsening edema.", "No new or worsening pulmonary edema."),
+}
+
+
+def _no_new(f: Finding, when: str | None, rng: np.random.Generator) -> Sentence | None:
+    """ "No new X." beside an unchanged finding ``f`` of a kind in ``_NO_NEW`` (labels: none), else None."""
+    if when != "unchanged" or f.hedged or f.kind not in _NO_NEW:
+        return None
+    return _pick(rng, _NO_NEW[f.kind]), {}
+
+
+_OBS_OF = {"effusion": ("Pleural Effusion",), "pneumothorax": ("Pneumothorax",), "edema": ("Edema",),
+           "consolidation": ("Consolidation", "Pneumonia"), "opacity": ("Lung Opacity",)}
+
+
+def _after_statement(f: Finding, impression: list[Sentence], s: Sentence) -> None:
+    """Insert ``s`` after the first Impression sentence stating ``f``'s observation positive; nothing when the
+    Impression does not state it or already has three sentences."""
+    at = next((k for k, (_, lbl) in enumerate(impression) if any(lbl.get(o) == 1 for o in _OBS_OF[f.kind])), None)
+    if at is not None and len(impression) < 3:
+        impression.insert(at + 1, s)
+
+
+def _add_real_language(findings: Sequence[Finding], whens: dict[str, str | None], style: ReaderStyle,
+                       placed: list[tuple[float, Sentence]], impression: list[Sentence]) -> None:
+    """Add pertinent negatives on the other side and "no new X" sentences (module doc) to both sections.
+
+    Drawn from a generator of the reader's own (``style.seed``), not the report's, so a report that gets none of
+    these sentences is word for word what the grammar wrote before they existed. Findings sentences go right
+    after their finding's (``placed`` regions); Impression sentences right after the sentence stating it.
+    """
+    rng = np.random.default_rng([style.seed, 0x1A46])
+    otherwise = any("otherwise" in t or "remainder of the lungs" in t for _, (t, _) in placed)
+    for f in findings:
+        region = _REGION[f.kind] + 0.1 + 0.01 * float(rng.random())
+        neg = other_side_negative(f, findings, rng)
+        if (neg is not None and rng.random() < P_OTHER_SIDE_FINDINGS
+                and not (otherwise and neg[0].endswith("lung is clear."))):
+            placed.append((region, neg))
+        new = _no_new(f, whens.get(f.kind), rng)
+        if new is not None and rng.random() < P_NO_NEW:
+            if rng.random() < 0.6:
+                placed.append((region + 0.001, new))
+            else:
+                _after_statement(f, impression, new)
+        neg = other_side_negative(f, findings, rng)
+        if neg is not None and rng.random() < P_OTHER_SIDE_IMPRESSION:
+            _after_statement(f, impression, neg)
 
 
 def write_report(findings: list[Finding], devices: list[str], rng: np.random.Generator
@@ -1390,8 +1536,9 @@ def write_report(findings: list[Finding], devices: list[str], rng: np.random.Gen
             continue
         used |= set(s[1])
         placed.append((_SLOT_REGION[name] + 0.5, s))
-    sentences = [s for _, s in sorted(placed, key=lambda x: x[0])]
     impression = _impression_sentences(findings, devices, rng, style, whens)
+    _add_real_language(findings, whens, style, placed, impression)
+    sentences = [s for _, s in sorted(placed, key=lambda x: x[0])]
     ftext = " ".join(t for t, _ in sentences)
     itext = " ".join(t for t, _ in impression)
     lf = merge_labels(*[lbl for _, lbl in sentences]) if sentences else merge_labels()
