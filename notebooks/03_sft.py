@@ -230,8 +230,9 @@ image_gap.round(4)
 # ## Conclusion
 # Sentences generated from this run's result files (`sft_vs_baselines_significance`, `sft_image_nll`) by
 # `sdrlib.experiments.sft_summary.sft_conclusion`, Findings section. Each comparison is worded by
-# `sdrlib.metrics.significance.verdict`: "above" or "below" only when its 95 % paired bootstrap interval excludes 0,
-# otherwise "no difference detected at this size". On the smoke profile (a few training steps) expect a policy
+# the project's rule (`sdrlib.metrics.verdict.family_directions`): the comparisons of the table are one family,
+# Holm-corrected; "above" or "below" only when the corrected p is below 0.05 and the 95 % paired bootstrap interval
+# excludes 0, otherwise "no difference detected at this size". On the smoke profile (a few training steps) expect a policy
 # that has learnt nothing about the image yet; the cpu and paper profiles train long enough to ask the question.
 
 # %% tags=["conclusion"]

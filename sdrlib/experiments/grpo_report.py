@@ -24,6 +24,7 @@ from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.results import SD_SUFFIX, format_mean_sd, read_result_table
 
 __all__ = ["SIG_COLUMNS", "HEAD_METRICS", "headline_markdown", "write_headline", "grpo_conclusions",
@@ -101,7 +102,7 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
     from sdrlib.experiments.conclusions import NO_DIFF, conclusions
 
     v = conclusions([results_dir], alpha=alpha)
-    v = v[v.B.isin(["SFT", "R_Cham"]) & (v.A != "SFT")] if len(v) else v  # notebook 04's pairs, not notebook 03's
+    v = v[v.B.isin(["SFT", "R_Cham", "R_exact"]) & (v.A != "SFT")] if len(v) else v  # notebook 04's pairs
     if v.empty:
         return []
     out = []
@@ -126,13 +127,13 @@ def _decomposition_lines(results_dir: Path) -> list[str]:
     t = read_result_table(results_dir, table_names.GRPO_DECOMPOSITION_SIGNIFICANCE)
     if t is None or t.empty:
         return []
-    t = t[t.B == "SFT"]
-    inside = t[(t.ci_low <= 0) & (t.ci_high >= 0)]
-    outside = t.drop(inside.index)
-    out = [f"- Findings macro F1, each configuration against SFT seed by seed (paired bootstrap, 95 % interval): "
-           f"{len(outside)} of {len(t)} intervals exclude 0"
-           + (": " + "; ".join(f"{r.A} {'above' if r.diff > 0 else 'below'} SFT by {r.diff:+.3f} in seed {r.seed}"
-                               for r in outside.itertuples()) if len(outside) else
+    t = t[t.B == "SFT"].reset_index(drop=True)
+    words = pd.Series(family_directions(t), index=t.index)  # the table is one family (Holm), the project's rule
+    outside = t[words != NO_DIFF]
+    out = [f"- Findings macro F1, each configuration against SFT seed by seed (paired bootstrap; the project's rule: "
+           f"Holm over the {len(t)} rows, interval excluding 0): {len(outside)} of {len(t)} differ"
+           + (": " + "; ".join(f"{r.A} {words[i]} SFT by {r['diff']:+.3f} in seed {r.seed}"
+                               for i, r in outside.iterrows()) if len(outside) else
               f"; {NO_DIFF_WORDS} for every configuration")
            + " (`results/grpo_decomposition_significance.csv`)."]
     return out

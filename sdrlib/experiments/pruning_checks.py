@@ -32,7 +32,8 @@ from scipy.stats import binomtest
 
 from sdrlib import table_names
 from sdrlib.clinical.labeler import label_report
-from sdrlib.metrics.significance import format_p, verdict
+from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.pruning import (BankScorer, PruneParams, PruneResult, PruningError, StandardResult, replay_prune,
                             tokens_saved_pct, with_params)
 from sdrlib.reports import parse_template
@@ -77,38 +78,44 @@ def _fmt_row(r: Any, a: str, b: str, p_col: str) -> str:
 def random_verdicts(table: pd.DataFrame, *, p_col: str = "p_value", alpha: float = 0.05,
                     a: str | None = None, b: str | None = None) -> list[str]:
     """One sentence per (policy, distance, section) of a :func:`versus_random` table: on how many metrics the
-    survivors are above / below random, which differences have ``p < alpha`` (column ``p_col``), and whether
-    the paper's "pruning beats random in all metrics" holds here. Each metric is written as its difference
-    ``a - b`` with the 95 % interval and p. Higher is better for every metric compared.
+    survivors have the higher / lower mean (not a test), which differences the project's rule calls above / below
+    (:func:`sdrlib.metrics.verdict.family_directions`, Holm over the whole table at ``alpha``, p-values in
+    ``p_col``), and whether the paper's "pruning beats random in all metrics" holds under it (every metric above).
+    Each metric is written as its difference ``a - b`` with the 95 % interval and p. Higher is better for every
+    metric compared.
 
-    Example: ``"SFT, chamfer, Findings: pruning is above random on 1 of 2 metrics (BS-F1 +0.031 [+0.004, +0.058],
-    p = 0.030) and below on 1 (RL-F -0.004 [-0.020, +0.012], p = 0.610); p < 0.05 for BS-F1 (above). The
-    paper's 'pruning beats random in all metrics' does not hold here."``
+    Example: ``"SFT, chamfer, Findings: pruning has the higher mean on 1 of 2 metrics (BS-F1 +0.031 [+0.004,
+    +0.058], p = 0.010) and the lower on 1 (RL-F -0.004 [-0.020, +0.012], p = 0.610); under the rule (Holm over
+    the table, interval excluding 0): BS-F1 above random. The paper's 'pruning beats random in all metrics' is not
+    shown here."``
     ``a`` / ``b``: the systems' names, by default the table's ``A`` / ``B`` columns (pruning, random).
     """
     a = a if a is not None else (str(table["A"].iloc[0]) if "A" in table and len(table) else "pruning")
     b = b if b is not None else (str(table["B"].iloc[0]) if "B" in table and len(table) else "random")
     out = []
+    table = table.reset_index(drop=True)
+    fam = table.rename(columns={p_col: "p_value"}) if p_col != "p_value" else table
+    table = table.assign(word=family_directions(fam, alpha=alpha))  # the table is one family (Holm)
     for (policy, n, section), g in table.groupby(["policy", "distance", "section"], sort=False):
         g = g[np.isfinite(g["diff"].astype(float))]
         if not len(g):
             continue
         up, down = g[g["diff"] > 0], g[g["diff"] < 0]
         tie = len(g) - len(up) - len(down)
-        sig = g[g[p_col] < alpha]
-        parts = [f"{policy}, {n}, {section.capitalize()}: {a} is above {b} on {len(up)} of {len(g)} metrics"]
+        sig = g[g.word != NO_DIFF]
+        parts = [f"{policy}, {n}, {section.capitalize()}: {a} has the higher mean on {len(up)} of {len(g)} metrics"]
         if len(up):
             parts[-1] += " (" + "; ".join(_fmt_row(r, a, b, p_col) for _, r in up.iterrows()) + ")"
         below = "; ".join(_fmt_row(r, a, b, p_col) for _, r in down.iterrows())
-        parts.append(f"below on {len(down)}" + (f" ({below})" if len(down) else ""))
+        parts.append(f"the lower on {len(down)}" + (f" ({below})" if len(down) else ""))
         if tie:
             parts.append(f"equal on {tie}")
         s = ", ".join(parts[:1]) + " and " + "; ".join(parts[1:])
-        s += (f"; p < {alpha:g} for " + (", ".join(f"{r.metric} ({'above' if r['diff'] > 0 else 'below'})"
-                                                    for _, r in sig.iterrows()) if len(sig) else "none") + ".")
-        holds = len(up) == len(g)
-        s += (f" The paper's '{a} beats {b} in all metrics' {'holds' if holds else 'does not hold'} here"
-              + (f" (significantly on {len(sig[sig['diff'] > 0])} of {len(g)})." if holds else "."))
+        s += ("; under the rule (Holm over the table, interval excluding 0): "
+              + (", ".join(f"{r.metric} {r.word} {b}" for _, r in sig.iterrows()) if len(sig)
+                 else f"{NO_DIFFERENCE} on every metric") + ".")
+        holds = bool((g.word == "above").all())
+        s += f" The paper's '{a} beats {b} in all metrics' {'holds' if holds else 'is not shown'} here."
         out.append(s)
     return out
 
@@ -424,22 +431,28 @@ NO_DIFFERENCE = "no difference detected at this size"
 
 
 def _interval_words(r: Any) -> str:
-    """``"above"`` / ``"below"`` when the row's 95 % interval of ``diff`` excludes 0
-    (:func:`~sdrlib.metrics.significance.verdict`) **and** its ``p_value`` (when the row has one) is below 0.05,
-    else :data:`NO_DIFFERENCE`. The percentile interval and the shifted-null p can disagree at the boundary (the
-    default run of bdbd0e1: R_Cham's survivor +0.006, interval [+0.000, +0.012], p = 0.060, read "above" before):
-    a direction is stated only when both agree."""
-    v = verdict(r.ci_low, r.ci_high)
-    p = getattr(r, "p_value", None)
-    if p is not None and not (pd.notna(p) and p < 0.05):
-        return NO_DIFFERENCE
-    return v if v in ("above", "below") else NO_DIFFERENCE
+    """The row's word under the project's rule as a family of one (:func:`sdrlib.metrics.verdict.family_directions`):
+    ``"above"`` / ``"below"`` when its ``p_value`` is below 0.05 **and** its 95 % interval of ``diff`` excludes 0,
+    else :data:`NO_DIFFERENCE` (no p-value: not tested). The percentile interval and the shifted-null p can disagree
+    at the boundary (the default run of bdbd0e1: R_Cham's survivor +0.006, interval [+0.000, +0.012], p = 0.060,
+    read "above" before): a direction is stated only when both agree. Tables use :func:`_family_words` (Holm)."""
+    d = {k: getattr(r, k, np.nan) for k in ("diff", "ci_low", "ci_high", "p_value")}
+    if not np.isfinite(float(d["diff"])):
+        d["diff"] = (float(d["ci_low"]) + float(d["ci_high"])) / 2
+    w = family_directions(pd.DataFrame([d]))[0]
+    return NO_DIFFERENCE if w == NO_DIFF else w
+
+
+def _family_words(g: pd.DataFrame) -> pd.Series:
+    """Each row's word under the rule, the table ``g`` one family (Holm over its p-values)."""
+    w = family_directions(g)
+    return pd.Series([NO_DIFFERENCE if x == NO_DIFF else x for x in w], index=g.index)
 
 
 def _interval_counts(g: pd.DataFrame) -> str:
-    """How the rows of a paired table split by their 95 % interval: ``"above on 2 (BS-F1 findings, ...), below
-    on 0, no difference detected at this size on 8"``."""
-    words = g.apply(_interval_words, axis=1)
+    """How the rows of a paired table split under the rule (Holm over ``g``'s rows, :func:`_family_words`): ``"above
+    on 2 (BS-F1 findings, ...), below on 0, no difference detected at this size on 8"``."""
+    words = g["word"] if "word" in g.columns else _family_words(g)
     parts = []
     for w in ("above", "below"):
         hit = g[words == w]
@@ -455,9 +468,9 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
 
     - tokens and wall-clock (``06_tokens``, ``06_wallclock``): counts, so "fewer" / "more" is a measurement;
     - pruning vs standard best-of-K on ``metric`` / ``section`` (``06_pruning_vs_standard``), and how every
-      metric and section of that table and of ``06_pruning_vs_random`` splits: a direction only where the 95 %
-      paired-bootstrap interval excludes 0 (:func:`~sdrlib.metrics.significance.verdict`), else
-      :data:`NO_DIFFERENCE`;
+      metric and section of that table and of ``06_pruning_vs_random`` splits: a direction only under the
+      project's rule (:func:`sdrlib.metrics.verdict.family_directions`: Holm over each table's rows, the 95 %
+      paired-bootstrap interval excluding 0), else :data:`NO_DIFFERENCE`;
     - survivor = standard pick against 1/K (``06_survivor_vs_standard_pick``, :func:`agreement_sentences`).
 
     A missing file leaves its sentences out. Example line: ``"SFT, chamfer, Findings BS-F1: survivor 0.412 vs
@@ -482,19 +495,21 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     vs = read_result_table(results_dir, table_names.PRUNING_VS_STANDARD)
     if vs is not None:
         vs = keep(vs)
+        vs = vs.assign(word=_family_words(vs))  # the table the run reports is one family (Holm)
         for (policy, n), g in vs.groupby(["policy", "distance"], sort=False):
             head = g[(g.metric == metric) & (g.section == section)]
             for _, r in head.iterrows():
+                words = f"survivor {r.word} standard" if r.word != NO_DIFFERENCE else NO_DIFFERENCE
                 out.append(f"{policy}, {n}, {section.capitalize()} {metric}: survivor {r.value_a:.3f} vs standard "
                            f"best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, "
-                           f"{r.ci_high:+.3f}], {format_p(r[p_col])}): "
-                           f"{'survivor ' + _interval_words(r) + ' standard' if _interval_words(r) != NO_DIFFERENCE else NO_DIFFERENCE}"
-                           f" (06_pruning_vs_standard).")
+                           f"{r.ci_high:+.3f}], {format_p(r[p_col])}): {words} (06_pruning_vs_standard).")
             out.append(f"{policy}, {n}, pruning vs standard over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_standard).")
     vr = read_result_table(results_dir, table_names.PRUNING_VS_RANDOM)
     if vr is not None:
-        for (policy, n), g in keep(vr).groupby(["policy", "distance"], sort=False):
+        vr = keep(vr)
+        vr = vr.assign(word=_family_words(vr))
+        for (policy, n), g in vr.groupby(["policy", "distance"], sort=False):
             out.append(f"{policy}, {n}, pruning vs random over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_random).")
     ag = read_result_table(results_dir, table_names.SURVIVOR_VS_STANDARD_PICK)

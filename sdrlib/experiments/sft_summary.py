@@ -1,6 +1,6 @@
 """Notebook 03's steps that are logic rather than narration: how varied the sampled reports are, and the notebook's
 conclusion sentences read back from its result files (``sft_vs_baselines_significance``, ``sft_image_nll``), worded
-with :func:`sdrlib.metrics.significance.verdict`. The notebook's figures (the loss curve, generations next to their
+with :func:`sdrlib.metrics.verdict.family_directions` (Holm over each table's comparisons). The notebook's figures (the loss curve, generations next to their
 references) are :func:`sdrlib.plots.plot_sft_loss` and :func:`sdrlib.plots.plot_generations`.
 """
 
@@ -10,8 +10,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+import pandas as pd
+
 from sdrlib import table_names
-from sdrlib.metrics.significance import format_p, verdict
+from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.results import read_result_table
 
 __all__ = ["report_variety", "comparison_sentence", "sft_conclusion"]
@@ -31,17 +34,19 @@ def report_variety(generations: Sequence[str]) -> dict[str, Any]:
     return {"n": len(generations), "distinct": len(counts), "modal_count": top, "modal_share": top / len(generations)}
 
 
-def comparison_sentence(a: str, r: Any, *, unit: str = "", digits: int = 3) -> str:
+def comparison_sentence(a: str, r: Any, *, unit: str = "", digits: int = 3, word: str | None = None) -> str:
     """``"<a> is above|below <B> (value_a vs value_b, diff [ci_low, ci_high], p)"`` for one row ``r`` (an
     ``itertuples`` row, a Series or a dict) of the
-    comparison schema (``B, value_a, value_b, diff, ci_low, ci_high, p_value``); a direction only when the 95 %
-    interval excludes 0 (:func:`verdict`), else ``"<a> vs <B>: no difference detected at this size (...)"``."""
+    comparison schema (``B, value_a, value_b, diff, ci_low, ci_high, p_value``); ``word``: the row's verdict in its
+    family (:func:`sdrlib.metrics.verdict.family_directions` over the table the row comes from); without it the row
+    is a family of one. A direction only under that rule, else ``"<a> vs <B>: no difference detected at this size
+    (...)"``."""
     d = r._asdict() if hasattr(r, "_asdict") else dict(r)  # an itertuples row or a Series / dict
-    v = verdict(d["ci_low"], d["ci_high"])
+    v = word if word is not None else family_directions(pd.DataFrame([d]))[0]
     k = digits
     nums = (f"{d['value_a']:.{k}f} vs {d['value_b']:.{k}f}{unit}, difference {d['diff']:+.{k}f} "
             f"[{d['ci_low']:+.{k}f}, {d['ci_high']:+.{k}f}], {format_p(d['p_value'])}")
-    if v == "not distinguishable from":
+    if v == NO_DIFF:
         return f"{a} vs {d['B']}: {NO_DIFFERENCE} ({nums})"
     return f"{a} is {v} {d['B']} ({nums})"
 
@@ -54,20 +59,22 @@ def sft_conclusion(results_dir: str | Path, *, section: str = "findings") -> lis
     out = []
     sig = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if sig is not None:
+        sig = sig.reset_index(drop=True).assign(word=family_directions(sig))  # the table is one family (Holm)
         sub = sig[sig.section == section]
         for r in sub.itertuples():
             out.append(f"{section.capitalize()} {str(r.metric).split('@')[0]} (sft_vs_baselines_significance): "
-                       + comparison_sentence("SFT", r) + ".")
+                       + comparison_sentence("SFT", r, word=r.word) + ".")
         shuffled = sub[sub.B == "SFT shuffled images"]
         if len(shuffled):
-            reads = bool((shuffled.ci_low > 0).any())
+            reads = bool((shuffled.word == "above").any())
             out.append("=> sampled reports: " + ("SFT's labels are better with the right image: the policy reads it."
                        if reads else "no evidence that the policy's labels depend on the image."))
     nll = read_result_table(results_dir, table_names.SFT_IMAGE_NLL)
     if nll is not None and len(nll):
         r = nll.iloc[0]
+        word = family_directions(nll.iloc[:1])[0]
         out.append(f"Teacher forcing (sft_image_nll), NLL of the reference per token: "
-                   + comparison_sentence(f"with {r.A}", r, unit=" nats", digits=4) + ".")
+                   + comparison_sentence(f"with {r.A}", r, unit=" nats", digits=4, word=word) + ".")
         out.append("=> teacher forcing: " + ("the own image makes the reference more likely: the policy uses it."
-                   if r.ci_low > 0 else "the own image does not make the reference measurably more likely."))
+                   if word == "above" else "the own image does not make the reference measurably more likely."))
     return out

@@ -33,10 +33,11 @@ blind spot.
 **One schema for every comparison table** (:data:`COMPARISON_COLUMNS`): the systems ``A`` and ``B``, their values
 ``value_a`` and ``value_b``, ``diff = value_a - value_b``, the interval ``ci_low`` / ``ci_high`` and ``p_value``;
 the tables are built in :mod:`sdrlib.experiments.tables` (notebooks 03-06), :func:`sdrlib.metrics.suite.compare_systems`
-and :func:`sdrlib.experiments.decomposition.paired_f1_table`. :func:`verdict` is the one reading of a row
-("above" / "below" only when the interval excludes 0), :func:`format_p` the one way a p-value is printed.
+and :func:`sdrlib.experiments.decomposition.paired_f1_table`. How rows become direction words (Holm over a table's
+family, the interval excluding 0, every seed with the mean's sign) is :mod:`sdrlib.metrics.verdict`;
+:func:`format_p` is the one way a p-value is printed.
 
-Leaves out multiple-comparison correction and approximate randomization.
+Leaves out approximate randomization.
 
 Example::
 
@@ -56,7 +57,7 @@ from scipy import stats as _st
 
 from sdrlib.metrics.base import MetricResult
 
-__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test", "format_p", "verdict", "COMPARISON_COLUMNS"]
+__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test", "format_p", "COMPARISON_COLUMNS"]
 
 #: the columns every paired comparison table has, in this order (keys such as section or metric before them)
 COMPARISON_COLUMNS = ("A", "B", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value")
@@ -67,13 +68,6 @@ def format_p(p: float) -> str:
     (which rounds to 0.000) ``"p < 0.001"``. Example: ``format_p(0.0412) -> "p = 0.041"``,
     ``format_p(2e-4) -> "p < 0.001"``; NaN gives ``"p = nan"``."""
     return "p < 0.001" if p < 0.0005 else f"p = {p:.3f}"
-
-
-def verdict(ci_low: float, ci_high: float) -> str:
-    """How a comparison row reads: ``"above"`` when its interval of A - B lies above 0, ``"below"`` when below,
-    else ``"not distinguishable from"`` (an interval that includes 0, or NaN). Example: ``verdict(0.01, 0.05) ->
-    "above"``; ``f"SFT is {verdict(r.ci_low, r.ci_high)} {r.B}"``."""
-    return "above" if ci_low > 0 else "below" if ci_high < 0 else "not distinguishable from"
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:

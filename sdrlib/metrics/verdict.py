@@ -50,7 +50,7 @@ from scipy import stats
 from sdrlib.errors import SDRError
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
-           "studies_needed", "verdict", "untested_direction", "family_verdicts"]
+           "studies_needed", "verdict", "untested_direction", "family_verdicts", "family_directions"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
@@ -216,3 +216,25 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
     out = pd.concat([t, pd.DataFrame(rows, index=t.index)], axis=1)
     out["family_size"] = m
     return out
+
+
+def family_directions(table: pd.DataFrame, *, alpha: float = ALPHA) -> list[str]:
+    """The rule's word for each row of one family, in row order: ``"above"`` / ``"below"`` / :data:`NO_DIFF`, Holm
+    over the rows with a finite ``p_value`` (:func:`family_verdicts` without the detectable effect, for tables that
+    report none). ``table``: ``diff, p_value, ci_low, ci_high`` and, over seeds, ``n_same_sign, n_seeds``; a row
+    without a p-value is not tested (:data:`NO_DIFF`).
+
+    Example: two rows with p = 0.01 and 0.04, both intervals above 0 -> Holm 0.02 and 0.04 -> ``["above", "above"]``;
+    with p = 0.03 and 0.04 -> 0.06 and 0.06 -> both :data:`NO_DIFF`."""
+    missing = [c for c in ("diff", "ci_low", "ci_high") if c not in table.columns]
+    if missing:
+        raise VerdictInputError(f"family_directions: the table lacks {missing}; it needs diff, p_value, ci_low, "
+                                "ci_high")
+    t = table.reset_index(drop=True)
+    p = pd.to_numeric(t["p_value"], errors="coerce").to_numpy(float) if "p_value" in t else np.full(len(t), np.nan)
+    adj = holm(p)
+    k = t["n_seeds"] if "n_seeds" in t else pd.Series(1, index=t.index)
+    same = t["n_same_sign"] if "n_same_sign" in t else k
+    return [verdict(diff=float(t.at[i, "diff"]), p_adjusted=float(adj[i]), ci_low=float(t.at[i, "ci_low"]),
+                    ci_high=float(t.at[i, "ci_high"]), n_same_sign=int(same[i]), n_seeds=int(k[i]), alpha=alpha)
+            for i in t.index]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sdrlib.experiments import tables
-from sdrlib.metrics.significance import COMPARISON_COLUMNS, paired_bootstrap, verdict
+from sdrlib.metrics.significance import COMPARISON_COLUMNS, paired_bootstrap
 from sdrlib.metrics.suite import compare_systems, score_reports
 
 
@@ -83,11 +83,6 @@ def test_significance_table_pairs_seed_with_seed_and_drops_unmatched():
     scores = {("sft", 0): sc(bad), ("sft", 1): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 2): sc(good)}
     t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=100)
     assert (t.n_seeds == 1).all()  # only seed 0 has both
-
-
-def test_verdict_reads_a_row_by_its_interval_only():
-    assert verdict(0.01, 0.05) == "above" and verdict(-0.05, -0.01) == "below"
-    assert verdict(-0.01, 0.05) == "not distinguishable from" == verdict(float("nan"), float("nan"))
 
 
 @pytest.fixture(scope="module")

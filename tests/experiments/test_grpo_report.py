@@ -57,15 +57,19 @@ def test_grpo_conclusions_rule(tmp_path):
                      "diff": diff, "p_value": p, "ci_low": diff - 0.01, "ci_high": diff + 0.01, "seed_sd": 0.01,
                      "n_same_sign": same, "n_seeds": 3})
     pd.DataFrame(rows).to_csv(tmp_path / "grpo_significance.csv", index=False)
-    pd.DataFrame([{"A": "R_Cham", "B": "SFT", "seed": 0, "diff": 0.04, "ci_low": 0.01, "ci_high": 0.07},
-                  {"A": "R_fmt", "B": "SFT", "seed": 0, "diff": 0.0, "ci_low": -0.02, "ci_high": 0.02}]
+    pd.DataFrame([{"A": "R_Cham", "B": "SFT", "seed": 0, "diff": 0.04, "ci_low": 0.01, "ci_high": 0.07, "p_value": 0.01},
+                  {"A": "R_fmt", "B": "SFT", "seed": 0, "diff": 0.0, "ci_low": -0.02, "ci_high": 0.02, "p_value": 1.0},
+                  {"A": "R_Haus", "B": "SFT", "seed": 0, "diff": 0.03, "ci_low": 0.002, "ci_high": 0.06,
+                   "p_value": 0.04}]
                  ).to_csv(tmp_path / "grpo_decomposition_significance.csv", index=False)
     out = grpo_report.grpo_conclusions(tmp_path)
     text = "\n".join(out)
     assert "R_Cham above SFT by +0.050" in text  # p < 0.05 and every seed agrees
     assert "R_Haus above" not in text  # 2 of 3 seeds: no direction
     assert "no difference detected at this size for 2 of 3 comparisons" in text
-    assert "1 of 2 intervals exclude 0: R_Cham above SFT by +0.040 in seed 0" in text
+    # Holm over the 3 rows: 0.01 x 3 = 0.03 keeps R_Cham's direction; 0.04 x 2 = 0.08 drops R_Haus's, whose
+    # interval excludes 0 (the interval-only reading called it above)
+    assert "1 of 3 differ: R_Cham above SFT by +0.040 in seed 0" in text and "R_Haus above SFT by +0.030" not in text
 
 
 def test_run_tables_from_curves_and_runs():

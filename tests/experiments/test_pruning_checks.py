@@ -52,7 +52,7 @@ def test_versus_random_pairs_and_verdicts():
     assert (t.A == "pruning").all() and (t.B == "random").all()
     assert t.value_b.iloc[0] == pytest.approx(good.mean(axis=1).mean())
     (s,) = checks.random_verdicts(t)
-    assert "above random on 1 of 2 metrics" in s and "below on 1" in s and "does not hold" in s
+    assert "higher mean on 1 of 2 metrics" in s and "the lower on 1" in s and "is not shown" in s
     (s2,) = checks.random_verdicts(t[t.metric == "A"].rename(columns={"p_value": "p_seed"}), p_col="p_seed")
     assert "holds here" in s2 and "does not" not in s2
 
@@ -76,4 +76,5 @@ def test_a_direction_needs_the_interval_and_p_to_agree():
     assert pc._interval_words(boundary) == pc.NO_DIFFERENCE
     assert pc._interval_words(SimpleNamespace(ci_low=0.001, ci_high=0.037, p_value=0.042)) == "above"
     assert pc._interval_words(SimpleNamespace(ci_low=-0.03, ci_high=-0.001, p_value=0.01)) == "below"
-    assert pc._interval_words(SimpleNamespace(ci_low=0.001, ci_high=0.03)) == "above"  # a table without p
+    # a row without a p-value is not tested: no direction from the interval alone (the project's rule)
+    assert pc._interval_words(SimpleNamespace(ci_low=0.001, ci_high=0.03)) == pc.NO_DIFFERENCE

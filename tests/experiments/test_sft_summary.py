@@ -16,7 +16,10 @@ def test_report_variety_counts_the_modal_report():
 def test_comparison_sentence_has_a_direction_only_when_the_interval_excludes_zero():
     row = dict(B="random_train", value_a=0.3, value_b=0.2, diff=0.1, ci_low=0.02, ci_high=0.2, p_value=0.01)
     assert comparison_sentence("SFT", row).startswith("SFT is above random_train (0.300 vs 0.200")
-    assert comparison_sentence("SFT", pd.Series({**row, "ci_low": -0.2, "ci_high": -0.01})).startswith("SFT is below")
+    assert comparison_sentence("SFT", pd.Series({**row, "diff": -0.1, "ci_low": -0.2, "ci_high": -0.01})
+                               ).startswith("SFT is below")
+    # the word given from the row's family (Holm over its table) wins over the row alone
+    assert "no difference detected" in comparison_sentence("SFT", row, word="no difference detected")
     s = comparison_sentence("SFT", {**row, "ci_low": -0.01})
     assert NO_DIFFERENCE in s and "above" not in s
 

@@ -117,3 +117,18 @@ def test_family_verdicts_prefers_the_bootstrap_interval_when_the_table_has_it():
 def test_inputs_the_rule_cannot_read_are_named(call, says):
     with pytest.raises(V.VerdictInputError, match=says):
         call()
+
+
+def test_family_directions_holm_over_the_table_and_no_direction_without_a_test():
+    import pandas as pd
+
+    from sdrlib.metrics.verdict import NO_DIFF, family_directions
+
+    t = pd.DataFrame({"diff": [0.02, 0.03], "ci_low": [0.01, 0.01], "ci_high": [0.03, 0.05], "p_value": [0.01, 0.04]})
+    assert family_directions(t) == ["above", "above"]  # Holm: 0.02, 0.04
+    assert family_directions(t.assign(p_value=[0.03, 0.04])) == [NO_DIFF, NO_DIFF]  # Holm: 0.06, 0.06
+    # the interval alone is no test; a seed against the mean's sign keeps the direction out
+    assert family_directions(t.drop(columns="p_value")) == [NO_DIFF, NO_DIFF]
+    assert family_directions(t.assign(n_seeds=3, n_same_sign=[3, 2])) == ["above", NO_DIFF]
+    with pytest.raises(V.VerdictInputError, match="lacks"):
+        family_directions(t.drop(columns="ci_low"))

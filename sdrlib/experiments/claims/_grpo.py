@@ -114,8 +114,8 @@ def grpo_vs_sft(results_dir: str | Path, *, table: str = table_names.GRPO_SIGNIF
 
 
 def policy_movement(results_dir: str | Path, *, table: str = table_names.GRPO_POLICY_MOVEMENT) -> list[str]:
-    """Total reward over the first vs the last steps per configuration (rises / falls / unchanged) and the KL
-    range, from notebook 04's movement table."""
+    """Total reward over the first vs the last steps per configuration (higher / lower / equal means, no test: no
+    direction word) and the KL range, from notebook 04's movement table."""
     t = read_result_table(results_dir, table)
     if t is None:
         return []
@@ -128,9 +128,10 @@ def policy_movement(results_dir: str | Path, *, table: str = table_names.GRPO_PO
     up = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b > a]
     down = [f"{c} ({a:.3f} -> {b:.3f})" for c, a, b in rows if b < a]
     same = [c for c, a, b in rows if b == a]
-    s = (f"- Total reward, {first[0]} vs {last[0]} ({_src(table)}): rises for {len(up)} of {len(rows)} "
-         f"configurations ({_join(up)}); falls for {len(down)} ({_join(down)})")
-    s += f"; unchanged for {', '.join(same)}." if same else "."
+    s = (f"- Total reward, {first[0]} vs {last[0]} ({_src(table)}; means over steps and seeds, not tested): "
+         f"higher at the end for {len(up)} of {len(rows)} configurations ({_join(up)}); lower for {len(down)} "
+         f"({_join(down)})")
+    s += f"; equal for {', '.join(same)}." if same else "."
     if kl:
         v = [_shown(x) for x in t[kl[0]]]
         s += f" {kl[0]}: {min(v):.3f} to {max(v):.3f}."

@@ -15,7 +15,8 @@ import pandas as pd
 
 from sdrlib import table_names
 from sdrlib.experiments.claims._common import _count_words, _direction, _join, _meta_field, _rows, _src
-from sdrlib.metrics.significance import format_p, verdict
+from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.results import read_result_table
 
 
@@ -97,9 +98,9 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
        ``headlines`` present (picked on validation, else the paper's optimistic pick on test): the mean value over
        policies of the pick and of random and the range of the relative change; no direction (no test here).
     2. The paired bootstraps of ``significance`` (best method vs random and vs MBR, one row per policy): a policy is
-       named with ``above`` / ``below`` (:func:`sdrlib.metrics.significance.verdict`), its difference, 95 % interval
-       and p (:func:`format_p`) only where the interval excludes 0; the others are counted as "no difference
-       detected at this size" with their smallest p.
+       named with ``above`` / ``below`` under the project's rule (:func:`sdrlib.metrics.verdict.family_directions`:
+       Holm over the whole table's comparisons, the interval excluding 0), its difference, 95 % interval and p
+       (:func:`format_p`); the others are counted as "no difference detected at this size" with their smallest p.
     3. From ``normal`` (when present): the share of picks the offline labeler reads as normal, mean over policies,
        for the references, random and the best method.
     Tables that are missing give no line. Example line: ``"- Findings BS-F1, chamfer+min vs random (picked on
@@ -126,12 +127,14 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
     sig = _rows(results_dir, significance)
     if sig is not None:
         pick = _meta_field(results_dir, significance, "pick") or "unknown split"
+        sig = sig.reset_index(drop=True)
+        words = pd.Series(_words(sig), index=sig.index)  # the table is one family (Holm); kept apart from its columns
         d = sig[(sig.section == section) & sig.metric.isin(list(metrics))]
         for (m, b), g in d.groupby(["metric", "B"], sort=False):
             named, rest = [], []
-            for r in g.itertuples(index=False):
-                v = verdict(r.ci_low, r.ci_high)
-                if v == "not distinguishable from":
+            for i, r in zip(g.index, g.itertuples(index=False)):
+                v = words[i]
+                if v == NO_DIFF:
                     rest.append(float(r.p_value))
                 else:
                     named.append(f"{r.policy} {v} (diff {r.diff:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
@@ -151,10 +154,20 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
     return out
 
 
+def _words(t: pd.DataFrame, p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
+    """The rule's word per row, the table one family (:func:`sdrlib.metrics.verdict.family_directions`); a table
+    without the columns it reads gives "no difference" words here and fails where its numbers are read (the
+    scripts name the file there)."""
+    if not {"diff", "ci_low", "ci_high"} <= set(t.columns):
+        return [NO_DIFF] * len(t)
+    return family_directions(t.rename(columns={p_col: "p_value"}) if p_col != "p_value" else t, alpha=alpha)
+
+
 def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_value",
             alpha: float = 0.05) -> list[str]:
     """Notebook 06: tokens saved per policy (live settings), the survivor vs standard best-of-K on ``metric``
-    (above / below only when the 95 % interval excludes 0, :func:`sdrlib.metrics.significance.verdict`, and p < alpha),
+    (above / below only under the project's rule, :func:`sdrlib.metrics.verdict.family_directions`: Holm over the
+    table's comparisons at ``alpha``, the interval excluding 0),
     and, when present, pruning vs random, survivor = standard pick vs 1/K, collapsed candidates."""
     tok_t, vs_t, vr_t = table_names.PRUNING_TOKENS, table_names.PRUNING_VS_STANDARD, table_names.PRUNING_VS_RANDOM
     ag_t, co_t = table_names.SURVIVOR_VS_STANDARD_PICK, table_names.CANDIDATE_COLLAPSE
@@ -172,28 +185,34 @@ def pruning(results_dir: str | Path, *, metric: str = "BS-F1", p_col: str = "p_v
         names = None
     vs = read_result_table(results_dir, vs_t)
     if vs is not None:
+        vs = vs.reset_index(drop=True)
+        words = pd.Series(_words(vs, p_col, alpha), index=vs.index)
         g = vs[(vs.metric == metric) & (names is None or vs.distance.isin(names or []))]
-        for _, r in g.iterrows():
-            # a direction only when the interval excludes 0 and p < alpha (they can disagree at the boundary)
-            word = verdict(r.ci_low, r.ci_high) if r[p_col] < alpha else "not distinguishable from"
+        for i, r in g.iterrows():
+            word = words[i] if words[i] != NO_DIFF else "not distinguishable from"
             out.append(f"- {r.policy}, {r.distance}, {r.section.capitalize()} {metric}: survivor {r.value_a:.3f}, "
                        f"{word} standard best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI "
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], {format_p(r[p_col])}; {_src(vs_t)}).")
     vr = read_result_table(results_dir, vr_t)
     if vr is not None:
         vr = vr[vr.distance.isin(names)] if names else vr
+        vr = vr.reset_index(drop=True)
+        words = pd.Series(_words(vr, p_col, alpha), index=vr.index)
         for (policy, n, section), g in vr.groupby(["policy", "distance", "section"], sort=False):
             up, down, tie = g[g["diff"] > 0], g[g["diff"] < 0], g[g["diff"] == 0]
-            sig_up, sig_down = int((up[p_col] < alpha).sum()), int((down[p_col] < alpha).sum())
+            sig_up, sig_down = int((words[g.index] == "above").sum()), int((words[g.index] == "below").sum())
             ties = f", equal on {len(tie)} ({_join(list(tie.metric))})" if len(tie) else ""
-            out.append(f"- {policy}, {n}, {section.capitalize()}: pruning above random on {len(up)} of {len(g)} "
-                       f"metrics ({_join(list(up.metric))}), below on {len(down)} ({_join(list(down.metric))}){ties}; "
-                       f"p < {alpha:g}: {sig_up} above, {sig_down} below ({_src(vr_t)}).")
+            out.append(f"- {policy}, {n}, {section.capitalize()}: pruning has the higher mean on {len(up)} of {len(g)} "
+                       f"metrics ({_join(list(up.metric))}), the lower on {len(down)} ({_join(list(down.metric))})"
+                       f"{ties}; under the rule (Holm over the table): {sig_up} above random, {sig_down} below "
+                       f"({_src(vr_t)}).")
     ag = read_result_table(results_dir, ag_t)
     if ag is not None:
         ag = ag[ag.distance.isin(names)] if names else ag
         for _, r in ag.iterrows():
-            side = "above" if r.rate > r.chance else "below" if r.rate < r.chance else "at"
+            tested = pd.notna(r.p_value) and r.p_value < alpha  # one exact test: a family of one
+            side = ("above" if r.rate > r.chance else "below") if tested and r.rate != r.chance else \
+                "not distinguishable from"
             out.append(f"- {r.policy}, {r.distance}: the survivor is standard best-of-K's pick in {int(r.same)} of "
                        f"{int(r.n)} studies ({100 * r.rate:.1f} %), {side} the chance rate {100 * r.chance:.0f} % "
                        f"(exact binomial {format_p(r.p_value)}; {_src(ag_t)}).")
