@@ -46,17 +46,40 @@ _SLOTS_OF = {"left": (0,), "right": (1,), "bilateral": (0, 1), "unspecified": (2
 
 
 def column(finding: str, slot: str) -> int:
-    """The presence column of ``finding`` (one of :data:`FINDINGS`) on side slot ``slot`` (one of :data:`SLOTS`).
-    Example: ``column("Pleural Effusion", "left")`` -> 30."""
+    """The presence column of ``finding`` (one of :data:`FINDINGS`) on side slot ``slot`` (one of :data:`SLOTS`);
+    :class:`PresenceInputError` naming the allowed values otherwise. Example: ``column("Pleural Effusion", "left")``
+    -> 30."""
+    if finding not in FINDINGS:
+        raise PresenceInputError(f"column: unknown finding {finding!r}; one of {list(FINDINGS)}")
+    if slot not in SLOTS:
+        raise PresenceInputError(f"column: unknown side slot {slot!r}; one of {list(SLOTS)}")
     return FINDINGS.index(finding) * len(SLOTS) + SLOTS.index(slot)
+
+
+def _slots(P: np.ndarray, what: str) -> np.ndarray:
+    """``P`` as (n, PRESENCE_WIDTH) slots: a legacy (n, 14) array without sides is read as
+    :mod:`sdrlib.distances.negation` reads it (+1 -> unspecified, -1 -> every slot); any other width is an error."""
+    a = np.asarray(P)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] not in (PRESENCE_WIDTH, len(OBSERVATIONS)):
+        raise PresenceInputError(f"{what}: presence rows have {PRESENCE_WIDTH} columns (or {len(OBSERVATIONS)} "
+                                 f"without sides), got shape {a.shape}")
+    if a.shape[1] == PRESENCE_WIDTH:
+        return a
+    out = np.zeros((a.shape[0], len(FINDINGS), len(SLOTS)), np.int8)
+    out[:, :len(OBSERVATIONS), SLOTS.index("unspecified")] = a > 0
+    out[:, :len(OBSERVATIONS), :] -= (a < 0)[:, :, None].astype(np.int8)
+    return out.reshape(a.shape[0], PRESENCE_WIDTH)
 
 
 def observation_presence(P: np.ndarray) -> np.ndarray:
     """Presence rows without sides, over CheXpert's 14 only: an (n, 14) int8 array, ``+1`` where some slot of the
     observation is positive, else ``-1`` where some slot is negative, else 0 (the form before sides; findings
-    outside the 14 dropped). Example: ``observation_presence(sentence_presence(["No left effusion."]))`` is -1 at
+    outside the 14 dropped; a legacy (n, 14) array is returned as read). Example: ``observation_presence(sentence_presence(["No left effusion."]))`` is -1 at
     Pleural Effusion."""
-    f = np.asarray(P).reshape(len(P), len(FINDINGS), len(SLOTS))[:, :len(OBSERVATIONS)]
+    P = _slots(P, "observation_presence")
+    f = P.reshape(len(P), len(FINDINGS), len(SLOTS))[:, :len(OBSERVATIONS)]
     return np.where((f > 0).any(axis=2), 1, np.where((f < 0).any(axis=2), -1, 0)).astype(np.int8)
 
 
@@ -64,7 +87,7 @@ def findings_of(row: np.ndarray) -> set[tuple[str, str, int]]:
     """A presence row read back: ``{(finding, slot, +1 | -1)}`` for every stated slot. A denial without a side
     shows as its three slots. Example: ``findings_of(sentence_presence(["Small left pleural effusion."])[0])`` ->
     ``{("Pleural Effusion", "left", 1)}``."""
-    row = np.asarray(row).reshape(-1)
+    row = _slots(np.asarray(row).reshape(-1), "findings_of")[0]
     return {(FINDINGS[k // len(SLOTS)], SLOTS[k % len(SLOTS)], int(row[k])) for k in np.flatnonzero(row)}
 #: sentences whose presence vectors are kept in memory
 PRESENCE_CACHE_SIZE = 1 << 17

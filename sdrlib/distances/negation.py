@@ -182,6 +182,9 @@ def coverage(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     positive child finding covers its parent, :data:`_PARENT_OF_CHILDREN`), ``fill`` every slot of a finding
     stated positive anywhere (module doc)."""
     pos = np.asarray(pos, bool)
+    if pos.ndim == 0 or pos.shape[-1] != PRESENCE_WIDTH:
+        raise DistanceInputError(f"coverage: positive slots have {PRESENCE_WIDTH} columns (check_presence reads a "
+                                 f"legacy (n, 14) array into them), got shape {pos.shape}")
     f = pos.reshape(*pos.shape[:-1], -1, _NS).copy()
     for parent, children in _HIERARCHY:
         f[..., parent, :] |= f[..., children, :].any(axis=-2)
@@ -199,6 +202,9 @@ def wrong_slots(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     states both ways (void)."""
     P = np.asarray(P)
     Q = np.asarray(Q)
+    if P.ndim != 2 or Q.ndim != 2 or P.shape[1] != PRESENCE_WIDTH or Q.shape[1] != PRESENCE_WIDTH:
+        raise DistanceInputError(f"wrong_slots: presence rows of {PRESENCE_WIDTH} columns on both sides (check_presence "
+                                 f"reads a legacy (n, 14) array into them), got {P.shape} and {Q.shape}")
     void = self_contradicted(P) ^ self_contradicted(Q)
     pos_q, neg_q = (Q > 0).any(axis=0), (Q < 0).any(axis=0)
     cov_q, fill_q = coverage(pos_q)

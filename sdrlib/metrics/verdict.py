@@ -231,8 +231,7 @@ def family_directions(table: pd.DataFrame, *, alpha: float = ALPHA) -> list[str]
         raise VerdictInputError(f"family_directions: the table lacks {missing}; it needs diff, p_value, ci_low, "
                                 "ci_high")
     t = table.reset_index(drop=True)
-    p = pd.to_numeric(t["p_value"], errors="coerce").to_numpy(float) if "p_value" in t else np.full(len(t), np.nan)
-    adj = holm(p)
+    adj = holm(t["p_value"].tolist()) if "p_value" in t else np.full(len(t), np.nan)  # holm names text p-values
     k = t["n_seeds"] if "n_seeds" in t else pd.Series(1, index=t.index)
     same = t["n_same_sign"] if "n_same_sign" in t else k
     return [verdict(diff=float(t.at[i, "diff"]), p_adjusted=float(adj[i]), ci_low=float(t.at[i, "ci_low"]),

@@ -156,3 +156,35 @@ def test_bad_side_input_has_a_defined_result():
     m = label_mentions(runon)
     assert len(m) == 800 and {x.side for x in m} == {"left", "right"}
     assert sentence_presence([runon]).shape == (1, 63)
+
+
+def test_probe_pass_fixes_helpers_name_bad_widths_and_values():
+    """The probe pass over this wave's surfaces (tests/probes/presence_sides.py) found these; each now behaves."""
+    from sdrlib.clinical import PresenceInputError, observation_presence
+    from sdrlib.data.records import DataError
+    from sdrlib.data.synthcxr.language import phenomenon_rates
+    from sdrlib.distances.errors import DistanceInputError
+    from sdrlib.distances.negation import wrong_slots
+    from sdrlib.metrics.verdict import VerdictInputError, family_directions
+
+    assert _sides("Pleural effusions on the left and right.") == [("Pleural Effusion", 1, "bilateral")]
+    with pytest.raises(PresenceInputError, match="unknown side slot 'middle'"):
+        column("Pleural Effusion", "middle")
+    with pytest.raises(PresenceInputError, match="unknown finding"):
+        column("Effusion", "left")
+    legacy = np.zeros(14, np.int8)
+    legacy[10] = 1  # Pleural Effusion, no side
+    assert findings_of(legacy) == {("Pleural Effusion", "unspecified", 1)}
+    assert observation_presence(legacy[None, :]).tolist() == legacy[None, :].tolist()
+    with pytest.raises(PresenceInputError, match="63 columns"):
+        observation_presence(np.ones((2, 20), np.int8))
+    with pytest.raises(DistanceInputError, match="63 columns"):
+        coverage(np.ones(14, bool))
+    with pytest.raises(DistanceInputError, match="both sides"):
+        wrong_slots(np.zeros((1, 63)), np.zeros((1, 14)))
+    import pandas as pd
+
+    with pytest.raises(VerdictInputError, match="p-values"):
+        family_directions(pd.DataFrame({"diff": [0.1], "ci_low": [0.05], "ci_high": [0.2], "p_value": ["abc"]}))
+    with pytest.raises(DataError, match="not one string"):
+        phenomenon_rates("Small left effusion.")

@@ -11,7 +11,7 @@ read from its own noun phrase, as a radiologist reads it:
   characters, whichever is nearest;
 - **after the mention** ("pneumothorax *on the right*", "consolidation in the *left* lower lobe"): at most
   :data:`_POST_WORDS` words up to the next punctuation, finding mention, trigger or conjunction ("and", "or",
-  "but", "with").
+  "but", "with"), except that "left and right" there is one bilateral phrase ("effusions on the left and right").
 
 "left" and "right" together, "bilateral(ly)", "bibasilar" / "bibasal" / "biapical" and "both lungs / bases / sides"
 read **bilateral**; no side word reads **unspecified** (a positive "pleural effusion" matches either side, a negative
@@ -52,6 +52,7 @@ _BOTH = re.compile(r"(?<![\w])(?:bilateral(?:ly)?|bibasilar|bibasal|biapical|bot
                    r"apices|lower|upper|mid))(?![\w])")
 _PRE_STOP = re.compile(r"[,;:.()]")
 _POST_STOP = re.compile(r"[,;:.()]|(?<![\w])(?:and|or|but|with|while|whereas|which)(?![\w])")
+_PAIR = re.compile(r"(?<![\w])(?:left|right)(?: side)? (?:and|&) (?:the )?(?:left|right)(?![\w])")  # "on the left and right"
 _WORD = re.compile(r"\w+")
 
 
@@ -81,6 +82,9 @@ def side_of(low: str, start: int, end: int, spans: Sequence[tuple[int, int]], st
         return side
     hi = min([len(low)] + [s for s, e in spans if s >= end] + [s for s, e in stops if s >= end])
     post = low[end:hi]
+    pair = _PAIR.search(post)
+    if pair and len(_WORD.findall(post[:pair.start()])) < _POST_WORDS and not _POST_STOP.search(post[:pair.start()]):
+        return "bilateral"
     m = _POST_STOP.search(post)
     if m:
         post = post[:m.start()]

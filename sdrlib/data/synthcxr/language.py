@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from sdrlib.data.records import DataError
 from sdrlib.reports import split_sentences
 
 __all__ = ["OBS_WORDS", "bilateral", "denied_side", "stated_side", "phenomenon_rates"]
@@ -79,7 +80,10 @@ def _other_side(section: str) -> bool:
 
 
 def phenomenon_rates(records: Sequence[Any]) -> dict[str, float]:
-    """Share of sections / reports of ``records`` showing each phenomenon (module doc); empty input gives zeros."""
+    """Share of sections / reports of ``records`` showing each phenomenon (module doc); empty input gives zeros.
+    One string instead of records raises :class:`~sdrlib.data.records.DataError`."""
+    if isinstance(records, (str, bytes)):
+        raise DataError("phenomenon_rates: expects records (with findings, impression, labels), not one string")
     recs = list(records)
     f_secs = [r.findings for r in recs if (r.findings or "").strip()]
     i_secs = [r.impression for r in recs if (r.impression or "").strip()]
