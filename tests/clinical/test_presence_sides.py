@@ -27,6 +27,8 @@ def _sides(text: str) -> list[tuple[str, int, str]]:
     ("Bibasilar atelectasis.", [("Atelectasis", 1, "bilateral")]),
     ("Small left and moderate right pleural effusions.", [("Pleural Effusion", 1, "bilateral")]),
     ("Opacities in both lungs.", [("Lung Opacity", 1, "bilateral")]),
+    ("Discoid atelectasis at the lung bases.", [("Atelectasis", 1, "bilateral")]),  # the plural names both
+    ("Blunting of the costophrenic angles.", [("Pleural Effusion", 1, "bilateral")]),
     ("No pleural effusion.", [("Pleural Effusion", 0, "unspecified")]),
     # the side stays with its own noun phrase
     ("No right pleural effusion or pneumothorax.", [("Pleural Effusion", 0, "right"), ("Pneumothorax", 0, "unspecified")]),
@@ -67,7 +69,7 @@ def test_findings_outside_the_14_are_mentions_but_never_labels():
     assert _sides("Large hiatal hernia.") == [("Hernia", 1, "unspecified")]
     assert _sides("Free intraperitoneal air under the right hemidiaphragm.") == [("Pneumoperitoneum", 1, "unspecified")]
     assert _sides("No free air.") == [("Pneumoperitoneum", 0, "unspecified")]
-    assert ("Device Malposition", 1, "unspecified") in _sides("Endotracheal tube terminates in the right mainstem.")
+    assert ("Device Malposition", 1, "right") in _sides("Endotracheal tube terminates in the right mainstem.")
     assert ("Subcutaneous Emphysema", 1, "left") in _sides("Subcutaneous emphysema in the left chest wall.")
     assert "Hernia" not in label_report("Large hiatal hernia.")
 

@@ -13,8 +13,8 @@ read from its own noun phrase, as a radiologist reads it:
   :data:`_POST_WORDS` words up to the next punctuation, finding mention, trigger or conjunction ("and", "or",
   "but", "with"), except that "left and right" there is one bilateral phrase ("effusions on the left and right").
 
-"left" and "right" together, "bilateral(ly)", "bibasilar" / "bibasal" / "biapical" and "both lungs / bases / sides"
-read **bilateral**; no side word reads **unspecified** (a positive "pleural effusion" matches either side, a negative
+"left" and "right" together, "bilateral(ly)", "bibasilar" / "bibasal" / "biapical", "both lungs / bases / sides" and
+the plurals "(lung) bases", "apices", "costophrenic angles" read **bilateral**; no side word reads **unspecified** (a positive "pleural effusion" matches either side, a negative
 "no pleural effusion" denies both). A mention inside a ``key: value`` layout ("Pneumothorax: right: none, left:
 small") and every observation of :data:`NO_SIDE` (the heart, the mediastinum, findings below the diaphragm) are
 unspecified. "No right pleural effusion or pneumothorax": the side stays with "effusion" (the pneumothorax is
@@ -49,7 +49,7 @@ _POST_WORDS = 6  # words after a mention searched for its side
 _LEFT = re.compile(r"(?<![\w])left(?![\w])")
 _RIGHT = re.compile(r"(?<![\w])right(?![\w])")
 _BOTH = re.compile(r"(?<![\w])(?:bilateral(?:ly)?|bibasilar|bibasal|biapical|both (?:lungs?|bases|sides|hemithora\w+|"
-                   r"apices|lower|upper|mid))(?![\w])")
+                   r"apices|lower|upper|mid)|(?:lung )?(?:bases|apices)|costophrenic (?:angles|sulci))(?![\w])")
 _PRE_STOP = re.compile(r"[,;:.()]")
 _POST_STOP = re.compile(r"[,;:.()]|(?<![\w])(?:and|or|but|with|while|whereas|which)(?![\w])")
 _PAIR = re.compile(r"(?<![\w])(?:left|right)(?: side)? (?:and|&) (?:the )?(?:left|right)(?![\w])")  # "on the left and right"
@@ -91,7 +91,7 @@ def side_of(low: str, start: int, end: int, spans: Sequence[tuple[int, int]], st
     words = list(_WORD.finditer(post))
     if len(words) > _POST_WORDS:
         post = post[:words[_POST_WORDS - 1].end()]
-    return _side_words(post) or "unspecified"
+    return _side_words(low[start:end] + post) or "unspecified"  # with the mention ("costophrenic" + " angles")
 
 
 def with_sides(low: str, found: Sequence[tuple[str, int, int, int, bool]], trig: Sequence) -> list[Mention]:
