@@ -126,7 +126,7 @@ def test_headline_marks_one_seed_columns_and_drops_bold(results):
     assert "| Abl (1 seed) |" in table and "**" not in table
     assert "Not computed on this run: COMET" in table
     (macro,) = [x for x in lines if x.startswith("- CheXpert-14")]
-    assert "above SFT: Abl (1 seed) 0.301; below SFT: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations below)" in macro
+    assert "higher mean than SFT: Abl (1 seed) 0.301; lower: R_fmt 0.137, R_Cham 0.083 (2 of 3 configurations lower)" in macro
     # the one-seed ablation is not called the best
     assert macro.endswith("Highest mean of SFT and the configurations with more than one seed: SFT.")
 
@@ -156,9 +156,9 @@ def test_report_language_compares_like_with_like(results):
 
 def test_selection_and_pruning_counts(results):
     sel = claims.selection_best_vs_random(results)
-    assert "picked on validation" in sel[0] and "above random for 1 of 2 policies; change -0.5 % to +4.8 %" in sel[0]
-    assert "as in the paper" in sel[1] and "above random for all 2 policies" in sel[1]
-    assert "above random for none of 1 policies" in sel[2]
+    assert "picked on validation" in sel[0] and "higher mean than random (not tested here) for 1 of 2 policies; change -0.5 % to +4.8 %" in sel[0]
+    assert "as in the paper" in sel[1] and "higher mean than random (not tested here) for all 2 policies" in sel[1]
+    assert "higher mean than random (not tested here) for none of 1 policies" in sel[2]
     pr = claims.pruning(results)
     assert any("135 tokens per study against 296" in x and "54.4 % fewer" in x for x in pr)
     # p = 0.069 (one exact test): no direction word under the rule
@@ -244,7 +244,7 @@ def test_issue27_groups_run_time_audit_and_recall_selection(tmp_path):
     assert "R_Cham: 1 of 2 checked orderings (per stratum) break: omitted ranks above paraphrase" in text
     assert "R_new: 0 of 1" in text
     assert "R_Cham 2.480 vs 2.500 (pays for silence); R_new 1.884 vs 1.754." in text
-    assert "above random: mbr:rec (" in text
+    assert "higher mean than random (not tested): mbr:rec (" in text
     assert claims.check_block(text, cfg.results_dir) == []
     # a resumed run (./run_all.sh --from 04) lists the notebooks it did not run without seconds: named, not "nan"
     save_table(pd.DataFrame({"notebook": ["00_data.ipynb", "04_grpo.ipynb"], "status": ["skipped: not selected", "ok"],

@@ -61,10 +61,11 @@ def grpo_headline(results_dir: str | Path, *, table: str = table_names.GRPO_HEAD
             down = [f"{shown[c]} {v[c]:.3f}" for c in others if v[c] < b]
             multi = [c for c in others if seeds.get(c, 2) > 1]
             best = max(multi + [base], key=lambda c: v[c]) if multi else None
-            lines.append(f"- {r['Metric']} (mean over seeds, {_src(table)}): {base} {b:.3f}; above {base}: "
-                         f"{_join(up)}; below {base}: {_join(down)} ({len(down)} of {len(others)} configurations"
-                         f" below)." + (f" Highest mean of {base} and the configurations with more than one seed: "
-                                        f"{best}." if best else ""))
+            lines.append(f"- {r['Metric']} (mean over seeds, {_src(table)}; higher / lower means, not tested: the "
+                         f"tested comparisons are the conclusions'): {base} {b:.3f}; higher mean than {base}: "
+                         f"{_join(up)}; lower: {_join(down)} ({len(down)} of {len(others)} configurations lower)."
+                         + (f" Highest mean of {base} and the configurations with more than one seed: {best}." if best
+                            else ""))
     return lines
 
 

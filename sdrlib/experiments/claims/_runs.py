@@ -41,16 +41,19 @@ def report_language(results_dir: str | Path, *, table: str = table_names.REPORT_
 
 def sft_vs_baselines(results_dir: str | Path, *, table: str = table_names.SFT_VS_BASELINES_SIGNIFICANCE,
                      p_col: str = "p_value", alpha: float = 0.05) -> list[str]:
-    """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the direction."""
+    """SFT against each image-blind baseline, per section and metric (paired bootstrap), with the rule's word (Holm
+    over the table, :func:`sdrlib.metrics.verdict.family_directions`)."""
     t = read_result_table(results_dir, table)
     if t is None:
         return []
     out = []
-    for _, r in t.iterrows():
-        word = _direction(r["diff"])
+    t = t.reset_index(drop=True)
+    words = pd.Series(_words(t, p_col, alpha), index=t.index)  # the table is one family (Holm)
+    for i, r in t.iterrows():
+        word = f"{words[i]} it" if words[i] != NO_DIFF else f"{NO_DIFF} at this size"
         out.append(f"- {r.section.capitalize()} {str(r.metric).split('@')[0]}: SFT {r.value_a:.3f} vs {r.B} "
-                   f"{r.value_b:.3f}, {word} it (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
-                   f"{format_p(r[p_col])}{'' if r[p_col] < alpha else ', not significant'}; {_src(table)}).")
+                   f"{r.value_b:.3f}, {word} (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
+                   f"{format_p(r[p_col])}; {_src(table)}).")
     return out
 
 
@@ -82,8 +85,8 @@ def selection_best_vs_random(results_dir: str | Path, *,
         for m, g in t.groupby("metric", sort=False):
             above = int((g[col] > g.random).sum())
             change = _change_range(g.improvement_pct.astype(float), "change")
-            out.append(f"- {m}, best setting per policy ({label}) vs random ({_src(name)}): above random for "
-                       f"{_count_words(above, len(g))} policies; {change}.")
+            out.append(f"- {m}, best setting per policy ({label}) vs random ({_src(name)}): higher mean than random "
+                       f"(not tested here) for {_count_words(above, len(g))} policies; {change}.")
     return out
 
 
@@ -251,6 +254,6 @@ def selection_recall(results_dir: str | Path, *, table: str = table_names.SELECT
         rnd = float(g.random.iloc[0])
         items = [f"{r.method} {r.value:.3f}" for _, r in g.iterrows()]
         above = [str(r.method) for _, r in g.iterrows() if round(r.value - rnd, 3) > 0]
-        out.append(f"- {policy}, Findings CheXpert-14 macro F1 of the picks, random {rnd:.3f}: {'; '.join(items)}; above random: {_join(above)} "
-                   f"({_src(table)}).")
+        out.append(f"- {policy}, Findings CheXpert-14 macro F1 of the picks, random {rnd:.3f}: {'; '.join(items)}; "
+                   f"higher mean than random (not tested): {_join(above)} ({_src(table)}).")
     return out
