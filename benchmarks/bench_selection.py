@@ -7,7 +7,7 @@ Run (repository root):
 
     .venv/bin/python benchmarks/bench_selection.py            # 50 studies x K=5 x N=5000, all 15 settings (long)
     .venv/bin/python benchmarks/bench_selection.py --quick    # 20 studies x K=5 x N=300, six settings
-    .venv/bin/python benchmarks/bench_selection.py --compare c7775bd --studies 10 --reps 3   # README's table
+    .venv/bin/python benchmarks/bench_selection.py --compare c7775bd --studies 10 --reps 3   # docs/speed.md's table
 
 For each setting: the selection sweep as notebook 05 runs it (every candidate of every study against every
 bank set, Findings and Impression, all three aggregations, identical sets computed once) on a scaled-down
@@ -37,7 +37,7 @@ the total, not in it (``--no-gw`` skips it). Hours are projected from wall time 
 threads; on a quiet box the two agree, under load only the second is comparable between runs. The target (the 14
 settings in one call under 1 h on the 2-core box) and its status: ``benchmarks/README.md``.
 
-Measured 2026-12-04 (README, "Speed of the distance engine"; 10 studies, best of 3, quiet box): c7775bd 0.90 h,
+Measured 2026-12-04 (docs/speed.md; 10 studies, best of 3, quiet box): c7775bd 0.90 h,
 ec9e17f 0.59 h for the 14 settings in one call, GW beside them about 4 h; scores and raw values bit for bit.
 """
 

@@ -17,7 +17,7 @@ reached the caller (``latency``), and whether the call raised at all (a solve sh
 returns a value: ``done``). Only the public API is used, so the same script measures an older
 checkout (``PYTHONPATH=<old tree>``): before issue 36 the exact kernels ran to the end of the pair.
 Since issue 37 these pairs are past the large-pair route's thresholds (:mod:`sdrlib.distances._large`: POT /
-SciPy in a worker thread); ``--kernels-only`` keeps them on the kernels, as the README's table measured them.
+SciPy in a worker thread); ``--kernels-only`` keeps them on the kernels, as the table of docs/speed.md measured them.
 Wall-clock times on a shared machine: they report, they do not assert.
 """
 

@@ -49,7 +49,7 @@ another's time. The parts, in order:
 - **vllm**: when vLLM is importable, the prepared policy loaded by ``vllm.LLM`` (bf16, eager) and 2 prompts x 8
   samples of up to 96 tokens generated: load time and generated tokens per second. Skipped, without failing
   the check, when vLLM is not installed: no release installs beside the gpu pins, so the paper profile has
-  ``grpo.use_vllm: false`` (README, Installing for a GPU) and the wheel set does not carry it.
+  ``grpo.use_vllm: false`` (docs/install.md, Installing for a GPU) and the wheel set does not carry it.
 - **bertscore** (c): ``sdrlib.metrics.nlg.bertscore_f1`` on the GPU on synthetic report pairs, with a
   randomly initialised backbone of roberta-large's dimensions (24 layers x 1024, layer 17; BERT
   architecture and a locally trained WordPiece vocabulary: values meaningless, cost realistic): pairs per
@@ -69,7 +69,7 @@ with the parts' own output (``gpu_check.log``, the last 300 kB of each), so a fa
 
 Versions: the gpu extra's pins (pyproject.toml): transformers 5.17.0 (the core pin; the GPU machine's, and the
 newest Unsloth 2026.10.9 accepts), trl 1.15.0 and datasets 4.8.5 (the wheels carry these two); both training
-paths use the same ones (README, Installing for a GPU).
+paths use the same ones (docs/install.md, Installing for a GPU).
 
 Qwen3-VL-2B-Instruct's dimensions (:data:`QWEN3_VL_2B`), from its published ``config.json`` as quoted in
 public code: a test fixture that copies
@@ -117,7 +117,7 @@ BUDGETS = {"install": 30, "env": 25, "engine": 70, "prepare": 45, "plain": 75, "
 DRY_BUDGETS = {"install": 60, "env": 60, "engine": 150, "prepare": 90, "plain": 150, "unsloth": 30, "vllm": 30,
                "bertscore": 90, "radgraph": 90}
 #: no part starts or runs past this many seconds after the start (``--deadline``); the first lease's command runs
-#: under timeout_s=540 (README), which leaves a minute for the start and the transfer back
+#: under timeout_s=540 (docs/install.md, "GPU check"), which leaves a minute for the start and the transfer back
 DEADLINE = 480
 #: the dry run's (no lease: room for a busy CPU)
 DRY_DEADLINE = 900
@@ -966,7 +966,7 @@ def part_vllm(args, work: Path, res: dict) -> int:
 
     if importlib.util.find_spec("vllm") is None:
         res["reason"] = ("vLLM is not installed: no release installs beside the gpu pins, so configs/paper.yaml "
-                         "has grpo.use_vllm: false (README, Installing for a GPU)")
+                         "has grpo.use_vllm: false (docs/install.md, Installing for a GPU)")
         return SKIP
     if args.dry_run:
         res["reason"] = "dry run: vLLM needs a GPU"

@@ -1,5 +1,6 @@
 """Which settings change the trained weights: the smoke SFT (or a short GRPO) trained under several CPU kernel
-paths, thread counts and loads, one policy digest each (``sdrlib.numerics``; README, "Machines and kernel paths").
+paths, thread counts and loads, one policy digest each (``sdrlib.numerics``;
+docs/reproducibility.md, "Machines and kernel paths").
 
     .venv/bin/python benchmarks/kernel_path_digests.py                 # the table (about 1 min per row on 2 cores)
     .venv/bin/python benchmarks/kernel_path_digests.py --stage grpo    # SFT then a 4-step GRPO (numba rewards)

@@ -176,7 +176,7 @@ bank_stats.bank_table(bank).round(2)
 # the most sentences up to nine (the paper shows 5 + 4). Panel (b) shows what a reward actually receives: rows of
 # numbers with no order and no section headers beyond the F / I split. Panel (c) places the set among 400 distinct
 # bank sentences (grey, `distinct_context`: rows of the bank matrices, no encoder call) by a PCA fitted on all of
-# them. Two dimensions of 384 keep little of the geometry: read (c) for where the report sits among others, not
+# them. Two dimensions of the encoder's hundreds (768 for all-mpnet-base-v2) keep little of the geometry: read (c) for where the report sits among others, not
 # for distances between its own sentences; the table after the figure gives those, as cosines.
 
 # %%

@@ -142,8 +142,8 @@ plt.show()
 # Two image-blind baselines: `majority` writes the most frequent training report for every study;
 # `random_train` writes a random training report, so its labels follow the training label prior. A third
 # control, `SFT shuffled images`, runs the same policy with every study given another study's image. A policy
-# that reads the image should beat all three on clinical label F1 (offline CheXpert-14 labeler); whether this
-# one does is read off the paired tests below. Text metrics are shown for reference.
+# that reads the image should beat all three on clinical label F1 (offline CheXpert-14 labeler); the paired tests
+# below compare SFT with `random_train` and with `SFT shuffled images` (the `majority` column is shown, not tested). Text metrics are shown for reference.
 #
 # The table has one row per metric and one column per system, Findings section (the Impression columns are in
 # `results/sft_vs_baselines.md`). Look first at the clinical F1 rows: SFT against `majority` and `random_train` says whether it beats

@@ -29,7 +29,8 @@
 # Beside them, two related methods on the same data, SFT policy, seeds and metrics: **EditGRPO**
 # (half of each group edited sentence by sentence against the reference, Dr. GRPO, a composite clinical reward;
 # `sdrlib.rewards.methods.editgrpo`) and **G-CARL**-style rewards (claim reward R_fact + reference-derived checklist
-# R_check; `sdrlib.rewards.methods.gcarl`), plus the profile's EditGRPO ablations (`grpo.ablations`, at `grpo.ablation_seeds` seeds).
+# R_check; `sdrlib.rewards.methods.gcarl`), plus the EditGRPO ablations the profile lists in `grpo.ablations` (at
+# `grpo.ablation_seeds` seeds): none on the default cpu profile (time), all of them on the paper profile.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -617,9 +618,9 @@ sig_view.assign(diff=sig_view["diff"].map("{:+.3f}".format),
 # A configuration is called above or below another only when the test over seeds **and** studies gives p < 0.05
 # **and** every seed's difference has the mean's sign (`sdrlib.experiments.conclusions`); everything else reads "no
 # difference detected at this size", with the smallest difference this test would detect with 80 % power at this
-# run's seed spread and the seeds a difference of the observed size would need. The README's conclusions add one
-# more condition: the same verdict in a run of the same commit on another CPU kernel path (README, "Machines and
-# kernel paths"), because the trained weights, and with them these differences, move with the kernel path.
+# run's seed spread and the seeds a difference of the observed size would need. The conclusions of docs/results.md add one
+# more condition: the same verdict in a run of the same commit on another CPU kernel path (docs/reproducibility.md,
+# "Machines and kernel paths"), because the trained weights, and with them these differences, move with the kernel path.
 # The table below lists, for Findings CheXpert-14 macro F1, every comparison the rule looks at: this notebook's
 # pairs and notebook 03's SFT-vs-baseline rows (one seed each, judged by their bootstrap interval). `detectable`
 # is blank when one seed leaves no across-seed spread to size it.
@@ -653,7 +654,7 @@ for i, rec in enumerate(test[:n_show]):
 # %% [markdown]
 # ## 8. Headline file
 # `results/headline.md` collects the run's headline numbers (notebook 03's SFT-vs-baselines comparison, the GRPO
-# headline tables with mean ± std over seeds, the paired p-values, the policy movement) so the README can quote a
+# headline tables with mean ± std over seeds, the paired p-values, the policy movement) so docs/results.md can quote a
 # file the run writes rather than numbers typed by hand.
 
 # %%

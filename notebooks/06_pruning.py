@@ -22,7 +22,7 @@
 # sentence the worst fraction p by distance to the training bank stops decoding, until one survives. The
 # notebook compares it with random selection and with the standard best-of-K pipeline (K full generations,
 # then selection) on report quality, generated tokens and wall-clock, and ends with a conclusion written from
-# its own result files (section 8).
+# its own result files (section 9).
 #
 # What it can and cannot show: one sampling seed per policy and a few test studies (`pruning.n_test`), so the
 # quality comparisons are paired bootstraps over studies, and a difference counts only when its 95 % interval

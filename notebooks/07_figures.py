@@ -92,7 +92,7 @@ palette.round(2)
 
 # %% [markdown]
 # ## 3. One overview image
-# Thumbnails of the paper figures present, for a quick look (and the README's gallery).
+# Thumbnails of the paper figures present, for a quick look (and the gallery of docs/results.md).
 
 # %%
 figs = shown[(shown.kind == "figure") & (shown.paper != "")]

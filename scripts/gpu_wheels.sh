@@ -26,7 +26,7 @@
 # extra's radgraph (sdist-only: built here, once, to its pure-Python wheel) for gpu_check.py's RadGraph part
 # (issue 33 item 3). Their own unpinned requirements that the machine lacks come at the versions of the cpu lock
 # (scripts/setup.sh's .venv) or, for datasets 4.8.5's caps, the newest it accepts. vLLM is not shipped: no release
-# installs beside the gpu pins (README, Installing for a GPU), and its wheel alone is far over the limit.
+# installs beside the gpu pins (docs/install.md, Installing for a GPU), and its wheel alone is far over the limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

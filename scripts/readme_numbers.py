@@ -1,20 +1,22 @@
-"""Print the README's "Expected results" block written from a run's result files, or check a README against them.
+"""Print the "Expected results" block (docs/results.md) written from a run's result files, or check a file's block.
+
+The block lives in ``docs/results.md`` (the README links it); ``--check`` reads the marked block of any file.
 
     python scripts/readme_numbers.py RESULTS_DIR                    # print the block (Markdown, with markers)
     python scripts/readme_numbers.py RESULTS_DIR --also OTHER --label "this box, avx2" --label "aten default"
                                                                     # conclusions must hold in OTHER too
-    python scripts/readme_numbers.py RESULTS_DIR --check README.md  # check a README against a run; exit 1 if not
+    python scripts/readme_numbers.py RESULTS_DIR --check docs/results.md  # check the block; exit 1 if not
 
 The check has two modes (``sdrlib.experiments.conclusions``), chosen from the run's ``machine.json`` and the
-machine the README's block records (``--mode`` forces one):
+machine the block records (``--mode`` forces one):
 
-- **exact**, when the run has the README run's kernel path and library versions: every number between the
+- **exact**, when the run has the block's run's kernel path and library versions: every number between the
   markers must be in the files its paragraph names (quantifiers such as "every ..." are listed), and every
   conclusion must come out the same;
 - **tolerant**, otherwise (another CPU kernel path, other library versions, or a run without a machine record): the
   machine-independent paragraphs (the corpus statistics) number by number, and the conclusions by what they rest on
   (a stated difference keeps its direction and p < 0.05 across seeds and studies; a "no difference detected" is
-  contradicted only by a significant difference larger than the detectable effect the README states).
+  contradicted only by a significant difference larger than the detectable effect the block states).
 
 In both modes a claim group of the block whose table the run lacks is a problem (one line: ``table X missing: group "Y" not
 generated``; the printed block carries the same note in the group's place).
@@ -46,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results_dir", type=Path, help="a run's results/ folder")
-    ap.add_argument("--check", type=Path, metavar="README", help="check the marked block of this file instead")
+    ap.add_argument("--check", type=Path, metavar="FILE",
+                    help="check the marked block of this file (docs/results.md) instead of printing one")
     ap.add_argument("--also", type=Path, action="append", default=[], metavar="RESULTS",
                     help="another run of the same commit (another kernel path): conclusions must hold there too")
     ap.add_argument("--label", action="append", default=None, help="a name per run, this one first (repeatable)")

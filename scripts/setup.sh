@@ -41,7 +41,7 @@ $PIP install -q --upgrade pip
 # finds the CPU build (this project's machines: a local wheel for Python 3.11) or SDR_TORCH_INDEX (PyTorch's
 # CPU index) gets the CPU build.
 # Every other package at the version in requirements/lock-py<X.Y>.txt (scripts/lock.sh) when there is one for this
-# Python, so a clone set up another day gets the same transitive versions (README, "Reproducibility").
+# Python, so a clone set up another day gets the same transitive versions (docs/reproducibility.md).
 LOCK="requirements/lock-py$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])').txt"
 if [ -f "$LOCK" ]; then
   CONSTRAIN=(-c "$LOCK")

@@ -1,7 +1,7 @@
 """sdrlib: set-distance rewards (SDR) for chest X-ray report generation.
 
 The package holds every piece of logic the numbered notebooks call, in layers (lowest first; each
-imports only the ones before it; README "Architecture", checked by import-linter):
+imports only the ones before it; docs/extending.md, "Architecture", checked by import-linter):
 
 - :mod:`sdrlib.errors`, :mod:`sdrlib.io`, :mod:`sdrlib.utils`, :mod:`sdrlib.paths`  leaf utilities
 - :mod:`sdrlib.table_names`  the name of every result table, defined once

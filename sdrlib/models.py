@@ -106,7 +106,7 @@ def set_cpu_threads(n: int = 1) -> int:
     thread query (a distance reward's), and its OpenMP layer then calls ``omp_set_num_threads``
     (numba's thread count, the core count by default) in the starting thread, which is the setting
     ``torch.get_num_threads()`` reads. Started after this call, it would move the policy to numba's
-    thread count mid-run, in a process's first distance-reward run only (README: Reproducibility).
+    thread count mid-run, in a process's first distance-reward run only (docs/reproducibility.md).
     Returns the previous value. Example: ``set_cpu_threads(1)``.
     """
     import numba
@@ -366,7 +366,7 @@ def freeze_vision_tower(model) -> int:
 
     The patch embedding, position embedding and transformer blocks keep their values (``requires_grad=False``);
     ``merger`` and ``deepstack_merger_list`` (the projections into the text model) still train. Measured on the
-    cpu profile (200 test studies, teacher forcing and a linear probe, README "Expected results"): the tiny
+    cpu profile (200 test studies, teacher forcing and a linear probe, docs/results.md, "Expected results"): the tiny
     tower's *random* features are linearly more informative about the findings than the ones SFT trains, so a
     frozen random tower with a trained merger is a fair choice for a model trained from scratch.
     Raises :class:`PolicyError` for a model without a ``model.visual`` tower.

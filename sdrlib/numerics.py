@@ -4,9 +4,9 @@ record of it for every run.
 Why: on one 2-core AMD EPYC box the smoke profile's SFT (4 steps) gives one policy digest natively and with
 ``ATEN_CPU_CAPABILITY=avx2``, another with ``ATEN_CPU_CAPABILITY=default``, another with ``ONEDNN_MAX_CPU_ISA=SSE41``
 and another with ``MKL_CBWR=COMPATIBLE``, while the same run twice, with the other core busy, or with two OpenMP
-threads gives the first digest every time (``benchmarks/kernel_path_digests.py``; README, "Machines and kernel
-paths"). The floats depend on which vectorised kernels a library picks for the CPU, not on load: a box whose torch
-picks AVX-512 trains another policy. So a CPU profile (``kernel_path: avx2``) pins every library that picks a
+threads gives the first digest every time (``benchmarks/kernel_path_digests.py``; docs/reproducibility.md,
+"Machines and kernel paths"). The floats depend on which vectorised kernels a library picks for the CPU, not on
+load: a box whose torch picks AVX-512 trains another policy. So a CPU profile (``kernel_path: avx2``) pins every library that picks a
 kernel by CPU to its AVX2 path, which every x86-64 CPU since 2013 (Intel Haswell, AMD Zen) has:
 
 ========================  ==========  ==================================================================
@@ -196,7 +196,7 @@ def same_kernel_path(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """What differs between two machine records in what decides floats (empty: the same kernel path).
 
     Compared: the kernel path in force; whether the CPU has AVX-512, on every path (measured: an AVX-512 box pinned to
-    ``avx2`` trains other weights than an AVX2 box, README "Machines and kernel paths", so the pins do not make two
+    ``avx2`` trains other weights than an AVX2 box, docs/reproducibility.md, so the pins do not make two
     CPU generations agree); when the path is ``native`` or custom, the CPU model too; torch's CPU capability where
     both recorded it.
     """

@@ -133,10 +133,10 @@ def _version(dist: str) -> str | None:
         return None
 
 
-#: the optional packages a profile may ask for: import name -> how to install it (README, Installing for a GPU)
+#: the optional packages a profile may ask for: import name -> how to install it (docs/install.md, Installing for a GPU)
 INSTALL = {
     "unsloth": 'pip install -e ".[gpu]" (unsloth 2026.10.9)',
-    "vllm": ("no vLLM release installs beside the gpu pins (each pins numba 0.65.0; README, Installing for a "
+    "vllm": ("no vLLM release installs beside the gpu pins (each pins numba 0.65.0; docs/install.md, Installing for a "
              "GPU): set grpo.use_vllm: false, or build the separate vLLM environment described there"),
     "bitsandbytes": "pip install bitsandbytes (4-bit loading)",
     "flash_attn": "pip install flash-attn --no-build-isolation (a CUDA toolkit matching torch's)",
@@ -174,7 +174,7 @@ def _trl_too_old_for_cpu(cfg) -> str | None:
         return None
     return (f"trl {v} cannot train the tiny policy on the CPU (its SFT and GRPO log-probabilities call the Triton-only "
             f"_ChunkedLogProbFunction, None without Triton, and Triton needs a GPU driver): pip install "
-            f"\"trl==1.16.0\" (the cpu extra, pip install -e \".[cpu]\"; README, Installing for a GPU)")
+            f"\"trl==1.16.0\" (the cpu extra, pip install -e \".[cpu]\"; docs/install.md, Installing for a GPU)")
 
 
 def preflight(cfg) -> list[str]:
@@ -212,7 +212,7 @@ def preflight(cfg) -> list[str]:
         root = Path(cfg.data.root)
         root = root if root.is_absolute() else output_root() / root
         if not root.is_dir():
-            out.append(f"no {ds.title} folder at {root} (data.root): put your download there (README, 'Real data')"
+            out.append(f"no {ds.title} folder at {root} (data.root): put your download there (docs/real_data.md)"
                        + (f", or a stand-in: python -m sdrlib.data.standin {ds.name} {root}" if ds.standin else ""))
     return out
 

@@ -1,4 +1,5 @@
-"""Which names docs/glossary.md defines, and which names the README, the notebooks and a run's tables print.
+"""Which names docs/glossary.md defines, and which names the README (with the docs pages it moved its sections
+to), the notebooks and a run's tables print.
 
 Used by ``tests/project/test_glossary.py`` (the README and notebooks' Markdown, the names known without a run)
 and by ``tests/notebooks/test_notebooks_smoke.py`` (the column headers of every table the smoke run wrote).
@@ -9,8 +10,8 @@ A name may be a *pattern*: ``<x>`` stands for a number or for another defined na
 ``R_Cham_rec<alpha>_bal<w>``), ``[...]`` for an optional part (``chamfer_recall_<alpha>[_bal<w>]``), ``*`` for any
 text (``bad_*``). A term is defined when it equals a name or matches a pattern (:func:`undefined`).
 
-**What counts as a term** (:func:`text_terms`), in the README and the notebooks' Markdown cells, outside fenced
-code blocks and link targets:
+**What counts as a term** (:func:`text_terms`), in the README, the pages of :data:`README_PAGES` and the notebooks'
+Markdown cells, outside fenced code blocks and link targets:
 
 1. a backticked span that is one label-like token (letters, digits, ``_ - . % + * < > [ ]``) and is not code:
    not a file name or path (an extension or a ``/``), not a dotted Python or profile name (``sdrlib.x``,
@@ -40,8 +41,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY_PATH = ROOT / "docs" / "glossary.md"
 
+#: the docs pages that hold what the README said before it was cut to a short read; their terms are the README's
+README_PAGES = ("install.md", "results.md", "running.md", "speed.md", "extending.md", "real_data.md",
+                "reproducibility.md")
+
 #: terms the rules above miss (phrases, lower-case words with a meaning of their own here); each must occur in the
-#: README or a notebook
+#: README, a page of README_PAGES or a notebook
 PHRASES = ("C-noise", "drift control", "Dr. GRPO", "paired bootstrap", "offline labeler", "kernel path", "stand-in",
            "strata", "oracle", "best-of-K", "pruning", "warm-up")
 
@@ -161,8 +166,11 @@ def undefined(terms, gloss: Glossary | None = None) -> list[str]:
 
 
 def texts() -> dict[str, str]:
-    """``{source name: text}``: README.md and the Markdown cells of each numbered notebook."""
+    """``{source name: text}``: README.md, the docs pages of :data:`README_PAGES` and the Markdown cells of each
+    numbered notebook."""
     out = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    for name in README_PAGES:
+        out[f"docs/{name}"] = (ROOT / "docs" / name).read_text(encoding="utf-8")
     for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         cells = json.loads(p.read_text(encoding="utf-8"))["cells"]
         out[p.name] = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")

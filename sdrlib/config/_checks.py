@@ -323,7 +323,7 @@ def _check_data(p: Any) -> None:
     ds = get_dataset(d.source)
     if ds.real and not d.root.strip():
         raise ConfigError(f"data.root = {d.root!r}: data.source = {d.source!r} needs the folder of your download; "
-                          "allowed: a non-empty path (see README, 'Real data')")
+                          "allowed: a non-empty path (see docs/real_data.md)")
     problem = ds.check_profile(p) if ds.check_profile is not None else None
     _raise_problem(problem, f"dataset {ds.name!r}'s check_profile")
 

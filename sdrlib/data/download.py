@@ -34,7 +34,7 @@ def real_root(cfg: Any) -> Path:
     root = str(cfg.data.root or "").strip()
     if not root:
         raise DataError(f"profile {cfg.name!r}: data.source={cfg.data.source!r} needs data.root, the folder of "
-                        "your download (see README, 'Real data')")
+                        "your download (see docs/real_data.md)")
     p = Path(root)
     p = p if p.is_absolute() else output_root() / p
     n = int(getattr(cfg.data, "standin_n", 0) or 0)

@@ -162,7 +162,7 @@ def mesh_labels(problems: object, mesh: object = None) -> "tuple[dict[str, int] 
 
 _REPORT_COLS = ("uid", "findings", "impression")
 _HINT = ("download IU-Xray (OpenI; e.g. the Kaggle 'chest-xrays-indiana-university' packaging) and point "
-         "data.root at the folder with indiana_reports.csv (see README, 'Real data')")
+         "data.root at the folder with indiana_reports.csv (see docs/real_data.md)")
 
 
 def _read_projections(projections: "pd.DataFrame", ppath: Path, rep: LoadReport) -> dict[str, list[tuple[str, str]]]:

@@ -58,7 +58,7 @@ __all__ = ["load_mimic", "MIMIC_SPLIT_NAMES"]
 MIMIC_SPLIT_NAMES = {"train": "train", "validate": "val", "val": "val", "valid": "val", "test": "test"}
 _FRONTAL = ("PA", "AP")
 _HINT = ("download MIMIC-CXR-JPG and the MIMIC-CXR reports from PhysioNet and point data.root at the "
-         "folder holding mimic-cxr-2.0.0-split.csv.gz (see README, 'Real data')")
+         "folder holding mimic-cxr-2.0.0-split.csv.gz (see docs/real_data.md)")
 
 
 def _study_dir(base: Path, subject_id: str, study_id: str) -> Path:

@@ -63,7 +63,7 @@ _F_KEYS = ("findings", "findings_section")
 _I_KEYS = ("impression", "impression_section", "impressions")
 _IMG_KEYS = ("imagepath", "image_paths", "imagepaths", "images", "image_path", "image")
 _HINT = ("download rajpurkarlab/ReXGradient-160K from Hugging Face (gated), unpack deid_png, and point "
-         "data.root at its folder (see README, 'Real data')")
+         "data.root at its folder (see docs/real_data.md)")
 
 
 def _tokens(name: str) -> set[str]:

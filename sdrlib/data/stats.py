@@ -229,7 +229,8 @@ def data_conclusion(results_dir) -> list[str]:
     ``00_pixel_probe`` (AUROC per observation and the positives it rests on) and ``00_labeler_synthetic_test`` /
     ``00_labeler_sentences_dev`` / ``00_labeler_sentences_heldout`` (accuracy, observations with an error; the
     pooled ``micro (all)`` row left out). A missing table gives a line saying so. Descriptive only: nothing here is
-    a comparison of two systems, so no sentence states a direction."""
+    a comparison of two systems, so no sentence states a direction. The first line answers the notebook's question
+    (:func:`_data_answer`)."""
     from sdrlib.results import table_or_note
 
     out = []
@@ -273,4 +274,25 @@ def data_conclusion(results_dir) -> list[str]:
             if micro.iloc[0][f"recall_{k}"] == micro.iloc[0][f"recall_{k}"]))  # NaN: no gold label of that class
         out.append(f"Labeler on {label}: mean accuracy {t['accuracy'].mean():.3f} over {len(t)} observations"
                    f"{recall}; " + (f"errors on {len(bad)} ({', '.join(bad)})." if bad else "no error."))
-    return out
+    answer = _data_answer(results_dir)
+    return ([answer] if answer else []) + out
+
+
+def _data_answer(results_dir) -> str | None:
+    """Notebook 00's first sentence: what the model sees (the pixel probe) and how far the labels can be trusted
+    (the labeler on the held-out hand-written sentences), from the same tables; None when both are missing."""
+    from sdrlib.results import read_result_table
+
+    parts = []
+    probe = read_result_table(results_dir, table_names.PIXEL_PROBE)
+    if probe is not None and len(probe.dropna(subset=["auroc"])):
+        p = probe.dropna(subset=["auroc"])
+        seen = p[p["auroc"] >= 0.7]
+        parts.append(f"the model sees synthetic radiographs in which {len(seen)} of {len(p)} probed observations are "
+                     f"visible to a linear pixel probe (AUROC >= 0.70)")
+    held = read_result_table(results_dir, table_names.labeler("sentences_heldout"))
+    if held is not None and len(held):
+        t = held[held["observation"] != "micro (all)"]
+        parts.append(f"the labels it is scored with are right on {t['accuracy'].mean():.1%} of observation readings "
+                     f"of hand-written held-out sentences (synthetic reports: exact by construction)")
+    return ("Answer: " + "; ".join(parts) + ".") if parts else None

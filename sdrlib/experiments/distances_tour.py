@@ -17,8 +17,12 @@ import pandas as pd
 
 from sdrlib import table_names
 from sdrlib.data import stratum
+from sdrlib.distances import get
 from sdrlib.distances.engine import paired_distances
+from sdrlib.distances.errors import DistanceSpecError
+from sdrlib.distances.registry import PAPER_SETTINGS
 from sdrlib.metrics.significance import format_p
+from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.reports import split_sentences
 from sdrlib.results import read_result_table
 
@@ -101,14 +105,49 @@ def _names(items: Sequence[str]) -> str:
     return "none" if not items else ", ".join(items)
 
 
+def _battery_answer(results_dir: str | Path) -> str | None:
+    """"Which distance should a reward use", answered from the real-language battery: the distance settings with the
+    most passed cases, among all scored and among the paper's."""
+    bat = read_result_table(results_dir, table_names.REAL_LANGUAGE_BATTERY)
+    if bat is None or not len(bat):
+        return None
+    def is_distance(name: str) -> bool:
+        try:
+            get(name)
+        except DistanceSpecError:
+            return False
+        return True
+
+    d = bat[bat.reward.map(is_distance)]
+    if not len(d):
+        return None
+    passed = d.assign(ok=d.passed.astype(str) == "True").groupby("reward", sort=False).ok.sum()
+    n = int(d.groupby("reward").size().max())
+    paper = {x.name for x in PAPER_SETTINGS}
+
+    def best(names: list[str]) -> str:
+        top = max(passed[names])
+        return f"{_names([x for x in names if passed[x] == top])} ({int(top)} of {n} cases each)"
+
+    ours = [x for x in passed.index if x not in paper]
+    return (f"Answer: for a reward that must read real report language, use {best(list(passed.index))}, the settings "
+            f"that pass the most cases of the real-language battery (02_battery); best of the paper's settings: "
+            f"{best([x for x in passed.index if x in paper])}" + (f"; of ours: {best(ours)}" if ours else "")
+            + ". The sentences below say what each setting measures.")
+
+
 def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") -> list[str]:
     """Notebook 02's conclusion, one sentence per result file that exists under ``results_dir``:
     ``02_edit_facts`` (paper settings that rate a contradiction closer than a paraphrase, that forgive a missing
     sentence), ``02_edit_reactions_extensions`` (whether the ``_neg`` settings invert that), ``02_fidelity`` and
     ``02_fidelity_vs_chamfer`` (Spearman with label disagreement; a direction only when the paired 95 % bootstrap
     interval excludes 0, else "no difference detected at this size"), ``02_convergence`` and
-    ``02_identical_floor``. Missing files give no sentence."""
+    ``02_identical_floor``. The first sentence answers the notebook's question from ``02_battery`` (the distance
+    settings that pass the most real-language cases, ours and the paper's). Missing files give no sentence."""
     out = []
+    answer = _battery_answer(results_dir)
+    if answer:
+        out.append(answer)
     facts = read_result_table(results_dir, table_names.EDIT_FACTS)
     if facts is not None:
         closer = facts.loc[facts["contradiction closer than paraphrase"].astype(bool), "setting"]
@@ -135,8 +174,10 @@ def distances_conclusion(results_dir: str | Path, *, target: str = "jaccard") ->
              f"[{top.spearman_lo:.2f}, {top.spearman_hi:.2f}]")
         if cmp is not None and len(cmp):
             r = cmp.iloc[0]
-            if r.ci_low > 0 or r.ci_high < 0:
-                word = "tracks label disagreement more closely than" if r.ci_low > 0 else "tracks it less closely than"
+            verdict_word = family_directions(cmp.iloc[:1])[0]  # the project's rule (one test: a family of one)
+            if verdict_word != NO_DIFF:
+                word = ("tracks label disagreement more closely than" if verdict_word == "above" else
+                        "tracks it less closely than")
                 s += (f"; paired bootstrap (02_fidelity_vs_chamfer): {r.A} {word} {r.B}, difference "
                       f"{r['diff']:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}], {format_p(r.p_value)}.")
             else:

@@ -105,7 +105,7 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
     v = v[v.B.isin(["SFT", "R_Cham", "R_exact"]) & (v.A != "SFT")] if len(v) else v  # notebook 04's pairs
     if v.empty:
         return []
-    out = []
+    out = [_answer_line(v)]
     for metric, g in v.groupby("metric", sort=False):
         differ = g[g.verdict != NO_DIFF]
         for r in differ.itertuples():
@@ -121,6 +121,22 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
                        f"(largest difference {big.A} vs {big.B} {big['diff']:+.3f}, {format_p(big.p_value)}{tail}; "
                        "`results/grpo_significance.csv`).")
     return out
+
+
+def _answer_line(v: pd.DataFrame) -> str:
+    """The conclusion's first sentence: do the set-distance rewards beat SFT and R_exact in this run, by the rule
+    (:func:`sdrlib.experiments.conclusions.conclusions`), and what size of difference the run could see."""
+    from sdrlib.experiments.conclusions import NO_DIFF
+
+    key = v[v.B.isin(["SFT", "R_exact"]) & v.A.isin(["R_Cham", "R_Haus"])]
+    key = key if len(key) else v[v.B.isin(["SFT", "R_exact"])]
+    differ = key[key.verdict != NO_DIFF]
+    mde = key.mde[np.isfinite(key.mde)]
+    size = f" (detectable at this size: {mde.min():.3f} to {mde.max():.3f})" if len(mde) else ""
+    words = ("; ".join(f"{r.A} {r.verdict} {r.B} on {r.metric}" for r in differ.itertuples()) if len(differ) else
+             f"no difference detected for any of the {len(key)} comparisons{size}")
+    return (f"- Answer (this run is a demonstration; the paper's question needs the study's size): do the "
+            f"set-distance rewards beat SFT and R_exact on Findings after GRPO? {words[:1].upper() + words[1:]}.")
 
 
 def _decomposition_lines(results_dir: Path) -> list[str]:

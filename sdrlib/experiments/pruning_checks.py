@@ -461,6 +461,31 @@ def _interval_counts(g: pd.DataFrame) -> str:
     return ", ".join(parts) + f", {NO_DIFFERENCE} on {int((words == NO_DIFFERENCE).sum())}"
 
 
+def _pruning_answer(results_dir: str | Path, live: pd.DataFrame | None) -> str | None:
+    """The conclusion's first sentence: does pruning keep best-of-K's quality with fewer tokens, per live setting:
+    tokens saved, how many metric x section rows differ from standard best-of-K under the rule, wall-clock ratio."""
+    if live is None or not len(live):
+        return None
+    vs = read_result_table(results_dir, table_names.PRUNING_VS_STANDARD)
+    wall = read_result_table(results_dir, table_names.PRUNING_WALLCLOCK)
+    words = _family_words(vs) if vs is not None and len(vs) else None
+    parts = []
+    for _, r in live.iterrows():
+        saved = float(r["tokens saved %"])
+        s = f"{r.policy}, {r.distance}: {abs(saved):.0f} % {'fewer' if saved >= 0 else 'more'} tokens"
+        if words is not None:
+            g = (vs.policy == r.policy) & (vs.distance == r.distance)
+            n_diff = int((words[g] != NO_DIFFERENCE).sum())
+            s += (f", {NO_DIFFERENCE} in quality on any of {int(g.sum())} metric x section rows" if n_diff == 0 else
+                  f", a quality difference on {n_diff} of {int(g.sum())} metric x section rows")
+        w = wall[(wall.policy == r.policy) & (wall.distance == r.distance)] if wall is not None else ()
+        if len(w):
+            ratio = float(w.iloc[0]["wall-clock ratio (pruning / standard)"])
+            s += f", wall-clock ratio {ratio:.2f} ({'faster' if ratio < 1 else 'no wall-clock gain'})"
+        parts.append(s)
+    return "Answer: does pruning keep best-of-K's quality with fewer tokens? " + "; ".join(parts) + "."
+
+
 def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section: str = "findings",
                      p_col: str = "p_value") -> list[str]:
     """Notebook 06's conclusion, read back from its result files, one sentence per finding and live setting
@@ -479,6 +504,9 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     out: list[str] = []
     tok = read_result_table(results_dir, table_names.PRUNING_TOKENS)
     live = tok[tok.source == "live"] if tok is not None and (tok.source == "live").any() else tok
+    answer = _pruning_answer(results_dir, live)
+    if answer:
+        out.append(answer)
     keep = (lambda t: t[t.distance.isin(set(live.distance))]) if live is not None else (lambda t: t)
     wall = read_result_table(results_dir, table_names.PRUNING_WALLCLOCK)
     for _, r in (live.iterrows() if live is not None else ()):

@@ -54,9 +54,10 @@ def comparison_sentence(a: str, r: Any, *, unit: str = "", digits: int = 3, word
 def sft_conclusion(results_dir: str | Path, *, section: str = "findings") -> list[str]:
     """Notebook 03's conclusion from ``sft_vs_baselines_significance`` (SFT against ``random_train`` and
     ``SFT shuffled images`` per clinical metric, ``section`` only) and ``sft_image_nll`` (teacher-forced NLL of the
-    reference with another study's image vs its own). One sentence per comparison, then what they mean for the
-    question "does the policy read the image"; a missing file gives no sentence."""
-    out = []
+    reference with another study's image vs its own). First the answer to "does the policy read the image" in one
+    sentence, then one sentence per comparison and what each test says; a missing file gives no sentence."""
+    out: list[str] = []
+    reads: dict[str, bool] = {}
     sig = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if sig is not None:
         sig = sig.reset_index(drop=True).assign(word=family_directions(sig))  # the table is one family (Holm)
@@ -66,15 +67,28 @@ def sft_conclusion(results_dir: str | Path, *, section: str = "findings") -> lis
                        + comparison_sentence("SFT", r, word=r.word) + ".")
         shuffled = sub[sub.B == "SFT shuffled images"]
         if len(shuffled):
-            reads = bool((shuffled.word == "above").any())
+            reads["sampled reports"] = bool((shuffled.word == "above").any())
             out.append("=> sampled reports: " + ("SFT's labels are better with the right image: the policy reads it."
-                       if reads else "no evidence that the policy's labels depend on the image."))
+                       if reads["sampled reports"] else "no evidence that the policy's labels depend on the image."))
     nll = read_result_table(results_dir, table_names.SFT_IMAGE_NLL)
     if nll is not None and len(nll):
         r = nll.iloc[0]
         word = family_directions(nll.iloc[:1])[0]
         out.append(f"Teacher forcing (sft_image_nll), NLL of the reference per token: "
                    + comparison_sentence(f"with {r.A}", r, unit=" nats", digits=4, word=word) + ".")
+        reads["teacher forcing"] = word == "above"
         out.append("=> teacher forcing: " + ("the own image makes the reference more likely: the policy uses it."
                    if word == "above" else "the own image does not make the reference measurably more likely."))
-    return out
+    return ([_answer(reads)] + out) if reads else out
+
+
+def _answer(reads: dict[str, bool]) -> str:
+    """The conclusion's first sentence: does the SFT policy read the image, by the tests that ran."""
+    yes = [k for k, v in reads.items() if v]
+    if len(yes) == len(reads):
+        return f"Answer: yes, the SFT policy reads the image ({' and '.join(yes)} both show it under the project's rule)."
+    if yes:
+        return (f"Answer: partly: {' and '.join(yes)} show that the SFT policy uses the image, "
+                f"{' and '.join(k for k in reads if not reads[k])} do not.")
+    return (f"Answer: no evidence at this size that the SFT policy reads the image ({' or '.join(reads)}: no "
+            "difference detected under the project's rule).")

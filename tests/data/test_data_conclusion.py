@@ -34,6 +34,9 @@ def test_data_conclusion_reads_every_number_from_the_tables(tmp_path):
     assert "positive 0.80, negative 1.00, uncertain 0.60" in text and "errors on 1 (Fracture)" in text
     assert "00_labeler_synthetic_test: not written" in text
     assert "better" not in text and "higher" not in text
+    first = data_conclusion(tmp_path)[0]  # the answer to the notebook's question opens the conclusion
+    assert first.startswith("Answer: the model sees synthetic radiographs in which 1 of 2 probed observations")
+    assert "right on 95.0% of observation readings of hand-written held-out sentences" in first
 
 
 def test_data_conclusion_on_an_empty_folder_names_what_is_missing(tmp_path):

@@ -93,3 +93,14 @@ def test_distances_conclusion_words_follow_the_interval(tmp_path):
     assert "a tracks label disagreement more closely than chamfer" in line and "p = 0.010" in line
     _write(tmp_path, "02_identical_floor", pd.DataFrame({"setting": ["gw", "ot"], "size": [2, 2], "mean": [0.5, 0.0]}))
     assert "gw (up to 0.500)" in distances_conclusion(tmp_path)[-1] and "ot (" not in distances_conclusion(tmp_path)[-1]
+
+
+def test_distances_conclusion_opens_with_the_battery_answer(tmp_path):
+    rows = [{"reward": r, "label": r, "case": f"c{i}", "category": "laterality", "passed": ok}
+            for r, oks in (("chamfer", [True, False]), ("ot", [True, True]), ("chamfer_neg", [True, True]),
+                           ("gcarl", [True, True])) for i, ok in enumerate(oks)]
+    _write(tmp_path, "02_battery", pd.DataFrame(rows))
+    (line,) = distances_conclusion(tmp_path)
+    assert line.startswith("Answer: for a reward that must read real report language, use ot, chamfer_neg (2 of 2")
+    assert "best of the paper's settings: ot (2 of 2 cases each); of ours: chamfer_neg" in line
+    assert "gcarl" not in line  # a reward method, not a distance setting

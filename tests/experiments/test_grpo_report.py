@@ -64,6 +64,7 @@ def test_grpo_conclusions_rule(tmp_path):
                  ).to_csv(tmp_path / "grpo_decomposition_significance.csv", index=False)
     out = grpo_report.grpo_conclusions(tmp_path)
     text = "\n".join(out)
+    assert out[0].startswith("- Answer (this run is a demonstration") and "R_Cham above SFT on" in out[0]
     assert "R_Cham above SFT by +0.050" in text  # p < 0.05 and every seed agrees
     assert "R_Haus above" not in text  # 2 of 3 seeds: no direction
     assert "no difference detected at this size for 2 of 3 comparisons" in text

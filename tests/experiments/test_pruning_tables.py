@@ -145,6 +145,10 @@ def test_conclusion_lines_state_a_direction_only_outside_the_interval(tmp_path):
         {"policy": "SFT", "distance": "chamfer", "same": 1, "n": 3, "rate": 1 / 3, "chance": 1 / 3, "p_value": 1.0}])
     lines = checks.conclusion_lines(tmp_path)
     assert not any("hausdorff" in s for s in lines)  # only the live setting
+    # the answer first: tokens saved, rows that differ under the rule (wall-clock absent: no 06_wallclock)
+    assert lines[0] == ("Answer: does pruning keep best-of-K's quality with fewer tokens? SFT, chamfer: 21 % fewer "
+                        "tokens, a quality difference on 1 of 2 metric x section rows.")
+    lines = lines[1:]
     assert lines[0].startswith("SFT, chamfer (live): pruning generated 114 tokens per study against 144")
     assert "20.8 % fewer (06_tokens)" in lines[0] and "wall-clock" not in lines[0]  # no 06_wallclock written
     assert "survivor 0.400 vs standard best-of-K 0.420 (diff -0.020, 95 % CI [-0.030, -0.010], p = 0.002): " \
@@ -155,7 +159,7 @@ def test_conclusion_lines_state_a_direction_only_outside_the_interval(tmp_path):
     assert len(lines) == 4  # no 06_pruning_vs_random: its sentences left out
     _write(tmp_path, "06_pruning_vs_standard", [{**cmp, "section": "findings", "metric": "BS-F1", "diff": 0.01,
                                                  "ci_low": -0.01, "ci_high": 0.03, "p_value": 0.3}])
-    assert "p = 0.300): no difference detected at this size" in checks.conclusion_lines(tmp_path)[1]
+    assert "p = 0.300): no difference detected at this size" in checks.conclusion_lines(tmp_path)[2]
 
 
 def test_agreement_sentences_keep_their_default_words():

@@ -36,8 +36,11 @@ def _sig():
 def test_directions_only_where_the_interval_excludes_zero(results):
     save_table(_sig(), "05_significance", results, pick="validation")
     lines = selection_conclusion(results.results_dir)
-    assert len(lines) == 2  # Findings BS-F1 vs random and vs MBR; no Impression line, no headline file
-    rnd, mbr = lines
+    assert len(lines) == 3  # the answer, then Findings BS-F1 vs random and vs MBR; no Impression line, no headline
+    assert lines[0] == ("- Answer: does best-of-K selection against the training bank pick better Findings than a "
+                        "random candidate? Under the project's rule (Holm over the table): BS-F1 above random for 0 "
+                        "of 3 policies, below for 1.")
+    rnd, mbr = lines[1:]
     assert "chamfer+avg vs random (picked on validation" in rnd
     # the table's 6 comparisons are one family (Holm): p = 0.003 x 6 = 0.018 keeps G-CARL's direction, p = 0.012 x 5
     # = 0.06 does not keep SFT's, although its interval excludes 0

@@ -37,7 +37,9 @@ def test_sft_conclusion_from_result_files(tmp_path):
     pd.DataFrame([dict(A="another study's image", B="own image", value_a=6.461, value_b=6.4611, diff=-0.0001,
                        ci_low=-0.0006, ci_high=0.0003, p_value=0.63)]).to_csv(tmp_path / "sft_image_nll.csv", index=False)
     lines = sft_conclusion(tmp_path)
-    assert len(lines) == 5
+    assert len(lines) == 6
+    assert lines[0].startswith("Answer: no evidence at this size that the SFT policy reads the image")  # answer first
+    lines = lines[1:]
     assert "SFT is below random_train (0.000 vs 0.230" in lines[0]
     assert NO_DIFFERENCE in lines[1] and "no evidence" in lines[2]  # the impression row does not count
     assert NO_DIFFERENCE in lines[3] and "6.4610 vs 6.4611 nats" in lines[3] and "not make" in lines[4]

@@ -1,8 +1,8 @@
 """The package keeps its layers: import-linter's contracts (pyproject.toml) hold, our private-names contract
 finds what it should, and in-package imports sit at module level unless the module they defer is heavy.
 
-README's "Architecture" section lists the layers; ``.venv/bin/lint-imports`` (from the repository root) checks
-them by hand.
+The "Architecture" section of docs/extending.md lists the layers; ``.venv/bin/lint-imports`` (from the repository
+root) checks them by hand.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""docs/glossary.md defines every name the README, the notebooks and the tables print (issues 26 and 38).
+"""docs/glossary.md defines every name the README (and the docs pages it links), the notebooks and the tables print.
 
 The terms are collected, not listed: what counts as a term and how the glossary defines one (names and patterns
-in the first cell of its table rows) is the rule of ``tests/glossary_terms.py``. Here: the terms of the README and
-the notebooks' Markdown cells, and the names known without a run (reward labels and configuration names of every
-profile, the distance settings, the column schemas the code declares). The column headers of the tables a real
-run writes are checked on the smoke run itself (``tests/notebooks/test_notebooks_smoke.py``).
+in the first cell of its table rows) is the rule of ``tests/glossary_terms.py``. Here: the terms of the README, of
+the docs pages that hold its former sections (``README_PAGES``) and of the notebooks' Markdown cells, and the names
+known without a run (reward labels and configuration names of every profile, the distance settings, the column
+schemas the code declares). The column headers of the tables a real run writes are checked on the smoke run itself
+(``tests/notebooks/test_notebooks_smoke.py``).
 """
 
 from __future__ import annotations
@@ -112,4 +113,4 @@ def test_cxb14_is_not_called_chexbert_without_saying_which_backend():
 def test_readme_and_notebook_00_link_the_glossary():
     assert "docs/glossary.md" in (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/glossary.md" in (ROOT / "notebooks" / "00_data.py").read_text(encoding="utf-8")
-    assert set(texts()) >= {"README.md", "00_data.ipynb", "07_figures.ipynb"}
+    assert set(texts()) >= {"README.md", "docs/results.md", "00_data.ipynb", "07_figures.ipynb"}

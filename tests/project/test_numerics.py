@@ -69,7 +69,7 @@ def test_the_profile_refuses_an_unknown_kernel_path():
 def test_same_kernel_path_says_what_differs():
     a = {"kernel_path": "avx2", "cpu_model": "AMD EPYC", "avx512": False, "torch_cpu_capability": "AVX2"}
     assert numerics.same_kernel_path(a, {**a, "cpu_model": "Intel Xeon"}) == []  # pinned: the model alone is no reason
-    # an AVX-512 CPU pinned to avx2 still trains other weights (README, "Machines and kernel paths")
+    # an AVX-512 CPU pinned to avx2 still trains other weights (docs/reproducibility.md, "Machines and kernel paths")
     assert numerics.same_kernel_path(a, {**a, "avx512": True}) == ["avx512 False vs True (the pins do not make these agree)"]
     diffs = numerics.same_kernel_path({**a, "kernel_path": "native"},
                                       {**a, "kernel_path": "native", "cpu_model": "Intel Xeon", "avx512": True,

@@ -1,11 +1,11 @@
-"""sdrlib.training under ``accelerate launch``: SFT then GRPO with 2 CPU processes (gloo), README's command.
+"""sdrlib.training under ``accelerate launch``: SFT then GRPO with 2 CPU processes (gloo), the documented command.
 
-Runs the README's command with ``configs/accelerate/cpu_2proc.yaml`` (a tiny policy, 2 optimizer steps per stage)
-and checks what :mod:`sdrlib.training.runlog` documents: both ranks take the same optimizer steps, each on its own
-shard of every global batch (SFT: accelerate's seeded permutation, batch ``i`` to rank ``i % N``; GRPO: TRL's
-``RepeatSampler`` block, rank ``r`` taking rows ``[r B, (r + 1) B)``), only rank 0 writes the final policy, which
-loads and generates, and the world size is part of the run key. Also: every accelerate config the README names
-exists and parses with accelerate's own loader.
+Runs the command of docs/running.md ("Training from the command line") with ``configs/accelerate/cpu_2proc.yaml``
+(a tiny policy, 2 optimizer steps per stage) and checks what :mod:`sdrlib.training.runlog` documents: both ranks
+take the same optimizer steps, each on its own shard of every global batch (SFT: accelerate's seeded permutation,
+batch ``i`` to rank ``i % N``; GRPO: TRL's ``RepeatSampler`` block, rank ``r`` taking rows ``[r B, (r + 1) B)``),
+only rank 0 writes the final policy, which loads and generates, and the world size is part of the run key. Also:
+every accelerate config the README or a docs page names exists and parses with accelerate's own loader.
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ def _perm(n: int, seed: int) -> list[int]:
 def test_readme_accelerate_configs_exist_and_parse():
     from accelerate.commands.config.config_args import load_config_from_file
 
-    named = set(re.findall(r"configs/accelerate/[\w.-]+\.yaml", (ROOT / "README.md").read_text(encoding="utf-8")))
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README and the pages it links
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+    named = set(re.findall(r"configs/accelerate/[\w.-]+\.yaml", text))
     assert {f"configs/accelerate/{n}gpu.yaml" for n in (1, 2, 4, 8)} | {"configs/accelerate/cpu_2proc.yaml"} <= named
     for rel in sorted(named):
         assert (ROOT / rel).is_file(), rel

@@ -1,4 +1,4 @@
-"""A GRPO run gives the same weights, byte for byte, whatever its process did before (README: Reproducibility).
+"""A GRPO run gives the same weights, byte for byte, whatever its process did before (docs/reproducibility.md).
 
 The same tiny ``chamfer_neg`` run (negation-aware distance reward, real encoder and embedding cache) is
 trained in three fresh Python processes:

@@ -1,9 +1,9 @@
 """README sentences written from the result tables, and a check that quoted numbers come from the files named.
 
-The README's "Expected results" quotes a run. So that no sentence outruns its table, the block between
-``<!-- results:begin -->`` and ``<!-- results:end -->`` is written here from the files a run leaves in
-``results/`` (``<name>.csv`` as written by :func:`sdrlib.results.save_table`, names from :mod:`sdrlib.table_names`),
-one function per claim group:
+The "Expected results" page (docs/results.md, linked from the README) quotes a run. So that no sentence outruns its
+table, the block between ``<!-- results:begin -->`` and ``<!-- results:end -->`` is written here from the files a run
+leaves in ``results/`` (``<name>.csv`` as written by :func:`sdrlib.results.save_table`, names from
+:mod:`sdrlib.table_names`), one function per claim group:
 
 - :func:`report_language`: notebook 00's corpus statistics beside IU-Xray's, each saying what it counts;
 - :func:`grpo_headline`: the GRPO headline table (``grpo_headline_findings``) as Markdown, configurations with

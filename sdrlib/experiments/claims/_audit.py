@@ -28,7 +28,7 @@ def reward_audit(results_dir: str | Path, *, orderings: str = table_names.REWARD
         for label, g in o.groupby("label", sort=False):
             broken = g[g.broken.astype(str) == "True"]
             kinds = sorted(set(broken.reads))
-            shown = "; ".join(kinds[:3]) + (f"; {len(kinds) - 3} more in the table" if len(kinds) > 3 else "")
+            shown = kinds[0] + (f"; {len(kinds) - 1} more in the table" if len(kinds) > 1 else "") if kinds else ""
             out.append(f"- {label}: {len(broken)} of {len(g)} checked orderings (per stratum) break"
                        + (f": {shown}" if kinds else "") + f" ({_src(orderings)}).")
     e = _rows(results_dir, expected)

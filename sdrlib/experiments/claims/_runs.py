@@ -90,12 +90,27 @@ def selection_best_vs_random(results_dir: str | Path, *,
     return out
 
 
+def _selection_answer(sig: pd.DataFrame, words: pd.Series, section: str, metrics: Sequence[str]) -> str:
+    """Notebook 05's first sentence: does the picked bank setting choose better reports than a random candidate, per
+    metric, counted over policies under the rule (Holm over the whole significance table)."""
+    rnd = sig[(sig.section == section) & sig.metric.isin(list(metrics)) & (sig.B == "random")]
+    parts = []
+    for m, g in rnd.groupby("metric", sort=False):
+        w = words[g.index]
+        up, down = int((w == "above").sum()), int((w == "below").sum())
+        parts.append(f"{m} above random for {up} of {len(g)} policies, below for {down}")
+    what = "; ".join(parts) if parts else "no comparison with random in the table"
+    return (f"- Answer: does best-of-K selection against the training bank pick better {section.capitalize()} than a "
+            f"random candidate? Under the project's rule (Holm over the table): {what}.")
+
+
 def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
                          metrics: Sequence[str] = ("BS-F1", "CXB-14", "clin-F1 (sample)"),
                          headlines: Sequence[tuple[str, str]] = _SELECTION_TABLES,
                          significance: str = table_names.SELECTION_SIGNIFICANCE,
                          normal: str = table_names.NORMAL_SHARE) -> list[str]:
-    """Notebook 05's conclusion, one sentence per line, every number read from its result files.
+    """Notebook 05's conclusion, one sentence per line, every number read from its result files; the first line
+    answers the notebook's question (:func:`_selection_answer`), when the significance table exists.
 
     1. The best bank setting per policy vs random for each of ``metrics`` (``section``), from the first of
        ``headlines`` present (picked on validation, else the paper's optimistic pick on test): the mean value over
@@ -147,6 +162,8 @@ def selection_conclusion(results_dir: str | Path, *, section: str = "findings",
                              f"(smallest {format_p(min(rest))})")
             out.append(f"- {section.capitalize()} {m}, {g.A.iloc[0]} vs {b} (picked on {pick}; paired bootstrap over "
                        f"test studies, one row per policy): {'; '.join(named)} ({_src(significance)}).")
+    if sig is not None:
+        out.insert(0, _selection_answer(sig, words, section, metrics))
     nt = _rows(results_dir, normal)
     if nt is not None:
         means = nt.groupby("method", sort=False).normal_share.mean()
