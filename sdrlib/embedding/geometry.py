@@ -207,4 +207,23 @@ def embedding_conclusion(results_dir: str | Path) -> list[str]:
         line = (f"Opposite neighbours: for {int(o['opposite'])} of {int(o['sentences'])} distinct bank Findings sentences the "
                 f"nearest other sentence is read by the labeler with the opposite polarity")
         out.append(line + (f" (closest such pair at cosine {o['max_cosine']:.2f})." if o["opposite"] else "."))
-    return out
+    answer = _embedding_answer(geo, opp)
+    return ([answer] if answer else []) + out
+
+
+def _embedding_answer(geo, opp) -> str | None:
+    """Notebook 01's first sentence: what a set-distance reward compares, from the geometry and opposite-neighbour
+    tables (None when both are missing)."""
+    parts = []
+    if geo is not None:
+        g = geo.set_index("statistic")["value"]
+        para, near = float(g["paraphrase_cosine"]), float(g["nearest_median"])
+        parts.append(f"two unordered sets of sentence vectors, in which a paraphrase sits at cosine {para:.2f} and a "
+                     f"typical sentence's nearest different sentence at {near:.2f}"
+                     + (": a paraphrase is no closer than another sentence of the corpus" if near >= para else ""))
+    if opp is not None:
+        o = opp.iloc[0]
+        parts.append(f"a finding and its denial can be neighbours ({int(o['opposite'])} of {int(o['sentences'])} "
+                     "distinct Findings sentences have a nearest neighbour of the opposite polarity), which is why "
+                     "the negation-aware settings read presence")
+    return ("Answer: " + "; ".join(parts) + ".") if parts else None

@@ -104,6 +104,9 @@ def test_embedding_conclusion_reads_its_numbers_from_the_tables(tmp_path):
     assert "2 of 7" in text and "0.78" in text
     assert "01_impression_restatement: not written" in text
     assert "better" not in text and "higher" not in text
+    first = geometry.embedding_conclusion(tmp_path)[0]  # the answer opens the conclusion
+    assert first.startswith("Answer: two unordered sets of sentence vectors, in which a paraphrase sits at cosine 0.88")
+    assert "(2 of 7 distinct Findings sentences have a nearest neighbour of the opposite polarity)" in first
 
 
 def test_build_cold_then_warm_encodes_once_and_tabulates(small_encoder, tmp_path):
