@@ -139,6 +139,11 @@ class SFTConfig:
         "help": "tiny policy: patches merged per side into one image token ((image/patch/merge)^2 tokens)"})
     tiny_image_size: int = field(default=96, metadata={"min": 16,
         "help": "tiny policy: images resized to at most this side"})
+    tiny_tower_epochs: int = field(default=0, metadata={"min": 0,
+        "help": "tiny policy: epochs of label pretraining of the vision tower on the training split before SFT "
+                "(0 = none: the tower starts at its random init; sdrlib.training.tower)"})
+    tiny_tower_lr: float = field(default=1.0e-3, metadata={"gt": 0,
+        "help": "tiny policy: AdamW learning rate of the tower's label pretraining"})
     tiny_freeze_vision: bool = field(default=False, metadata={
         "help": "tiny policy: keep the vision tower at its random initialisation during SFT and GRPO (only the "
                 "merger into the text model trains; sdrlib.models.freeze_vision_tower)"})

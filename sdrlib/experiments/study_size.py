@@ -41,7 +41,9 @@ def size_study(table: pd.DataFrame, *, targets: Mapping[str, float] = PAPER_EFFE
     seeds at which each half's detectable effect reaches the target (``studies_for_target``, ``seeds_for_target``),
     at Holm's level ``alpha / m`` (``m`` defaults to the number of comparisons sized).
 
-    ``table``: rows with ``A, B, metric`` (a suite name, its backend after ``@`` ignored), ``ci_low, ci_high`` and
+    ``table``: rows with ``A, B, metric`` (a suite name, its backend after ``@`` ignored), ``ci_low, ci_high`` (or
+    ``study_se``, the study bootstrap's standard error, used when present: the interval also holds the seed half,
+    so the standard error read from it is an upper bound) and
     ``seed_sd`` (NaN for one seed: its seed half is
     unknown, ``seeds_for_target`` NaN); ``n_studies``: the test studies the table's intervals come from."""
     need = [c for c in ("A", "B", "metric", "ci_low", "ci_high") if c not in table.columns]
@@ -57,7 +59,8 @@ def size_study(table: pd.DataFrame, *, targets: Mapping[str, float] = PAPER_EFFE
     rows = []
     for _, r in t.iterrows():
         target = float(targets[r.metric])
-        se = interval_se(float(r.ci_low), float(r.ci_high))
+        se = (float(r["study_se"]) if "study_se" in t.columns and np.isfinite(float(r["study_se"]))
+              else interval_se(float(r.ci_low), float(r.ci_high)))
         sd = float(r["seed_sd"]) if "seed_sd" in t.columns else float("nan")
         studies = math.ceil(n_studies * (z * se / target) ** 2) if np.isfinite(se) and se > 0 else float("nan")
         rows.append({"A": r.A, "B": r.B, "metric": r.metric, "target": target, "se_study": se, "seed_sd": sd,

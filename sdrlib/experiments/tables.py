@@ -68,15 +68,15 @@ def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resample
              seed: int = 0, b_deterministic: bool = False) -> dict[str, Any]:
     """One across-seed row (:func:`~sdrlib.metrics.significance.seed_study_test`) of A's runs against B's:
     ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, n_same_sign`` (seeds whose difference has the
-    mean's sign), ``n_seeds`` and, as detail, ``p_seeds`` (each seed's study-only bootstrap p) and
-    ``n_sig`` (seeds with p < 0.05 in the mean's direction). ``b_deterministic``: as in ``seed_study_test``
+    mean's sign), ``n_seeds``, ``study_se`` (the study bootstrap's standard error, seeds held fixed) and, as
+    detail, ``p_seeds`` (each seed's study-only bootstrap p) and ``n_sig`` (seeds with p < 0.05 in the mean's direction). ``b_deterministic``: as in ``seed_study_test``
     (a single B run against several seeds of A only when B has no run-to-run noise)."""
     r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed, b_deterministic=b_deterministic)
     ps, ds = np.asarray(r["seed_p"]), np.asarray(r["seed_diffs"])
     direction = np.sign(r["diff"]) if np.isfinite(r["diff"]) else 0.0
     return {"value_a": r["value_a"], "value_b": r["value_b"], "diff": r["diff"], "ci_low": r["ci_low"],
             "ci_high": r["ci_high"], "p_value": r["p_value"], "seed_sd": r["seed_sd"],
-            "n_same_sign": int(r["n_same_sign"]), "n_seeds": r["n_seeds"],
+            "n_same_sign": int(r["n_same_sign"]), "n_seeds": r["n_seeds"], "study_se": r["study_se"],
             "p_seeds": " ".join(f"{p:.3f}" for p in ps),
             "n_sig": int(np.sum((ps < 0.05) & (np.sign(ds) == direction) & (direction != 0)))}
 

@@ -158,7 +158,9 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     -------
     dict with ``value_a, value_b`` (means over seeds), ``diff`` (D), ``ci_low, ci_high, p_value, p_boot,
     p_seed_t, seed_sd`` (sample SD of the per-seed differences), ``n_same_sign`` (seeds whose difference has
-    D's sign), ``n_seeds, n, n_resamples``, and per seed ``seed_diffs`` and ``seed_p`` (the per-seed paired
+    D's sign), ``study_se`` (the study half's standard error: the SD of D over the study resamples with the seeds
+    held fixed, the noise that more test studies remove and more seeds cannot; the interval above also holds the
+    seed half), ``n_seeds, n, n_resamples``, and per seed ``seed_diffs`` and ``seed_p`` (the per-seed paired
     bootstrap p over studies, same resamples).
 
     Example::
@@ -189,12 +191,14 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     d = out["diff"]
     if not np.isfinite(d) or not ok.any():
         return {**out, **dict(ci_low=np.nan, ci_high=np.nan, p_value=np.nan, p_boot=np.nan, p_seed_t=np.nan,
-                              seed_sd=np.nan, n_same_sign=0)}
+                              seed_sd=np.nan, n_same_sign=0, study_se=np.nan)}
     lo, hi, p_boot = _seed_level_bootstrap(boot, ok, d, n_resamples, seed, ci)
     sd, p_t, lo, hi, p = _seed_t_test(d_s, d, ci, lo, hi, p_boot)
     same = int(np.sum(np.sign(d_s) == np.sign(d))) if d != 0 else 0
+    study = boot[:, ok].mean(axis=0)  # the study half alone: the seed mean under the study resamples, seeds fixed
+    study_se = float(np.std(study, ddof=1)) if study.size > 1 else float("nan")
     return {**out, "ci_low": float(lo), "ci_high": float(hi), "p_value": float(p), "p_boot": float(p_boot),
-            "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same}
+            "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same, "study_se": study_se}
 
 
 def _run_content(r: MetricResult) -> tuple:

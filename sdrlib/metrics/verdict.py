@@ -182,7 +182,8 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
                     power: float = POWER) -> pd.DataFrame:
     """The rule over one run's family: ``table`` rows of the comparison schema (``diff, p_value, ci_low, ci_high``
     and, over seeds, ``seed_sd, n_same_sign, n_seeds``; optional ``boot_ci_low, boot_ci_high``, the study bootstrap's
-    own interval, else the row's interval stands in: wider, so its detectable effect is an upper bound). Returns a
+    own interval, else the row's interval stands in: wider, so its detectable effect is an upper bound; a finite
+    ``study_se``, the study bootstrap's standard error with the seeds held fixed, is used before either). Returns a
     copy with ``p_holm``, ``verdict``, ``mde`` (at ``alpha / m``), ``binding``, ``seeds_needed``,
     ``studies_needed`` (each NaN unless its half binds and the observed difference is below ``mde``) and
     ``family_size``."""
@@ -197,12 +198,13 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
     seed_sd = t["seed_sd"] if "seed_sd" in t else pd.Series(np.nan, index=t.index)
     lo = t["boot_ci_low"] if "boot_ci_low" in t else t["ci_low"]
     hi = t["boot_ci_high"] if "boot_ci_high" in t else t["ci_high"]
+    study_se = pd.to_numeric(t["study_se"], errors="coerce") if "study_se" in t else pd.Series(np.nan, index=t.index)
     level = alpha / max(m, 1)
     t["p_holm"] = holm(t["p_value"].to_numpy(float))
     rows = []
     for i in t.index:
         d = float(t.at[i, "diff"])
-        se = interval_se(float(lo[i]), float(hi[i]))
+        se = float(study_se[i]) if np.isfinite(study_se[i]) else interval_se(float(lo[i]), float(hi[i]))
         sd, k = float(seed_sd[i]), int(n_seeds[i])
         mde, binding = detectable_effect(seed_sd=sd, n_seeds=k, study_se=se, alpha=level, power=power)
         v = verdict(diff=d, p_adjusted=float(t.at[i, "p_holm"]), ci_low=float(t.at[i, "ci_low"]),

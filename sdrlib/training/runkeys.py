@@ -26,7 +26,8 @@ from sdrlib.rewards import get_method, parse_reward, settings_sections
 from sdrlib.training.policy import has_policy
 from sdrlib.training.processes import on_cpu, world_size
 
-__all__ = ["run_dir", "policy_dir", "run_key", "source_digest", "plugins_digest", "policy_digest", "claim", "reusable",
+__all__ = ["run_dir", "policy_dir", "run_key", "records_digest", "source_digest", "plugins_digest", "policy_digest",
+           "claim", "reusable",
            "SOURCE_ROOT"]
 
 #: the sdrlib package folder whose files :func:`source_digest` reads (tests point it at a copy)
@@ -64,7 +65,7 @@ _SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sam
 _GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps", "ablations", "ablation_seeds")
 
 
-def _records_digest(records: Sequence[Any]) -> str:
+def records_digest(records: Sequence[Any]) -> str:
     """sha256 over each record's id, report sections and image files (name and size, not the folder)."""
     h = hashlib.sha256()
     for r in records:
@@ -142,7 +143,7 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward
     methods' sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
     the policy threads and images per study, and the sentence encoder when the reward needs one),
-    ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`_records_digest`), ``init``
+    ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`records_digest`), ``init``
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of
     the sdrlib package), ``versions`` (torch, transformers, trl, tokenizers) and, on CPU, ``kernel`` (the kernel path in
 force and torch's CPU capability, plus the CPU model when the path is not pinned: :mod:`sdrlib.numerics`). Two calls agree exactly
@@ -152,7 +153,7 @@ force and torch's CPU capability, plus the CPU model when the path is not pinned
         raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
     key: dict[str, Any] = {"stage": stage, "seed": seed, "device": "cpu" if on_cpu() else "cuda",
                            "world_size": world_size(),
-                           "data": _records_digest(records), "code": source_digest(),
+                           "data": records_digest(records), "code": source_digest(),
                            "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
     if key["device"] == "cpu":  # another CPU kernel path trains other floats (sdrlib.numerics)
         mrec = machine_record()

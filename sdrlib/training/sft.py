@@ -23,6 +23,7 @@ from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
 from sdrlib.training.processes import barrier, init, is_main, main_first
 from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
+from sdrlib.training.tower import pretrain_tower
 from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, logs_to, read_curves, short_path,
                                     train_and_save)
 from sdrlib.utils import set_seed
@@ -122,12 +123,16 @@ def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progres
 
 def _policy(cfg: Any, train_records: Sequence[Any], seed: int) -> tuple[Any, Any]:
     """The policy to fine-tune and its processor: the tiny policy built from the training reports (its tokenizer
-    trained on them, at ``seed``), else the profile's pretrained policy."""
+    trained on them, at ``seed``; its vision tower label-pretrained on them for ``sft.tiny_tower_epochs``,
+    :mod:`sdrlib.training.tower`), else the profile's pretrained policy."""
     s = cfg.sft
     if is_tiny(cfg):
         models.set_cpu_threads(s.threads)
         texts, _ = report_texts(train_records)
         model, processor = models.build_tiny_policy(texts, tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
+        if s.tiny_tower_epochs:
+            pretrain_tower(model, processor, [r for r in train_records if r.image_paths], epochs=s.tiny_tower_epochs,
+                           learning_rate=s.tiny_tower_lr, seed=seed)
         if s.tiny_freeze_vision:
             models.freeze_vision_tower(model)
     else:

@@ -104,6 +104,35 @@ def test_family_verdicts_prefers_the_bootstrap_interval_when_the_table_has_it():
     assert narrow.mde.iloc[0] < wide.mde.iloc[0]
 
 
+def test_family_verdicts_reads_the_study_half_from_study_se_before_any_interval():
+    """The combined interval holds the seed half too (its t part is wide with 3 seeds), so the study standard error
+    read from it overstates the noise more test studies would remove; ``study_se`` (seeds held fixed) is used."""
+    base = {"diff": [0.004], "p_value": [0.6], "ci_low": [-0.03], "ci_high": [0.04], "seed_sd": [0.0],
+            "n_same_sign": [3], "n_seeds": [3]}
+    wide = V.family_verdicts(pd.DataFrame(base), n_studies=100)
+    exact = V.family_verdicts(pd.DataFrame({**base, "study_se": [0.005]}), n_studies=100)
+    z = stats.norm.ppf(1 - 0.05 / 2) + stats.norm.ppf(0.8)
+    assert exact.mde.iloc[0] == pytest.approx(z * 0.005) and exact.mde.iloc[0] < wide.mde.iloc[0]
+    nan = V.family_verdicts(pd.DataFrame({**base, "study_se": [np.nan]}), n_studies=100)
+    assert nan.mde.iloc[0] == pytest.approx(wide.mde.iloc[0])  # no study_se: the interval stands in
+
+
+def test_seed_study_test_reports_the_study_half_with_seeds_held_fixed():
+    from sdrlib.metrics.base import mean_result
+    from sdrlib.metrics.significance import seed_study_test
+
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0, 0.1, 400)
+    # seeds differ by a constant each (pure seed noise), the studies carry the same noise in every seed
+    a = [mean_result("m", "x", 0.6 + u + noise) for u in (0.0, 0.05, -0.05)]
+    b = [mean_result("m", "x", 0.5 + noise * 0.5 + rng.normal(0, 0.05, 400)) for _ in range(3)]
+    r = seed_study_test(a, b, n_resamples=400, seed=1)
+    # about the paired standard error of a mean difference over 400 studies (seeds add nothing to it)
+    per_seed = np.mean([np.std(np.asarray(x.sample) - np.asarray(y.sample), ddof=1) for x, y in zip(a, b)]) / 20
+    assert 0.5 * per_seed < r["study_se"] < 1.2 * per_seed
+    assert r["study_se"] < V.interval_se(r["ci_low"], r["ci_high"])  # the combined interval also holds seeds
+
+
 @pytest.mark.parametrize("call, says", [
     (lambda: V.holm(["a", 0.1]), "needs p-values"),
     (lambda: V.holm([1.5, 0.01]), r"lie in \[0, 1\]"),

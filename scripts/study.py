@@ -1,0 +1,158 @@
+"""The GRPO study (sdrlib.experiments.study): pilot, resumable runs, status and the comparison table.
+
+    python scripts/study.py pilot  [--profile study] [--reward chamfer] [--buckets 32 64 128] [--n-val 100] [--out F]
+    python scripts/study.py run    [--profile study] [--evidence docs/evidence/study] [--seeds 0 1 ...] [--max-runs N]
+    python scripts/study.py choose [--profile cpu] [--reward chamfer] --variants NAME[:KEY=VALUE,...] ... [--seeds 0 1]
+                                   [--n-val 200] [--out F]
+    python scripts/study.py status [--profile study] [--evidence docs/evidence/study]
+    python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--out F]
+
+``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
+normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
+variant's overrides (``dr_grpo`` alone: the profile as it is; ``grpo:grpo.loss_type=grpo``) from the profile's SFT
+policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples every pending run
+of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
+stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on disk. ``table``
+scores the runs and prints the comparisons under the project's rule (``--out``: CSV). Every argument is checked
+before any work; a bad one is one line and exit 2. Runs whose workers spawn need this file's ``__main__`` guard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pandas as pd  # noqa: E402
+
+from sdrlib.config import load_profile  # noqa: E402
+from sdrlib.io import one_line_errors, output_path  # noqa: E402
+from sdrlib.runner import _positive_int  # noqa: E402
+
+DEFAULT_EVIDENCE = "docs/evidence/study"
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is a non-negative integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is a non-negative integer")
+    return v
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("pilot", "choose", "run", "status", "table"):
+        p = sub.add_parser(name)
+        p.add_argument("--profile", default="study")
+        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="profile override, e.g. paths.runs=/tmp/runs (repeatable)")
+        if name in ("pilot", "choose"):
+            p.add_argument("--reward", default="chamfer")
+            p.add_argument("--n-val", type=_positive_int, default=100)
+            p.add_argument("--sft-policy", default=None, help="start from this saved SFT policy folder")
+        if name == "pilot":
+            p.add_argument("--buckets", type=_positive_int, nargs="+", default=[32, 64, 128, 192, 256])
+            p.add_argument("--seed", type=_seed, default=None)
+        elif name == "choose":
+            p.add_argument("--variants", nargs="+", required=True)
+            p.add_argument("--seeds", type=_seed, nargs="+", default=[0, 1])
+        else:
+            p.add_argument("--evidence", default=DEFAULT_EVIDENCE)
+        if name in ("run", "status"):
+            p.add_argument("--seeds", type=_seed, nargs="+", default=None)
+        if name == "run":
+            p.add_argument("--max-runs", type=_positive_int, default=None)
+            p.add_argument("--configs", nargs="+", default=None)
+        if name in ("pilot", "choose", "table"):
+            p.add_argument("--out", default=None)
+    return ap
+
+
+def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, str]:
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        if not sep or not k:
+            ap.error(f"--set {it!r}: write KEY=VALUE, e.g. paths.runs=/tmp/runs")
+        out[k] = v
+    return out
+
+
+def _variants(items: list[str], ap: argparse.ArgumentParser) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for it in items:
+        name, _, rest = it.partition(":")
+        if not name.isidentifier() or name in out:
+            ap.error(f"--variants {it!r}: NAME[:KEY=VALUE,...] with a new plain name (e.g. grpo:grpo.loss_type=grpo)")
+        out[name] = _overrides([kv for kv in rest.split(",") if kv], ap) if rest else {}
+    return out
+
+
+@one_line_errors("study")
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
+    args = ap.parse_args(argv)
+    over = _overrides(args.set, ap)
+    variants = _variants(args.variants, ap) if args.cmd == "choose" else {}
+    cfg = load_profile(args.profile, over)
+    for name, v in variants.items():  # every variant must load before any run trains
+        load_profile(args.profile, {**over, **v})
+    out = output_path(args.out, "--out") if getattr(args, "out", None) else None
+    if args.cmd in ("pilot", "choose"):
+        from sdrlib.experiments.study_pilot import choice_table, pilot_table
+        from sdrlib.rewards import parse_reward
+
+        parse_reward(args.reward)  # an unknown reward fails here, before any training
+        if args.n_val > cfg.data.n_val:
+            ap.error(f"--n-val {args.n_val}: the profile has {cfg.data.n_val} validation studies")
+        from sdrlib.training.policy import has_policy
+
+        if args.sft_policy is not None and not has_policy(Path(args.sft_policy)):
+            ap.error(f"--sft-policy {args.sft_policy}: no saved policy there")
+        if args.cmd == "pilot":
+            t = pilot_table(cfg, args.reward, buckets=args.buckets, n_val=args.n_val, seed=args.seed,
+                            sft_policy=args.sft_policy)
+        else:
+            t = choice_table(cfg, args.reward, variants, seeds=args.seeds, n_val=args.n_val, overrides=over,
+                             sft_policy=args.sft_policy)
+        print(t.round(4).to_string(index=False))
+        if out is not None:
+            t.to_csv(out, index=False)
+        return 0
+    from sdrlib.experiments import study
+
+    if args.cmd == "run":
+        unknown = sorted(set(args.configs or ()) - {"sft", *cfg.grpo.rewards})
+        if unknown:
+            ap.error(f"--configs {unknown}: not configurations of profile {cfg.name} ({['sft', *cfg.grpo.rewards]})")
+        study.run_study(cfg, args.evidence, seeds=args.seeds, configs=args.configs, max_runs=args.max_runs)
+        return 0
+    if not Path(args.evidence).is_dir():
+        ap.error(f"--evidence {args.evidence}: not a folder (run `scripts/study.py run` first)")
+    if args.cmd == "status":
+        pd.set_option("display.width", 200)
+        print(study.study_status(cfg, args.evidence, args.seeds).to_string(index=False))
+        return 0
+    from sdrlib.data import load_split
+
+    test = load_split(cfg, "test")
+    test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
+    t = study.study_table(study.study_scores(cfg, args.evidence, test), n_studies=len(test))
+    pd.set_option("display.width", 250)
+    cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
+                        "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")
+            if c in t.columns]
+    print(t[cols].round(4).to_string(index=False))
+    if out is not None:
+        t.to_csv(out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

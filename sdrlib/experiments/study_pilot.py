@@ -1,0 +1,132 @@
+"""The study's pilot: does the policy measurably move, and how far, before the study spends its hours?
+
+One GRPO run (one reward, one seed) from the profile's SFT policy, extended step bucket by step bucket
+(``training.grpo(..., max_steps=k)`` continues from the last checkpoint: the learning rate is constant), and after
+each bucket the policy is read on **validation** studies (never test): its mean training reward on them (the reward
+the run optimises, :func:`sdrlib.experiments.audit.audit_scorer`), the share of Findings that state no positive
+finding (``normal_share``: a policy that drifts to normal reports raises it), and per-report CheXpert-14 label F1
+of the Findings (offline labeler, against the reference Findings' labels). Beside them, from the run's own log
+(``curves.csv``), the bucket's mean KL to the SFT policy, mean training reward and step seconds. Bucket 0 is the SFT
+policy itself.
+
+The table (:func:`pilot_table`) is what the study's step count is chosen from (``configs/study.yaml`` says which
+rule it applied); the pilot writes nothing but the run under ``runs/`` and its validation samples there.
+
+Example: ``pilot_table(cfg, "chamfer", buckets=[32, 64, 128], n_val=100)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdrlib.data import load_split
+from sdrlib import training
+from sdrlib.clinical import label_report
+from sdrlib.experiments.audit import audit_scorer
+from sdrlib.experiments.posttrain import generate_test
+from sdrlib.metrics.clinical import label_matrix, per_sample_f1
+from sdrlib.reports import parse_template
+from sdrlib.vocabulary import CHEXPERT_14
+
+__all__ = ["val_reading", "pilot_table", "choice_table"]
+
+#: the pathologies of the normal share: CheXpert's 14 without "No Finding" and "Support Devices"
+_PATHO = [j for j, o in enumerate(CHEXPERT_14) if o not in ("No Finding", "Support Devices")]
+
+
+def val_reading(cfg: Any, policy: Any, val_records: Sequence[Any], scorer: Any, *, seed: int) -> dict[str, float]:
+    """One policy on validation studies: ``val_reward`` (mean total reward of ``scorer``), ``normal_share`` (Findings
+    with no positive finding other than support devices), ``label_f1`` (mean per-report CheXpert-14 F1 of the
+    Findings), ``parsed`` (share of reports on the template)."""
+    gens = generate_test(cfg, policy, val_records, seed=seed, split="val")
+    refs_f = [r.findings for r in val_records]
+    refs_i = [r.impression for r in val_records]
+    total = np.asarray(scorer.score(gens, refs_f, refs_i).total, np.float64)
+    parsed = [parse_template(g) for g in gens]
+    findings = [p.findings if p is not None else "" for p in parsed]
+    P = label_matrix([label_report(f) for f in findings])  # uncertain counts positive, as in the evaluation
+    R = label_matrix([label_report(f) for f in refs_f])
+    return {"val_reward": float(total.mean()), "normal_share": float((P[:, _PATHO].sum(1) == 0).mean()),
+            "ref_normal_share": float((R[:, _PATHO].sum(1) == 0).mean()),
+            "label_f1": float(per_sample_f1(P, R).mean()), "parsed": float(np.mean([p is not None for p in parsed]))}
+
+
+def _bucket_log(curves: pd.DataFrame, lo: int, hi: int) -> dict[str, float]:
+    c = curves[(curves["step"] > lo) & (curves["step"] <= hi)]
+    out = {}
+    for col, name in (("kl", "kl"), ("reward", "train_reward"), ("step_seconds", "step_seconds")):
+        out[name] = float(c[col].mean()) if col in c and len(c) else float("nan")
+    return out
+
+
+def pilot_table(cfg: Any, reward: str, *, buckets: Sequence[int], n_val: int, seed: int | None = None,
+                embedder: Any = None, sft_policy: str | Path | None = None, log: Any = print) -> pd.DataFrame:
+    """Train ``reward`` at ``seed`` (default the profile's) up to each step count of ``buckets`` in turn and read
+    the policy on the first ``n_val`` validation studies after each (module doc). One row per bucket (0 = SFT):
+    ``steps, kl, train_reward, step_seconds`` (the bucket's log means; NaN at 0), ``val_reward, normal_share,
+    ref_normal_share, label_f1, parsed``. ``sft_policy``: start from this saved policy instead of the profile's
+    SFT run (trained or reused by :func:`sdrlib.training.sft`)."""
+    from sdrlib.embedding import SentenceEmbedder
+
+    b = sorted({int(x) for x in buckets})
+    if not b or b[0] < 1:
+        raise ValueError(f"buckets must be positive step counts, got {list(buckets)}")
+    if n_val < 1:
+        raise ValueError(f"n_val must be >= 1, got {n_val}")
+    seed = cfg.seed if seed is None else seed
+    train, val = load_split(cfg, "train"), load_split(cfg, "val")[:n_val]
+    embedder = embedder or SentenceEmbedder.from_config(cfg)
+    scorer = audit_scorer(reward, embedder, cfg.grpo, train)
+    base = Path(sft_policy) if sft_policy is not None else training.sft(cfg, train).final
+    rows = [{"steps": 0, "kl": float("nan"), "train_reward": float("nan"), "step_seconds": float("nan"),
+             **val_reading(cfg, base, val, scorer, seed=seed)}]
+    log(f"pilot: SFT {rows[-1]}")
+    prev = 0
+    for k in b:
+        res = training.grpo(cfg, reward, base, train, seed=seed, embedder=embedder, max_steps=k)
+        curves = pd.read_csv(res.curves)
+        rows.append({"steps": k, **_bucket_log(curves, prev, k),
+                     **val_reading(cfg, res.final, val, scorer, seed=seed)})
+        log(f"pilot: {k} steps {rows[-1]}")
+        prev = k
+    return pd.DataFrame(rows)
+
+
+def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, seeds: Sequence[int], n_val: int,
+                 overrides: dict[str, Any] | None = None, sft_policy: str | Path | None = None,
+                 log: Any = print) -> pd.DataFrame:
+    """A setup choice made on validation studies: GRPO of ``reward`` under each variant's profile overrides (e.g.
+    ``{"dr_grpo": {}, "grpo": {"grpo.loss_type": "grpo"}}``), every seed of ``seeds``, all from the profile's own
+    SFT policy, each variant in its own runs folder (``<runs>/choice/<variant>``, so a variant never reuses
+    another's run), read on the first ``n_val`` validation studies (:func:`val_reading`). One row per (variant,
+    seed): ``variant, seed, kl_last`` (mean KL of the last quarter of steps), ``val_reward, normal_share,
+    ref_normal_share, label_f1, parsed``. ``sft.*`` overrides may only change what GRPO reads of them
+    (``sft.tiny_freeze_vision``): the SFT policy is the profile's. ``overrides``: those ``cfg`` was loaded with
+    (each variant is the profile ``cfg.name`` with ``overrides`` and then its own); ``sft_policy`` as in
+    :func:`pilot_table`."""
+    from sdrlib.config import load_profile
+    from sdrlib.embedding import SentenceEmbedder
+
+    if n_val < 1 or not seeds or not variants:
+        raise ValueError("choice_table needs n_val >= 1, at least one seed and one variant")
+    train, val = load_split(cfg, "train"), load_split(cfg, "val")[:n_val]
+    embedder = SentenceEmbedder.from_config(cfg)
+    scorer = audit_scorer(reward, embedder, cfg.grpo, train)
+    base = Path(sft_policy) if sft_policy is not None else training.sft(cfg, train).final
+    rows = []
+    for name, over in variants.items():
+        vcfg = load_profile(cfg.name, {**(overrides or {}), **over, "paths.runs": str(cfg.runs_dir / "choice" / name)})
+        for s in seeds:
+            res = training.grpo(vcfg, reward, base, train, seed=s, embedder=embedder)
+            c = pd.read_csv(res.curves)
+            kl = c["kl"].dropna().to_numpy() if "kl" in c else np.array([])
+            rows.append({"variant": name, "seed": s,
+                         "kl_last": float(kl[-max(1, len(kl) // 4):].mean()) if len(kl) else float("nan"),
+                         **val_reading(vcfg, res.final, val, scorer, seed=s)})
+            log(f"choice: {name} seed {s} {rows[-1]}")
+    return pd.DataFrame(rows)
