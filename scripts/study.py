@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from sdrlib.config import load_profile  # noqa: E402
 from sdrlib.io import one_line_errors, output_path  # noqa: E402
@@ -74,18 +75,22 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, str]:
+def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, object]:
+    """``KEY=VALUE`` items as profile overrides, each value read as YAML (``false``, ``4.0e-4``, ``[1, 2]``)."""
     out = {}
     for it in items:
         k, sep, v = it.partition("=")
         if not sep or not k:
             ap.error(f"--set {it!r}: write KEY=VALUE, e.g. paths.runs=/tmp/runs")
-        out[k] = v
+        try:
+            out[k] = yaml.safe_load(v)
+        except yaml.YAMLError:
+            ap.error(f"{it!r}: the value is not YAML")
     return out
 
 
-def _variants(items: list[str], ap: argparse.ArgumentParser) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
+def _variants(items: list[str], ap: argparse.ArgumentParser) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
     for it in items:
         name, _, rest = it.partition(":")
         if not name.isidentifier() or name in out:
