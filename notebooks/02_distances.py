@@ -196,10 +196,11 @@ plt.show()
 # %% [markdown]
 # The same edits under our extensions (section 5 ranks them): unscaled transport (`_raw`, no per-pair
 # $M / \max M$) and negation-aware settings (`_neg`, from the offline labeler's presence per sentence). A sentence
-# whose finding the other report states only the other way ("There is no pleural effusion." against a report
-# with "Small left pleural effusion." and no negative effusion sentence) costs at least $c = 1$ against *every*
-# sentence, so its nearest neighbour cannot escape to an uncontradicted sentence such as "No pneumothorax is
-# seen."; a contradicting pair costs $c$ as well. A contradiction should land farther than a paraphrase;
+# wrong about $k$ findings against the other report (stated only the other way there, as "There is no pleural
+# effusion." against a report with "Small left pleural effusion." and no negative effusion sentence; or positive
+# and absent there: hallucinated or missed) costs at least $c k$ ($c = 1$) against *every* sentence, so its
+# nearest neighbour cannot escape to an uncontradicted sentence such as "No pneumothorax is seen."; a
+# contradicting pair costs $c$ as well. A contradiction should land farther than a paraphrase;
 # identical and reordered reports stay at 0 where the plain setting does (the entropic `_raw` settings keep a small
 # floor: section 4 and the identical-floor table measure it).
 
@@ -347,9 +348,10 @@ conv_table.loc[conv_table["stopped at max_iter"] > 0, ["section", "setting", "pa
 # with bootstrap confidence intervals, overall and within the strata (a pair counts in a stratum when both
 # reports are in it). Besides the paper's 15 settings it ranks two extensions of ours: **unscaled transport**
 # (`_raw`: the same cost $M$ without the per-pair rescaling $M / \max M$, which erases how far apart two reports
-# are overall) and **negation-aware** settings (`_neg`: $M'_{ij} = \max(M_{ij}, c X_{ij}, c r_i, c s_j)$, where
-# $X_{ij}$ marks one observation stated present in sentence $i$ and absent in sentence $j$ by the offline labeler,
-# and $r_i$ ($s_j$) a sentence whose finding the other report states only with the opposite polarity; sentence
+# are overall) and **negation-aware** settings (`_neg`: $M'_{ij} = \max(M_{ij}, c X_{ij}, c (k_i + k'_j))$ on each
+# report's distinct sentences, where $X_{ij}$ marks one observation stated present in sentence $i$ and absent in
+# sentence $j$ by the offline labeler, and $k_i$ ($k'_j$) counts the findings of a sentence that the other report
+# states only with the opposite polarity, or does not state at all (a hallucination or a miss); sentence
 # embeddings barely see negation).
 #
 #

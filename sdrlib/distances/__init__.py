@@ -19,7 +19,7 @@ requires it (:class:`DistanceSpecError` without), a plain setting ignores it.
   :func:`pairwise_distances_many` (several settings, one cosine product), :func:`paired_distances`
   (zip), :class:`PackedSets`
 - :mod:`~sdrlib.distances.recall`    ``chamfer_recall_<alpha>``'s reference (ours; asymmetric, reads presence)
-- :mod:`~sdrlib.distances.negation`  the negation-aware cost ``max(M, c X, c r, c s)`` and presence checks
+- :mod:`~sdrlib.distances.negation`  the negation-aware cost ``max(M, c X, c (k_i + k'_j))`` and presence checks
 - :mod:`~sdrlib.distances.costs`     input checks and the cosine base cost (eq. 11)
 - :mod:`~sdrlib.distances.synthetic` random and clustered embedding sets for tests and benchmarks
 

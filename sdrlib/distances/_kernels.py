@@ -1232,8 +1232,15 @@ def _wrong_bits(pos, neg, s, void):
 
 @njit(cache=True)
 def _floored(pos, neg, s, void):
-    """A sentence's negation floor (``sdrlib.distances.negation.contradicted_sentences``)."""
+    """A sentence's 0 / 1 floor of ``chamfer_recall``'s cost (``sdrlib.distances.negation.contradicted_sentences``)."""
     return _wrong_bits(pos, neg, s, void) != 0
+
+
+@njit(cache=True)
+def _wrong_findings(pos, neg, s, void):
+    """The slots a negation-aware setting counts for a sentence (``sdrlib.distances.negation.wrong_findings``):
+    :func:`_wrong_bits`, or a positive the other set does not cover (hallucinated / missed)."""
+    return _wrong_bits(pos, neg, s, void) | (pos & ~s[2])
 
 
 @njit(cache=True)
@@ -1282,20 +1289,76 @@ def _gather_neg(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
     return n, m, mx
 
 
+@njit(cache=True)
+def _distinct(idx, o, n, out) -> int:
+    """The rows of the set starting at ``o`` (n sentences) that are first with their unique index, in order, into
+    ``out``; returns how many (a set read as a set: a sentence repeated verbatim counts once)."""
+    d = 0
+    for r in range(n):
+        if _first_in_set(idx, o, r):
+            out[d] = idx[o + r]
+            d += 1
+    return d
+
+
+@njit(cache=True)
+def _gather_counted(G, ci, co, bi, bo, k, j, M, crow, brow, cset, bset, c):
+    """The negation-aware cost block of pair (k, j) (``sdrlib.distances.negation.negation_cost``): each set's
+    distinct sentences only, the capped cosine cost, then each entry floored at ``c (w_r + w_q)``, the wrong findings
+    of its two sentences against the other set (:func:`_wrong_findings`). Returns (n, m, max of the block before the
+    floors, max after)."""
+    rows = np.empty(co[k + 1] - co[k], np.int64)
+    cols = np.empty(bo[j + 1] - bo[j], np.int64)
+    n = _distinct(ci, co[k], co[k + 1] - co[k], rows)
+    m = _distinct(bi, bo[j], bo[j + 1] - bo[j], cols)
+    mx_cost = 0.0
+    for q in range(m):
+        g = G[cols[q]]
+        for r in range(n):
+            v = _cost(g[rows[r]])
+            M[r, q] = v
+            mx_cost = max(mx_cost, v)
+    # slots exactly one of the two sets states both ways (negation.self_contradicted) count for every sentence
+    # mentioning one
+    void = (cset[k, 0] & cset[k, 1]) ^ (bset[j, 0] & bset[j, 1])
+    wr = np.empty(n)
+    wq = np.empty(m)
+    for r in range(n):
+        u = rows[r]
+        wr[r] = _popcount(_wrong_findings(crow[u, 0], crow[u, 1], bset[j], void))
+    for q in range(m):
+        u = cols[q]
+        wq[q] = _popcount(_wrong_findings(brow[u, 0], brow[u, 1], cset[k], void))
+    mx = 0.0
+    for r in range(n):
+        for q in range(m):
+            v = max(M[r, q], c * (wr[r] + wq[q]))
+            M[r, q] = v
+            mx = max(mx, v)
+    return n, m, mx_cost, mx
+
+
 @njit(cache=True, parallel=True)
 def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, alpha, clip, rho, eps, tau,
               stop_thr, max_iter, log_domain, zero_atol, scale, out, conv) -> None:
     """Every family but GW on the negation-aware cost (``sdrlib.distances.negation``): ``G`` already carries
-    the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 2)
-    are slot bit masks (rows: positive, negative; sets: positive, negative, covered, filled) for the sentence floors.
-    ``fam``: :data:`NEG_FAMILY_CODES`."""
+    the pairwise contradiction cap; ``crow`` / ``brow`` (unique rows x 2) and ``cset`` / ``bset`` (sets x 4)
+    are slot bit masks (rows: positive, negative; sets: positive, negative, covered, filled) for the floors
+    (:func:`_gather_counted`: ``c`` times the wrong findings of the entry's two sentences, each set's distinct
+    sentences).
+    ``fam``: :data:`NEG_FAMILY_CODES`. A rescaled transport family divides by ``max(max M, c)`` over the block
+    before the floors; Sinkhorn runs in the log domain when the rescaled cost's top over ``eps`` exceeds
+    ``1 / LOG_DOMAIN_EPS`` (floors above 1 would underflow the kernel form). Values are not clipped here
+    (``PairBatch.finish`` clips a negation-aware setting's values to its upper end)."""
     P = pk.shape[0]
     never = np.zeros(1, np.int64)
     for p in prange(P):
         M = np.empty((nmax, nmax))
-        n, m, mx = _gather_neg(G, ci, co, bi, bo, pk[p], pj[p], M, crow, brow, cset, bset, c)
-        if mx > zero_atol:
-            mx = max(mx, c)  # the contradiction cost c is the top of a rescaled scale (negation module doc)
+        n, m, mx_cost, mx = _gather_counted(G, ci, co, bi, bo, pk[p], pj[p], M, crow, brow, cset, bset, c)
+        top = mx  # the largest entry the solver sees (Sinkhorn's domain below)
+        if mx > zero_atol and scale:
+            mx = max(mx_cost, c)  # c is the top of a rescaled scale; floors above it count (negation module doc)
+            top = top / mx if mx > zero_atol else 0.0
         ok = True
         if fam <= 1:
             val = nn_value(M, n, m, fam == 1)
@@ -1304,7 +1367,8 @@ def neg_pairs(G, ci, co, bi, bo, pk, pj, nmax, crow, brow, cset, bset, c, fam, a
         elif fam <= 5:
             val = transport_value(M, n, m, mx, rho, zero_atol, scale, never)
         else:
-            val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter, log_domain, zero_atol, scale,
+            val, ok = entropic_value(M, n, m, mx, eps, tau, stop_thr, max_iter,
+                                     log_domain or (tau < 0.0 and top * LOG_DOMAIN_EPS > eps), zero_atol, scale,
                                      never)
         out[p] = val
         conv[p] = ok

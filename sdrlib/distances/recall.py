@@ -14,9 +14,10 @@ expectation, by writing a normal report (the reward audit, :mod:`sdrlib.experime
 Chamfer's shape (order-free, sentence embeddings, paraphrase-tolerant, no labels of the dataset) and changes two
 things:
 
-1. **Finding floors on the negation-aware cost.** The cost is ``chamfer_neg``'s ``M' = max(M, X, r_i, s_j)``
-   (:func:`sdrlib.distances.negation.negation_cost`, c = 1: a contradicted finding costs 1, and so does every
-   sentence about a finding one report states both ways), and a sentence that states a finding *positive* which
+1. **Finding floors on the negation-aware cost.** The cost is ``M'' = max(M, X, r_i, s_j)``
+   (:func:`sdrlib.distances.negation.floored_cost`, c = 1: a contradicted finding costs 1, and so does every
+   sentence about a finding one report states both ways; 0 / 1 sentence floors, where ``chamfer_neg`` floors a
+   sentence at its number of wrong findings: here they are counted by item 2 instead), and a sentence that states a finding *positive* which
    the other report never states positive costs at least 1 against every sentence: ``miss_j = 1`` for a
    reference sentence whose positive finding the generated report leaves out, ``hall_i = 1`` for a generated
    sentence whose positive finding the reference does not have. A missed finding is then as far as a
@@ -59,40 +60,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdrlib.distances.negation import check_presence, coverage, negation_cost, wrong_slots
+from sdrlib.distances.negation import check_presence, floored_cost, hallucinated, unique_sentences, wrong_slots
 
 __all__ = ["recall_terms", "recall_chamfer"]
-
-
-def _unique_rows(A: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``A``, ``P`` without repeated sentences (same embedding and presence), first occurrences in order."""
-    key = np.ascontiguousarray(np.concatenate([A.view(np.uint8).reshape(len(A), -1),
-                                               P.view(np.uint8).reshape(len(P), -1)], axis=1))
-    _, first = np.unique(key, axis=0, return_index=True)
-    keep = np.sort(first)
-    return A[keep], P[keep]
 
 
 def recall_terms(A: np.ndarray, B: np.ndarray, PA: np.ndarray, PB: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Per-sentence costs ``(d_gen (n,), d_ref (m,), W_gen, W_ref)`` of generated set ``A`` against reference set
-    ``B``, each set without its repeated sentences (item 4: ``n``, ``m`` count distinct sentences).
+    ``B``, each set without its repeated sentences (item 4: ``n``, ``m`` count distinct sentences;
+    :func:`sdrlib.distances.negation.unique_sentences`).
 
     ``A`` (n, d), ``B`` (m, d) unit-row float64 sentence embeddings (as :func:`sdrlib.distances.costs.as_pair`
     returns them), ``PA``, ``PB`` their presence ((n, W) / (m, W), or legacy (n, 14)). ``d_gen[i]`` is generated
     sentence i's cost to its nearest reference sentence, at least 1 when it states a finding positive that the
-    reference does not cover (a hallucination, :func:`sdrlib.distances.negation.coverage`); ``d_ref[j]`` likewise
-    for reference sentence j (a miss). ``W_gen``: the number of distinct slots on which the generated set is wrong
-    (hallucinated, or :func:`sdrlib.distances.negation.wrong_slots`); ``W_ref`` likewise for the reference.
+    reference does not cover (a hallucination, :func:`sdrlib.distances.negation.hallucinated`); ``d_ref[j]``
+    likewise for reference sentence j (a miss). ``W_gen``: the number of distinct slots on which the generated set
+    is wrong (hallucinated, or :func:`sdrlib.distances.negation.wrong_slots`); ``W_ref`` likewise for the
+    reference. The cost is :func:`sdrlib.distances.negation.floored_cost` at c = 1 (0 / 1 sentence floors: the
+    wrong findings are counted here, once, as items of the means, not again in the floors).
     """
     PA, PB = check_presence(PA, len(A), "PA"), check_presence(PB, len(B), "PB")
-    A, PA = _unique_rows(np.ascontiguousarray(A), PA)
-    B, PB = _unique_rows(np.ascontiguousarray(B), PB)
-    M = negation_cost(A, B, PA, PB, 1.0)
-    cov_a, _ = coverage((PA > 0).any(axis=0))
-    cov_b, _ = coverage((PB > 0).any(axis=0))
-    hall = (PA > 0) & ~cov_b
-    miss = (PB > 0) & ~cov_a
+    A, PA = unique_sentences(np.ascontiguousarray(A), PA)
+    B, PB = unique_sentences(np.ascontiguousarray(B), PB)
+    M = floored_cost(A, B, PA, PB, 1.0)
+    hall = hallucinated(PA, PB)
+    miss = hallucinated(PB, PA)
     wrong_gen = int(((hall | wrong_slots(PA, PB)).any(axis=0)).sum())
     wrong_ref = int(((miss | wrong_slots(PB, PA)).any(axis=0)).sum())
     return (np.maximum(M.min(axis=1), hall.any(axis=1)), np.maximum(M.min(axis=0), miss.any(axis=1)),

@@ -148,14 +148,16 @@ def test_a_contradiction_found_by_presence_only_moves_the_distance():
     P1 = P0.copy(); P1[0, EFF14] = 1
     P2 = P0.copy(); P2[0, EFF14] = -1
     assert paired_distances(A, A, "chamfer_neg", presence=([P1], [P1]))[0] == 0
-    # M = [[0, .5], [.5, 0]] (orthogonal rows); sentence 0 of each set is contradicted by the other set, so its
-    # row and column cost at least c: M' = [[1, 1], [1, 0]]
+    # M = [[0, .5], [.5, 0]] (orthogonal rows); sentence 0 of each set is wrong on one slot against the other set
+    # (the denial, and the finding it denies), so an entry costs at least c times the wrong findings of its two
+    # sentences: M' = [[2, 1], [1, 0]]
     # chamfer: row minima (1, 0), column minima (1, 0) -> 0.5 (the NN cannot escape to the other sentence)
     assert paired_distances(A, A, "chamfer_neg", presence=([P1], [P2]))[0] == pytest.approx(0.5)
     assert paired_distances(A, A, "chamfer_neg_0.5", presence=([P1], [P2]))[0] == pytest.approx(0.25)
-    # hung_nn: both assignments cost 1 -> 1 / 2; with c = 0.5 the diagonal costs .5 -> 0.25
-    assert paired_distances(A, A, "hung_nn_neg", presence=([P1], [P2]))[0] == pytest.approx(0.5)
-    assert paired_distances(A, A, "hung_nn_neg_0.5", presence=([P1], [P2]))[0] == pytest.approx(0.25)
+    # hung_nn: both assignments cost 2 (the contradicted pair carries both wrong findings; crossed, each sentence
+    # carries its own) -> 2 / 2; with c = 0.5 -> 0.5 (before wrong findings were counted: 0.5 and 0.25)
+    assert paired_distances(A, A, "hung_nn_neg", presence=([P1], [P2]))[0] == pytest.approx(1.0)
+    assert paired_distances(A, A, "hung_nn_neg_0.5", presence=([P1], [P2]))[0] == pytest.approx(0.5)
     assert paired_distances(A, A, "hung_nn_neg", presence=([P1], [P1]))[0] == 0
 
 
@@ -243,7 +245,10 @@ def test_text_distances_and_reward_use_the_negation_cost():
     gen = ["No pleural effusion. Heart normal.", "Small pleural effusion. Heart normal.", ""]
     ref = ["Small pleural effusion. Heart normal."] * 3
     d = text_distances(gen, ref, "hung_nn_neg", emb)
-    assert d[1] == 0 and d[2] == 1.0 and d[0] == pytest.approx(0.5)  # one of two sentences contradicted (cost 1)
+    # one of two sentences contradicted: the denial and the effusion it denies are two wrong findings, 2 c over 2
+    # sentences (before wrong findings were counted: 0.5); chamfer_neg charges each direction its own, c / 2 each
+    assert d[1] == 0 and d[2] == 1.0 and d[0] == pytest.approx(1.0)
+    assert text_distances(gen[:1], ref[:1], "chamfer_neg", emb)[0] == pytest.approx(0.5)
     sc = RewardScorer("hung_nn_neg", embedder=emb)
     comp = [f"<think> {g} </think> <answer> Normal. </answer>" for g in gen[:2]]
     out = sc.score(comp, ref[:2], ["Normal."] * 2)
@@ -274,3 +279,151 @@ def test_bad_recall_settings_are_refused(name):
 
     with pytest.raises((DistanceSpecError, UnknownDistanceError)):
         get(name)
+
+
+# --- wrong findings are counted, not sentences; a set is a set (findings outside the 14 cost) -------------------
+
+NORMAL = ["The lungs are clear.", "Heart size is normal.", "No pleural effusion or pneumothorax."]
+HERNIA = "Large hiatal hernia."  # outside CheXpert's 14
+TWO = "Large hiatal hernia and a 9 mm right upper lobe nodule."  # two wrong findings in one sentence
+#: every built-in family at a c where one wrong finding does not already reach the top of the scale
+COUNTING = [s for s in NEG_SETTINGS if s != "hausdorff_neg"] + ["hausdorff_neg_0.4"]
+
+
+def _unit_rows(n, d=16, seed=3):
+    v = np.random.default_rng(seed).standard_normal((n, d))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _both(A, B, name, PA, PB):
+    """(reference, engine) of one pair."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (set_distance(A, B, name, presence=(PA, PB)),
+                paired_distances([A], [B], name, presence=([PA], [PB]))[0])
+
+
+def test_a_hallucinated_finding_outside_the_14_costs_at_least_c_whatever_its_wording():
+    """"Large hiatal hernia." (not a CheXpert-14 observation) added to a normal report, on the vector of a reference
+    sentence so that its wording costs nothing: under chamfer_neg it costs c against every reference sentence."""
+    E = _unit_rows(3)
+    A = np.vstack([E, E[2:3]])
+    PA, PB = C.sentence_presence(NORMAL + [HERNIA]), C.sentence_presence(NORMAL)
+    assert N.hallucinated(PA, PB).sum() == 1 and N.wrong_counts(PA, PB)[0].tolist() == [0, 0, 0, 1]
+    for name, c in (("chamfer_neg", 1.0), ("chamfer_neg_0.5", 0.5)):
+        assert N.negation_cost(A, E, PA, PB, c)[3].min() >= c
+        ref, eng = _both(A, E, name, PA, PB)
+        assert ref >= c / 8 - 1e-12 and eng == pytest.approx(ref, abs=1e-12)  # the sentence's c over 4 rows, halved
+
+
+@pytest.mark.parametrize("name", NEG_SETTINGS)
+def test_a_hallucinated_finding_costs_in_every_setting(name):
+    """A third sentence on the same vector: "Large hiatal hernia." against one that states nothing."""
+    E = _unit_rows(3)
+    A = np.vstack([E[:2], E[2:3]])
+    P_ok = C.sentence_presence(NORMAL[:2] + ["The bones are intact."])
+    P_bad = C.sentence_presence(NORMAL[:2] + [HERNIA])
+    PB = C.sentence_presence(NORMAL)
+    ok, bad = _both(A, E, name, P_ok, PB), _both(A, E, name, P_bad, PB)
+    assert bad[0] > ok[0] + 1e-3 and bad[1] > ok[1] + 1e-3, (ok, bad)
+    assert not N.wrong_counts(P_ok, PB)[0].any()
+
+
+@pytest.mark.parametrize("name", COUNTING)
+def test_two_wrong_findings_in_one_sentence_cost_more_than_one(name):
+    """The battery's out_two_in_one_sentence on fixed vectors: the wording is the same, the count differs."""
+    E = _unit_rows(3)
+    A = np.vstack([E[:2], E[2:3]])
+    P1 = C.sentence_presence(NORMAL[:2] + [HERNIA])
+    P2 = C.sentence_presence(NORMAL[:2] + [TWO])
+    PB = C.sentence_presence(NORMAL)
+    one, two = _both(A, E, name, P1, PB), _both(A, E, name, P2, PB)
+    assert two[0] > one[0] + 1e-3 and two[1] > one[1] + 1e-3, (one, two)
+    if name == "chamfer_neg":  # row minima (0, 0, k), column minima unchanged: the difference is 1 / 3, halved
+        assert two[0] - one[0] == pytest.approx(1 / 6, abs=1e-12)
+        # alone against one sentence, two wrong findings are past the top of the scale: 1, not 2
+        assert _both(A[2:], E[2:], name, P2[2:], PB[2:]) == pytest.approx((1.0, 1.0), abs=1e-12)
+    assert N.wrong_counts(P2, PB)[0].tolist() == [0, 0, 2]
+
+
+def test_a_sentence_with_many_wrong_findings_keeps_sinkhorn_finite():
+    """Nine hallucinated slots in one sentence floor it at 9: exp(-9 / 0.01) underflows Sinkhorn's kernel form, so
+    the engine runs that pair in the log domain (as the reference, POT's sinkhorn_log, always does)."""
+    E = _unit_rows(3)
+    PA = np.zeros((3, C.PRESENCE_WIDTH), np.int8)
+    PA[2, :27:3] = 1  # nine findings' left slots
+    PB = np.zeros((3, C.PRESENCE_WIDTH), np.int8)
+    ref, eng = _both(E, E, "sinkhorn_0.01_neg", PA, PB)
+    assert np.isfinite(eng) and eng == pytest.approx(ref, abs=1e-7) and ref == 1.0
+    assert N.wrong_counts(PA, PB)[0].tolist() == [0, 0, 9]
+
+
+@pytest.mark.parametrize("name", NEG_SETTINGS)
+def test_repeating_a_sentence_never_lowers_the_distance(name):
+    """A correct sentence written five times, on either side, beside a wrong one: the same distance (a set is a
+    set); and the battery's rep_one_sentence_ten_times (hung_nn_neg paid ten copies of the one correct sentence)."""
+    E = _unit_rows(3)
+    PB = C.sentence_presence(["Mild cardiomegaly.", "Small left pleural effusion.", "No pneumothorax."])
+    A = np.vstack([E[0], _unit_rows(1, seed=9)[0]])
+    PA = C.sentence_presence(["Mild cardiomegaly.", "Large right pneumothorax."])
+    base = _both(A, E, name, PA, PB)
+    rep = _both(A[[0, 0, 0, 0, 0, 1]], E, name, PA[[0, 0, 0, 0, 0, 1]], PB)
+    back = _both(E[[0, 0, 0, 0, 0, 1, 2]], A, name, PB[[0, 0, 0, 0, 0, 1, 2]], PA)
+    assert base[0] > 0.05
+    np.testing.assert_allclose(rep, base, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(back, _both(E, A, name, PB, PA), atol=1e-12, rtol=0)
+    one = _both(E[:1], E, name, PB[:1], PB)
+    ten = _both(E[[0] * 10], E, name, PB[[0] * 10], PB)
+    np.testing.assert_allclose(ten, one, atol=1e-12, rtol=0)
+
+
+def _workload_counted(seed=1, d=16):
+    """Side-aware (63-slot) presence dense enough for sentences with several wrong findings and hallucinations;
+    sets with a sentence repeated verbatim, one with the same vector under another presence (a different sentence),
+    and an identical and a reordered pair at the end."""
+    rng = np.random.default_rng(seed)
+    A = random_sets(rng, 8, d, n_max=6)
+    B = random_sets(rng, 8, d, n_max=6)
+    W = C.PRESENCE_WIDTH
+    pres = lambda n: (rng.integers(-1, 2, size=(n, W)) * (rng.random((n, W)) < 0.05)).astype(np.int8)
+    PA, PB = [pres(len(s)) for s in A], [pres(len(s)) for s in B]
+    for S, P in ((A, PA), (B, PB)):
+        for t in range(0, 8, 2):  # the first sentence again, last
+            S[t], P[t] = np.vstack([S[t], S[t][:1]]), np.vstack([P[t], P[t][:1]])
+    A[1], PA[1] = np.vstack([A[1], A[1][:1]]), np.vstack([PA[1], pres(1)])  # same vector, other presence
+    B += [A[0].copy(), A[1][::-1].copy()]
+    PB += [PA[0].copy(), PA[1][::-1].copy()]
+    A += [A[0].copy(), A[1].copy()]
+    PA += [PA[0].copy(), PA[1].copy()]
+    return A, PA, B, PB
+
+
+def _distinct_rows(a, pa):
+    """The set without a sentence repeated verbatim (same vector, same presence row), first occurrences kept."""
+    keep = [i for i in range(len(a)) if not any((a[q] == a[i]).all() and (pa[q] == pa[i]).all() for q in range(i))]
+    return a[keep], pa[keep]
+
+
+@pytest.mark.parametrize("name", NEG_SETTINGS)
+def test_engine_agrees_with_reference_on_counted_findings_and_repeated_sentences(name):
+    A, PA, B, PB = _workload_counted()
+    spec = get(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = paired_distances(A, B, name, presence=(PA, PB))
+        r = np.array([set_distance(a, b, name, presence=(pa, pb)) for a, b, pa, pb in zip(A, B, PA, PB)])
+        D = pairwise_distances(A, B, name, presence=(PA, PB))
+        uniq = [_distinct_rows(a, pa) for a, pa in zip(A, PA)]
+        d_uniq = paired_distances([u[0] for u in uniq], B, name, presence=([u[1] for u in uniq], PB))
+    tol = 1e-7 if spec.family in ("sinkhorn", "uot") else 1e-9
+    np.testing.assert_allclose(d, r, atol=tol, rtol=0)
+    np.testing.assert_allclose(np.diag(D), d, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(d_uniq, d, atol=1e-12, rtol=0)  # a repeated sentence changes nothing
+    assert ((d >= 0) & (d <= 1)).all()
+    if spec.family not in ("sinkhorn", "uot"):
+        assert d[-2] == pytest.approx(0, abs=1e-12) and d[-1] == pytest.approx(0, abs=1e-12)
+    # the workload has what it is for: floors above c and hallucinations
+    counts = [N.wrong_counts(N.check_presence(pa, len(pa), "A"), N.check_presence(pb, len(pb), "B"))
+              for pa, pb in zip(PA, PB)]
+    assert max(max(k.max(initial=0), kk.max(initial=0)) for k, kk in counts) >= 3
+    assert any(N.hallucinated(pa, pb).any() for pa, pb in zip(PA, PB))

@@ -28,7 +28,8 @@ settings do not change each other's values. :func:`paired_distances` scores zipp
 :func:`sdrlib.clinical.section_presence`). Negation-aware settings (``chamfer_neg``; the cost of
 :mod:`sdrlib.distances.negation`) require it and run on the CPU: sets are deduplicated on (vector,
 presence), the cosine block is capped at contradicting pairs and one driver (``_kernels.neg_pairs``)
-adds the sentence floors and runs the family's own solver. A family whose cost reads presence itself
+reads each set's distinct sentences, floors every entry at ``c`` times the wrong findings of its two sentences and
+runs the family's own solver. A family whose cost reads presence itself
 (``chamfer_recall_<alpha>``, asymmetric: the candidates are the generated sets) takes the same path with its own
 kernel (``_kernels.recall_pairs``). Plain settings ignore ``presence``, so one
 :func:`pairwise_distances_many` call may mix both kinds.

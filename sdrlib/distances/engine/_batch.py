@@ -16,7 +16,7 @@ from sdrlib.distances.engine._budget import _Budget, _watched
 from sdrlib.distances.engine._packing import PackedSets
 from sdrlib.distances.engine._presence import _capped_cosines, _masks
 from sdrlib.distances.errors import DistanceSpecError
-from sdrlib.distances.negation import negation_cost
+from sdrlib.distances.negation import negation_cost, unique_sentences
 from sdrlib.distances.registry import DistanceSpec
 
 
@@ -96,10 +96,13 @@ class PairBatch:
 
     def cost_block(self, p: int) -> np.ndarray:
         """Pair ``p``'s cost (n, m): ``clip(0.5 (1 - cos), 0, 1)``, or with ``spec.contradiction > 0`` the
-        negation-aware ``M'`` (:func:`sdrlib.distances.negation.negation_cost`)."""
+        negation-aware ``M'`` (:func:`sdrlib.distances.negation.negation_cost`) of each set's distinct sentences
+        ((n', m'), a sentence repeated verbatim once: :func:`~sdrlib.distances.negation.unique_sentences`)."""
         A, B = self.rows(p)
         if self.spec.negation_aware:
-            return negation_cost(A, B, *self.pair_presence(p), self.spec.contradiction)
+            PA, PB = self.pair_presence(p)
+            (A, PA), (B, PB) = unique_sentences(A, PA), unique_sentences(B, PB)
+            return negation_cost(A, B, PA, PB, self.spec.contradiction)
         return cosine_cost(A, B)
 
     def capped_cosines(self, c: float) -> np.ndarray:
@@ -121,10 +124,15 @@ class PairBatch:
         self.budget.check(self.spec.name)
 
     def finish(self, out: np.ndarray, conv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The kernel's values range-checked (:func:`sdrlib.distances.costs.check_range`) and its flags."""
+        """The kernel's values range-checked (:func:`sdrlib.distances.costs.check_range`) and its flags; a
+        negation-aware setting's values first clipped to its upper end (its floors count wrong findings and may
+        take a family's value above 1, as :meth:`DistanceSpec.reference` clips it)."""
         out = np.asarray(out, dtype=np.float64)
         conv = np.asarray(conv, dtype=np.bool_)
         if out.shape != (self.P,) or conv.shape != (self.P,):
             raise DistanceSpecError(f"{self.spec.name}: the family's kernel returned shapes {out.shape} / "
                                     f"{conv.shape} for {self.P} pairs")
+        if self.spec.negation_aware and self.spec.upper is not None:
+            # more wrong findings than the scale holds: the top (sdrlib.distances.negation, "Scale"); NaN stays
+            out = np.minimum(out, self.spec.upper)
         return check_range(out, self.spec.name, self.spec.upper), conv

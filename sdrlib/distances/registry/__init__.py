@@ -52,10 +52,10 @@ follow from float64 alone (``ln(1 / tiny) = 708.4``, ``tiny`` the smallest norma
   spread, which is not what the extension is for. ``make_spec("gw", rescale=False)`` is refused.
 - **negation-aware** settings (``chamfer_neg``, ``hung_nn_neg``; any ``<non-GW setting>_neg`` or
   ``_neg_<c>``): field ``contradiction = c`` in (0, 1]; the cost becomes
-  ``M'_ij = max(M_ij, c X_ij, c r_i, c s_j)`` with ``X_ij = 1`` when the offline labeler reads one
-  observation positive in sentence i and negative in sentence j, and ``r_i`` (``s_j``) = 1 when the other
-  set states a finding of sentence i (j) only with the opposite polarity (:mod:`sdrlib.distances.negation`,
-  which defines X, r and s precisely). They need per-sentence presence arrays next to the embeddings: every
+  ``M'_ij = max(M_ij, c X_ij, c (k_i + k'_j))`` on each set's distinct sentences, with ``X_ij = 1`` when the
+  offline labeler reads one observation positive in sentence i and negative in sentence j, and ``k_i`` (``k'_j``)
+  the number of findings sentence i (j) is wrong about against the other set: contradicted, hallucinated or
+  missed, on the wrong side (:mod:`sdrlib.distances.negation`, which defines X and k precisely, and the scale). They need per-sentence presence arrays next to the embeddings: every
   entry point (:func:`set_distance`, ``pairwise_distances``, ``pairwise_distances_many``, ``paired_distances``)
   takes ``presence=(P_A, P_B)`` and raises a :class:`DistanceSpecError` for a negation-aware setting without it;
   plain settings ignore ``presence``.

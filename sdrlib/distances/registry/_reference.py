@@ -18,7 +18,7 @@ from sdrlib.distances.errors import (
     DistanceRangeError,
     DistanceSpecError,
 )
-from sdrlib.distances.negation import check_presence, negation_cost, presence_pair
+from sdrlib.distances.negation import check_presence, negation_cost, presence_pair, unique_sentences
 from sdrlib.distances.registry._names import get
 from sdrlib.distances.registry._spec import DistanceSpec
 
@@ -59,7 +59,8 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: 
         A registered name, ``family_value`` or a spec from :func:`make_spec`.
     presence : pair (P_A, P_B) of array-like (n, 14), (m, 14), optional
         Per-sentence presence (:func:`sdrlib.clinical.sentence_presence`); required by a negation-aware
-        setting (``chamfer_neg``: the cost ``M'`` of :mod:`sdrlib.distances.negation`) and by
+        setting (``chamfer_neg``: the cost ``M'`` of :mod:`sdrlib.distances.negation` on each set's distinct
+        sentences) and by
         ``chamfer_recall_<alpha>`` (``A`` the generated set, ``B`` the reference), ignored by a plain one.
     on_nonconvergence : {"warn", "raise", "ignore"}
         Reaction when an iterative solver stops at its cap.
@@ -88,7 +89,8 @@ def set_distance(A: object, B: object, name: "str | DistanceSpec", *, presence: 
         PA, PB = presence_pair(presence, spec.name)
         a, b = as_pair(A, B)
         pa, pb = check_presence(PA, len(a), "PA"), check_presence(PB, len(b), "PB")
-        if spec.negation_aware:
+        if spec.negation_aware:  # each set read as a set: a sentence repeated verbatim counts once
+            (a, pa), (b, pb) = unique_sentences(a, pa), unique_sentences(b, pb)
             val, ok = spec.reference(a, b, M=negation_cost(a, b, pa, pb, spec.contradiction))
         else:
             val, ok = spec.reference(a, b, presence=(pa, pb))

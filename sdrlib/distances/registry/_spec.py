@@ -16,7 +16,7 @@ import numpy as np
 import sdrlib.distances.registry._builtin  # noqa: F401  (registers the built-in families the settings below use)
 from sdrlib.distances.costs import ZERO_COST_ATOL, check_range
 from sdrlib.distances.errors import DistanceSpecError
-from sdrlib.distances.negation import presence_pair
+from sdrlib.distances.negation import presence_pair, rescale_divisor
 from sdrlib.distances.registry._family import FAMILIES, _fmt, _is_real, resolve
 
 
@@ -45,7 +45,7 @@ class DistanceSpec:
     exact : bool
         The batched engine reproduces the reference (no approximation).
     contradiction : float
-        0 for a plain setting; c in (0, 1] for a negation-aware one (cost ``max(M, c X, c r, c s)``,
+        0 for a plain setting; c in (0, 1] for a negation-aware one (cost ``max(M, c X, c (k_i + k'_j))``,
         :mod:`sdrlib.distances.negation`), which needs per-sentence presence vectors.
     """
 
@@ -118,13 +118,16 @@ class DistanceSpec:
                 presence_pair(None, self.name)  # raises: the negation-aware cost needs presence
             out = fn(A, B, **self.params)
         elif self.negation_aware and self.params.get("rescale", False):
-            # the contradiction cost c is the top of the scale: M' / max(max M', c) (sdrlib.distances.negation)
-            mx = float(M.max())
-            Ms = M / max(mx, self.contradiction) if mx > ZERO_COST_ATOL else M
+            # c is the top of the plain cost's scale: M' / max(max M, c) over the plain cosine cost M, so that a
+            # floor above c (a second wrong finding) adds cost (sdrlib.distances.negation, "Scale")
+            div = rescale_divisor(A, B, self.contradiction)
+            Ms = M / div if float(M.max()) > ZERO_COST_ATOL and div > ZERO_COST_ATOL else np.zeros_like(M)
             out = fn(A, B, **{**self.params, "rescale": False}, M=Ms)
         else:
             out = fn(A, B, **self.params, M=M)
         val, ok = _reference_pair(out, fam.name)
+        if self.negation_aware and self.upper is not None and val > self.upper:
+            val = self.upper  # more wrong findings than the scale holds: the top (sdrlib.distances.negation)
         return check_range(float(val), self.name, self.upper), ok
 
 
@@ -219,7 +222,7 @@ def make_spec(family: str, name: str | None = None, *, contradiction: float = 0.
             name += "_neg" if c == 1.0 else f"_neg_{_fmt(c)}"
     desc = fam.describe(p)
     if c > 0:
-        desc += f"; negation-aware (ours): cost max(M, {_fmt(c)} x contradiction)"
+        desc += f"; negation-aware (ours): cost max(M, {_fmt(c)} x wrong findings)"
     return DistanceSpec(name=name, family=family, params=p, description=desc, exact=True, contradiction=c)
 
 

@@ -1,8 +1,9 @@
 """``"chamfer_recall_<alpha>[_bal<w>]"`` (ours): a set-distance reward under which silence does not pay.
 
 The distance is the registry's asymmetric family ``chamfer_recall_<alpha>`` (:mod:`sdrlib.distances.recall`:
-recall-weighted Chamfer on ``chamfer_neg``'s cost with missed / hallucinated positive findings floored at 1, the
-generated set first), computed by the engine like every distance reward (``RewardScorer.section_distances``). The
+recall-weighted Chamfer, the generated set first, on the negation-aware cost at c = 1 with one floor per wrong
+sentence, missed / hallucinated positive findings floored at 1 and the wrong findings counted as items of its
+means), computed by the engine like every distance reward (``RewardScorer.section_distances``). The
 reward is ``R_fmt + R_sem``, ``R_sem = (1 - D_F) + (1 - D_I)`` in [0, 2], per section as every distance reward; an
 empty generated section scores ``D = 1``; ``R_sem := 0`` when ``R_fmt = 0``.
 
