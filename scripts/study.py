@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                         "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")
             if c in t.columns]
     print(t[cols].round(4).to_string(index=False))
+    print("\n".join(study.study_answer(t)))
     if out is not None:
         t.to_csv(out, index=False)
     return 0

@@ -59,7 +59,7 @@ from sdrlib.results import git_commit, provenance
 from sdrlib.training.runkeys import records_digest, run_key, source_digest
 
 __all__ = ["PRIMARY", "SECONDARY", "study_runs", "evidence_key", "evidence_path", "run_one", "run_study",
-           "load_evidence", "study_status", "study_scores", "study_pairs", "study_table"]
+           "load_evidence", "study_status", "study_scores", "study_pairs", "study_table", "study_answer"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -252,3 +252,33 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
         if len(t):
             out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def _metric_name(metric: str) -> str:
+    base = metric.split("@")[0]
+    return {"bertscore_f1": "BERTScore F1", "clinical_f1_macro14": "CXB-14 macro F1",
+            "clinical_f1_micro14": "CXB-14 micro F1", "clinical_f1_sample": "per-report label F1"}.get(base, base)
+
+
+def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
+    """The study's answer to the paper's two GRPO questions, one sentence each (set-distance rewards vs SFT, vs
+    R_exact), every direction word from the rule's ``verdict`` column of :func:`study_table` and the detectable
+    effect beside each comparison. Rows of R_Cham and R_Haus (the paper's set-distance rewards) are the answer;
+    other configurations are listed after them."""
+    if table.empty or "verdict" not in table.columns:
+        raise ValueError("study_answer needs study_table's output (no comparison in it)")
+    t = table[table.family == family]
+    out = []
+    for b, question in (("SFT", "Do set-distance rewards beat SFT after GRPO?"),
+                        ("R_exact", "Do set-distance rewards beat exact matching (R_exact)?")):
+        rows = t[t.B == b]
+        if rows.empty:
+            continue
+        order = sorted(rows.A.unique(), key=lambda a: (a not in ("R_Cham", "R_Haus"), a))
+        parts = []
+        for a in order:
+            cells = [f"{_metric_name(r.metric)} {r.verdict} ({r['diff']:+.3f}, detectable {r.mde:.3f}, "
+                     f"{int(r.n_same_sign)} of {int(r.n_seeds)} seeds)" for _, r in rows[rows.A == a].iterrows()]
+            parts.append(f"{a}: " + "; ".join(cells))
+        out.append(f"{question} " + ". ".join(parts) + ".")
+    return out

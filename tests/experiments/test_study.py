@@ -98,6 +98,11 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     assert (t.study_se.dropna() >= 0).all() and t.study_se.notna().any()
     assert {"p_holm", "verdict", "mde", "binding"} <= set(t.columns)
     assert (t.groupby("family").family_size.nunique() == 1).all() and (t.n_seeds == 3).all()
+    answer = study.study_answer(t)
+    assert len(answer) == 2 and answer[0].startswith("Do set-distance rewards beat SFT after GRPO? R_Cham: BERTScore")
+    assert answer[1].startswith("Do set-distance rewards beat exact matching (R_exact)? R_Cham:")
+    for _, r in t[t.family == "primary"].iterrows():  # every direction word is the rule's verdict of its row
+        assert f"{r.verdict} ({r['diff']:+.3f}, detectable {r.mde:.3f}" in " ".join(answer)
 
 
 def test_pairs_compare_every_configuration_with_sft_then_with_exact():
