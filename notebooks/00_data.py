@@ -171,7 +171,9 @@ if labelled and splits["train"] and splits["test"]:
 
 # %% [markdown]
 # ## 4. The offline CheXpert-14 labeler
-# `label_report` reads mentions with negation and uncertainty scope (NegEx/ConText-style rules, no model).
+# `label_report` reads mentions with negation and uncertainty scope (NegEx/ConText-style rules, no model: a trigger
+# phrase such as "no" or "may represent" opens a scope over the words next to it, and a finding inside it is read
+# negative or uncertain).
 # Per observation and class (pos = 1, neg = 0, unc = -1): precision and recall against (a) the synthetic
 # ground truth of the test split, (b) the hand-written real-style sentences in
 # `tests/fixtures/labeler_sentences.csv` (`dev`: written with the rules; `heldout`: written afterwards and

@@ -74,7 +74,7 @@ sections
 
 # %% [markdown]
 # ## 2. Sentences
-# `split_sentences` uses pysbd and keeps abbreviations (`approx.`), decimals (`15.5`) and placeholders (`___`) inside
+# `split_sentences` uses pysbd (a rule-based sentence splitter) and keeps abbreviations (`approx.`), decimals (`15.5`) and placeholders (`___`) inside
 # their sentence, strips numbered-list markers and drops fragments without a letter. The sentence is the unit every
 # set distance works on, so a wrong split here changes the set size and every distance downstream.
 

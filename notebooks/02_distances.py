@@ -228,6 +228,13 @@ ext.round(3)
 # answers all four questions for the paper's settings at once (`sdrlib.experiments.distances_tour.edit_facts`;
 # "forgives" = costs no more than the identical report). Read it with care: it is one reference report and six
 # hand-written edits, a property check, not an estimate over a corpus.
+#
+# The paraphrase rewords all four sentences by hand, the normal statements too, so every sentence of the set
+# moves, while the missing finding leaves three sentences matched exactly: that is why a setting can find the
+# paraphrase farther than the missing finding (`farthest edit`). Notebook 04's reward audit builds its paraphrase
+# differently (only the sentences that state a finding, reworded by the SynthCXR grammar, the rest verbatim, over
+# every abnormal test reference) and checks "paraphrase above omission" as an ordering a reward must keep, so the
+# two notebooks can rank paraphrase and omission differently without contradicting each other.
 
 # %%
 facts = edit_facts(table)
@@ -411,8 +418,9 @@ by_size[by_size.max(axis=1) > 1e-3].round(3)
 # %% [markdown]
 # ## Conclusion
 # Sentences generated from this run's result files (`sdrlib.experiments.distances_tour.distances_conclusion`):
-# each names the file its numbers come from. A comparison gets a direction only when its paired 95 % bootstrap
-# interval excludes 0; otherwise it reads "no difference detected at this size". The edit test is one hand-made
+# each names the file its numbers come from. A comparison gets a direction only under the project's rule
+# (`sdrlib.metrics.verdict.family_directions`, here a family of one comparison): its p below 0.05 and its paired
+# 95 % bootstrap interval excluding 0; otherwise it reads "no difference detected at this size". The edit test is one hand-made
 # example: it shows what a setting *can* miss, not how often it does.
 
 # %% tags=["conclusion"]

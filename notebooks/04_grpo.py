@@ -20,7 +20,8 @@
 # reward actually pay for: does it reward a correct report more than an edited one, or does it pay for silence?
 #
 # The notebook answers in three steps. First it looks at the rewards before any training: on hand-made
-# completions (section 1) and on an audit of ten edited and degenerate reports per test reference (section 1b).
+# completions (section 1) and on an audit of edited and degenerate reports built from each test reference
+# (section 1b).
 # Then it trains and watches training (sections 2-4). Last it scores the test split (section 5), tests every
 # comparison over seeds and studies (section 6) and closes with the sentences the result files allow.
 #
@@ -31,6 +32,13 @@
 # `sdrlib.rewards.methods.editgrpo`) and **G-CARL**-style rewards (claim reward R_fact + reference-derived checklist
 # R_check; `sdrlib.rewards.methods.gcarl`), plus the EditGRPO ablations the profile lists in `grpo.ablations` (at
 # `grpo.ablation_seeds` seeds): none on the default cpu profile (time), all of them on the paper profile.
+# The cpu profile trains two configurations of ours beside them. **C-noise** (reward `noise`), the drift
+# control: a hashed random number per completion, with no signal about format or content, so what it does to the
+# policy is what the training setup does by itself; every content reward is read against it (section 5).
+# **R_Cham_rec1** (reward `chamfer_recall_1`, the cpu profile's setting of `chamfer_recall_<alpha>`): a
+# negation-aware Chamfer reward that also charges for every finding the report misses, invents or contradicts, so
+# that a normal report does not earn what a correct abnormal one does; section 1c picks its alpha on validation
+# studies.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -67,8 +75,9 @@ from IPython.display import display
 # The setup: the profile's reward configurations (`grpo.rewards`, each trained at every seed), its EditGRPO
 # ablations (at `grpo.ablation_seeds` seeds only), the group size G, the KL weight β and the loss. On a paper
 # profile without a GPU or the model weights, `training.preflight` stops the notebook here, before any work.
-# The test split is cut to `grpo.eval_n` studies: every configuration and seed is scored on the same studies, so
-# every comparison below is paired.
+# The test split is cut to its first `grpo.eval_n` studies: every configuration and seed is scored on the same
+# studies, so every comparison below is paired. Notebook 03 scored the whole test split, so its SFT numbers are not
+# this notebook's SFT column (section 5 says why the two differ).
 
 # %%
 cfg = load_profile(profile)
@@ -191,6 +200,14 @@ paired_view.round(3)
 # higher case's reward minus the lower case's, so a negative value means the reward ranks them the wrong way
 # round. Only the broken ones are listed (rows: what the break reads as, in full; columns: rewards; blank: that
 # reward keeps the ordering). The full table with every stratum is `results/04_reward_audit_orderings.csv`.
+#
+# The paraphrase here is not notebook 02's. Notebook 02 rewords every sentence of one hand-written report,
+# the normal statements too, so the whole set moves, while a dropped sentence leaves the rest matched exactly:
+# there a distance can find the paraphrase farther than the omission. This audit rewords only the sentences that
+# state a finding, with the SynthCXR grammar's own other wording for the same finding, keeps everything else
+# verbatim and averages over every abnormal test reference; "paraphrase above omitted" is an ordering a reward
+# must keep. The two answer different questions (how far free rewording moves a set; whether a reward ranks a
+# reworded finding above a missing one), so their rankings of paraphrase against omission can differ.
 
 # %%
 orderings = audit.broken_orderings(aud)
@@ -359,8 +376,10 @@ format_mean_sd(sparsity)
 # ## 4. Cost of the reward, and bad completions
 # Reward time is measured inside the reward functions (parsing, sentence embedding through the cache,
 # batched distances); step time is the wall time of whole GRPO steps (generation, reward, forward/backward).
-# The reference sentences are embedded once before training; what remains is embedding the sentences a
-# rollout writes for the first time (`new_sentences`), which dominates the reward time on CPU.
+# The reference sentences are embedded once before training; what the encoder still sees during training are the
+# sentences a rollout writes for the first time (`new_sentences`, counted per run in `results/grpo_reward_cost`).
+# This notebook times the reward as a whole, not its parts: the split of a run's seconds by stage (generation,
+# rewards, scoring, loss, backward) is what `benchmarks/profile_run.py` prints.
 
 # %%
 cost = grpo_report.cost_table(runs, label=posttrain.config_label)
@@ -469,7 +488,7 @@ positives.round(3)
 # ### Decomposing a change in Findings macro F1
 # In an earlier default-profile run (`ef27b0d`, not this one) every configuration, R_fmt included, lowered
 # Findings macro F1 below SFT. Whether this run shows a drop at all is in the table and the tests below; what this
-# section provides is the means to take a change apart. Three suspects (issue 27):
+# section provides is the means to take a change apart. Three suspects:
 # (a) **drift without signal**: the `noise` control (`sdrlib.rewards.methods.control`) trains exactly like the
 # others with a hashed uniform reward that says nothing about format or content, so its advantages are pure noise
 # and its change from SFT is what the optimiser, learning rate and loss do alone (`const`, reward 1 everywhere,
@@ -477,7 +496,7 @@ positives.round(3)
 # pressure**: reports cut at the decoding limit (a cut report scores R_fmt = 0), report length and the number of
 # stated positive findings, per stratum of the reference (no finding / single / multi); (c) the **content reward**.
 # `sdrlib.experiments.decomposition` measures them on the test generations above and on the training curves.
-# Since issue 27 the vision tower stays frozen in GRPO as in SFT (`sdrlib.training.grpo`) and the loss is Dr.
+# Since that run the vision tower stays frozen in GRPO as in SFT (`sdrlib.training.grpo`) and the loss is Dr.
 # GRPO's (`grpo.loss_type`, comment in `configs/cpu.yaml`): both were chosen to keep the drift step small. How
 # small it is in this run is the `SFT -> C-noise` row of the decomposition table below, not a number quoted here.
 
@@ -517,7 +536,7 @@ during.round({c: (0 if c.startswith("length") else 3) for c in during.columns if
 # seeds and its share of the whole change SFT -> content reward; R_fmt's own row is SFT -> R_fmt. A share is a
 # fraction of the total, so it only means something when every step moves the same way and the total is larger
 # than its run-to-run spread (the SD of the per-seed totals): with a total near zero, or steps of opposite sign, a
-# step's "share" can read 4.5 or -3.5. The table below shows a share only then and says in `share shown?` why
+# step's "share" can read far above 1 or below 0. The table below shows a share only then and says in `share shown?` why
 # it is blank otherwise (`sdrlib.experiments.decomposition.share_view`); the saved `grpo_decomposition` keeps the
 # raw ratio for readers that filter it themselves. Then the paired bootstrap of each step, seed by seed (same
 # test studies, same resamples for both systems).
@@ -547,7 +566,7 @@ decomp_sig.groupby(["A", "B"], sort=False).agg(
 
 # %% [markdown]
 # Tables in the paper's layout: rows model x metric, columns reward configurations, mean ± sample std over
-# seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2, 5-6 headline; 7-22 per metric group).
+# seeds, a Mean block across models (when there are several), best per row in bold (Tables 1-2 and 5-6 headline, Tables 7-22 per metric group).
 # Rows are the paper's metric names, looked up in `sdrlib.metrics.paper_names` (RadGraph F1 = F1RadGraph's complete
 # level, RG-E / RG-ER its simple / partial levels); a metric whose backend is not installed or failed (COMET,
 # RadGraph) stays as a row "not computed: <why>".
@@ -563,6 +582,31 @@ for section in ("findings", "impression"):
 for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
     print(f"not computed: {group}: {why}")
 tables[("findings", "headline")]
+
+# %% [markdown]
+# Two columns of this table surprise at first; the cell below gives their numbers from the run's files
+# (`sdrlib.experiments.grpo_report.headline_notes`).
+#
+# **This SFT column is not notebook 03's SFT number.** It is the same policy, but notebook 03 scores every test
+# study with one sample at the profile's seed, while this notebook scores the first `grpo.eval_n` test studies with
+# one sample per GRPO seed and averages them (at the profile's seed mostly the same samples as notebook 03's, for
+# the studies both score). CheXpert-14 macro F1 is one corpus-level F1 per observation, averaged over all of them,
+# several rare, so another set of studies or another sample moves it visibly; the `±` here is the spread over
+# samples alone. Compare a configuration with this table's SFT column, never with notebook 03's number.
+#
+# **The drift control C-noise.** Its reward is a random number, so its advantages carry no information: it moves
+# the policy only as far as the training setup drifts it, in no preferred direction. A content reward moves the
+# policy towards what it pays for, and the reward audit (section 1b) measures whether that includes writing no
+# finding (`mixed_margin` below 0: an uncertain policy earns more by staying silent); GRPO then lowers the number
+# of stated findings (`grpo_positive_findings`, section 5), which costs clinical F1. So when C-noise ranks at or
+# near the top of the clinical F1 row, no content reward has added clinical content at this size beyond what
+# training without any signal keeps: read a content reward against C-noise (the decomposition's
+# `C-noise -> reward` step above), not only against SFT. The ranks are means; section 6 tests the differences.
+
+# %%
+scored = f"the first {len(test)} test studies, one sample per seed at T = {cfg.sft.eval_temperature:g}"
+print("\n".join(grpo_report.headline_notes(cfg.results_dir, protocol=scored))
+      or "no headline table or notebook 03 file to read")
 
 # %%
 tables[("impression", "headline")]
@@ -616,7 +660,8 @@ sig_view.assign(diff=sig_view["diff"].map("{:+.3f}".format),
 # %% [markdown]
 # ### What this run concludes
 # A configuration is called above or below another only when the test over seeds **and** studies gives p < 0.05
-# **and** every seed's difference has the mean's sign (`sdrlib.experiments.conclusions`); everything else reads "no
+# after Holm's correction over the comparisons listed below **and** every seed's difference has the mean's sign
+# (`sdrlib.experiments.conclusions`); everything else reads "no
 # difference detected at this size", with the smallest difference this test would detect with 80 % power at this
 # run's seed spread and the seeds a difference of the observed size would need. The conclusions of docs/results.md add one
 # more condition: the same verdict in a run of the same commit on another CPU kernel path (docs/reproducibility.md,
@@ -672,11 +717,14 @@ print("\n".join("  " + h[3:] for h in head if h.startswith("## ")))
 # ## 9. Conclusion
 # The sentences below are generated from this run's result files (`sdrlib.experiments.grpo_report.grpo_conclusions`
 # reads `grpo_significance`, `grpo_decomposition_significance`, `grpo_policy_movement` and the audit tables back
-# from `results/`), under the project's rule: a direction only when the test over seeds and studies gives
-# p < 0.05 and every seed agrees in sign, or, for a single run's paired bootstrap, when its 95 % interval
-# excludes 0; otherwise "no difference detected at this size". The smoke profile (two GRPO steps, a tiny policy)
-# checks the plumbing, so expect "no difference detected" there; the audit's lines do not depend on training. To answer the opening question, read the
-# R_Cham / R_Haus lines against SFT and R_exact on the default or paper profile, with several seeds.
+# from `results/`), under the project's rule (`sdrlib.metrics.verdict`): the comparisons a table reports are one
+# family, Holm-corrected; a direction only when the corrected p of the test over seeds and studies is below 0.05,
+# its interval excludes 0 and every seed agrees in sign (for a single run's paired bootstrap: the corrected p and
+# its 95 % interval); otherwise "no difference detected at this size". The first line answers the opening question (R_Cham
+# and R_Haus against SFT and R_exact, Findings BERTScore F1 and CheXpert-14 macro F1) with that rule's words; the
+# lines after it give every comparison per metric, the seed-by-seed decomposition, the policy movement and the
+# audit. The smoke profile (two GRPO steps, a tiny policy) checks the plumbing, so expect "no difference detected"
+# there; the audit's lines do not depend on training.
 
 # %% tags=["conclusion"]
 print("\n".join(grpo_report.grpo_conclusions(cfg.results_dir)))

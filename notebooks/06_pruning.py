@@ -25,8 +25,9 @@
 # its own result files (section 9).
 #
 # What it can and cannot show: one sampling seed per policy and a few test studies (`pruning.n_test`), so the
-# quality comparisons are paired bootstraps over studies, and a difference counts only when its 95 % interval
-# excludes 0. Token counts are exact; wall-clock depends on the machine.
+# quality comparisons are paired bootstraps over studies, and a difference counts only under the project's rule
+# (each table's rows one family, Holm-corrected p below 0.05 and the 95 % interval excluding 0). Token counts are
+# exact; wall-clock depends on the machine.
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
@@ -327,11 +328,20 @@ for i in range(min(n_examples, len(test))):
     print("  REFERENCE F:", test[i].findings, "| I:", test[i].impression)
 
 # %% [markdown]
+# If the survivor is a normal report while the reference states a finding, the trace shows why: every round keeps
+# the partial reports closest to the training bank (the reference is unknown while decoding), and the first
+# sentences of a report are mostly normal statements, so the scores of a round can lie close together and the
+# most typical candidate survives. Pruning inherits best-of-K selection's preference for typical, normal text
+# (notebook 05, section 10) and decides earlier, on less text; how often its survivor is standard best-of-K's pick
+# is in `06_survivor_vs_standard_pick` (section 5b).
+
+# %% [markdown]
 # ## 9. What the numbers say
 # The sentences below are written by `sdrlib.experiments.pruning_checks.conclusion_lines` from the files this
 # notebook saved (each sentence names its file), for the live setting(s). A direction ("above", "below") is
-# stated only where the 95 % paired-bootstrap interval excludes 0 (or, for the survivor = standard pick rate, the
-# binomial p < 0.05); otherwise the sentence says "no difference detected at this size". Token counts are exact;
+# stated only under the project's rule (`sdrlib.metrics.verdict.family_directions`: the rows of each table one
+# family, Holm-corrected p below 0.05 and the 95 % paired-bootstrap interval excluding 0; for the survivor =
+# standard pick rate, the binomial p < 0.05); otherwise the sentence says "no difference detected at this size". Token counts are exact;
 # the wall-clock part is one timing of this run.
 
 # %% tags=["conclusion"]

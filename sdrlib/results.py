@@ -409,6 +409,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry(table_names.EDIT_REACTIONS, _T, "02_distances", "", "the same as a table"),
     FigureEntry(table_names.EDIT_REACTIONS_EXTENSIONS, _T, "02_distances", "", "the edits under our _raw / _neg settings"),
     FigureEntry(table_names.EDIT_FACTS, _T, "02_distances", "", "per setting: farthest edit, contradiction vs paraphrase"),
+    FigureEntry(table_names.REAL_LANGUAGE_BATTERY, _T, "02_distances", "",
+                "every reward on the real-language battery: one row per reward and case"),
     FigureEntry(table_names.DISTANCE_REGISTRY, _T, "02_distances", "App. A", "the registered distance settings"),
     FigureEntry("02_engine_speed", _F, "02_distances", "", "batched engine vs per-pair reference"),
     FigureEntry(table_names.ENGINE_SPEED, _T, "02_distances", "", "the same as a table"),
@@ -420,6 +422,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry(table_names.IDENTICAL_FLOOR, _T, "02_distances", "", "D(A, A) per setting and set size"),
     FigureEntry("07_overview", _F, "07_figures", "", "thumbnails of the paper figures this run produced"),
     FigureEntry(table_names.PALETTE, _T, "07_figures", "", "share of each figure's coloured pixels in the Okabe-Ito palette"),
+    FigureEntry(table_names.PAPER_COMPARISON, _T, "07_figures", "Tables 1-4 (this run against the paper)",
+                "each paper claim the notebooks reproduce: the paper's number, this run's and the rule's verdict"),
 )
 
 _INDEX_SKIP = {"README", table_names.FIGURE_INDEX_TABLE, table_names.RUN_SUMMARY}

@@ -46,7 +46,7 @@ __all__ = ["TABLES", "SECTIONS", "grpo_group", "grpo_scores", "labeler", "select
            "LIVE_VS_REPLAY", "PRUNING_TOKENS", "PRUNING_METHODS", "PRUNING_VS_STANDARD", "PRUNING_VS_RANDOM",
            "SURVIVOR_VS_STANDARD_PICK", "CANDIDATE_COLLAPSE", "PRUNING_SWEEP", "PRUNING_WALLCLOCK",
            # notebook 07, the runner, the README claims
-           "PALETTE", "FIGURE_INDEX_TABLE", "RUN_SUMMARY", "CONCLUSIONS"]
+           "PALETTE", "PAPER_COMPARISON", "FIGURE_INDEX_TABLE", "RUN_SUMMARY", "CONCLUSIONS"]
 
 #: the report sections a per-section table family is written for
 SECTIONS = ("findings", "impression")
@@ -198,6 +198,8 @@ PRUNING_WALLCLOCK = _table("06_wallclock", "wall-clock per study")
 
 # ----------------------------------------------------------------------------------------- notebook 07 and others
 PALETTE = _table("07_palette", "share of each figure's coloured pixels in the Okabe-Ito palette")
+PAPER_COMPARISON = _table("07_paper_comparison", "each paper claim the notebooks reproduce: the paper's number and "
+                          "source, this run's number, the rule's verdict and how it reads against the paper")
 FIGURE_INDEX_TABLE = _table("figure_index", "every indexed figure and table of the run: present or missing")
 RUN_SUMMARY = _table("run_summary", "wall-clock and status per notebook (written by sdrlib.runner)")
 CONCLUSIONS = _table("conclusions", "the README's conclusions across seeds, studies and kernel paths "

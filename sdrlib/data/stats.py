@@ -223,6 +223,12 @@ def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: S
     return pd.DataFrame(rows)
 
 
+def _pct(value: float) -> str:
+    """A percentage with three significant digits (``0.05%``, ``2.25%``, ``66.7%``): a share as small as one report in
+    two thousand keeps its digit instead of rounding to ``0.1%``, so the sentence says what the table shows."""
+    return f"{value:.3g}%"
+
+
 def data_conclusion(results_dir) -> list[str]:
     """Notebook 00's closing sentences, every number read from its result tables in ``results_dir``:
     ``00_dataset_summary`` (studies and strata per split), ``00_report_language`` (this corpus beside IU-Xray),
@@ -247,7 +253,7 @@ def data_conclusion(results_dir) -> list[str]:
         out.append(f"Language (train split): unique-sentence ratio {here['unique_sentence_ratio']:.2f} here, "
                    f"{iu['unique_sentence_ratio']:.2f} in IU-Xray; distinct Findings words {here['distinct_words_findings']:,.0f} "
                    f"here, {iu['distinct_words_findings']:,.0f} in IU-Xray; the most common Findings set covers "
-                   f"{here['top_findings_set_pct']:.1f}% of reports here, {iu['top_findings_set_pct']:.1f}% in IU-Xray.")
+                   f"{_pct(here['top_findings_set_pct'])} of reports here, {_pct(iu['top_findings_set_pct'])} in IU-Xray.")
     probe = table_or_note(results_dir, table_names.PIXEL_PROBE, out, why="it needs labelled train and test splits")
     if probe is not None:
         p = probe.dropna(subset=["auroc"])

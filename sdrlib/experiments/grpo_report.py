@@ -13,6 +13,7 @@ file is missing). Example: ``write_headline(cfg.results_dir, headline_markdown(.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from sdrlib.metrics.significance import format_p
 from sdrlib.metrics.verdict import NO_DIFF, family_directions
 from sdrlib.results import SD_SUFFIX, format_mean_sd, read_result_table
 
-__all__ = ["SIG_COLUMNS", "HEAD_METRICS", "headline_markdown", "write_headline", "grpo_conclusions",
+__all__ = ["SIG_COLUMNS", "HEAD_METRICS", "headline_markdown", "write_headline", "grpo_conclusions", "headline_notes",
            "GROUP_COLUMNS", "movement_table", "sparsity_table", "cost_table"]
 
 #: the columns of the significance section (``p_seeds``: each seed's study-only bootstrap)
@@ -173,6 +174,85 @@ def grpo_conclusions(results_dir: str | Path, *, alpha: float = 0.05) -> list[st
     d = Path(results_dir)
     return [*_verdict_lines(d, alpha), *_decomposition_lines(d), *claims.policy_movement(d),
             *claims.reward_audit(d)]
+
+
+def _protocol(results_dir: Path, name: str) -> str:
+    """The ``protocol`` a table's meta records (which studies, samples and seeds), "" when it records none."""
+    try:
+        meta = json.loads((results_dir / f"{name}.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(meta.get("protocol", "")) if isinstance(meta, dict) else ""
+
+
+#: the reward labels of the controls (no content signal): read apart from the content rewards
+CONTROL_LABELS = ("C-noise", "C-const")
+
+
+def _sft_note(d: Path, values: pd.DataFrame, metric: str, protocol: str | None = None) -> list[str]:
+    """SFT in notebook 04's headline table against SFT in notebook 03's ``sft_vs_baselines``: one policy, measured
+    on other studies with other samples."""
+    base = read_result_table(d, table_names.SFT_VS_BASELINES)
+    prefix = paper_names.suite_prefixes("CheXbert F1")[0]
+    if "SFT" not in values.index or base is None or "findings: SFT" not in base.columns:
+        return []
+    row = base[base.metric.astype(str).str.split("@").str[0] == prefix]
+    if row.empty:
+        return []
+    here, there = values.loc["SFT"], float(row["findings: SFT"].iloc[0])
+    p04 = protocol or _protocol(d, table_names.GRPO_SIGNIFICANCE) or "see grpo_significance"
+    p03 = _protocol(d, table_names.SFT_VS_BASELINES) or "see sft_vs_baselines"
+    return [f"- SFT, Findings {metric}: {float(here['mean']):.3f} ±{float(here['sd']):.3f} here (mean ± SD over "
+            f"{int(here['n'])} sample{'s' if int(here['n']) != 1 else ''}; {p04}) and {there:.3f} in notebook 03 ({p03}; `results/sft_vs_baselines.csv`): "
+            "one SFT policy scored under two protocols (the test studies and the samples each names), so the gap "
+            "between the two is measurement noise (which studies, which samples), not a change of the policy."]
+
+
+def _control_note(d: Path, values: pd.DataFrame, metric: str) -> list[str]:
+    """Where the drift control lands among the GRPO configurations on ``metric``, and the positive findings it
+    states against the content rewards' (``grpo_positive_findings``); means, not tested."""
+    ctrl = next((c for c in CONTROL_LABELS if c in values.index), None)
+    grpo = values.drop(index="SFT", errors="ignore")
+    if ctrl is None or len(grpo) < 2:
+        return []
+    x = float(grpo.loc[ctrl, "mean"])
+    rank = 1 + int((grpo["mean"].astype(float) > x).sum())
+    top = grpo["mean"].astype(float).idxmax()
+    sft = f"; SFT {float(values.loc['SFT', 'mean']):.3f}" if "SFT" in values.index else ""
+    line = (f"- The drift control {ctrl}, Findings {metric}: {x:.3f}, rank {rank} of {len(grpo)} GRPO configurations "
+            f"(highest {top} {float(grpo.loc[top, 'mean']):.3f}{sft})")
+    pos = read_result_table(d, table_names.GRPO_POSITIVE_FINDINGS)
+    if pos is not None and ctrl in set(pos.config):
+        k = pos.set_index("config")["positives per report"].astype(float)
+        content = k.drop(index=["reference", "SFT", "R_fmt", *CONTROL_LABELS], errors="ignore")
+        ref = f", the references {k['reference']:.2f}" if "reference" in k.index else ""
+        rng = f"{content.min():.2f} to {content.max():.2f} for the content rewards" if len(content) else ""
+        line += (f"; positive findings per Findings section: {ctrl} {k[ctrl]:.2f}, "
+                 + ", ".join(x for x in (rng, f"SFT {k['SFT']:.2f}" if "SFT" in k.index else "") if x)
+                 + f"{ref} (`results/grpo_positive_findings.csv`)")
+    return [line + "; higher / lower means, not tested (section 6 tests each configuration against SFT)."]
+
+
+def headline_notes(results_dir: str | Path, *, metric: str = "CheXpert-14 macro F1",
+                   protocol: str | None = None) -> list[str]:
+    """The sentences beside notebook 04's Findings headline table that explain two of its surprises, every number
+    read from the run's files: why its SFT value is not notebook 03's (one policy, other studies and samples:
+    ``sft_vs_baselines`` and both tables' recorded ``protocol``) and where the drift control lands among the GRPO
+    configurations on ``metric`` (the first headline row whose name starts with it), with the positive findings
+    each states (``grpo_positive_findings``). ``protocol``: how notebook 04 scored SFT (its studies and samples;
+    default: the ``protocol`` recorded with ``grpo_significance``, which a fresh run writes only later). Means only:
+    "not tested" (section 6 of the notebook tests). A missing file leaves its sentence out. Example line: ``"- The drift control C-noise, Findings CheXpert-14 macro F1
+    (labeler): 0.199, rank 4 of 8 GRPO configurations (highest G-CARL 0.208; SFT 0.238); ..."``."""
+    d = Path(results_dir)
+    cells = read_result_table(d, table_names.grpo_group("headline", "findings"))
+    if cells is None or "Metric" not in cells.columns:
+        return []
+    rows = cells[cells.Metric.astype(str).str.startswith(metric) & pd.to_numeric(cells["mean"], errors="coerce").notna()]
+    if rows.empty:
+        return []
+    name = str(rows.Metric.iloc[0])
+    values = rows[rows.Metric == name].drop_duplicates("config").set_index("config")
+    return [*_sft_note(d, values, name, protocol), *_control_note(d, values, name)]
 
 
 def _ms(name: str, v: Any) -> dict[str, float]:

@@ -27,7 +27,7 @@ def test_data_conclusion_reads_every_number_from_the_tables(tmp_path):
         {"observation": "micro (all)", "recall_pos": 0.8, "recall_neg": 1.0, "recall_unc": 0.6, "accuracy": 0.95}])
     text = "\n".join(data_conclusion(tmp_path))
     assert "train 1,200" in text and "600 no finding, 400 single, 200 multi" in text
-    assert "ratio 0.46 here, 0.39 in IU-Xray" in text and "812 here, 1,321" in text and "2.2% of reports" in text
+    assert "ratio 0.46 here, 0.39 in IU-Xray" in text and "812 here, 1,321" in text and "2.25% of reports" in text
     assert "AUROC for 2 of 3 observations, from 0.52 (Fracture) to 0.91 (Cardiomegaly)" in text
     assert "2 to 4 positive test studies" in text
     assert "mean accuracy 0.950 over 2 observations" in text  # the pooled row is not an observation
@@ -37,6 +37,17 @@ def test_data_conclusion_reads_every_number_from_the_tables(tmp_path):
     first = data_conclusion(tmp_path)[0]  # the answer to the notebook's question opens the conclusion
     assert first.startswith("Answer: the model sees synthetic radiographs in which 1 of 2 probed observations")
     assert "right on 95.0% of observation readings of hand-written held-out sentences" in first
+
+
+def test_a_small_share_keeps_its_digit(tmp_path):
+    """One report in two thousand (0.05 %) reads "0.05%", as the table shows it, not "0.1%" (one decimal rounded
+    the default run's 0.050 up to 0.1)."""
+    _write(tmp_path, "00_report_language", [
+        {"statistic": "unique_sentence_ratio", "this corpus": 0.355, "IU-Xray reference": 0.39},
+        {"statistic": "distinct_words_findings", "this corpus": 806, "IU-Xray reference": 1321},
+        {"statistic": "top_findings_set_pct", "this corpus": 0.05, "IU-Xray reference": 1.4}])
+    text = "\n".join(data_conclusion(tmp_path))
+    assert "covers 0.05% of reports here, 1.4% in IU-Xray" in text and "0.1%" not in text
 
 
 def test_data_conclusion_on_an_empty_folder_names_what_is_missing(tmp_path):

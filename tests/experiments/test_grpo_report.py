@@ -88,3 +88,46 @@ def test_run_tables_from_curves_and_runs():
                                            "reward_share": 0.25, "counts": {"total": 16, "no_template": 3}}})
     assert c.loc[0, "step_s_per_step"] == 2.0 and c.loc[0, "reward_s_per_step"] == 0.5
     assert c.loc[0, "bad_no_template"] == 3 and c.loc[0, "bad_too_long"] == 0 and c.loc[0, "edit_s_per_step"] == 0
+
+
+def _headline_cells(tmp_path, values):
+    rows = [{"Model": "tiny", "Metric": "CheXpert-14 macro F1 (labeler)", "config": c, "mean": m, "sd": 0.01, "n": 3,
+             "best": False, "note": ""} for c, m in values.items()]
+    rows.append({"Model": "tiny", "Metric": "COMET", "config": "SFT", "mean": None, "sd": None, "n": 0, "best": False,
+                 "note": "not computed"})
+    pd.DataFrame(rows).to_csv(tmp_path / "grpo_headline_findings.csv", index=False)
+
+
+def test_headline_notes_read_sft_and_the_drift_control_from_the_files(tmp_path):
+    import json
+
+    _headline_cells(tmp_path, {"SFT": 0.238, "R_Cham": 0.184, "G-CARL": 0.208, "C-noise": 0.199, "R_fmt": 0.202})
+    pd.DataFrame([{"metric": "clinical_f1_macro14", "findings: SFT": 0.235}]).to_csv(
+        tmp_path / "sft_vs_baselines.csv", index=False)
+    (tmp_path / "sft_vs_baselines.meta.json").write_text(json.dumps({"protocol": "200 test studies, seed 0"}))
+    (tmp_path / "grpo_significance.meta.json").write_text(json.dumps({"protocol": "100 test studies, 3 seed(s)"}))
+    pd.DataFrame([{"config": c, "seeds": 3, "positives per report": k, "share with no positive finding": 0.5}
+                  for c, k in (("reference", 0.88), ("SFT", 0.6), ("R_fmt", 0.41), ("R_Cham", 0.34),
+                               ("G-CARL", 0.44), ("C-noise", 0.68))]).to_csv(
+        tmp_path / "grpo_positive_findings.csv", index=False)
+    sft, ctrl = grpo_report.headline_notes(tmp_path)
+    assert sft.startswith("- SFT, Findings CheXpert-14 macro F1 (labeler): 0.238 ±0.010 here (mean ± SD over 3 "
+                          "samples; 100 test studies, 3 seed(s)) and 0.235 in notebook 03 (200 test studies, seed 0;")
+    assert "not a change of the policy" in sft
+    (given, _) = grpo_report.headline_notes(tmp_path, protocol="the first 100 test studies")
+    assert "(mean ± SD over 3 samples; the first 100 test studies) and 0.235" in given
+    assert ctrl.startswith("- The drift control C-noise, Findings CheXpert-14 macro F1 (labeler): 0.199, rank 3 of 4 "
+                           "GRPO configurations (highest G-CARL 0.208; SFT 0.238)")
+    # the content rewards leave out SFT, R_fmt, the control and the references
+    assert "C-noise 0.68, 0.34 to 0.44 for the content rewards, SFT 0.60, the references 0.88" in ctrl
+    assert ctrl.endswith("higher / lower means, not tested (section 6 tests each configuration against SFT).")
+    assert " above " not in ctrl and " below " not in ctrl  # no direction word without a test
+
+
+def test_headline_notes_leave_out_what_the_run_lacks(tmp_path):
+    assert grpo_report.headline_notes(tmp_path) == []
+    _headline_cells(tmp_path, {"SFT": 0.2, "R_Cham": 0.1})  # no notebook 03 file, no control
+    assert grpo_report.headline_notes(tmp_path) == []
+    _headline_cells(tmp_path, {"SFT": 0.2, "R_Cham": 0.1, "C-noise": 0.3})
+    (line,) = grpo_report.headline_notes(tmp_path)
+    assert "rank 1 of 2 GRPO configurations (highest C-noise 0.300; SFT 0.200); higher / lower means" in line

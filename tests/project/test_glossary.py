@@ -52,11 +52,13 @@ def test_every_reward_configuration_and_distance_setting_is_defined(gloss):
 
 def test_every_column_the_code_declares_is_defined(gloss):
     from sdrlib.clinical.labeler_check import LABELER_COLUMNS
+    from sdrlib.experiments.paper_comparison import COLUMNS as PAPER_COMPARISON_COLUMNS
     from sdrlib.experiments.grpo_report import GROUP_COLUMNS, SIG_COLUMNS
     from sdrlib.metrics.significance import COMPARISON_COLUMNS
     from sdrlib.results import CELL_COLUMNS, SD_SUFFIX
 
-    cols = {*COMPARISON_COLUMNS, *CELL_COLUMNS, *LABELER_COLUMNS, *SIG_COLUMNS, *GROUP_COLUMNS.values()}
+    cols = {*COMPARISON_COLUMNS, *CELL_COLUMNS, *LABELER_COLUMNS, *SIG_COLUMNS, *GROUP_COLUMNS.values(),
+            *PAPER_COMPARISON_COLUMNS}
     cols |= {f"{c}{SD_SUFFIX}" for c in GROUP_COLUMNS.values()}
     names = {n for t in TABLES.values() for n in t if "BLEU-" not in n} | {"S-BLEU-1", "S-BLEU-4", "C-BLEU-4"}
     missing = undefined(cols | names, gloss)
