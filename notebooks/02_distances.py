@@ -261,12 +261,11 @@ bat_summary = battery.battery_summary(bat)
 bat_summary.drop(columns=["failing", "reward"]).set_index("label")
 
 # %% [markdown]
-# The failing cases per reward, by id (`battery.CASES` holds their text and why the better report is better):
+# The failing cases per reward, by id (`battery.CASES` holds their text and why the better report is better);
+# rewards that fail exactly the same cases share a line:
 
 # %%
-for row in bat_summary.itertuples():
-    if row.failing:
-        print(f"{row.reward:>20}: {row.failing}")
+print("\n".join(battery.failing_lines(bat_summary)))
 
 # %% [markdown]
 # ## 3. Speed: batched engine vs per-pair reference

@@ -129,7 +129,10 @@ print(f"decoding: do_sample={cfg.sft.eval_do_sample}, temperature={cfg.sft.eval_
 # %% [markdown]
 # Reading a few generations next to their references shows what the numbers above mean. The studies are picked
 # by `sdrlib.data.stats.pick_examples` (seeded, spread over the no-finding, single and multi-finding strata, so
-# not only the mostly normal first studies); generated (GEN) and reference (REF) text is shown whole.
+# not only the mostly normal first studies); generated (GEN) and reference (REF) text is shown whole. Above each
+# report, its findings judged against the study's labels: `ok` (in the labels and in the offline labeler's reading
+# of the generated report), `missed` (in the labels only) and `hallucinated` (in the generated report only), over
+# the 12 CheXpert pathologies; the title under the study id counts them.
 
 # %%
 picks = pick_examples(test, n_show, seed=cfg.seed)

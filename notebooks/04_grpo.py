@@ -242,9 +242,12 @@ save_table(expected, table_names.REWARD_AUDIT_EXPECTED, cfg, encoder_id=emb.enco
 expected[["label", "sft_mean", "modal_normal_mean", "gap", "silence_margin", "normal_margin", "mixed_margin"]].round(3)
 
 # %% [markdown]
-# The figure: per stratum, each case's mean reward as a share of the reference's (1 = paid like the reference;
-# "skip" = the case cannot be built there, e.g. nothing to omit in a normal report), and the expected-reward view
-# as bars. Look for cells of the modal normal report or a hallucination that are as bright as the paraphrase.
+# The figure: per stratum, each case's mean reward as a share of the reference's (1 = paid like the reference, the
+# colour bar reads the rest; "skip" = the case cannot be built there, e.g. nothing to omit in a normal report).
+# Left of the white line are the correct reports, right of it the edited and degenerate ones; an error that a
+# reward pays at least as much as the lowest-paid correct report of its row is outlined: that reward cannot tell
+# the error from a correct report. The last panel answers "does silence pay?" with the table's `mixed_margin`, one
+# bar per reward: below 0, a policy unsure of a finding earns more by writing a normal report.
 
 # %%
 with style():
@@ -323,6 +326,12 @@ runs = {k: json.loads((p.parent / "run.json").read_text()) for k, p in policies.
 # rises while the KL stays small means the policy found what the reward pays for without drifting far from SFT; a
 # flat reward curve with zero KL means no group had reward spread, so GRPO had nothing to learn from (the next
 # tables measure exactly that). A curve over two smoke steps shows only that logging works.
+#
+# The figure has one column per configuration: its total reward on its own axis (the rewards' ranges differ), each
+# seed as a thin grey line and their mean as the thick one, and a dashed line at the mean of the first 4 logged
+# steps (near the SFT policy's level): a reward that rises is a thick line that ends above the dashed one. Each
+# title gives the first and the last 4 steps' mean reward (the movement table below). The KL and the completion
+# length sit under it, on axes shared by every configuration.
 
 # %%
 curves = pd.concat([training.read_curves(p.parent).assign(config=k[0], seed=k[1])
@@ -645,17 +654,14 @@ show = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1")  # key rows her
 print(protocol)
 
 # %% [markdown]
-# The full table has one row per pair, section and metric (`results/grpo_significance.csv`; here
-# the table is too long to read here). Shown: Findings BERTScore F1 and CheXpert-14 macro F1 in one row per pair,
-# the difference with its 95 % interval and p. An interval that contains 0 is the usual case on a small run.
+# The full table has one row per pair, section and metric (`results/grpo_significance.csv`, too long to read
+# here). Shown: Findings BERTScore F1 and CheXpert-14 macro F1, one row per pair, each cell the difference A - B
+# with its 95 % interval and p (before the correction over the family that the next cell's rule applies). An
+# interval that contains 0 is the usual case on a small run.
 
 # %%
-sig_view = (sig[(sig.section == "findings") & sig.metric.str.split("@").str[0].isin(show)]
-                           .assign(metric=lambda t: t.metric.str.split("@").str[0]))
-sig_view.assign(diff=sig_view["diff"].map("{:+.3f}".format),
-                interval=[f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in zip(sig_view.ci_low, sig_view.ci_high)],
-                p=sig_view.p_value.map(format_p)).pivot_table(index=["A", "B"], columns="metric", values=["diff", "interval", "p"], aggfunc="first",
-                              sort=False) if len(sig) else sig
+with pd.option_context("display.width", 120):  # one block: the plain text wraps at 80 characters otherwise
+    display(compare.compact_significance(sig, show) if len(sig) else sig)
 
 # %% [markdown]
 # ### What this run concludes

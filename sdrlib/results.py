@@ -333,7 +333,8 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry(_alternatives(table_names.grpo_group(g, "impression") for g in _METRIC_GROUPS), _T, "04_grpo", "Tables 11-14, 19-22 (Impression, per metric group)",
                 "GRPO results per metric group"),
     FigureEntry("grpo_curves", _F, "04_grpo", "GRPO training curves",
-                "format reward, content reward, KL and completion length per GRPO step", True),
+                "total reward against its first steps' level, KL and completion length per GRPO step, one column per "
+                "configuration", True),
     FigureEntry("grpo_semantic_reward", _F, "04_grpo", "GRPO training curves", "R_sem per step"),
     FigureEntry("grpo_reward_sparsity", _F, "04_grpo", "", "exact-match sparsity and within-group spread per step"),
     FigureEntry(table_names.GRPO_REWARD_SPARSITY, _T, "04_grpo", "", "the same, mean over steps"),
@@ -388,7 +389,7 @@ FIGURE_INDEX: tuple[FigureEntry, ...] = (
     FigureEntry(table_names.SFT_VS_BASELINES_SIGNIFICANCE, _T, "03_sft", "", "paired bootstrap of the same"),
     FigureEntry(table_names.SFT_IMAGE_NLL, _T, "03_sft", "", "reference NLL per token, own vs another study's image"),
     FigureEntry("sft_loss", _F, "03_sft", "", "SFT training loss, token accuracy (no eval split: no validation loss)"),
-    FigureEntry("sft_samples", _F, "03_sft", "", "SFT sample generations"),
+    FigureEntry("sft_samples", _F, "03_sft", "", "SFT sample generations, each finding ok / missed / hallucinated"),
     FigureEntry("00_examples", _F, "00_data", "", "example studies: image, report, labels"),
     FigureEntry("00_findings_gallery", _F, "00_data", "", "one synthetic patient drawn with each finding"),
     FigureEntry("00_label_prevalence", _F, "00_data", "", "CheXpert-14 label prevalence"),

@@ -70,7 +70,7 @@ from sdrlib.reports import build_template, split_sentences
 from sdrlib.rewards import RewardScorer, parse_reward
 from sdrlib.vocabulary import PATHOLOGIES
 
-__all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_normal_report", "sentence_bank",
+__all__ = ["CASES", "CASE_LABELS", "CORRECT_CASES", "EXPECTED_ORDERINGS", "AuditResult", "modal_normal_report", "sentence_bank",
            "build_cases", "audit_scorer", "reward_audit", "broken_orderings", "expected_reward_view",
            "states_a_finding", "paired_case_means"]
 
@@ -78,6 +78,9 @@ __all__ = ["CASES", "CASE_LABELS", "EXPECTED_ORDERINGS", "AuditResult", "modal_n
 CASES: tuple[str, ...] = ("reference", "pertinent_negative_added", "paraphrase", "another_reader", "hedged_vs_negated",
                           "omitted", "contradicted", "wrong_side", "hallucinated", "modal_normal", "repeated", "hedged",
                           "empty_impression")
+#: the cases that are correct reports (a reward a clinician trusts pays them about as much as the reference); every
+#: other case is an edited or degenerate report that should earn less (:func:`sdrlib.plots.plot_audit` parts them)
+CORRECT_CASES: tuple[str, ...] = ("reference", "pertinent_negative_added", "paraphrase", "another_reader")
 CASE_LABELS = {"reference": "reference", "paraphrase": "paraphrase", "another_reader": "another reader, same findings",
                "omitted": "one finding omitted",
                "contradicted": "one finding contradicted", "hallucinated": "one finding hallucinated",

@@ -24,6 +24,7 @@ Example::
 
     table = run_battery(battery_rewards(), embedder, cfg.grpo, train_records)
     battery_summary(table)          # per reward: passed of n, per category, the failing case ids
+    failing_lines(battery_summary(table))  # the rewards that fail the same cases on one line
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from sdrlib.distances import PAPER_SETTINGS
 from sdrlib.reports import build_template
 from sdrlib.rewards import RewardError, parse_reward
 
-__all__ = ["Case", "CASES", "CATEGORIES", "TOL", "battery_rewards", "run_battery", "battery_summary"]
+__all__ = ["Case", "CASES", "CATEGORIES", "TOL", "battery_rewards", "run_battery", "battery_summary", "failing_lines"]
 
 #: a strict case passes when better - worse exceeds this
 TOL = 1e-6
@@ -244,3 +245,13 @@ def battery_summary(table: pd.DataFrame) -> pd.DataFrame:
         row["failing"] = ", ".join(g.loc[~g.passed, "case"])
         out.append(row)
     return pd.DataFrame(out)
+
+
+def failing_lines(summary: pd.DataFrame) -> list[str]:
+    """The failing case ids of :func:`battery_summary`, one line per distinct set of failing cases: the rewards
+    that fail exactly those cases (in scoring order), then the ids; rewards that pass every case are left out.
+    Settings of one family often fail the same cases, so this is much shorter than one line per reward.
+    Example: ``["ot, sinkhorn_0.1: lat_effusion_wrong_side, out_two_in_one_sentence", "chamfer_neg:
+    out_two_in_one_sentence"]``."""
+    failing = summary[summary["failing"].astype(str) != ""]
+    return [f"{', '.join(g['reward'])}: {ids}" for ids, g in failing.groupby("failing", sort=False)]

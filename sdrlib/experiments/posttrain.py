@@ -51,6 +51,7 @@ from sdrlib.metrics import paper_names as _paper_names
 from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
 from sdrlib.rewards import RewardError, parse_reward, prewarm
+from sdrlib.training.runlog import log_name, short_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from concurrent.futures import ProcessPoolExecutor
@@ -113,7 +114,8 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
 
     Returns ``{(reward, seed): policy folder}`` with ``("sft", cfg.seed)`` first. Finished runs
     are reused; interrupted ones resume from their last checkpoint. Each run shows one progress
-    line ending in its summary (:func:`sdrlib.training.grpo`); ``log`` gets one line per run.
+    line ending in its summary (:func:`sdrlib.training.grpo`); ``log`` gets one line per run (runs trained side by
+    side: without the log's path, named once at the end).
     """
     rewards = [r for r in (cfg.grpo.rewards if rewards is None else rewards) if r != "sft"]
     ablations = [r for r in (cfg.grpo.ablations if ablations is None else ablations) if r not in rewards and r != "sft"]
@@ -134,8 +136,11 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
             jobs = [pool.submit(_grpo_job, cfg, reward, seed, base.final, list(train_records)) for reward, seed in runs]
             for (reward, seed), job in zip(runs, jobs):  # in submission order: the log reads the same every time
                 res = job.result()
-                log(f"GRPO {reward} seed {seed}: reused" if res.reused else training.summary_line(res))
+                log(f"GRPO {reward} seed {seed}: reused" if res.reused else training.summary_line(res, with_log=False))
                 out[(reward, seed)] = res.final
+        # one line for every run's log, not its path on each line (the notebook cell stays short)
+        where = training.run_dir(cfg, "grpo", "<reward>", 0).parent / f"seed<k>/{log_name()}"
+        log(f"each run's log: {short_path(where)}")
         return out
     for reward, seed in runs:
         res = training.grpo(cfg, reward, base.final, train_records, seed=seed, embedder=embedder)

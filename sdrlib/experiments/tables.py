@@ -13,7 +13,8 @@ which pairs are compared and what the columns are called, so that is all the cal
 - :func:`significance_table`: configurations over seeds, seed ``s`` of A against seed ``s`` of B (or B's only
   run when the caller names B deterministic): one across-seed row per metric
   (:func:`sdrlib.metrics.significance.seed_study_test`: mean difference over seeds, interval and p over seeds
-  and studies together, seed SD, seeds with the mean's sign), each seed's study-only p as a detail column.
+  and studies together, seed SD, seeds with the mean's sign), each seed's study-only p as a detail column;
+- :func:`compact_significance`: a few metrics of such a table to read in a notebook, one row per comparison.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ import pandas as pd
 from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label
 from sdrlib.metrics.base import MetricResult
-from sdrlib.metrics.significance import paired_bootstrap, seed_study_test
+from sdrlib.metrics.significance import format_p, paired_bootstrap, seed_study_test
 from sdrlib.metrics.suite import compare_systems
 
 __all__ = ["system_comparisons", "paired_table", "seed_row", "significance_table", "metric_prefixes",
-           "SignificanceRequestError"]
+           "compact_significance", "SignificanceRequestError"]
 
 
 def system_comparisons(a: Any, others: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
@@ -162,3 +163,25 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
                              **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed,
                                         b_deterministic=b in deterministic)})
     return pd.DataFrame(rows)
+
+
+def compact_significance(sig: pd.DataFrame, metrics: Sequence[str], *, section: str = "findings") -> pd.DataFrame:
+    """A comparison table cut to read in a notebook: one row per comparison (index ``"A vs B"``, in the table's
+    order), one column per metric of ``metrics`` (a metric's prefix before ``@`` matches, so
+    ``"clinical_f1_macro14"`` finds ``"clinical_f1_macro14@labeler"``), each cell the difference A - B with its 95 %
+    interval and p as :func:`sdrlib.metrics.significance.format_p` prints it, e.g. ``"-0.009 [-0.034, +0.015]
+    p = 0.264"``; blank where a comparison lacks the metric. ``sig``: rows of the comparison schema with ``A, B,
+    section, metric, diff, ci_low, ci_high, p_value`` (:func:`significance_table`). The p is the comparison's own,
+    before any correction over the family (:mod:`sdrlib.metrics.verdict` applies the rule)."""
+    need = {"A", "B", "section", "metric", "diff", "ci_low", "ci_high", "p_value"} - set(sig.columns)
+    if need:
+        raise SignificanceRequestError(f"compact_significance: the table lacks the columns {sorted(need)}")
+    t = sig[(sig.section == section) & sig.metric.str.split("@").str[0].isin(list(metrics))]
+    t = t.assign(metric=t.metric.str.split("@").str[0], comparison=t.A + " vs " + t.B,
+                 cell=[f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] {format_p(p)}"
+                       for d, lo, hi, p in zip(t["diff"], t.ci_low, t.ci_high, t.p_value)])
+    order = list(dict.fromkeys(t.comparison))
+    wide = t.pivot_table(index="comparison", columns="metric", values="cell", aggfunc="first", sort=False)
+    wide = wide.reindex(index=order, columns=[m for m in metrics if m in set(t.metric)]).fillna("")
+    wide.columns.name = None
+    return wide

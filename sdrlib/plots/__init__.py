@@ -13,10 +13,11 @@ One private module per concept, re-exported here (``from sdrlib.plots import nam
   :func:`plot_engine_speed`, :func:`plot_fidelity`;
 - ``_heatmap``    a table of values on one colour scale (:func:`plot_value_heatmap`; :func:`plot_column_heatmap`
   scales per column);
-- ``_sft``        notebook 03: :func:`plot_sft_loss` (:data:`NO_VALIDATION_LOSS`), :func:`plot_generations`;
-- ``_grpo``       notebook 04: :func:`plot_grpo_curves` (one panel per reward range), :func:`plot_semantic_reward`
-  (R_sem per step; EditGRPO's S_neg on its own axis), :func:`plot_reward_sparsity` (exact-match sparsity and each
-  content reward's within-group spread), :func:`plot_audit` (the reward audit);
+- ``_sft``        notebook 03: :func:`plot_sft_loss` (:data:`NO_VALIDATION_LOSS`), :func:`plot_generations` (each
+  sample's findings ok / missed / hallucinated, :func:`finding_verdicts`);
+- ``_grpo``       notebook 04: :func:`plot_grpo_curves` (one column per configuration: reward against its start, KL,
+  length), :func:`plot_semantic_reward` (R_sem per step; EditGRPO's S_neg on its own axis), :func:`plot_reward_sparsity`
+  (exact-match sparsity and each content reward's within-group spread), :func:`plot_audit` (the reward audit);
 - ``_selection``  notebook 05: :func:`plot_selection_space` (Fig. 2b), :func:`plot_improvement_heatmap` (Figs. 3-5);
 - ``_pruning``    notebook 06: :func:`plot_pruning_sweep` (pruning quality vs tokens with bootstrap intervals,
   :func:`result_ci`);
@@ -46,7 +47,7 @@ from sdrlib.plots._grpo import plot_audit, plot_grpo_curves, plot_reward_sparsit
 from sdrlib.plots._heatmap import plot_column_heatmap, plot_value_heatmap
 from sdrlib.plots._pruning import plot_pruning_sweep, result_ci
 from sdrlib.plots._selection import plot_improvement_heatmap, plot_selection_space
-from sdrlib.plots._sft import NO_VALIDATION_LOSS, plot_generations, plot_sft_loss
+from sdrlib.plots._sft import NO_VALIDATION_LOSS, finding_verdicts, plot_generations, plot_sft_loss
 from sdrlib.plots._style import DPI, MIN_FONT, PALETTE, PlotError, check_fonts, small_fonts, style
 
 __all__ = ["DPI", "MIN_FONT", "PALETTE", "style", "PlotError", "small_fonts", "check_fonts", "result_ci",
@@ -56,4 +57,5 @@ __all__ = ["DPI", "MIN_FONT", "PALETTE", "style", "PlotError", "small_fonts", "c
            # moved here from sdrlib.data.stats and sdrlib.experiments (plots sits above both layers)
            "plot_examples", "plot_findings_gallery", "plot_prevalence", "plot_sentence_counts",
            "plot_engine_speed", "plot_fidelity", "NO_VALIDATION_LOSS", "plot_sft_loss", "plot_generations",
+           "finding_verdicts",
            "plot_audit"]

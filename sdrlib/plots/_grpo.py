@@ -3,8 +3,9 @@ and the reward audit (what each reward pays for edited and degenerate reports).
 
 ``curves`` are TRL's logged columns per step, one row per config x seed x step
 (:func:`sdrlib.training.read_curves`); the audit figure draws :func:`sdrlib.experiments.audit.relative_table` of an
-audit's table. Every line is a mean over seeds with a min-max band. Left out: training, the audit itself and any
-statistic beyond those bands.
+audit's table. The training curves are small multiples (one column per configuration, its seeds as thin lines, their
+mean thick, the first steps' level dashed); the other curves are means over seeds with a min-max band. Left out:
+training, the audit itself and any statistic beyond those bands.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from sdrlib.experiments.audit import CASE_LABELS, relative_table
+from sdrlib.experiments.audit import CASE_LABELS, CORRECT_CASES, relative_table
 from sdrlib.plots._style import PALETTE
 from sdrlib.results import PlotError
 
@@ -24,79 +25,114 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["plot_grpo_curves", "plot_semantic_reward", "plot_reward_sparsity", "plot_audit"]
 
 
-def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
-                     *, smooth: int = 5) -> "Figure":
-    """GRPO training curves, one panel per quantity so that no two reward ranges share an axis.
+#: the per-step quantities of :func:`plot_grpo_curves`, one row of panels each: (column, y label, own axis per
+#: configuration?). The total rewards have different ranges (R_fmt 0-1, R_Cham 0-3, EditGRPO 0-4), so each
+#: configuration gets its own reward axis; KL and length mean the same everywhere and share theirs.
+_CURVE_ROWS = (("reward", "total reward", True), ("kl", "KL to SFT", False),
+               ("completions/mean_length", "length (tokens)", False))
 
-    ``curves``: TRL's logged columns per step (``step``, ``config``, ``seed``, ``rewards/r_fmt/mean``,
-    ``rewards/r_sem_<distance>/mean``, ``rewards/r_exact/mean``, ``kl``, ``completions/mean_length``), one
-    row per config x seed x step. Panels: R_fmt (range [0, 1]); the content reward (R_sem in [0, 2] for the
-    set-distance configs, R_exact in [0, 2]); KL to the SFT policy; completion length. Each line is the
-    mean over seeds, the band its min-max over seeds; thin lines are the raw per-step means and thick ones
-    a centred rolling mean over ``smooth`` logged steps (1 = none), as the axis labels say. Step ticks are
-    integers.
+def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
+                     *, smooth: int = 5, n_start: int = 4, ncols: int = 4) -> "Figure":
+    """GRPO training curves as small multiples: one column of panels per configuration, so no two
+    configurations' lines overlap.
+
+    ``curves``: TRL's logged columns per step (``step``, ``config``, ``seed``, ``reward``, ``kl``,
+    ``completions/mean_length``), one row per config x seed x step. Per configuration (at most ``ncols`` per
+    block of rows): its total reward on its own y axis (the rewards' ranges differ), then the KL to the SFT policy
+    and the completion length on axes shared by every configuration (rows without a logged value are left out).
+    In each panel the thin grey lines are the seeds, the thick blue line their mean per step (a centred rolling
+    mean over ``smooth`` logged steps; 1 = none) and the dashed line the mean of the first ``n_start`` logged steps
+    (near the SFT policy's level), so the change from the start is read against it. The reward panel's
+    title gives the first and last ``n_start`` steps' mean reward as
+    :func:`sdrlib.experiments.grpo_report.movement_table` computes them (the notebook's ``grpo_policy_movement``).
+    One colour for every configuration (the column names it); step ticks are integers.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
+
+    from sdrlib.experiments.grpo_report import movement_table
 
     need = {"step", "config"} - set(curves.columns)
     if need:
         raise PlotError(f"plot_grpo_curves: curves lack the columns {sorted(need)}")
     if smooth < 1:
         raise PlotError(f"plot_grpo_curves: smooth must be >= 1 logged steps, got {smooth}")
+    if n_start < 1:
+        raise PlotError(f"plot_grpo_curves: n_start must be >= 1 logged steps, got {n_start}")
     labels = dict(labels or {})
-    # the content reward of R_exact and of the set-distance rewards (both in [0, 2]); EditGRPO's r_sem_neg is one
-    # [0, 1] component of its composite reward and G-CARL has none of these, so neither is drawn there
-    content = [c for c in curves.columns if (c.startswith("rewards/r_sem_") or c == "rewards/r_exact/mean")
-               and c.endswith("/mean") and c != "rewards/r_sem_neg/mean"]
-    panels = [(["rewards/r_fmt/mean"], "R_fmt (format, 0-1)", (-0.03, 1.03)),
-              (content, "content reward of R_exact / R_sem (0-2)", (-0.05, 2.05)),
-              (["kl"], "KL to the SFT policy", None),
-              (["completions/mean_length"], "completion length (tokens)", None)]
-    panels = [p for p in panels if any(c in curves.columns and curves[c].notna().any() for c in p[0])]
-    if not panels:
-        raise PlotError("plot_grpo_curves: none of the reward / kl / length columns has a value")
-    ncols = 2 if len(panels) > 2 else len(panels)  # a 2 x 2 grid stays readable when shrunk (gallery, README)
-    nrows = -(-len(panels) // ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.4 * nrows), squeeze=False)
-    axes = list(grid.ravel())
-    for ax in axes[len(panels):]:
-        ax.axis("off")
-    axes = axes[: len(panels)]
-    for ax, (cols, name, ylim) in zip(axes, panels):
-        for k, cfg_name in enumerate(configs):
-            d = curves[curves.config == cfg_name]
-            col = next((c for c in cols if c in d.columns and d[c].notna().any()), None)
-            if col is None:
-                continue
-            per_seed = d.pivot_table(index="step", columns="seed", values=col) if "seed" in d else \
-                d.groupby("step")[[col]].mean()
-            m = per_seed.mean(axis=1)
-            colour = PALETTE[k % len(PALETTE)]
-            ax.plot(m.index, m, color=colour, alpha=0.3, linewidth=0.8)
-            ax.plot(m.index, m.rolling(smooth, min_periods=1, center=True).mean(), color=colour, linewidth=2,
-                    label=labels.get(cfg_name, cfg_name))
-            if per_seed.shape[1] > 1:
-                ax.fill_between(m.index, per_seed.min(axis=1), per_seed.max(axis=1), color=colour, alpha=0.08,
-                                linewidth=0)
-        ax.set_title(name, fontsize=11)
-        ax.set_xlabel("GRPO step")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if ylim:
-            ax.set_ylim(*ylim)
-    n_seeds = int(curves["seed"].nunique()) if "seed" in curves else 1
-    fig.text(0.5, -0.02, f"Lines: mean over {n_seeds} seed(s)" + (" (band: min-max over seeds)" if n_seeds > 1 else "")
-             + (f"; thin: every logged step, thick: centred rolling mean of {smooth} steps" if smooth > 1 else
-                "; no smoothing"), ha="center", va="top", fontsize=9, color="0.3")
-    handles, names = axes[0].get_legend_handles_labels()
-    for a in axes[1:]:  # the legend of the panel with the most configs
-        h, n = a.get_legend_handles_labels()
-        if len(n) > len(names):
-            handles, names = h, n
-    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), bbox_to_anchor=(0.5, 1.0),
-               frameon=False, fontsize=10)
-    fig.tight_layout()
+    if "seed" not in curves:
+        curves = curves.assign(seed=0)
+    rows = [r for r in _CURVE_ROWS if r[0] in curves.columns and curves[r[0]].notna().any()]
+    if not rows or rows[0][0] != "reward":
+        raise PlotError("plot_grpo_curves: curves lack a logged total 'reward' column")
+    have = [c for c in configs if curves.loc[curves.config == c, "reward"].notna().any()]
+    if not have:
+        raise PlotError("plot_grpo_curves: none of the configs has a logged reward")
+    ncols = max(1, min(ncols, len(have)))
+    blocks = -(-len(have) // ncols)
+    nq = len(rows)
+    heights = ([2.0] + [1.1] * (nq - 1) + [0.75]) * blocks  # a spacer row under each block: x labels, next titles
+    height = sum(heights[:-1]) * 1.2 + 1.7
+    fig = plt.figure(figsize=(3.5 * ncols + 0.9, height))
+    gs = fig.add_gridspec(len(heights) - 1, ncols, height_ratios=heights[:-1], hspace=0.12, wspace=0.3,
+                          top=1 - 0.75 / height, bottom=0.95 / height, left=0.07, right=0.98)
+    shared: dict[str, Any] = {}
+    n_seeds = int(curves["seed"].nunique())
+    for i, cfg_name in enumerate(have):
+        b, col = divmod(i, ncols)
+        d = curves[curves.config == cfg_name]
+        colour = PALETTE[0]
+        name = labels.get(cfg_name, cfg_name)
+        top = None
+        for q, (column, ylabel, own) in enumerate(rows):
+            ax = fig.add_subplot(gs[b * (nq + 1) + q, col], sharex=top,
+                                 sharey=None if own else shared.get(column))
+            if not own:
+                shared.setdefault(column, ax)
+            top = top or ax
+            per_seed = d.dropna(subset=[column]).pivot_table(index="step", columns="seed", values=column)
+            if per_seed.empty:
+                ax.text(0.5, 0.5, "not logged", transform=ax.transAxes, ha="center", va="center", color="0.4")
+            else:
+                for s in per_seed.columns:
+                    ax.plot(per_seed.index, per_seed[s], color="0.6", lw=0.8, label=f"_seed {s}")
+                m = per_seed.mean(axis=1)
+                ax.plot(m.index, m.rolling(smooth, min_periods=1, center=True).mean(), color=colour, lw=2.4,
+                        label=f"{name}: mean over seeds")
+                if column != "kl":  # the KL starts at 0 by definition
+                    ax.axhline(float(m.iloc[:n_start].mean()), color="black", ls="--", lw=1.1, label="_start")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+            if col == 0:
+                ax.set_ylabel(ylabel)
+            if q < nq - 1:
+                ax.tick_params(labelbottom=False)
+            else:
+                ax.set_xlabel("GRPO step")
+            if q == 0:
+                mv = movement_table(d, [cfg_name], n_steps=n_start).iloc[0]
+                a, z = mv[f"reward first {n_start} steps"], mv[f"reward last {n_start} steps"]
+                ax.set_title(f"{name}\nreward {a:.3f} \N{RIGHTWARDS ARROW} {z:.3f} ({z - a:+.3f})", fontsize=10)
+    keys = [Line2D([], [], color="0.6", lw=0.8, label="one seed"),
+            Line2D([], [], color=PALETTE[0], lw=2.4, label=f"mean over {n_seeds} seed(s)"
+                   + (f", rolling mean of {smooth} steps" if smooth > 1 else "")),
+            Line2D([], [], color="black", ls="--", lw=1.1, label=f"mean of the first {n_start} steps (start level)")]
+    fig.legend(handles=keys, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    fig.text(0.5, 0.05 / height, f"One column per configuration. Title: mean reward "
+             f"of the first and last {n_start} logged steps (as grpo_policy_movement). Reward axes are each "
+             "configuration's own (the rewards' ranges differ); KL and length axes are shared.",
+             ha="center", va="top", fontsize=9, color="0.3", wrap=True)
     return fig
+
+
+#: the colours of the configurations in the curves drawn one per configuration: Okabe-Ito without its yellow, which
+#: a thin line or a light band on white loses
+CONFIG_COLOURS = tuple(c for c in PALETTE if c != "#F0E442")
+
+
+def _config_colour(k: int) -> str:
+    """The colour of the ``k``-th configuration (:data:`CONFIG_COLOURS`, cycled)."""
+    return CONFIG_COLOURS[k % len(CONFIG_COLOURS)]
 
 
 def _seed_lines(curves: "pd.DataFrame", cfg_name: str, col: str) -> "pd.DataFrame":
@@ -123,7 +159,7 @@ def plot_semantic_reward(curves: "pd.DataFrame", configs: Sequence[str], labels:
     from 0 to 2. Right (when logged): EditGRPO's ``S_neg`` (``rewards/r_sem_neg/mean``), the negation-aware
     Chamfer *similarity* in [0, 1] that is one of its three reward components, not an ``R_sem``; on its own axis
     from 0 to 1. Lines: mean over seeds (thin: every step; thick: centred rolling mean of ``smooth`` steps), band:
-    min-max over seeds. Colours follow the order of ``configs`` (as in :func:`plot_grpo_curves`); legends sit below
+    min-max over seeds. Colours follow the order of ``configs`` (:data:`CONFIG_COLOURS`, no yellow); legends sit below
     the panels, never over the data.
     """
     import matplotlib.pyplot as plt
@@ -147,7 +183,7 @@ def plot_semantic_reward(curves: "pd.DataFrame", configs: Sequence[str], labels:
             k = list(configs).index(cfg_name)
             dist = col.split("/")[1].removeprefix("r_sem_")
             name = labels.get(cfg_name, cfg_name) + (f" (R_sem, {dist})" if kind == "sem" else " (S_neg)")
-            _draw_mean_band(ax, _seed_lines(curves, cfg_name, col), PALETTE[k % len(PALETTE)], name, smooth)
+            _draw_mean_band(ax, _seed_lines(curves, cfg_name, col), _config_colour(k), name, smooth)
         if kind == "sem":
             # a stratum-weighted reward (chamfer_recall_<a>_bal<w>) spans 0-2w: the axis shows all of it
             top = max([2.0] + [float(np.nanmax(curves.loc[curves.config == c, col])) for c, col in cols.items()])
@@ -211,7 +247,7 @@ def plot_reward_sparsity(curves: "pd.DataFrame", configs: Sequence[str], labels:
     for y, c in enumerate(have):
         v = np.atleast_1d(per_run.loc[c].to_numpy(dtype=np.float64))
         m = float(np.nanmean(v))
-        ax.barh(y, m, color=PALETTE[list(configs).index(c) % len(PALETTE)], height=0.65)
+        ax.barh(y, m, color=_config_colour(list(configs).index(c)), height=0.65)
         if len(v) > 1:
             ax.errorbar(m, y, xerr=[[m - np.nanmin(v)], [np.nanmax(v) - m]], color="black", capsize=3, linewidth=1)
         ax.text(min(float(np.nanmax(v)), 1.0) + 0.012, y, f"{m:.2f}", va="center", fontsize=9)
@@ -227,7 +263,7 @@ def plot_reward_sparsity(curves: "pd.DataFrame", configs: Sequence[str], labels:
         logged = [col for col in d.columns if col.endswith("/mean") and d[col].notna().any()]
         what = next((n for pre, n in _CONTENT_NAMES if any(col.startswith(pre) for col in logged)), "content reward")
         _draw_mean_band(a, _seed_lines(curves, c, "reward_groups/content_std"),
-                        PALETTE[list(configs).index(c) % len(PALETTE)], labels.get(c, c), smooth)
+                        _config_colour(list(configs).index(c)), labels.get(c, c), smooth)
         a.set_ylim(0, None)
         a.set_title(f"{labels.get(c, c)}\n({what})", fontsize=10)
         a.set_xlabel("GRPO step")
@@ -246,29 +282,60 @@ def plot_reward_sparsity(curves: "pd.DataFrame", configs: Sequence[str], labels:
     return fig
 
 
+#: the silence panel's measure, in order of preference: (column of the expected-reward view, what it is)
+_SILENCE = (("mixed_margin", "stating a finding minus staying silent, over the references as they come"),
+            ("silence_margin", "stating a finding minus staying silent, abnormal references"),
+            ("gap", "SFT samples minus the modal normal report, abnormal references"))
+
+
 def plot_audit(table: "pd.DataFrame", expected: "pd.DataFrame | None" = None) -> "Figure":
-    """Heatmaps of :func:`sdrlib.experiments.audit.relative_table` per stratum (cells of skipped cases marked "skip")
-    and, when given, the expected-reward gap (policy samples - modal normal report, rows of
-    :func:`sdrlib.experiments.audit.expected_reward_view`) per reward, on a 2 x 2 grid (each heatmap wide enough for
-    its 10 cells' two-decimal values at 9 pt). ``table``: :attr:`sdrlib.experiments.audit.AuditResult.table`. Bars in
-    the colour cycle's C0 / C1 / C3 (Okabe-Ito under :func:`style`). Returns the figure."""
+    """The reward audit: what each reward pays for edited and degenerate reports, and whether it pays for silence.
+
+    Per stratum a heatmap of :func:`sdrlib.experiments.audit.relative_table` (rows: rewards; cells: each case's mean
+    reward as a share of the reference's, on viridis from 0 to 1 with a colour bar; "skip" = the case cannot be built
+    there). The columns of :data:`sdrlib.experiments.audit.CORRECT_CASES` come first, a white line parts them from the edited and degenerate
+    cases, and a cell of those that a reward pays at least as much as the lowest-paid correct report of its row is
+    outlined in black: the reward cannot tell that error from a correct report. ``table``:
+    :attr:`sdrlib.experiments.audit.AuditResult.table`.
+
+    ``expected`` (rows of :func:`sdrlib.experiments.audit.expected_reward_view`), when given, answers the last panel's
+    title, "does silence pay?": one bar per reward, the mean reward of the SFT policy's samples that state a finding
+    minus those that stay silent, over the references as they come (``mixed_margin``; an older view without it:
+    ``silence_margin``, then ``gap``); below 0 (vermillion) an uncertain policy earns more by staying silent, at or
+    above 0 (blue) it does not. Each bar carries its value. 2 x 2 grid, each heatmap wide enough for its 13 cells'
+    two-decimal values at 9 pt. Returns the figure."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
 
     strata = [s for s in ("no_finding", "single", "multi") if (table["stratum"] == s).any()]
     n = len(strata) + (expected is not None)
     rows = (n + 1) // 2
-    fig, grid = plt.subplots(rows, 2, figsize=(15, 5.0 * rows), squeeze=False)
+    fig, grid = plt.subplots(rows, 2, figsize=(16, 5.3 * rows), squeeze=False)
     axes = grid.ravel()
     for ax in axes[n:]:
         ax.set_visible(False)
     for k, (ax, st) in enumerate(zip(axes, strata)):
         rel = relative_table(table, st)
-        ax.imshow(rel.to_numpy(float), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        values = rel.to_numpy(float)
+        finite = values[np.isfinite(values)]
+        extend = {(False, False): "neither", (True, False): "min", (False, True): "max", (True, True): "both"}[
+            (bool(finite.size and finite.min() < 0.0), bool(finite.size and finite.max() > 1.0))]
+        im = ax.imshow(values, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        bar = fig.colorbar(im, ax=ax, fraction=0.035, pad=0.015, extend=extend)
+        bar.set_label("share of the reference's reward", fontsize=9)
+        correct = [j for j, c in enumerate(rel.columns) if c in CORRECT_CASES]
         for i in range(rel.shape[0]):
+            paid = values[i, correct]
+            floor = np.nanmin(paid) if np.isfinite(paid).any() else np.nan
             for j in range(rel.shape[1]):
-                v = rel.iat[i, j]
+                v = values[i, j]
                 ax.text(j, i, "skip" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center", fontsize=9,
                         color="0.45" if not np.isfinite(v) else "black" if v > 0.6 else "white")
+                if j not in correct and np.isfinite(v) and np.isfinite(floor) and v >= floor - 1e-9:
+                    ax.add_patch(Rectangle((j - 0.46, i - 0.44), 0.92, 0.88, fill=False, edgecolor="black", lw=1.6,
+                                           label="_paid like a correct report"))
+        if correct and len(correct) < rel.shape[1]:
+            ax.axvline(max(correct) + 0.5, color="white", lw=3)
         ax.grid(False)
         ax.set_xticks(range(rel.shape[1]), [CASE_LABELS[c] for c in rel.columns], rotation=35, ha="right", fontsize=9)
         ax.set_yticks(range(rel.shape[0]), rel.index, fontsize=9)
@@ -277,22 +344,32 @@ def plot_audit(table: "pd.DataFrame", expected: "pd.DataFrame | None" = None) ->
                      fontsize=10)
     if expected is not None:
         ax = axes[n - 1]
+        col, what = next(((c, w) for c, w in _SILENCE if c in expected), (None, None))
+        if col is None:
+            raise PlotError(f"plot_audit: expected has none of the columns {[c for c, _ in _SILENCE]}")
         e = expected.iloc[::-1]
+        v = e[col].to_numpy(float)
         y = np.arange(len(e))
-        bars = [("gap", "SFT samples - modal normal report", "C0")]
-        if "silence_margin" in e:
-            bars.append(("silence_margin", "SFT samples stating a finding - silent ones", "C1"))
-        if "mixed_margin" in e:
-            bars.append(("mixed_margin", "the same, normal references included (strata weighted)", "C3"))
-        h = 0.8 / len(bars)
-        for b, (col, lab, c) in enumerate(bars):
-            ax.barh(y + (b - (len(bars) - 1) / 2) * h, e[col], height=h, color=c, label=lab)
-        ax.axvline(0.0, color="0.3", lw=0.8)
+        pays = v < 0
+        ax.barh(y, v, height=0.6, color=[PALETTE[3] if p else PALETTE[0] for p in pays], edgecolor="black", lw=0.6)
+        ax.axvline(0.0, color="0.2", lw=1.0)
+        span = float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 1.0
+        for yi, vi in zip(y, v):
+            if np.isfinite(vi):
+                ax.text(vi + (0.02 if vi >= 0 else -0.02) * span, yi, f"{vi:+.3f}", va="center",
+                        ha="left" if vi >= 0 else "right", fontsize=9)
+        lo, hi = float(np.nanmin(np.minimum(v, 0.0))), float(np.nanmax(np.maximum(v, 0.0)))
+        ax.set_xlim(min(1.35 * lo, -0.25 * span), max(1.35 * hi, 0.25 * span))  # room for the value labels
         ax.set_yticks(y, e["label"], fontsize=9)
-        ax.set_xlabel("mean reward difference (abnormal references unless said)", fontsize=9)
-        ax.set_title("does silence pay? (< 0: yes)", fontsize=10)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=9, frameon=False)
-    fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's",
-                 fontsize=11)
+        ax.set_xlabel(f"{col}: {what}\n(mean reward of the SFT policy's own samples; not tested)", fontsize=9)
+        n_pay = int(np.nansum(pays))
+        ax.set_title(f"does silence pay? yes (< 0) under {n_pay} of {int(np.isfinite(v).sum())} rewards",
+                     fontsize=10)
+        ax.legend(handles=[Patch(facecolor=PALETTE[3], edgecolor="black", label="< 0: silence pays"),
+                           Patch(facecolor=PALETTE[0], edgecolor="black", label=">= 0: stating a finding pays")],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9, frameon=False)
+    fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's\n"
+                 "left of the white line: correct reports; outlined: an error paid at least as much as a correct "
+                 "report of its row", fontsize=11)
     fig.tight_layout()
     return fig

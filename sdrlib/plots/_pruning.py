@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["result_ci", "plot_pruning_sweep"]
 
+#: the sweep's points: solid (alpha 1), this many points across, with a black edge this wide (a merged distance's
+#: differing points are hollow, edged in their colour)
+MARKER_SIZE, MARKER_EDGE = 11.0, 1.2
+#: the grey of the standard pick's interval band, light enough that the points and their bars stand out on it
+_BAND = "0.9"
+
 
 def result_ci(result: Any, *, n_resamples: int = 1000, seed: int = 0, ci: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of a corpus metric over its samples (studies).
@@ -74,7 +80,7 @@ def _sweep_panel(ax: Any, title: str, names: list[str], frames: list["pd.DataFra
     first distance; a merged distance adds (hollow) only the points where it differs, and the title says so."""
     d = frames[0]
     if has_band:
-        ax.axhspan(d["standard lo"].iloc[0], d["standard hi"].iloc[0], color="0.85", zorder=0)
+        ax.axhspan(d["standard lo"].iloc[0], d["standard hi"].iloc[0], color=_BAND, zorder=0)
     ax.axhline(d.standard.iloc[0], color="black", ls="--", lw=1.2, zorder=1)
     ax.axhline(d.random.iloc[0], color="0.4", ls=":", lw=1.2, zorder=1)
     notes = []
@@ -88,9 +94,10 @@ def _sweep_panel(ax: Any, title: str, names: list[str], frames: list["pd.DataFra
         for _, row in draw.iterrows():
             yerr = [[row[key] - row[f"{key} lo"]], [row[f"{key} hi"] - row[key]]] if has_ci else None
             ax.errorbar(row["tokens saved %"], row[key], yerr=yerr, fmt=markers.get(row.wu, "o"),
-                        color=colour[row.p], markersize=8, markeredgecolor="black" if f_i == 0 else colour[row.p],
-                        markeredgewidth=0.5 if f_i == 0 else 1.8,
-                        markerfacecolor=colour[row.p] if f_i == 0 else "white", elinewidth=1, capsize=2,
+                        color=colour[row.p], markersize=MARKER_SIZE, alpha=1.0,
+                        markeredgecolor="black" if f_i == 0 else colour[row.p],
+                        markeredgewidth=MARKER_EDGE if f_i == 0 else 2.2,
+                        markerfacecolor=colour[row.p] if f_i == 0 else "white", elinewidth=1.8, capsize=3,
                         zorder=3)
     ax.set_title(title + "".join(f"\n{t}" for t in notes), fontsize=10)
 
@@ -100,15 +107,15 @@ def _sweep_handles(ps: Sequence[float], wus: Sequence[float], colour: dict, mark
     """The legend: one entry per p (colour) and warm-up (marker), the standard and random lines, the band."""
     from matplotlib.lines import Line2D
 
-    handles = ([Line2D([], [], marker="o", ls="", color=colour[p], markeredgecolor="black", markersize=8,
-                       label=f"p = {p:g}") for p in ps]
+    handles = ([Line2D([], [], marker="o", ls="", color=colour[p], markeredgecolor="black", markersize=MARKER_SIZE,
+                       markeredgewidth=MARKER_EDGE, label=f"p = {p:g}") for p in ps]
                + [Line2D([], [], marker=markers.get(w, "o"), ls="", color="0.5", markeredgecolor="black",
-                         markersize=8, label=f"warm-up = {w:g}") for w in wus]
+                         markersize=MARKER_SIZE, markeredgewidth=MARKER_EDGE, label=f"warm-up = {w:g}") for w in wus]
                + [Line2D([], [], color="black", ls="--", label=f"standard best-of-{n_candidates}"),
                   Line2D([], [], color="0.4", ls=":", label="random pick")])
     if has_band:
         from matplotlib.patches import Patch
-        handles.append(Patch(color="0.85", label=f"standard: {ci:.0%} CI"))
+        handles.append(Patch(color=_BAND, label=f"standard: {ci:.0%} CI"))
     return handles
 
 
@@ -122,7 +129,9 @@ def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, n_candidates: int, n_
     (:func:`result_ci`). ``n_candidates``: the K candidates per study of the standard best-of-K pick (the legend
     names it). Distances whose rows are identical within a policy (they picked the same survivors) share
     one panel, titled with both names. Every panel shares the y axis, so the scale of the differences is the same
-    everywhere; the note under the figure says how many studies each point averages.
+    everywhere; the note under the figure says how many studies each point averages. Points are solid (alpha 1),
+    :data:`MARKER_SIZE` across with a black edge, coloured by p (viridis without its faint light end) and shaped by
+    warm-up, as the legend shows; error bars are 1.8 wide on a light grey band.
     """
     import matplotlib.pyplot as plt
 
@@ -139,7 +148,7 @@ def plot_pruning_sweep(sweep: "pd.DataFrame", key: str, *, n_candidates: int, n_
                              sharey=True)
     ps, wus = sorted(sweep.p.unique()), sorted(sweep.wu.unique())
     cmap = plt.get_cmap("viridis")
-    colour = {p: cmap(0.85 * i / max(len(ps) - 1, 1)) for i, p in enumerate(ps)}
+    colour = {p: cmap(0.75 * i / max(len(ps) - 1, 1)) for i, p in enumerate(ps)}  # viridis' light end fades
     markers = dict(zip(wus, "oXsD^v"))
     has_ci = {f"{key} lo", f"{key} hi"} <= set(sweep.columns)
     has_band = {"standard lo", "standard hi"} <= set(sweep.columns)

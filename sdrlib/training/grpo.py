@@ -353,9 +353,10 @@ def _run_info(cfg: Any, reward: str, seed: int, init_from: str | Path, trainer: 
     }
 
 
-def summary_line(res: GRPOResult) -> str:
+def summary_line(res: GRPOResult, *, with_log: bool = True) -> str:
     """The one line a finished GRPO run shows (its progress line's end; parallel runs print it when they finish):
-    steps, seconds, first / last 4 steps' mean reward, reward-time share, EditGRPO's edit counts, the log."""
+    steps, seconds, first / last 4 steps' mean reward, reward-time share, EditGRPO's edit counts and (``with_log``)
+    the log's path; a caller that lists many runs names the logs' place once instead."""
     info = res.info
     c = read_curves(res.curves)
     r = c["reward"].dropna() if "reward" in c else []
@@ -363,7 +364,7 @@ def summary_line(res: GRPOResult) -> str:
             + (f", reward {r.head(4).mean():.3f} -> {r.tail(4).mean():.3f} (first/last 4 steps)" if len(r) else "")
             + f", reward time {info['reward_share']:.0%}"
             + (", edits " + " ".join(f"{k} {v}" for k, v in info["edits"].items() if v) if info.get("edits") else "")
-            + f" ({short_path(res.path / log_name())})")
+            + (f" ({short_path(res.path / log_name())})" if with_log else ""))
 
 
 def _resolve(path: str) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from audit_helpers import synth_record
@@ -91,3 +92,10 @@ def test_rewards_given_as_one_string_are_refused_not_read_as_characters():
 
     with pytest.raises(RewardError, match=r"not one string: write \['chamfer'\]"):
         battery.run_battery("chamfer", None, GRPO, [])
+
+
+def test_failing_lines_put_rewards_that_fail_the_same_cases_on_one_line():
+    summary = pd.DataFrame({"reward": ["exact", "ot", "chamfer_neg", "sinkhorn_0.1", "gcarl", "ot_neg"],
+                            "failing": ["a, b, c", "a, b", "b", "a, b", "", "b"]})
+    assert battery.failing_lines(summary) == ["exact: a, b, c", "ot, sinkhorn_0.1: a, b", "chamfer_neg, ot_neg: b"]
+    assert battery.failing_lines(summary.assign(failing="")) == []

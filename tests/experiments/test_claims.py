@@ -241,8 +241,9 @@ def test_issue27_groups_run_time_audit_and_recall_selection(tmp_path):
     text = claims.results_section(cfg.results_dir, groups={"t": claims.run_time, "a": claims.reward_audit,
                                                            "s": claims.selection_recall})
     assert "took 1516 s in all (2 of 2 notebooks ok)" in text and "04 1500" in text and "`abc1234`" in text
-    assert "R_Cham: 1 of 2 checked orderings (per stratum) break: omitted ranks above paraphrase" in text
-    assert "R_new: 0 of 1" in text
+    assert ("- Clinician orderings each reward breaks, of those checked per stratum "
+            "(`results/04_reward_audit_orderings.csv`; the first kind named): R_Cham 1 of 2 (omitted ranks above "
+            "paraphrase); R_new 0 of 1.") in text
     assert "R_Cham 2.480 vs 2.500 (pays for silence); R_new 1.884 vs 1.754." in text
     assert "higher mean than random (not tested): mbr:rec (" in text
     assert claims.check_block(text, cfg.results_dir) == []

@@ -109,3 +109,26 @@ def test_a_significance_request_that_matches_nothing_is_an_error_naming_it(seed_
 def test_metric_prefixes_are_what_the_scores_hold(seed_scores):
     assert {"rouge1", "rouge2", "rougeL"} <= tables.metric_prefixes(seed_scores)
     assert "radgraph_complete" not in tables.metric_prefixes(seed_scores)
+
+
+def test_compact_significance_reads_one_row_per_comparison():
+    sig = pd.DataFrame([
+        {"A": "R_Cham", "B": "SFT", "section": "findings", "metric": "bertscore_f1@mini", "diff": -0.0091,
+         "ci_low": -0.034, "ci_high": 0.015, "p_value": 0.264},
+        {"A": "R_Cham", "B": "SFT", "section": "findings", "metric": "clinical_f1_macro14@labeler", "diff": 0.05,
+         "ci_low": 0.01, "ci_high": 0.09, "p_value": 0.0002},
+        {"A": "R_Cham", "B": "SFT", "section": "impression", "metric": "bertscore_f1@mini", "diff": 0.5,
+         "ci_low": 0.4, "ci_high": 0.6, "p_value": 0.5},
+        {"A": "R_Haus", "B": "R_exact", "section": "findings", "metric": "bertscore_f1@mini", "diff": 0.001,
+         "ci_low": -0.01, "ci_high": 0.012, "p_value": 0.9},
+        {"A": "R_Haus", "B": "R_exact", "section": "findings", "metric": "rougeL", "diff": 0.1,
+         "ci_low": 0.0, "ci_high": 0.2, "p_value": 0.05}])
+    t = tables.compact_significance(sig, ["bertscore_f1", "clinical_f1_macro14"])
+    assert list(t.index) == ["R_Cham vs SFT", "R_Haus vs R_exact"]
+    assert list(t.columns) == ["bertscore_f1", "clinical_f1_macro14"]
+    assert t.loc["R_Cham vs SFT", "bertscore_f1"] == "-0.009 [-0.034, +0.015] p = 0.264"  # Findings only
+    assert t.loc["R_Cham vs SFT", "clinical_f1_macro14"] == "+0.050 [+0.010, +0.090] p < 0.001"
+    assert t.loc["R_Haus vs R_exact", "clinical_f1_macro14"] == ""  # not compared on that metric
+    assert max(len(line) for line in t.to_string().splitlines()) < 100  # reads without wrapping
+    with pytest.raises(tables.SignificanceRequestError, match="lacks the columns"):
+        tables.compact_significance(sig.drop(columns="p_value"), ["bertscore_f1"])

@@ -210,8 +210,8 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed("15.5", "01", "an example of a decimal the sentence splitter keeps inside its sentence"),
     # vocabulary and code constants
     Allowed("14", "00,01,02,05", "the CheXpert observations", value=_n_chexpert),
-    Allowed("12", "00", "the pathologies the strata count (CheXpert-14 less No Finding and Support Devices)",
-            value=_n_pathologies),
+    Allowed("12", "00,03", "the pathologies the strata and the SFT samples' labels count (CheXpert-14 less No "
+            "Finding and Support Devices)", value=_n_pathologies),
     Allowed("15", "02", "the paper's distance settings (app. A)", value=_n_paper_settings),
     Allowed("23", "02", "the real-language battery's report pairs", value=_n_battery_cases),
     Allowed("2,000", "00", "the IU-Xray reports behind the language reference",

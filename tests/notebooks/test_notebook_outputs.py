@@ -114,3 +114,22 @@ def test_training_summaries_are_one_short_line(capsys):
     p.update(4)
     p.close("GRPO fmt seed 0: 4 steps in 1 s")
     assert capsys.readouterr().out == "GRPO fmt seed 0: 4 steps in 1 s\n"
+
+
+def test_a_summary_line_names_its_log_unless_the_caller_names_the_logs_once(tmp_path):
+    """Runs trained side by side print one line each without the log's path; notebook 04's training cell stays
+    short (24 runs on the cpu profile: 3,646 characters with a path on every line)."""
+    import pandas as pd
+
+    from sdrlib.training import summary_line
+    from sdrlib.training.runlog import GRPOResult
+
+    run = tmp_path / "runs" / "cpu" / "grpo" / "chamfer" / "seed0"
+    run.mkdir(parents=True)
+    pd.DataFrame({"step": range(1, 9), "reward": [1.0] * 4 + [2.0] * 4}).to_csv(run / "curves.csv", index=False)
+    res = GRPOResult(run, run / "final", run / "curves.csv", 12.0, 1.0, 0.5, {},
+                     info={"reward": "chamfer", "seed": 0, "steps": 8, "reward_share": 0.5})
+    full = summary_line(res)
+    assert full.endswith("(runs/cpu/grpo/chamfer/seed0/train.log)")
+    short = summary_line(res, with_log=False)
+    assert short == "GRPO chamfer seed 0: 8 steps, 12 s, reward 1.000 -> 2.000 (first/last 4 steps), reward time 50%"

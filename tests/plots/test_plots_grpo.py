@@ -60,42 +60,75 @@ def test_reward_sparsity_gives_each_content_reward_its_own_axis_and_names_the_sk
 
 def _grpo_curves():
     rows = []
-    for cfg_name, has_sem in (("fmt", False), ("chamfer", True)):
+    for cfg_name, base in (("fmt", 0.5), ("chamfer", 2.0), ("noise", 0.5)):
         for seed in (0, 1):
             for step in range(1, 11):
                 r = {"config": cfg_name, "seed": seed, "step": step, "rewards/r_fmt/mean": 0.5 + 0.04 * step,
-                     "kl": 0.01 * step, "completions/mean_length": 80 - step}
-                if has_sem:
+                     "reward": base + 0.05 * step + 0.01 * seed, "kl": 0.01 * step, "completions/mean_length": 80 - step}
+                if cfg_name == "chamfer":
                     r["rewards/r_sem_chamfer/mean"] = 1.0 + 0.05 * step + 0.01 * seed
                 rows.append(r)
     return pd.DataFrame(rows)
 
 
-def test_grpo_curves_put_each_reward_range_on_its_own_axis_with_integer_steps():
-    with style():
-        fig = plot_grpo_curves(_grpo_curves(), ["fmt", "chamfer"], {"fmt": "R_fmt", "chamfer": "R_Cham"}, smooth=3)
+def _panels(fig):
+    """The reward / KL / length axes of each configuration column, by the column's title."""
     axes = fig.axes
-    titles = [a.get_title() for a in axes]
-    assert titles[0].startswith("R_fmt") and titles[1].startswith("content reward")
-    assert axes[0].get_ylim()[1] <= 1.05 and axes[1].get_ylim()[1] >= 2.0
-    # R_fmt (range 0-1) never shares the axis of the content reward (0-2): only R_Cham draws in panel 2
-    assert {ln.get_label() for ln in axes[1].lines if not ln.get_label().startswith("_")} == {"R_Cham"}
-    assert all(float(t).is_integer() for t in axes[0].get_xticks())
-    note = " ".join(t.get_text() for t in fig.texts)
-    assert "rolling mean of 3 steps" in note and "2 seed" in note
+    return {axes[k].get_title().split("\n")[0]: axes[k: k + 3] for k in range(0, len(axes), 3)}
+
+
+def test_grpo_curves_give_each_configuration_its_own_column_of_panels():
+    with style():
+        fig = plot_grpo_curves(_grpo_curves(), ["fmt", "chamfer", "noise"], {"fmt": "R_fmt", "chamfer": "R_Cham"},
+                               smooth=3, ncols=2)
+    panels = _panels(fig)
+    # one column per configuration (small multiples, 2 per block here), each with reward, KL and length
+    assert list(panels) == ["R_fmt", "R_Cham", "noise"] and len(fig.axes) == 3 * 3
+    assert [a.get_ylabel() for a in panels["R_fmt"]] == ["total reward", "KL to SFT", "length (tokens)"]
+    for reward, kl, length in panels.values():
+        # one line per seed, then the mean: no two configurations draw in one panel
+        assert len([ln for ln in reward.lines if ln.get_label().startswith("_seed")]) == 2
+        assert kl.get_shared_y_axes().joined(kl, panels["R_fmt"][1])  # KL on one scale for all
+        assert all(float(t).is_integer() for t in length.get_xticks())
+    # the rewards' ranges differ: each configuration's reward axis is its own
+    assert not panels["R_Cham"][0].get_shared_y_axes().joined(panels["R_Cham"][0], panels["R_fmt"][0])
+    assert panels["R_Cham"][0].get_ylim()[0] > 1.5 and panels["R_fmt"][0].get_ylim()[1] < 1.5
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["one seed", "mean over 2 seed(s), rolling mean of 3 steps",
+                      "mean of the first 4 steps (start level)"]
     with pytest.raises(PlotError, match="lack the columns"):
         plot_grpo_curves(_grpo_curves().drop(columns="step"), ["fmt"])
     with pytest.raises(PlotError, match="smooth"):
         plot_grpo_curves(_grpo_curves(), ["fmt"], smooth=0)
+    with pytest.raises(PlotError, match="'reward'"):
+        plot_grpo_curves(_grpo_curves().drop(columns="reward"), ["fmt"])
 
 
-def test_grpo_curves_draw_the_mean_over_seeds_per_step():
+def test_grpo_curves_show_the_change_from_the_first_steps():
     curves = _grpo_curves()
     with style():
-        fig = plot_grpo_curves(curves, ["fmt", "chamfer"], smooth=1)
-    raw = fig.axes[1].lines[0]  # the content panel: chamfer's per-step mean over its two seeds
-    want = curves[curves.config == "chamfer"].groupby("step")["rewards/r_sem_chamfer/mean"].mean()
-    assert list(raw.get_xdata()) == list(want.index) and np.allclose(raw.get_ydata(), want.to_numpy())
+        fig = plot_grpo_curves(curves, ["fmt", "chamfer"], {"chamfer": "R_Cham"}, smooth=1, n_start=4)
+    reward, kl, length = _panels(fig)["R_Cham"]
+    d = curves[curves.config == "chamfer"]
+    # the thick line is the mean over seeds per step
+    mean = [ln for ln in reward.lines if not ln.get_label().startswith("_")][0]
+    want = d.groupby("step")["reward"].mean()
+    assert list(mean.get_xdata()) == list(want.index) and np.allclose(mean.get_ydata(), want.to_numpy())
+    # the dashed line sits at the first 4 steps' level; the title gives first -> last 4 steps as movement_table
+    start = [ln for ln in reward.lines if ln.get_linestyle() == "--"]
+    assert len(start) == 1 and np.isclose(start[0].get_ydata()[0], want.iloc[:4].mean())
+    first, last = want.iloc[:4].mean(), want.iloc[-4:].mean()
+    assert f"{first:.3f} \N{RIGHTWARDS ARROW} {last:.3f} ({last - first:+.3f})" in reward.get_title()
+    assert [ln for ln in length.lines if ln.get_linestyle() == "--"]  # length against its start too
+    assert not [ln for ln in kl.lines if ln.get_linestyle() == "--"]  # the KL starts at 0 anyway
+
+
+def test_grpo_curves_draw_no_yellow_and_no_faint_bands():
+    with style():
+        fig = plot_grpo_curves(_grpo_curves(), ["fmt", "chamfer", "noise"])
+    from matplotlib.colors import to_hex
+    colours = {to_hex(ln.get_color()) for ax in fig.axes for ln in ax.lines}
+    assert "#f0e442" not in colours and not any(ax.collections for ax in fig.axes)
 
 
 def _audit_table():
@@ -107,13 +140,49 @@ def _audit_table():
 
 
 def test_plot_audit_draws_strata_and_silence_panel():
-    exp = pd.DataFrame([{"label": "R", "gap": -0.5, "silence_margin": 0.1, "mixed_margin": 0.0}])
+    exp = pd.DataFrame([{"label": "R", "gap": -0.5, "silence_margin": 0.1, "mixed_margin": -0.02},
+                        {"label": "S", "gap": 0.3, "silence_margin": 0.2, "mixed_margin": 0.05}])
     with style():
         fig = plots.plot_audit(_audit_table(), exp)
-    visible = [a for a in fig.axes if a.get_visible()]
-    assert len(visible) == 3 and visible[-1].get_title().startswith("does silence pay")
-    # the bars are the gaps, in the legend's order
-    assert [p.get_width() for p in visible[-1].patches] == [-0.5, 0.1, 0.0]
+    heat = [a for a in fig.axes if a.images]
+    silence = [a for a in fig.axes if a.get_visible() and a.get_title().startswith("does silence pay")]
+    assert len(heat) == 2 and len(silence) == 1
+    # the panel answers its title: one bar per reward, the margin over the references as they come, read as yes / no
+    ax = silence[0]
+    assert [p.get_width() for p in ax.patches] == [0.05, -0.02]  # bottom-up: the table's order top-down
+    assert ax.get_title() == "does silence pay? yes (< 0) under 1 of 2 rewards"
+    assert "mixed_margin" in ax.get_xlabel()
+    from matplotlib.colors import to_hex
+    assert [to_hex(p.get_facecolor()) for p in ax.patches] == [plots.PALETTE[0].lower(), plots.PALETTE[3].lower()]
+    assert {t.get_text() for t in ax.texts} == {"+0.050", "-0.020"}
+    # an older view without mixed_margin falls back to silence_margin
+    with style():
+        fig = plots.plot_audit(_audit_table(), exp.drop(columns="mixed_margin"))
+    ax = [a for a in fig.axes if a.get_title().startswith("does silence pay")][0]
+    assert [p.get_width() for p in ax.patches] == [0.2, 0.1] and "silence_margin" in ax.get_xlabel()
+
+
+def test_plot_audit_heatmaps_carry_a_colour_bar_and_mark_errors_paid_like_a_correct_report():
+    table = _audit_table()
+    # reward S pays a hallucination in a single-finding report like the reference: outlined
+    hit = (table.label == "S") & (table.stratum == "single") & (table.case == "hallucinated")
+    table.loc[hit, "mean"] = float(table[(table.label == "S") & (table.stratum == "single")
+                                         & (table.case == "reference")]["mean"].iloc[0])
+    with style():
+        fig = plots.plot_audit(table)
+    heat = [a for a in fig.axes if a.images]
+    assert len(heat) == 2 and all(a.images[0].colorbar is not None for a in heat)
+    assert "share of the reference's reward" in heat[0].images[0].colorbar.ax.get_ylabel()
+    # a white line after the correct reports; the edited cases paid at least the row's lowest correct share outlined
+    cases = list(audit.CASES)
+    split = max(cases.index(c) for c in audit.CORRECT_CASES) + 0.5
+    assert [ln.get_xdata()[0] for ln in heat[1].lines] == [split]
+    rel = audit.relative_table(table, "single").to_numpy(float)
+    correct = [cases.index(c) for c in audit.CORRECT_CASES]
+    want = {(i, j) for i in range(rel.shape[0]) for j in range(rel.shape[1])
+            if j not in correct and rel[i, j] >= np.nanmin(rel[i, correct]) - 1e-9}
+    boxes = {(round(p.get_y() + 0.44), round(p.get_x() + 0.46)) for p in heat[1].patches}
+    assert boxes == want == {(1, cases.index("hallucinated"))} and not heat[0].patches
 
 
 def test_plot_audit_cells_are_each_case_s_share_of_the_reference():
@@ -127,4 +196,18 @@ def test_plot_audit_cells_are_each_case_s_share_of_the_reference():
     assert [t.get_text() for t in heat.get_xticklabels()] == [audit.CASE_LABELS[c] for c in audit.CASES]
     cells = [t.get_text() for t in heat.texts]
     assert cells[:2] == ["1.00", f"{rel.iat[0, 1]:.2f}"] and cells[list(audit.CASES).index("omitted")] == "skip"
-    assert "(n = 2)" in heat.get_title() and sum(a.get_visible() for a in fig.axes) == 2
+    assert "(n = 2)" in heat.get_title() and sum(bool(a.images) for a in fig.axes) == 2
+
+
+def test_semantic_reward_and_sparsity_draw_no_yellow_for_the_eighth_configuration():
+    from matplotlib.colors import to_hex
+
+    curves = pd.concat([_curves().assign(config=f"c{k}") for k in range(7)] + [_curves().query("config == 'chamfer'")],
+                       ignore_index=True)
+    configs = [f"c{k}" for k in range(7)] + ["chamfer"]  # chamfer is the eighth: yellow in the plain cycle
+    with style():
+        sem = plots.plot_semantic_reward(curves, configs)
+        spread = plots.plot_reward_sparsity(curves, configs)
+    drawn = {to_hex(ln.get_color()) for f in (sem, spread) for ax in f.axes for ln in ax.lines}
+    drawn |= {to_hex(p.get_facecolor()) for ax in spread.axes for p in ax.patches}
+    assert "#f0e442" not in drawn and to_hex(plots.PALETTE[0]) in drawn

@@ -61,3 +61,21 @@ def test_result_ci_brackets_the_corpus_value():
     r = mean_result("x", "test", np.linspace(0, 1, 40))
     lo, hi = plots.result_ci(r, n_resamples=500, seed=0)
     assert lo < r.corpus < hi and hi - lo < 0.4
+
+
+def test_pruning_sweep_points_are_solid_large_and_edged_with_a_legend():
+    from matplotlib.colors import to_rgba
+
+    with style():
+        fig = plots.plot_pruning_sweep(_sweep(same=True), "BS-F1", n_candidates=5, n_studies=24)
+    points = [ln for ax in fig.axes for ln in ax.lines if ln.get_marker() not in (None, "None", "", "_")]
+    assert points
+    for ln in points:  # solid, opaque, large, with a black edge: readable on the grey band and when shrunk
+        assert ln.get_alpha() in (None, 1.0) and to_rgba(ln.get_markerfacecolor())[3] == 1.0
+        assert ln.get_markersize() >= 10 and ln.get_markeredgewidth() >= 1.0
+        assert to_rgba(ln.get_markeredgecolor()) == to_rgba("black")
+    bars = [c for ax in fig.axes for c in ax.collections if c.get_linewidths().size]
+    assert bars and all(min(c.get_linewidths()) >= 1.5 for c in bars)  # error bars thick enough to see
+    keys = [h for h in fig.legends[0].legend_handles if h.get_label().startswith(("p = ", "warm-up = "))]
+    assert [h.get_label() for h in keys] == ["p = 0.25", "p = 0.5", "warm-up = 0"]
+    assert {h.get_markersize() for h in keys} == {points[0].get_markersize()}  # the legend shows the points' size

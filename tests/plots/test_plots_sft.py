@@ -12,7 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from sdrlib.data import Record  # noqa: E402
-from sdrlib.plots import NO_VALIDATION_LOSS, PALETTE, check_fonts, plot_generations, plot_sft_loss, style  # noqa: E402
+from sdrlib.plots import (NO_VALIDATION_LOSS, PALETTE, check_fonts, finding_verdicts, plot_generations,  # noqa: E402
+                          plot_sft_loss, style)
 
 
 def test_plot_sft_loss_has_a_legend_that_says_there_is_no_validation_loss():
@@ -52,11 +53,45 @@ def test_plot_generations_shows_each_generation_above_its_reference(tmp_path):
     gens = ["<think>Heart is big.</think><answer>Cardiomegaly.</answer>", "garbage\x01text"]
     with style():
         fig = plot_generations(recs, gens)
-    texts = [a.texts[0].get_text() for a in fig.axes if a.texts]
+    texts = [a.texts[-1].get_text() for a in fig.axes if a.texts]  # the report text, under the verdict lines
     assert len(texts) == 2 and "REF F: Reference findings 0." in texts[0] and "REF I: Reference impression 1." in texts[1]
     assert texts[0].startswith("GEN F: Heart is big.\nGEN I: Cardiomegaly.\nREF F:")  # parsed, above the reference
     assert "GEN (invalid): garbage\N{MIDDLE DOT}text" in texts[1]  # a control byte drawn as a middle dot
-    assert fig.axes[0].get_title() == "syn-0 (no_finding)"
+    assert fig.axes[0].get_title() == "syn-0 (no_finding)\n1 hallucinated"
     assert np.array_equal(fig.axes[0].images[0].get_array(), np.full((16, 16), 200, np.uint8))
     with pytest.raises(ValueError, match="2 records against 1 generations"):
         plot_generations(recs, gens[:1])
+
+
+def test_plot_generations_labels_each_sample_ok_missed_hallucinated(tmp_path):
+    from matplotlib.colors import to_hex
+    from PIL import Image
+
+    p = tmp_path / "img.png"
+    Image.fromarray(np.full((16, 16), 200, np.uint8)).save(p)
+    recs = [Record("syn-a", [str(p)], "The heart is enlarged. Mild pulmonary edema.", "Cardiomegaly and edema.",
+                   {"Cardiomegaly": 1, "Edema": 1}, "test"),
+            Record("syn-b", [str(p)], "The lungs are clear.", "No acute disease.", {"No Finding": 1}, "test")]
+    gens = ["<think>The heart is enlarged. Small right pleural effusion.</think><answer>Cardiomegaly.</answer>",
+            "<think>The lungs are clear.</think><answer>Normal chest.</answer>"]
+    assert finding_verdicts(recs[0], gens[0]) == {"ok": ["Cardiomegaly"], "missed": ["Edema"],
+                                                  "hallucinated": ["Pleural Effusion"]}
+    assert finding_verdicts(recs[1], gens[1]) == {"ok": [], "missed": [], "hallucinated": []}
+    assert finding_verdicts(recs[0], "not a template")["missed"] == ["Cardiomegaly", "Edema"]
+    with style():
+        fig = plot_generations(recs, gens)
+    text_axes = [a for a in fig.axes if a.texts]
+    lines = [(t.get_text(), to_hex(t.get_color())) for t in text_axes[0].texts[:-1]]
+    assert lines == [("ok:           Cardiomegaly", PALETTE[2].lower()), ("missed:       Edema", PALETTE[3].lower()),
+                     ("hallucinated: Pleural Effusion", PALETTE[4].lower())]
+    assert [t.get_text() for t in text_axes[1].texts[:-1]] == ["ok:           no finding in either report"]
+    assert fig.axes[0].get_title() == "syn-a (multi)\n1 of 2 found, 1 hallucinated"
+    assert "hallucinated = in the generated report only" in fig._suptitle.get_text()
+    check_fonts(fig)
+    # a generation that is no report is not read as a normal one
+    with style():
+        fig = plot_generations(recs, ["garbage", "garbage"])
+    text_axes = [a for a in fig.axes if a.texts]
+    not_a_report = "not a report: the generation does not parse as the template"
+    assert [t.get_text() for t in text_axes[0].texts[:-1]] == [not_a_report, "missed:       Cardiomegaly, Edema"]
+    assert [t.get_text() for t in text_axes[1].texts[:-1]] == [not_a_report]

@@ -38,6 +38,7 @@ def _curves():
         for seed in (0, 1):
             for step in range(1, 9):
                 r = {"config": cfg_name, "seed": seed, "step": step, "rewards/r_fmt/mean": 0.9, "kl": 0.01 * step,
+                     "reward": 1.0 + 0.01 * step,
                      "completions/mean_length": 70 - step, "reward_groups/exact_all_zero": 0.9 + 0.01 * seed,
                      "reward_groups/content_std": 0.0 if cfg_name == "fmt" else 0.1 + 0.01 * step}
                 if cfg_name == "exact":

@@ -20,17 +20,21 @@ from sdrlib.results import read_result_table
 
 def reward_audit(results_dir: str | Path, *, orderings: str = table_names.REWARD_AUDIT_ORDERINGS,
                  expected: str = table_names.REWARD_AUDIT_EXPECTED) -> list[str]:
-    """Notebook 04's reward audit: per reward, how many clinician orderings break (stratum by stratum), and the
-    expected-reward view (the SFT policy's samples vs always the modal normal report, abnormal references)."""
+    """Notebook 04's reward audit: in one line, per reward how many clinician orderings break (stratum by stratum)
+    with the first kind of break named, then the expected-reward view (the SFT policy's samples vs always the modal
+    normal report, abnormal references)."""
     out = []
     o = _rows(results_dir, orderings)
-    if o is not None:
+    if o is not None and len(o):
+        per = []
         for label, g in o.groupby("label", sort=False):
             broken = g[g.broken.astype(str) == "True"]
             kinds = sorted(set(broken.reads))
-            shown = kinds[0] + (f"; {len(kinds) - 1} more in the table" if len(kinds) > 1 else "") if kinds else ""
-            out.append(f"- {label}: {len(broken)} of {len(g)} checked orderings (per stratum) break"
-                       + (f": {shown}" if kinds else "") + f" ({_src(orderings)}).")
+            more = len(kinds) - 1
+            shown = f" ({kinds[0]}" + (f"; {more} more kind{'s' * (more > 1)}" if more else "") + ")" if kinds else ""
+            per.append(f"{label} {len(broken)} of {len(g)}{shown}")
+        out.append(f"- Clinician orderings each reward breaks, of those checked per stratum ({_src(orderings)}; "
+                   f"the first kind named): {'; '.join(per)}.")
     e = _rows(results_dir, expected)
     if e is not None:
         rows = [f"{r.label} {r.sft_mean:.3f} vs {r.modal_normal_mean:.3f}"
