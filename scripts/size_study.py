@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 
 from sdrlib import table_names  # noqa: E402
 from sdrlib.experiments.study_size import size_study, study_plan  # noqa: E402
-from sdrlib.io import one_line_errors  # noqa: E402
+from sdrlib.io import OneLineParser, one_line_errors, positive_int  # noqa: E402
 from sdrlib.results import read_result_table  # noqa: E402
 
 DEFAULT_PAIRS = ("R_exact:SFT", "R_Cham:SFT", "R_Haus:SFT", "R_Cham:R_exact", "R_Haus:R_exact")
@@ -34,22 +34,12 @@ def _pair(text: str) -> tuple[str, str]:
     return a, b
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a positive integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: a positive integer")
-    return v
-
-
 @one_line_errors("size_study")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("results_dir", type=Path)
-    ap.add_argument("--n-studies", type=_positive, default=None)
-    ap.add_argument("--m", type=_positive, default=None)
+    ap.add_argument("--n-studies", type=positive_int, default=None)
+    ap.add_argument("--m", type=positive_int, default=None)
     ap.add_argument("--pairs", type=_pair, nargs="+", default=[_pair(p) for p in DEFAULT_PAIRS])
     args = ap.parse_args(argv)
     if not args.results_dir.is_dir():

@@ -14,7 +14,9 @@ policy and reads every run on validation studies, the table a setup choice is ma
 of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
 stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on disk. ``table``
 scores the runs and prints the comparisons under the project's rule (``--out``: CSV). Every argument is checked
-before any work; a bad one is one line and exit 2. Runs whose workers spawn need this file's ``__main__`` guard.
+before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
+numbers >= 1, ``--out`` a file in a folder that exists and never inside the evidence folder ``table`` reads, and
+``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's ``__main__`` guard.
 """
 
 from __future__ import annotations
@@ -29,24 +31,24 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from sdrlib.config import load_profile  # noqa: E402
-from sdrlib.io import one_line_errors, output_path  # noqa: E402
-from sdrlib.runner import _positive_int  # noqa: E402
+from sdrlib.io import OneLineParser, one_line_errors, output_path, positive_int  # noqa: E402
 
 DEFAULT_EVIDENCE = "docs/evidence/study"
+MAX_SEED = 2**32 - 1  # sdrlib.experiments.study.MAX_SEED (imported late: the study module loads torch)
 
 
 def _seed(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a seed is a non-negative integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a seed is a non-negative integer")
+        v = -1
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is an integer in [0, 2**32 - 1]")
     return v
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("pilot", "choose", "run", "status", "table"):
         p = sub.add_parser(name)
@@ -55,10 +57,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="profile override, e.g. paths.runs=/tmp/runs (repeatable)")
         if name in ("pilot", "choose"):
             p.add_argument("--reward", default="chamfer")
-            p.add_argument("--n-val", type=_positive_int, default=100)
+            p.add_argument("--n-val", type=positive_int, default=100)
             p.add_argument("--sft-policy", default=None, help="start from this saved SFT policy folder")
         if name == "pilot":
-            p.add_argument("--buckets", type=_positive_int, nargs="+", default=[32, 64, 128, 192, 256])
+            p.add_argument("--buckets", type=positive_int, nargs="+", default=[32, 64, 128, 192, 256])
             p.add_argument("--seed", type=_seed, default=None)
         elif name == "choose":
             p.add_argument("--variants", nargs="+", required=True)
@@ -68,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         if name in ("run", "status"):
             p.add_argument("--seeds", type=_seed, nargs="+", default=None)
         if name == "run":
-            p.add_argument("--max-runs", type=_positive_int, default=None)
+            p.add_argument("--max-runs", type=positive_int, default=None)
             p.add_argument("--configs", nargs="+", default=None)
         if name in ("pilot", "choose", "table"):
             p.add_argument("--out", default=None)
@@ -86,6 +88,18 @@ def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, objec
             out[k] = yaml.safe_load(v)
         except yaml.YAMLError:
             ap.error(f"{it!r}: the value is not YAML")
+    return out
+
+
+def _out(value: str, evidence: Path | None, ap: argparse.ArgumentParser) -> Path:
+    """``--out``: a file to write, in a folder that exists, never inside the evidence folder the command reads."""
+    out = output_path(value, "--out")
+    if out.is_dir():
+        ap.error(f"--out {value}: a folder; give a file name (e.g. {Path(value) / 'table.csv'})")
+    if not out.parent.is_dir():
+        ap.error(f"--out {value}: the folder {out.parent} does not exist")
+    if evidence is not None and out.resolve().is_relative_to(evidence.resolve()):
+        ap.error(f"--out {value}: inside the evidence folder {evidence} that the table reads; write it elsewhere")
     return out
 
 
@@ -108,7 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_profile(args.profile, over)
     for name, v in variants.items():  # every variant must load before any run trains
         load_profile(args.profile, {**over, **v})
-    out = output_path(args.out, "--out") if getattr(args, "out", None) else None
+    seeds = getattr(args, "seeds", None) or []
+    if len(set(seeds)) < len(seeds):
+        ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
+    evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
+    out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
     if args.cmd in ("pilot", "choose"):
         from sdrlib.experiments.study_pilot import choice_table, pilot_table
         from sdrlib.rewards import parse_reward
@@ -118,14 +136,14 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--n-val {args.n_val}: the profile has {cfg.data.n_val} validation studies")
         from sdrlib.training.policy import has_policy
 
-        if args.sft_policy is not None and not has_policy(Path(args.sft_policy)):
+        sft = output_path(args.sft_policy, "--sft-policy") if args.sft_policy is not None else None
+        if sft is not None and not has_policy(sft):
             ap.error(f"--sft-policy {args.sft_policy}: no saved policy there")
         if args.cmd == "pilot":
-            t = pilot_table(cfg, args.reward, buckets=args.buckets, n_val=args.n_val, seed=args.seed,
-                            sft_policy=args.sft_policy)
+            t = pilot_table(cfg, args.reward, buckets=args.buckets, n_val=args.n_val, seed=args.seed, sft_policy=sft)
         else:
             t = choice_table(cfg, args.reward, variants, seeds=args.seeds, n_val=args.n_val, overrides=over,
-                             sft_policy=args.sft_policy)
+                             sft_policy=sft)
         print(t.round(4).to_string(index=False))
         if out is not None:
             t.to_csv(out, index=False)
@@ -136,19 +154,29 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(args.configs or ()) - {"sft", *cfg.grpo.rewards})
         if unknown:
             ap.error(f"--configs {unknown}: not configurations of profile {cfg.name} ({['sft', *cfg.grpo.rewards]})")
-        study.run_study(cfg, args.evidence, seeds=args.seeds, configs=args.configs, max_runs=args.max_runs)
+        study.run_study(cfg, evidence, seeds=args.seeds, configs=args.configs, max_runs=args.max_runs)
         return 0
-    if not Path(args.evidence).is_dir():
+    if not evidence.is_dir():
         ap.error(f"--evidence {args.evidence}: not a folder (run `scripts/study.py run` first)")
     if args.cmd == "status":
         pd.set_option("display.width", 200)
-        print(study.study_status(cfg, args.evidence, args.seeds).to_string(index=False))
+        print(study.study_status(cfg, evidence, args.seeds).to_string(index=False))
         return 0
+    if not study.load_evidence(evidence):  # also names a file that is not a run record
+        ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `scripts/study.py run` "
+                 "first)")
+    return _table(cfg, evidence, out)
+
+
+def _table(cfg, evidence: Path, out: Path | None) -> int:
+    """``table``: score the runs (:func:`sdrlib.experiments.study.table_runs` checks them first) and print the
+    comparisons."""
     from sdrlib.data import load_split
+    from sdrlib.experiments import study
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
-    t = study.study_table(study.study_scores(cfg, args.evidence, test), n_studies=len(test))
+    t = study.study_table(study.study_scores(cfg, evidence, test), n_studies=len(test))
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
                         "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")

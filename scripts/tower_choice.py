@@ -19,8 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdrlib.config import load_profile  # noqa: E402
-from sdrlib.io import one_line_errors  # noqa: E402
-from sdrlib.runner import _positive_int  # noqa: E402
+from sdrlib.io import OneLineParser, one_line_errors, positive_int  # noqa: E402
 
 METRICS = ("clinical_f1_sample", "clinical_f1_micro14", "clinical_f1_macro14", "clinical_f1_macro5")
 
@@ -33,9 +32,9 @@ def _seed(text: str) -> int:
 
 @one_line_errors("tower_choice")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="cpu")
-    ap.add_argument("--epochs", type=_positive_int, default=6)
+    ap.add_argument("--epochs", type=positive_int, default=6)
     ap.add_argument("--runs", default="runs/tower_choice")
     ap.add_argument("--seeds", type=_seed, nargs="+", default=[0, 1, 2])
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")

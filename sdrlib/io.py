@@ -11,11 +11,14 @@ Text read from files a person or a spreadsheet tool may have saved goes through 
 else UTF-8, else (``lenient=True``) Windows-1252, else Latin-1; the result says which was used, so a
 caller can count files that were not plain UTF-8. An output path given on a command line goes
 through :func:`output_path` (a leading ``~`` expanded, or one line saying why it cannot be); a
-script's ``main`` wrapped in :func:`one_line_errors` ends a file it cannot use in one line, exit 2.
+script's ``main`` wrapped in :func:`one_line_errors` ends a file it cannot use in one line, exit 2; its parser, a
+:class:`OneLineParser`, does the same for a bad argument (argparse's default prints its usage block first), and
+:func:`positive_int` reads a count argument.
 """
 
 from __future__ import annotations
 
+import argparse
 import codecs
 import functools
 import json
@@ -24,13 +27,13 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from sdrlib.errors import SDRError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "atomic_save", "read_json",
            "Decoded", "TextDecodeError", "bom_encoding", "decode_text", "read_text", "OutputPathError", "output_path",
-           "one_line_errors"]
+           "one_line_errors", "OneLineParser", "positive_int"]
 
 #: byte-order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one)
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -201,3 +204,25 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
                 return 2
         return run
     return wrap
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose usage error is one line on stderr, ``<prog>: <problem> (see --help)``, and
+    exit 2 (the default prints the usage block first). Subcommands made by ``add_subparsers`` share the class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def positive_int(text: str, what: str = "a whole number") -> int:
+    """A count on a command line (``argparse`` ``type=``): ``text`` as an integer >= 1, else
+    ``argparse.ArgumentTypeError`` ``expected <what>, got 'x'`` or ``must be >= 1, got 0`` (argparse names the
+    argument before it). Example: ``positive_int("3")`` -> 3; ``type=lambda t: positive_int(t, "a whole number of
+    seconds")`` says what is counted."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v

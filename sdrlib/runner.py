@@ -46,7 +46,7 @@ from .config import ConfigError, load_profile, output_root, repo_root
 from .data import get_dataset
 from .errors import SDRError
 from . import numerics
-from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path
+from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path, positive_int
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
 __all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary"]
@@ -487,14 +487,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"run_all: {message} (see ./run_all.sh --help)\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of seconds, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _seconds(text: str) -> int:
+    return positive_int(text, "a whole number of seconds")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -504,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="start", metavar="NN", help="start at notebook NN (resume)")
     ap.add_argument("--only", metavar="NN", action="append", help="run only notebook NN (repeatable)")
     ap.add_argument("--out", metavar="DIR", help="output root for data/results/figures/runs (sets SDR_ROOT)")
-    ap.add_argument("--cell-timeout", type=_positive_int, default=3600, help="seconds per cell (default 3600)")
+    ap.add_argument("--cell-timeout", type=_seconds, default=3600, help="seconds per cell (default 3600)")
     ap.add_argument("--kernel", default=KERNEL, help=f"Jupyter kernel name (default {KERNEL})")
     ap.add_argument("--log-output", action="store_true", help="stream cell output to the terminal")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")

@@ -15,6 +15,14 @@ the run's own training curve summary (KL, reward) and the machine. A run whose f
 the study resumes run by run, and adding seeds (``--seeds``) trains only the new ones. The policies themselves live
 under ``runs/<profile>/`` (not in git); the evidence files are small enough to commit.
 
+**Bad input.** Seeds are distinct integers in [0, 2**32 - 1] (:func:`check_seeds`); a request to run names the
+profile's configurations and an evidence folder that is a folder (or does not exist yet), checked before any
+training. :func:`run_study` redoes a run whose file it cannot read. Every ``*.json.gz`` under ``<evidence>/runs``
+is a run file for :func:`load_evidence`: one that is not gzip JSON, lacks a key, has other than one generation per
+study id or whose name is not ``<config>_s<seed>.json.gz`` of its content is a :class:`StudyError` naming it. The
+table (:func:`table_runs`) also refuses runs on other test studies, two runs of one configuration holding the same
+generations (a copy counts once: each seed samples its own) and configurations it cannot pair with SFT.
+
 **Why not the source digest.** A training run's folder is reused only when every file of ``sdrlib`` is unchanged
 (:func:`sdrlib.training.runkeys.source_digest`); a study that spans sessions would retrain everything after any
 commit. The evidence key keeps everything that decides the numbers (profile values, data, SFT policy digest,
@@ -42,15 +50,18 @@ import gzip
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sdrlib.data import load_split
 from sdrlib import training
+from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.tables import significance_table
 from sdrlib.io import atomic_write_bytes
@@ -58,8 +69,9 @@ from sdrlib.metrics.verdict import family_verdicts
 from sdrlib.results import git_commit, provenance
 from sdrlib.training.runkeys import records_digest, run_key, source_digest
 
-__all__ = ["PRIMARY", "SECONDARY", "study_runs", "evidence_key", "evidence_path", "run_one", "run_study",
-           "load_evidence", "study_status", "study_scores", "study_pairs", "study_table", "study_answer"]
+__all__ = ["PRIMARY", "SECONDARY", "MAX_SEED", "StudyError", "check_seeds", "study_runs", "evidence_key",
+           "evidence_path", "run_one", "run_study", "load_evidence", "study_status", "table_runs", "study_scores",
+           "study_pairs", "study_table", "study_answer"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -67,12 +79,39 @@ __all__ = ["PRIMARY", "SECONDARY", "study_runs", "evidence_key", "evidence_path"
 PRIMARY: tuple[str, ...] = ("bertscore_f1", "clinical_f1_macro14")
 #: reported as a second family, with its own detectable effect: micro-14 and per-report label F1
 SECONDARY: tuple[str, ...] = ("clinical_f1_micro14", "clinical_f1_sample")
+#: the largest seed: numpy's range, as the profile's ``seed``
+MAX_SEED = 2**32 - 1
+
+
+class StudyError(SDRError, ValueError):
+    """A study request or evidence file the study cannot use; the message names it and what to do."""
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def check_seeds(seeds: Iterable[int], what: str = "seeds") -> list[int]:
+    """``seeds`` as a list of distinct integers in [0, :data:`MAX_SEED`], else :class:`StudyError` naming ``what``.
+
+    Example: ``check_seeds([0, 1])`` -> ``[0, 1]``; ``check_seeds([0, 0])`` raises "seeds [0, 0]: repeats [0] ..."."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise StudyError(f"{what} = {seeds!r}: a list of seeds (integers in [0, 2**32 - 1])")
+    out = list(seeds)
+    bad = [s for s in out if not _is_int(s) or not 0 <= s <= MAX_SEED]
+    if bad:
+        raise StudyError(f"{what} {bad[:3]}: a seed is an integer in [0, 2**32 - 1] (numpy's range)")
+    twice = sorted({s for s in out if out.count(s) > 1})
+    if twice:
+        raise StudyError(f"{what} {out}: repeats {twice}; give each seed once")
+    return [int(s) for s in out]
 
 
 def study_runs(cfg: Any, seeds: Sequence[int] | None = None) -> list[tuple[str, int]]:
     """``(config, seed)`` pairs in the order they run: seed by seed (so a study stopped early has whole seeds), SFT
-    first within each seed, then ``cfg.grpo.rewards`` in profile order. ``seeds`` defaults to the profile's."""
-    seeds = list(seeds_of(cfg) if seeds is None else seeds)
+    first within each seed, then ``cfg.grpo.rewards`` in profile order. ``seeds`` defaults to the profile's
+    (:func:`check_seeds`)."""
+    seeds = check_seeds(seeds_of(cfg) if seeds is None else seeds)
     rewards = [r for r in cfg.grpo.rewards if r != "sft"]
     return [(c, s) for s in seeds for c in ["sft", *rewards]]
 
@@ -99,10 +138,46 @@ def evidence_path(evidence: str | Path, config: str, seed: int) -> Path:
     return Path(evidence) / "runs" / f"{config}_s{seed}.json.gz"
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _record_problem(rec: Any) -> str:
+    """What keeps ``rec`` from being a run record (``""`` when nothing does)."""
+    if not isinstance(rec, dict):
+        return f"holds a JSON {type(rec).__name__}, not a run record"
+    missing = [k for k in ("config", "seed", "study_ids", "generations") if k not in rec]
+    if missing:
+        return f"lacks {missing}"
+    if not isinstance(rec["config"], str) or not _is_int(rec["seed"]):
+        return f"config {rec['config']!r} and seed {rec['seed']!r}: a name and an integer"
+    ids, gens = rec["study_ids"], rec["generations"]
+    if not isinstance(ids, list) or not isinstance(gens, list) or len(ids) != len(gens):
+        return f"holds {len(gens) if isinstance(gens, list) else gens!r} generations for " \
+               f"{len(ids) if isinstance(ids, list) else ids!r} study ids (one per study)"
+    if not all(isinstance(x, str) for x in (*ids, *gens)):
+        return "holds a study id or generation that is not text"
+    return ""
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """One run file's record; :class:`StudyError` naming the file and the fix when it is not one (module doc)."""
+    fix = "delete it and `scripts/study.py run` redoes that run"
     try:
-        return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
-    except (OSError, ValueError, EOFError):
+        rec = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, EOFError, zlib.error) as e:
+        raise StudyError(f"{path}: not a run record (gzip JSON): {e}; {fix}") from None
+    problem = _record_problem(rec)
+    if problem:
+        raise StudyError(f"{path}: {problem}; {fix}")
+    name = evidence_path("", rec["config"], rec["seed"]).name
+    if path.name != name:
+        raise StudyError(f"{path}: holds {rec['config']} seed {rec['seed']}, whose file is {name}; rename it (or "
+                         "delete it if it is a copy)")
+    return rec
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """:func:`_load`, or None when the file is missing or not a run record (:func:`run_study` redoes the run)."""
+    try:
+        return _load(path)
+    except StudyError:
         return None
 
 
@@ -160,22 +235,39 @@ def _write(evidence: Path, cfg: Any, record: dict, key: dict) -> Path:
     return path
 
 
+def _planned(cfg: Any, evidence: Path, seeds: Sequence[int] | None, configs: Sequence[str] | None,
+             max_runs: int | None) -> list[tuple[str, int]]:
+    """:func:`run_study`'s request checked before any work: the runs it names, or :class:`StudyError`."""
+    runs = study_runs(cfg, seeds)
+    if configs is not None:
+        known = ["sft", *(r for r in cfg.grpo.rewards if r != "sft")]
+        if isinstance(configs, (str, bytes)) or any(c not in known for c in configs):
+            raise StudyError(f"configs {configs!r}: a list of the profile's configurations {known}")
+        runs = [r for r in runs if r[0] in configs]
+    if max_runs is not None and (not _is_int(max_runs) or max_runs < 1):
+        raise StudyError(f"max_runs = {max_runs!r}: a whole number >= 1 (None: every pending run)")
+    for p in (evidence, evidence / "runs"):
+        if p.exists() and not p.is_dir():
+            raise StudyError(f"evidence {evidence}: {p} is not a folder; give a folder for the run files")
+    return runs
+
+
 def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = None,
               configs: Sequence[str] | None = None, max_runs: int | None = None,
               log: Callable[[str], None] = print) -> list[Path]:
     """Train and sample every pending run of :func:`study_runs` (``configs`` limits them), ``cfg.grpo.workers`` side
     by side; each finished run's evidence file is written as soon as it finishes. Done runs (file with the current
-    key) are skipped; ``max_runs`` stops after that many new runs. Returns the files written."""
+    key) are skipped; ``max_runs`` (>= 1) stops after that many new runs. Returns the files written. Seeds,
+    configurations, ``max_runs`` and the evidence folder are checked before any work (:class:`StudyError`)."""
     evidence = Path(evidence)
+    planned = _planned(cfg, evidence, seeds, configs, max_runs)
     train, test = load_split(cfg, "train"), load_split(cfg, "test")
     if cfg.grpo.eval_n:
         test = test[:cfg.grpo.eval_n]
     base = training.sft(cfg, train)
     log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
     todo = []
-    for config, seed in study_runs(cfg, seeds):
-        if configs is not None and config not in configs:
-            continue
+    for config, seed in planned:
         key = evidence_key(cfg, config, seed, train, test, base.final)
         old = _read(evidence_path(evidence, config, seed))
         if old is not None and old.get("key") == key:
@@ -199,13 +291,10 @@ def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = N
 
 
 def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """Every readable run file under ``<evidence>/runs``: ``{(config, seed): record}``."""
-    out = {}
-    for f in sorted((Path(evidence) / "runs").glob("*_s*.json.gz")):
-        rec = _read(f)
-        if rec is not None and "config" in rec and "generations" in rec:
-            out[(rec["config"], int(rec["seed"]))] = rec
-    return out
+    """Every run file under ``<evidence>/runs`` (each ``*.json.gz``, in name order): ``{(config, seed): record}``;
+    ``{}`` when there is none. A file that is not a run record of its own name is a :class:`StudyError` naming it
+    (module doc); other files are not runs."""
+    return {(r["config"], int(r["seed"])): r for r in map(_load, sorted((Path(evidence) / "runs").glob("*.json.gz")))}
 
 
 def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = None) -> pd.DataFrame:
@@ -222,10 +311,45 @@ def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = N
     return pd.DataFrame(rows)
 
 
-def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], Any]:
-    """:func:`sdrlib.experiments.posttrain.score_all` of every run on disk whose study ids are ``test_records``'."""
+def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The runs a comparison table reads: every run file (:func:`load_evidence`), checked before any scoring.
+
+    :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
+    two runs of one configuration hold the same generations (a copy counts once: each seed samples its own), or a
+    comparison of :func:`study_pairs` (each configuration with SFT, with R_exact) has no run on one side or no seed
+    in common."""
+    runs, where = load_evidence(evidence), Path(evidence) / "runs"
+    if not runs:
+        raise StudyError(f"{where}: no run files (`scripts/study.py run` writes them)")
     ids = [r.study_id for r in test_records]
-    runs = {k: r for k, r in load_evidence(evidence).items() if r["study_ids"] == ids}
+    other = [evidence_path("", *k).name for k, r in runs.items() if r["study_ids"] != ids]
+    if other:
+        raise StudyError(f"{where}: {other[:3]} ({len(other)} run(s)) are not on this profile's {len(ids)} test "
+                         "studies (another profile, test split or grpo.eval_n): read them with that profile, or move "
+                         "them to another evidence folder")
+    first: dict[tuple[str, tuple[str, ...]], int] = {}
+    for (c, s), r in runs.items():
+        s0 = first.setdefault((c, tuple(r["generations"])), s)
+        if s0 != s:
+            raise StudyError(f"{where}: {c}_s{s0} and {c}_s{s} hold the same generations: a copy of one run counts "
+                             "once (each seed samples its own); delete the copy and `scripts/study.py run` samples "
+                             "that seed again")
+    configs = list(dict.fromkeys(c for c, _ in runs))
+    seeds = {c: sorted(s for cc, s in runs if cc == c) for c in configs}
+    pairs = study_pairs(configs)
+    if "sft" not in configs or not pairs:
+        raise StudyError(f"{where}: runs of {configs} only; the table compares trained configurations with SFT: run "
+                         "both (`scripts/study.py run`)")
+    for a, b in pairs:
+        if not set(seeds[a]) & set(seeds[b]):
+            raise StudyError(f"{where}: {a} (seeds {seeds[a]}) and {b} (seeds {seeds[b]}) share no seed: seed s of "
+                             "one is compared with seed s of the other; run the missing seeds")
+    return runs
+
+
+def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], Any]:
+    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first)."""
+    runs = table_runs(evidence, test_records)
     return score_all(cfg, {k: r["generations"] for k, r in runs.items()}, test_records)
 
 
@@ -238,16 +362,47 @@ def study_pairs(configs: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def _fingerprint(scores: Any) -> bytes:
+    """A run's scores by content: every metric's per-study statistics and corpus value, every section."""
+    h = hashlib.sha256()
+    for sec in scores.sections:
+        for r in scores.results[sec]:
+            h.update(np.ascontiguousarray(np.asarray(r.stats, np.float64)).tobytes())
+            h.update(np.float64(r.corpus).tobytes())
+    return h.digest()
+
+
 def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: str = "findings",
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """The study's comparisons under the rule: one row per (pair, metric) of ``section``, ``family`` ``primary``
     (:data:`PRIMARY`) or ``secondary`` (:data:`SECONDARY`), each family with Holm over its own rows
-    (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...)."""
+    (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...).
+    ``n_studies``: the studies every score covers; :class:`StudyError` when it is not, when ``scores`` hold no
+    comparison (no scores, SFT only), or when two runs of one configuration score the same on every metric and study
+    (a copy counts once). Distinct runs that agree on one metric (every seed's reports state the same findings: the
+    same label F1 per study) are that configuration without run-to-run noise on that metric, and are compared as
+    such (``deterministic`` of :func:`~sdrlib.experiments.tables.significance_table`), not refused as copies."""
+    if not scores:
+        raise StudyError("study_table: no scores (study_scores reads the runs of an evidence folder)")
+    covered = sorted({len(sc.sample_ids) for sc in scores.values()})
+    if covered != [n_studies]:
+        raise StudyError(f"study_table: n_studies = {n_studies!r}, but the scores cover {covered} studies; pass the "
+                         "test studies they were scored on (study_scores)")
     configs = list(dict.fromkeys(c for c, _ in scores))
     pairs = study_pairs(configs)
+    if not pairs:
+        raise StudyError(f"study_table: scores of {configs} only; the table compares trained configurations with SFT")
+    first: dict[tuple[str, bytes], int] = {}
+    for (c, s), sc in scores.items():
+        s0 = first.setdefault((c, _fingerprint(sc)), s)
+        if s0 != s:
+            raise StudyError(f"study_table: {c} seeds {s0} and {s} score the same on every metric and study: a copy "
+                             "of one run counts once (study_scores names the run files)")
+    several = {c for c in configs if sum(k[0] == c for k in scores) > 1}  # distinct runs (checked above)
     out = []
     for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
-        t = significance_table(scores, pairs, list(metrics), n_resamples=n_resamples, seed=seed)
+        t = significance_table(scores, pairs, list(metrics), n_resamples=n_resamples, seed=seed,
+                               deterministic=several)
         t = t[t.section == section].reset_index(drop=True)
         if len(t):
             out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))

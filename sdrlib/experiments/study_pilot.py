@@ -12,6 +12,10 @@ policy itself.
 The table (:func:`pilot_table`) is what the study's step count is chosen from (``configs/study.yaml`` says which
 rule it applied); the pilot writes nothing but the run under ``runs/`` and its validation samples there.
 
+Bad input (:class:`~sdrlib.experiments.study.StudyError`, before any training): buckets and ``n_val`` that are not
+whole numbers >= 1, ``n_val`` beyond the profile's validation studies, seeds outside [0, 2**32 - 1] or repeated,
+no variant or seed, a variant that is not ``{key: value}`` overrides or that the profile refuses.
+
 Example: ``pilot_table(cfg, "chamfer", buckets=[32, 64, 128], n_val=100)``.
 """
 
@@ -29,6 +33,7 @@ from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.audit import audit_scorer
 from sdrlib.experiments.posttrain import generate_test
+from sdrlib.experiments.study import StudyError, check_seeds
 from sdrlib.metrics.clinical import label_matrix, per_sample_f1
 from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14
@@ -56,6 +61,21 @@ def val_reading(cfg: Any, policy: Any, val_records: Sequence[Any], scorer: Any, 
             "label_f1": float(per_sample_f1(P, R).mean()), "parsed": float(np.mean([p is not None for p in parsed]))}
 
 
+def _count(value: Any, what: str) -> int:
+    """``value`` as a whole number >= 1 (not a bool, float or text), else :class:`StudyError` naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise StudyError(f"{what} = {value!r}: a whole number >= 1")
+    return int(value)
+
+
+def _val(cfg: Any, n_val: Any) -> list:
+    """The first ``n_val`` validation studies; :class:`StudyError` when ``n_val`` is no count or exceeds them."""
+    val = load_split(cfg, "val")
+    if _count(n_val, "n_val") > len(val):
+        raise StudyError(f"n_val = {n_val}: the profile has {len(val)} validation studies (data.n_val)")
+    return val[:n_val]
+
+
 def _bucket_log(curves: pd.DataFrame, lo: int, hi: int) -> dict[str, float]:
     c = curves[(curves["step"] > lo) & (curves["step"] <= hi)]
     out = {}
@@ -73,13 +93,11 @@ def pilot_table(cfg: Any, reward: str, *, buckets: Sequence[int], n_val: int, se
     SFT run (trained or reused by :func:`sdrlib.training.sft`)."""
     from sdrlib.embedding import SentenceEmbedder
 
-    b = sorted({int(x) for x in buckets})
-    if not b or b[0] < 1:
-        raise ValueError(f"buckets must be positive step counts, got {list(buckets)}")
-    if n_val < 1:
-        raise ValueError(f"n_val must be >= 1, got {n_val}")
-    seed = cfg.seed if seed is None else seed
-    train, val = load_split(cfg, "train"), load_split(cfg, "val")[:n_val]
+    if isinstance(buckets, (str, bytes)) or not buckets:
+        raise StudyError(f"buckets = {buckets!r}: a list of step counts (whole numbers >= 1)")
+    b = sorted({_count(x, "a bucket") for x in buckets})
+    seed = cfg.seed if seed is None else check_seeds([seed], "seed")[0]
+    train, val = load_split(cfg, "train"), _val(cfg, n_val)
     embedder = embedder or SentenceEmbedder.from_config(cfg)
     scorer = audit_scorer(reward, embedder, cfg.grpo, train)
     base = Path(sft_policy) if sft_policy is not None else training.sft(cfg, train).final
@@ -112,15 +130,21 @@ def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, 
     from sdrlib.config import load_profile
     from sdrlib.embedding import SentenceEmbedder
 
-    if n_val < 1 or not seeds or not variants:
-        raise ValueError("choice_table needs n_val >= 1, at least one seed and one variant")
-    train, val = load_split(cfg, "train"), load_split(cfg, "val")[:n_val]
+    if not isinstance(variants, dict) or not variants or not all(
+            isinstance(k, str) and k.isidentifier() and isinstance(v, dict) for k, v in variants.items()):
+        raise StudyError(f"variants = {variants!r}: at least one, as {{name: {{key: value}}}} (e.g. {{'grpo': "
+                         "{'grpo.loss_type': 'grpo'}})")
+    if not check_seeds(seeds):
+        raise StudyError("seeds = []: at least one seed")
+    vcfgs = {name: load_profile(cfg.name, {**(overrides or {}), **over,  # every variant loads before any training
+                                           "paths.runs": str(cfg.runs_dir / "choice" / name)})
+             for name, over in variants.items()}
+    train, val = load_split(cfg, "train"), _val(cfg, n_val)
     embedder = SentenceEmbedder.from_config(cfg)
     scorer = audit_scorer(reward, embedder, cfg.grpo, train)
     base = Path(sft_policy) if sft_policy is not None else training.sft(cfg, train).final
     rows = []
-    for name, over in variants.items():
-        vcfg = load_profile(cfg.name, {**(overrides or {}), **over, "paths.runs": str(cfg.runs_dir / "choice" / name)})
+    for name, vcfg in vcfgs.items():
         for s in seeds:
             res = training.grpo(vcfg, reward, base, train, seed=s, embedder=embedder)
             c = pd.read_csv(res.curves)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from sdrlib.metrics.verdict import ALPHA, POWER, VerdictInputError, interval_se, seeds_needed
+from sdrlib.metrics.verdict import ALPHA, POWER, VerdictInputError, interval_se, seeds_needed, study_se_column
 
 __all__ = ["PAPER_EFFECTS", "MIN_SEEDS", "MIN_STUDIES", "size_study", "study_plan"]
 
@@ -42,8 +42,9 @@ def size_study(table: pd.DataFrame, *, targets: Mapping[str, float] = PAPER_EFFE
     at Holm's level ``alpha / m`` (``m`` defaults to the number of comparisons sized).
 
     ``table``: rows with ``A, B, metric`` (a suite name, its backend after ``@`` ignored), ``ci_low, ci_high`` (or
-    ``study_se``, the study bootstrap's standard error, used when present: the interval also holds the seed half,
-    so the standard error read from it is an upper bound) and
+    ``study_se``, the study bootstrap's standard error, used where finite: the interval also holds the seed half,
+    so the standard error read from it is an upper bound; text or a negative value is refused,
+    :func:`sdrlib.metrics.verdict.study_se_column`) and
     ``seed_sd`` (NaN for one seed: its seed half is
     unknown, ``seeds_for_target`` NaN); ``n_studies``: the test studies the table's intervals come from."""
     need = [c for c in ("A", "B", "metric", "ci_low", "ci_high") if c not in table.columns]
@@ -56,11 +57,11 @@ def size_study(table: pd.DataFrame, *, targets: Mapping[str, float] = PAPER_EFFE
     m = int(m if m is not None else len(t))
     level = alpha / max(m, 1)
     z = stats.norm.ppf(1 - level / 2) + stats.norm.ppf(power)
+    study_se = study_se_column(t)
     rows = []
-    for _, r in t.iterrows():
+    for i, r in t.iterrows():
         target = float(targets[r.metric])
-        se = (float(r["study_se"]) if "study_se" in t.columns and np.isfinite(float(r["study_se"]))
-              else interval_se(float(r.ci_low), float(r.ci_high)))
+        se = float(study_se[i]) if np.isfinite(study_se[i]) else interval_se(float(r.ci_low), float(r.ci_high))
         sd = float(r["seed_sd"]) if "seed_sd" in t.columns else float("nan")
         studies = math.ceil(n_studies * (z * se / target) ** 2) if np.isfinite(se) and se > 0 else float("nan")
         rows.append({"A": r.A, "B": r.B, "metric": r.metric, "target": target, "se_study": se, "seed_sd": sd,

@@ -160,7 +160,7 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     p_seed_t, seed_sd`` (sample SD of the per-seed differences), ``n_same_sign`` (seeds whose difference has
     D's sign), ``study_se`` (the study half's standard error: the SD of D over the study resamples with the seeds
     held fixed, the noise that more test studies remove and more seeds cannot; the interval above also holds the
-    seed half), ``n_seeds, n, n_resamples``, and per seed ``seed_diffs`` and ``seed_p`` (the per-seed paired
+    seed half; NaN for one study, whose resamples cannot vary), ``n_seeds, n, n_resamples``, and per seed ``seed_diffs`` and ``seed_p`` (the per-seed paired
     bootstrap p over studies, same resamples).
 
     Example::
@@ -196,7 +196,7 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     sd, p_t, lo, hi, p = _seed_t_test(d_s, d, ci, lo, hi, p_boot)
     same = int(np.sum(np.sign(d_s) == np.sign(d))) if d != 0 else 0
     study = boot[:, ok].mean(axis=0)  # the study half alone: the seed mean under the study resamples, seeds fixed
-    study_se = float(np.std(study, ddof=1)) if study.size > 1 else float("nan")
+    study_se = float(np.std(study, ddof=1)) if study.size > 1 and n > 1 else float("nan")  # one study: no variance
     return {**out, "ci_low": float(lo), "ci_high": float(hi), "p_value": float(p), "p_boot": float(p_boot),
             "p_seed_t": p_t, "seed_sd": sd, "n_same_sign": same, "study_se": study_se}
 

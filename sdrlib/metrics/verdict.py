@@ -50,7 +50,8 @@ from scipy import stats
 from sdrlib.errors import SDRError
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
-           "studies_needed", "verdict", "untested_direction", "family_verdicts", "family_directions"]
+           "studies_needed", "verdict", "untested_direction", "study_se_column", "family_verdicts",
+           "family_directions"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
@@ -178,12 +179,29 @@ def untested_direction(diff: float) -> str:
     return "higher mean, not tested" if diff > 0 else "lower mean, not tested"
 
 
+def study_se_column(table: pd.DataFrame) -> pd.Series:
+    """A comparison table's ``study_se`` as floats, NaN where a row has none (or the table lacks the column): the
+    row's interval then stands in. Numeric text (a CSV's) is read as its number; other text or a negative value is
+    a :class:`VerdictInputError` naming the row. An infinite value is kept (not finite: the interval stands in)."""
+    if "study_se" not in table:
+        return pd.Series(np.nan, index=table.index)
+    raw = table["study_se"]
+    se = pd.to_numeric(raw, errors="coerce").astype(float)
+    bad = (raw.notna() & se.isna()) | (se < 0)
+    if bad.any():
+        i = bad[bad].index[0]
+        shown = repr(raw[i]) if isinstance(raw[i], str) else raw[i]
+        raise VerdictInputError(f"study_se = {shown} (row {i}): a standard error, a number >= 0 (NaN: unknown)")
+    return se
+
+
 def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA,
                     power: float = POWER) -> pd.DataFrame:
     """The rule over one run's family: ``table`` rows of the comparison schema (``diff, p_value, ci_low, ci_high``
     and, over seeds, ``seed_sd, n_same_sign, n_seeds``; optional ``boot_ci_low, boot_ci_high``, the study bootstrap's
     own interval, else the row's interval stands in: wider, so its detectable effect is an upper bound; a finite
-    ``study_se``, the study bootstrap's standard error with the seeds held fixed, is used before either). Returns a
+    ``study_se``, the study bootstrap's standard error with the seeds held fixed, is used before either:
+    :func:`study_se_column`). Returns a
     copy with ``p_holm``, ``verdict``, ``mde`` (at ``alpha / m``), ``binding``, ``seeds_needed``,
     ``studies_needed`` (each NaN unless its half binds and the observed difference is below ``mde``) and
     ``family_size``."""
@@ -198,7 +216,7 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
     seed_sd = t["seed_sd"] if "seed_sd" in t else pd.Series(np.nan, index=t.index)
     lo = t["boot_ci_low"] if "boot_ci_low" in t else t["ci_low"]
     hi = t["boot_ci_high"] if "boot_ci_high" in t else t["ci_high"]
-    study_se = pd.to_numeric(t["study_se"], errors="coerce") if "study_se" in t else pd.Series(np.nan, index=t.index)
+    study_se = study_se_column(t)
     level = alpha / max(m, 1)
     t["p_holm"] = holm(t["p_value"].to_numpy(float))
     rows = []

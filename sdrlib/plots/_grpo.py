@@ -31,6 +31,35 @@ __all__ = ["plot_grpo_curves", "plot_semantic_reward", "plot_reward_sparsity", "
 _CURVE_ROWS = (("reward", "total reward", True), ("kl", "KL to SFT", False),
                ("completions/mean_length", "length (tokens)", False))
 
+def _check_curve_args(curves: "pd.DataFrame", smooth: int, n_start: int) -> None:
+    need = {"step", "config"} - set(curves.columns)
+    if need:
+        raise PlotError(f"plot_grpo_curves: curves lack the columns {sorted(need)}")
+    if smooth < 1:
+        raise PlotError(f"plot_grpo_curves: smooth must be >= 1 logged steps, got {smooth}")
+    if n_start < 1:
+        raise PlotError(f"plot_grpo_curves: n_start must be >= 1 logged steps, got {n_start}")
+
+
+def _curve_panel(ax: Any, d: "pd.DataFrame", column: str, colour: Any, name: str, *, smooth: int,
+                 n_start: int) -> None:
+    """One panel of :func:`plot_grpo_curves`: the seeds thin grey, their rolling mean thick, the start level dashed."""
+    from matplotlib.ticker import MaxNLocator
+
+    per_seed = d.dropna(subset=[column]).pivot_table(index="step", columns="seed", values=column)
+    if per_seed.empty:
+        ax.text(0.5, 0.5, "not logged", transform=ax.transAxes, ha="center", va="center", color="0.4")
+    else:
+        for s in per_seed.columns:
+            ax.plot(per_seed.index, per_seed[s], color="0.6", lw=0.8, label=f"_seed {s}")
+        m = per_seed.mean(axis=1)
+        ax.plot(m.index, m.rolling(smooth, min_periods=1, center=True).mean(), color=colour, lw=2.4,
+                label=f"{name}: mean over seeds")
+        if column != "kl":  # the KL starts at 0 by definition
+            ax.axhline(float(m.iloc[:n_start].mean()), color="black", ls="--", lw=1.1, label="_start")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+
+
 def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Mapping[str, str] | None = None,
                      *, smooth: int = 5, n_start: int = 4, ncols: int = 4) -> "Figure":
     """GRPO training curves as small multiples: one column of panels per configuration, so no two
@@ -49,17 +78,10 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
 
     from sdrlib.experiments.grpo_report import movement_table
 
-    need = {"step", "config"} - set(curves.columns)
-    if need:
-        raise PlotError(f"plot_grpo_curves: curves lack the columns {sorted(need)}")
-    if smooth < 1:
-        raise PlotError(f"plot_grpo_curves: smooth must be >= 1 logged steps, got {smooth}")
-    if n_start < 1:
-        raise PlotError(f"plot_grpo_curves: n_start must be >= 1 logged steps, got {n_start}")
+    _check_curve_args(curves, smooth, n_start)
     labels = dict(labels or {})
     if "seed" not in curves:
         curves = curves.assign(seed=0)
@@ -91,18 +113,7 @@ def plot_grpo_curves(curves: "pd.DataFrame", configs: Sequence[str], labels: Map
             if not own:
                 shared.setdefault(column, ax)
             top = top or ax
-            per_seed = d.dropna(subset=[column]).pivot_table(index="step", columns="seed", values=column)
-            if per_seed.empty:
-                ax.text(0.5, 0.5, "not logged", transform=ax.transAxes, ha="center", va="center", color="0.4")
-            else:
-                for s in per_seed.columns:
-                    ax.plot(per_seed.index, per_seed[s], color="0.6", lw=0.8, label=f"_seed {s}")
-                m = per_seed.mean(axis=1)
-                ax.plot(m.index, m.rolling(smooth, min_periods=1, center=True).mean(), color=colour, lw=2.4,
-                        label=f"{name}: mean over seeds")
-                if column != "kl":  # the KL starts at 0 by definition
-                    ax.axhline(float(m.iloc[:n_start].mean()), color="black", ls="--", lw=1.1, label="_start")
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+            _curve_panel(ax, d, column, colour, name, smooth=smooth, n_start=n_start)
             if col == 0:
                 ax.set_ylabel(ylabel)
             if q < nq - 1:
@@ -288,6 +299,36 @@ _SILENCE = (("mixed_margin", "stating a finding minus staying silent, over the r
             ("gap", "SFT samples minus the modal normal report, abnormal references"))
 
 
+def _silence_panel(ax: Any, expected: "pd.DataFrame") -> None:
+    """The last panel of :func:`plot_audit`: one bar per reward of the silence measure, coloured by its sign."""
+    from matplotlib.patches import Patch
+
+    col, what = next(((c, w) for c, w in _SILENCE if c in expected), (None, None))
+    if col is None:
+        raise PlotError(f"plot_audit: expected has none of the columns {[c for c, _ in _SILENCE]}")
+    e = expected.iloc[::-1]
+    v = e[col].to_numpy(float)
+    y = np.arange(len(e))
+    pays = v < 0
+    ax.barh(y, v, height=0.6, color=[PALETTE[3] if p else PALETTE[0] for p in pays], edgecolor="black", lw=0.6)
+    ax.axvline(0.0, color="0.2", lw=1.0)
+    span = float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 1.0
+    for yi, vi in zip(y, v):
+        if np.isfinite(vi):
+            ax.text(vi + (0.02 if vi >= 0 else -0.02) * span, yi, f"{vi:+.3f}", va="center",
+                    ha="left" if vi >= 0 else "right", fontsize=9)
+    lo, hi = float(np.nanmin(np.minimum(v, 0.0))), float(np.nanmax(np.maximum(v, 0.0)))
+    ax.set_xlim(min(1.35 * lo, -0.25 * span), max(1.35 * hi, 0.25 * span))  # room for the value labels
+    ax.set_yticks(y, e["label"], fontsize=9)
+    ax.set_xlabel(f"{col}: {what}\n(mean reward of the SFT policy's own samples; not tested)", fontsize=9)
+    n_pay = int(np.nansum(pays))
+    ax.set_title(f"does silence pay? yes (< 0) under {n_pay} of {int(np.isfinite(v).sum())} rewards",
+                 fontsize=10)
+    ax.legend(handles=[Patch(facecolor=PALETTE[3], edgecolor="black", label="< 0: silence pays"),
+                       Patch(facecolor=PALETTE[0], edgecolor="black", label=">= 0: stating a finding pays")],
+              loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9, frameon=False)
+
+
 def plot_audit(table: "pd.DataFrame", expected: "pd.DataFrame | None" = None) -> "Figure":
     """The reward audit: what each reward pays for edited and degenerate reports, and whether it pays for silence.
 
@@ -305,7 +346,7 @@ def plot_audit(table: "pd.DataFrame", expected: "pd.DataFrame | None" = None) ->
     above 0 (blue) it does not. Each bar carries its value. 2 x 2 grid, each heatmap wide enough for its 13 cells'
     two-decimal values at 9 pt. Returns the figure."""
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.patches import Rectangle
 
     strata = [s for s in ("no_finding", "single", "multi") if (table["stratum"] == s).any()]
     n = len(strata) + (expected is not None)
@@ -343,31 +384,7 @@ def plot_audit(table: "pd.DataFrame", expected: "pd.DataFrame | None" = None) ->
         ax.set_title(f"{st.replace('_', ' ')} references (n = {n_ref}): share of the reference's reward",
                      fontsize=10)
     if expected is not None:
-        ax = axes[n - 1]
-        col, what = next(((c, w) for c, w in _SILENCE if c in expected), (None, None))
-        if col is None:
-            raise PlotError(f"plot_audit: expected has none of the columns {[c for c, _ in _SILENCE]}")
-        e = expected.iloc[::-1]
-        v = e[col].to_numpy(float)
-        y = np.arange(len(e))
-        pays = v < 0
-        ax.barh(y, v, height=0.6, color=[PALETTE[3] if p else PALETTE[0] for p in pays], edgecolor="black", lw=0.6)
-        ax.axvline(0.0, color="0.2", lw=1.0)
-        span = float(np.nanmax(np.abs(v))) if np.isfinite(v).any() else 1.0
-        for yi, vi in zip(y, v):
-            if np.isfinite(vi):
-                ax.text(vi + (0.02 if vi >= 0 else -0.02) * span, yi, f"{vi:+.3f}", va="center",
-                        ha="left" if vi >= 0 else "right", fontsize=9)
-        lo, hi = float(np.nanmin(np.minimum(v, 0.0))), float(np.nanmax(np.maximum(v, 0.0)))
-        ax.set_xlim(min(1.35 * lo, -0.25 * span), max(1.35 * hi, 0.25 * span))  # room for the value labels
-        ax.set_yticks(y, e["label"], fontsize=9)
-        ax.set_xlabel(f"{col}: {what}\n(mean reward of the SFT policy's own samples; not tested)", fontsize=9)
-        n_pay = int(np.nansum(pays))
-        ax.set_title(f"does silence pay? yes (< 0) under {n_pay} of {int(np.isfinite(v).sum())} rewards",
-                     fontsize=10)
-        ax.legend(handles=[Patch(facecolor=PALETTE[3], edgecolor="black", label="< 0: silence pays"),
-                           Patch(facecolor=PALETTE[0], edgecolor="black", label=">= 0: stating a finding pays")],
-                  loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9, frameon=False)
+        _silence_panel(axes[n - 1], expected)
     fig.suptitle("Reward audit: mean reward of edited / degenerate completions as a share of the reference's\n"
                  "left of the white line: correct reports; outlined: an error paid at least as much as a correct "
                  "report of its row", fontsize=11)

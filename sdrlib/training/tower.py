@@ -19,6 +19,11 @@ Shapes: ``pixel_values`` are the processor's patches, ``(n * T, C)`` with ``T`` 
 returns ``(n * K, hidden)`` merged tokens (``K`` = (image / patch / merge)^2, 36 on the cpu profile), read as
 ``(n, K * hidden)`` features.
 
+Bad input (:class:`TowerInputError`, naming the study, label or setting): no records, a record without an image
+or without labels, a label that is not a CheXpert-14 observation or not 1 / 0 / -1, a pretraining split with no
+positive or uncertain label (nothing to learn), epochs / batch size / learning rate out of range. A split without
+images or labels trains no tower: ``sft.tiny_tower_epochs: 0``.
+
 Example::
 
     model, proc = build_tiny_policy(texts, spec)
@@ -31,16 +36,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import math
+
 import numpy as np
 
 from sdrlib.generation import load_images
 from sdrlib.models import PolicyError
 from sdrlib.vocabulary import CHEXPERT_14
 
-__all__ = ["TOWER_OBSERVATIONS", "tower_labels", "tower_features", "pretrain_tower", "tower_probe"]
+__all__ = ["TOWER_OBSERVATIONS", "TowerInputError", "tower_labels", "tower_features", "pretrain_tower", "tower_probe"]
 
 #: the observations the tower learns to read: CheXpert's 14 without "No Finding"
 TOWER_OBSERVATIONS: tuple[str, ...] = tuple(c for c in CHEXPERT_14 if c != "No Finding")
+_FIX = "set sft.tiny_tower_epochs: 0 for a split without images or labels"
+
+
+class TowerInputError(PolicyError, ValueError):
+    """Records or settings the tower's pretraining or probe cannot use; the message names them and the fix."""
 
 
 def _visual(model: Any) -> Any:
@@ -53,16 +65,28 @@ def _visual(model: Any) -> Any:
 def tower_labels(records: Sequence[Any]) -> np.ndarray:
     """``(n, 13)`` float32: 1 where a record's label of :data:`TOWER_OBSERVATIONS` is positive or uncertain.
 
-    Raises :class:`PolicyError` when a record has no labels (a split without labels cannot teach the tower)."""
+    Raises :class:`TowerInputError` when a record has no labels (a split without labels cannot teach the tower), a
+    label that is not a CheXpert-14 observation or a value other than 1 / 0 / -1 (None: not mentioned)."""
     missing = [r.study_id for r in records if not getattr(r, "labels", None)]
     if missing:
-        raise PolicyError(f"tower pretraining needs labelled training studies; {len(missing)} have none (first: "
-                          f"{missing[0]!r}); set sft.tiny_tower_epochs: 0 for a split without labels")
+        raise TowerInputError(f"tower pretraining needs labelled training studies; {len(missing)} have none (first: "
+                              f"{missing[0]!r}); {_FIX}")
+    for r in records:
+        bad = [(k, v) for k, v in r.labels.items() if k not in CHEXPERT_14 or v not in (1, 0, -1, None)]
+        if bad:
+            raise TowerInputError(f"study {r.study_id!r}: label {bad[0][0]!r}: {bad[0][1]!r}; labels are CheXpert-14 "
+                                  "observations (sdrlib.vocabulary.CHEXPERT_14) valued 1, 0 or -1")
     return np.array([[float(r.labels.get(o) in (1, -1)) for o in TOWER_OBSERVATIONS] for r in records], np.float32)
 
 
 def _pixels(processor: Any, records: Sequence[Any]) -> tuple[Any, Any, int]:
     """The processor's patches of each record's first image: ``(pixel_values, grid_thw, patches per image)``."""
+    if not records:
+        raise TowerInputError(f"the tower needs studies with images; none given ({_FIX})")
+    blind = [r.study_id for r in records if not r.image_paths]
+    if blind:
+        raise TowerInputError(f"the tower reads images; {len(blind)} studies have none (first: {blind[0]!r}); pass "
+                              f"studies with images ({_FIX})")
     images = [load_images(r.image_paths, 1)[0] for r in records]
     out = processor.image_processor(images=images, return_tensors="pt")
     pv, thw = out["pixel_values"], out["image_grid_thw"]
@@ -109,14 +133,19 @@ def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs
     ``epochs = 0`` changes nothing. Deterministic for a seed on one thread count."""
     import torch
 
-    if epochs < 0 or batch_size < 1 or not learning_rate > 0:
-        raise ValueError(f"epochs >= 0, batch_size >= 1 and learning_rate > 0 needed, got {epochs}, {batch_size}, "
-                         f"{learning_rate}")
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (epochs, batch_size))
+    if not whole or epochs < 0 or batch_size < 1 or not (isinstance(learning_rate, (int, float)) and
+                                                         math.isfinite(learning_rate) and learning_rate > 0):
+        raise TowerInputError(f"epochs >= 0, batch_size >= 1 (whole numbers) and learning_rate > 0 (finite) needed, "
+                              f"got {epochs!r}, {batch_size!r}, {learning_rate!r}")
     if epochs == 0:
         return {"epochs": 0, "steps": 0, "loss_first": None, "loss_last": None, "n": len(records)}
-    y = torch.from_numpy(tower_labels(records))
     visual = _visual(model)
     pv, thw, per = _pixels(processor, records)
+    y = torch.from_numpy(tower_labels(records))
+    if not y.any():
+        raise TowerInputError(f"none of the {len(records)} studies has a positive or uncertain label of "
+                              f"{len(TOWER_OBSERVATIONS)} observations: nothing to learn ({_FIX})")
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         width = _forward(visual, pv, thw, per, [0]).shape[1]

@@ -1,7 +1,8 @@
 """The GRPO study (sdrlib.experiments.study, scripts/study.py): one evidence file per finished run, resumed run by
 run, extended by seeds without retraining the others, a file of another setting redone, the comparison table
 under the rule (both families, vs SFT and vs R_exact, the study half's standard error), and the script's bad
-arguments refused before any work."""
+arguments refused before any work; bad seeds, run requests, evidence files and tables named (the probe pass of
+tests/probes/study_surfaces.py)."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ def test_the_study_profile_meets_its_floors():
     (["choose", "--variants", "a:notakeyvalue"], "KEY=VALUE"),
     (["choose", "--variants", "a", "a"], "new plain name"),
     (["run", "--configs", "gcarl"], "not configurations of profile study"),
-    (["run", "--seeds", "-1"], "non-negative"),
+    (["run", "--seeds", "-1"], "a seed is an integer in [0, 2**32 - 1]"),
     (["status", "--evidence", "/nonexistent/folder"], "not a folder"),
     (["pilot", "--sft-policy", "/nonexistent/policy"], "no saved policy there"),
     (["pilot", "--n-val", "100000"], "validation studies"),
@@ -143,4 +144,305 @@ def test_script_refuses_bad_arguments_in_one_line(argv, msg, capsys):
         rc = e.code
     err = capsys.readouterr().err
     assert rc == 2 and msg in err, (rc, err[-500:])
-    assert "Traceback" not in err and msg in err.strip().splitlines()[-1]  # the last line names it
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err  # one line: no usage block above it
+
+
+# --- bad input (tests/probes/study_surfaces.py): refused by name before any work, nothing written into an input
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """A smoke profile with two trained configurations and two seeds, and its 6 test studies."""
+    from sdrlib.config import load_profile
+    from sdrlib.data import load_split
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SDR_ROOT", str(tmp_path_factory.mktemp("smoke_root")))
+    cfg = load_profile("smoke", {"data.n_test": 6, "grpo.rewards": ["exact", "chamfer"], "grpo.seeds": 2,
+                                 "grpo.workers": 1})
+    yield cfg, load_split(cfg, "test")
+    mp.undo()
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Every call that would train or score fails the test: a refusal must come before any work."""
+    from sdrlib import training
+    from sdrlib.experiments import study, study_pilot
+
+    def work(*a, **k):
+        raise AssertionError("work started")
+
+    for module, name in ((training, "sft"), (training, "grpo"), (study, "score_all"), (study_pilot, "pilot_table"),
+                         (study_pilot, "choice_table")):
+        monkeypatch.setattr(module, name, work)
+
+
+def _runs(ev, test, runs):
+    """Write run files: ``runs`` maps ``(config, seed)`` (or a file name) to generations, a record or bytes."""
+    (ev / "runs").mkdir(parents=True, exist_ok=True)
+    for key, body in runs.items():
+        name = key if isinstance(key, str) else f"{key[0]}_s{key[1]}.json.gz"
+        if isinstance(body, list):
+            body = {"config": key[0], "seed": key[1], "study_ids": [r.study_id for r in test], "generations": body}
+        (ev / "runs" / name).write_bytes(body if isinstance(body, bytes) else gzip.compress(json.dumps(body).encode()))
+    return ev
+
+
+def _gens(test, tag):
+    return [f"<think> {tag} {i} </think> <answer> x </answer>" for i in range(len(test))]
+
+
+def _study_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("study_script", ROOT / "scripts" / "study.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["pilot", "--n-val", "abc"], "argument --n-val: expected a whole number, got 'abc'"),
+    (["pilot", "--seed", "4294967296"], "a seed is an integer in [0, 2**32 - 1]"),
+    (["run", "--seeds", "0", "0"], "--seeds [0, 0]: repeats [0]"),
+    (["status", "--seeds", "1", "1"], "--seeds [1, 1]: repeats [1]"),
+    (["run", "--evidence", "{file}"], "is not a folder"),
+    (["run", "--evidence", "{runs_file}"], "runs is not a folder"),
+    (["table", "--evidence", "{empty}"], "no run files"),
+    (["table", "--evidence", "{ev}", "--out", "{ev}/runs/t.csv"], "inside the evidence folder"),
+    (["table", "--evidence", "{ev}", "--out", "{ev}/t.csv"], "inside the evidence folder"),
+    (["table", "--evidence", "{ev}", "--out", "{tmp}"], "a folder; give a file name"),
+    (["table", "--evidence", "{ev}", "--out", "{tmp}/nope/t.csv"], "does not exist"),
+    (["table", "--evidence", "{bad}"], "sft_s0.json.gz: not a run record"),
+])
+def test_script_refuses_before_any_work_in_one_line_and_writes_nothing(argv, msg, tmp_path, capsys, no_work,
+                                                                       monkeypatch, smoke):
+    """Before: a usage block above the line; a seed beyond numpy's range, repeated seeds, an evidence path that is a
+    file, an empty or corrupt evidence folder and an --out that could not be written (or lay in the folder read)
+    reached training or scoring."""
+    _, test = smoke
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "root"))
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "runs_file" / "runs").parent.mkdir()
+    (tmp_path / "runs_file" / "runs").write_text("x")
+    (tmp_path / "empty").mkdir()
+    _runs(tmp_path / "ev", test, {("sft", 0): _gens(test, "a"), ("chamfer", 0): _gens(test, "b")})
+    _runs(tmp_path / "bad", test, {("sft", 0): b"not gzip"})
+    before = sorted(p for p in tmp_path.rglob("*"))
+    fill = {k: str(tmp_path / k) for k in ("file", "runs_file", "empty", "ev", "bad")} | {"tmp": str(tmp_path)}
+    try:
+        rc = _study_script().main([argv[0], "--profile", "smoke", *[a.format(**fill) for a in argv[1:]]])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(tmp_path / "root")) == \
+        [p for p in before if not p.is_relative_to(tmp_path / "root")]
+
+
+def test_seeds_are_distinct_integers_in_numpys_range(smoke):
+    from sdrlib.experiments.study import StudyError, study_runs
+
+    cfg, _ = smoke
+    assert study_runs(cfg, [1, 0])[:2] == [("sft", 1), ("exact", 1)] and study_runs(cfg, []) == []
+    for bad, msg in (([0, 0], "repeats"), ([-1], "2\\*\\*32"), ([2**32], "2\\*\\*32"), ([1.5], "2\\*\\*32"),
+                     ("01", "a list of seeds")):
+        with pytest.raises(StudyError, match=msg):
+            study_runs(cfg, bad)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"configs": "chamfer"}, "a list of the profile's configurations"),
+    ({"configs": ["nope"]}, "a list of the profile's configurations"),
+    ({"max_runs": -1}, "max_runs = -1"),
+    ({"max_runs": 0}, "max_runs = 0"),
+    ({"evidence": "file"}, "is not a folder"),
+    ({"seeds": [0, 0]}, "repeats"),
+])
+def test_a_run_request_is_checked_before_any_work(kw, msg, smoke, tmp_path, no_work):
+    """Before: a configs string matched by substring, max_runs -1 dropped the last run, max_runs 0 / unknown configs
+    did nothing without a word, an evidence file failed only after training."""
+    from sdrlib.experiments.study import StudyError, run_study
+
+    cfg, _ = smoke
+    (tmp_path / "file").write_text("x")
+    ev = tmp_path / kw.pop("evidence", "ev")
+    with pytest.raises(StudyError, match=msg):
+        run_study(cfg, ev, log=lambda s: None, **kw)
+
+
+def test_a_run_file_that_is_no_run_record_is_redone(smoke, tmp_path, monkeypatch):
+    """Before: a run file holding a JSON list stopped the study (AttributeError)."""
+    from types import SimpleNamespace
+
+    from sdrlib.experiments import study
+
+    cfg, test = smoke
+    (tmp_path / "sft_policy").mkdir()
+    monkeypatch.setattr(study.training, "sft", lambda *a, **k: SimpleNamespace(final=tmp_path / "sft_policy",
+                                                                              reused=True, seconds=0.0))
+    monkeypatch.setattr(study, "_job", lambda cfg, c, s, train, test, base: {
+        "config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": _gens(test, c)})
+    ev = _runs(tmp_path / "ev", test, {("sft", 0): gzip.compress(b"[1, 2]")})
+    assert [p.name for p in study.run_study(cfg, ev, seeds=[0], configs=["sft"], log=lambda s: None)] == \
+        ["sft_s0.json.gz"]
+    assert study.load_evidence(ev)[("sft", 0)]["generations"] == _gens(test, "sft")
+
+
+@pytest.mark.parametrize("runs, msg", [
+    ({("sft", 0): b"plain bytes"}, "sft_s0.json.gz: not a run record"),
+    ({("sft", 0): gzip.compress(b"{oops")}, "sft_s0.json.gz: not a run record"),
+    ({("sft", 0): gzip.compress(json.dumps({"config": "sft"}).encode())[:20]}, "not a run record"),
+    ({("sft", 0): [1, 2]}, "holds a JSON list"),
+    ({("sft", 0): {"config": "sft", "seed": 0, "study_ids": []}}, "lacks \\['generations'\\]"),
+    ({("sft", 0): {"config": "sft", "seed": "abc", "study_ids": [], "generations": []}}, "an integer"),
+    ({("sft", 0): {"config": "sft", "seed": 0, "study_ids": ["a", "b"], "generations": ["x"]}}, "1 generations"),
+    ({("sft", 0): {"config": "sft", "seed": 0, "study_ids": ["a"], "generations": [None]}}, "not text"),
+    ({"chamfer.json.gz": {"config": "chamfer", "seed": 0, "study_ids": [], "generations": []}},
+     "whose file is chamfer_s0.json.gz"),
+    ({"chamfer_s1.json.gz": {"config": "chamfer", "seed": 0, "study_ids": [], "generations": []}},
+     "chamfer_s1.json.gz: holds chamfer seed 0"),
+])
+def test_an_evidence_file_that_is_no_run_record_of_its_name_is_named(runs, msg, tmp_path):
+    """Before: skipped without a word (not gzip, not JSON, a key missing), a KeyError / TypeError / ValueError, or
+    read under the name of its content (a copy replaced the run it copies)."""
+    from sdrlib.experiments import study
+
+    ev = tmp_path / "ev"
+    (ev / "runs").mkdir(parents=True)
+    for name, body in runs.items():
+        name = name if isinstance(name, str) else f"{name[0]}_s{name[1]}.json.gz"
+        (ev / "runs" / name).write_bytes(body if isinstance(body, bytes) else gzip.compress(json.dumps(body).encode()))
+    (ev / "runs" / "notes.txt").write_text("not a run file")
+    with pytest.raises(study.StudyError, match=msg):
+        study.load_evidence(ev)
+
+
+def test_the_table_reads_only_runs_it_can_compare(smoke, tmp_path, no_work):
+    """Before: runs on other studies were dropped without a word, a copied run reached the statistics (SFT: a bare
+    ValueError; a trained configuration: counted twice, silently), SFT alone crashed after scoring."""
+    from sdrlib.experiments import study
+
+    _, test = smoke
+    other = {"config": "sft", "seed": 1, "study_ids": [f"x{i}" for i in range(len(test))],
+             "generations": _gens(test, "c")}
+    cases = [
+        ({}, "no run files"),
+        ({("sft", 0): _gens(test, "a"), ("chamfer", 0): _gens(test, "b"), ("sft", 1): other}, "not on this profile"),
+        ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "a"), ("chamfer", 0): _gens(test, "b"),
+          ("chamfer", 1): _gens(test, "c")}, "sft_s0 and sft_s1 hold the same generations"),
+        ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "d"), ("chamfer", 0): _gens(test, "b"),
+          ("chamfer", 1): _gens(test, "b")}, "chamfer_s0 and chamfer_s1 hold the same generations"),
+        ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "b")}, "runs of \\['sft'\\] only"),
+        ({("sft", 0): _gens(test, "a"), ("chamfer", 1): _gens(test, "b")}, "share no seed"),
+    ]
+    for i, (runs, msg) in enumerate(cases):
+        ev = _runs(tmp_path / f"ev{i}", test, runs)
+        with pytest.raises(study.StudyError, match=msg):
+            study.study_scores(None, ev, test)
+
+
+def test_study_table_refuses_scores_it_cannot_compare():
+    """Before: SFT-only scores crashed (AttributeError on an empty table); an n_studies other than the scores'
+    sized the study on the wrong count without a word."""
+    from types import SimpleNamespace
+
+    from sdrlib.experiments.study import StudyError, study_table
+
+    six = SimpleNamespace(sample_ids=list("abcdef"))
+    with pytest.raises(StudyError, match="no scores"):
+        study_table({}, n_studies=6)
+    with pytest.raises(StudyError, match="cover \\[6\\] studies"):
+        study_table({("sft", 0): six, ("chamfer", 0): six}, n_studies=5)
+    with pytest.raises(StudyError, match="scores of \\['sft'\\] only"):
+        study_table({("sft", 0): six, ("sft", 1): six}, n_studies=6)
+
+
+class _Scores:
+    """Scores of one run: each of the study's metrics per study (``findings`` section only)."""
+
+    def __init__(self, values: dict):
+        from sdrlib.metrics.base import mean_result
+
+        n = len(next(iter(values.values())))
+        self.sample_ids, self.sections = [f"s{i}" for i in range(n)], ("findings",)
+        self.results = {"findings": [mean_result(m, "x", v) for m, v in values.items()]}
+
+    def result(self, section, name):
+        return next(r for r in self.results[section] if r.name == name)
+
+
+def _run_scores(rng, shift=0.0, labels=None):
+    from sdrlib.experiments.study import PRIMARY, SECONDARY
+
+    n = 30
+    labels = rng.integers(0, 2, n).astype(float) if labels is None else labels
+    return _Scores({m: (labels if m.startswith("clinical") else rng.normal(0.5 + shift, 0.05, n))
+                    for m in (*PRIMARY, *SECONDARY)})
+
+
+def test_distinct_runs_equal_on_one_metric_are_compared_and_copies_are_refused():
+    """Before: every seed of SFT stating the same findings (distinct reports, the same label F1 per study: a policy
+    writing normal reports) stopped the table with a bare ValueError from the statistics; two scores of one run
+    passed to study_table were refused only by that ValueError."""
+    import numpy as np
+
+    from sdrlib.experiments.study import StudyError, study_table
+
+    rng = np.random.default_rng(0)
+    same = rng.integers(0, 2, 30).astype(float)
+    scores = {**{("sft", s): _run_scores(rng, labels=same) for s in range(3)},
+              **{("chamfer", s): _run_scores(rng, 0.02) for s in range(3)}}
+    t = study_table(scores, n_studies=30, n_resamples=50)
+    assert (t.n_seeds == 3).all() and set(t.family) == {"primary", "secondary"}
+    scores[("chamfer", 2)] = scores[("chamfer", 1)]
+    with pytest.raises(StudyError, match="chamfer seeds 1 and 2 score the same"):
+        study_table(scores, n_studies=30, n_resamples=50)
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Training, the encoder and the reward scorer fail the test: the pilot's and the choice's checks come first."""
+    from sdrlib import embedding, training
+    from sdrlib.experiments import study_pilot
+
+    def work(*a, **k):
+        raise AssertionError("work started")
+
+    for module, name in ((training, "sft"), (training, "grpo"), (study_pilot, "audit_scorer")):
+        monkeypatch.setattr(module, name, work)
+    monkeypatch.setattr(embedding.SentenceEmbedder, "from_config", staticmethod(work))
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"buckets": []}, "buckets = \\[\\]"), ({"buckets": "32"}, "a list of step counts"),
+    ({"buckets": ["abc"]}, "a bucket = 'abc'"), ({"buckets": [1.5]}, "a bucket = 1.5"),
+    ({"buckets": [float("nan")]}, "a bucket = nan"), ({"n_val": 0}, "n_val = 0"), ({"n_val": "5"}, "n_val = '5'"),
+    ({"n_val": 10**6}, "the profile has 16 validation studies"), ({"seed": -1}, "2\\*\\*32"),
+    ({"seed": 2**32}, "2\\*\\*32"),
+])
+def test_the_pilot_refuses_bad_buckets_counts_and_seeds_before_training(kw, msg, smoke, no_training):
+    """Before: bare ValueError / TypeError (text, NaN, no bucket, n_val text), or accepted: a bucket of 1.5 read as
+    1, n_val beyond the validation studies read as all of them, a seed outside numpy's range failing in training."""
+    from sdrlib.experiments.study import StudyError
+    from sdrlib.experiments.study_pilot import pilot_table
+
+    cfg, _ = smoke
+    with pytest.raises(StudyError, match=msg):
+        pilot_table(cfg, "chamfer", **{"buckets": [1], "n_val": 4, **kw}, log=lambda s: None)
+
+
+@pytest.mark.parametrize("variants, seeds, msg", [
+    ({}, [0], "variants = \\{\\}"), ({"a": "grpo.loss_type=grpo"}, [0], "\\{name: \\{key: value\\}\\}"),
+    ({"../a": {}}, [0], "\\{name: \\{key: value\\}\\}"), ({"a": {}}, [], "at least one seed"),
+    ({"a": {}}, [0, 0], "repeats \\[0\\]"), ({"a": {}, "b": {"grpo.loss_type": "nope"}}, [0], "grpo.loss_type"),
+])
+def test_the_choice_refuses_bad_variants_and_seeds_before_training(variants, seeds, msg, smoke, no_training):
+    """Before: a bare ValueError, a variant given as text or a name with a path read until training, repeated seeds
+    trained twice, and a later variant the profile refuses failed only after the earlier ones trained."""
+    from sdrlib.errors import SDRError
+    from sdrlib.experiments.study_pilot import choice_table
+
+    cfg, _ = smoke
+    with pytest.raises(SDRError, match=msg):
+        choice_table(cfg, "chamfer", variants, seeds=seeds, n_val=4, log=lambda s: None)

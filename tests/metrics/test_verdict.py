@@ -161,3 +161,28 @@ def test_family_directions_holm_over_the_table_and_no_direction_without_a_test()
     assert family_directions(t.assign(n_seeds=3, n_same_sign=[3, 2])) == ["above", NO_DIFF]
     with pytest.raises(V.VerdictInputError, match="lacks"):
         family_directions(t.drop(columns="ci_low"))
+
+
+def test_a_study_se_column_the_rule_cannot_read_is_named_and_a_missing_one_stands_aside():
+    """Before: text in ``study_se`` was read as missing without a word (family_verdicts) or a bare ValueError /
+    TypeError (size_study, also for None); a negative value gave a negative detectable effect in size_study; one
+    test study gave study_se 0 (no study noise) where there is no variance to measure."""
+    from sdrlib.experiments.study_size import size_study
+    from sdrlib.metrics.base import mean_result
+    from sdrlib.metrics.significance import seed_study_test
+
+    fam = {"diff": [0.01], "p_value": [0.2], "ci_low": [-0.01], "ci_high": [0.03], "seed_sd": [0.005],
+           "n_same_sign": [3], "n_seeds": [3]}
+    size = {"A": ["R_Cham"], "B": ["SFT"], "metric": ["bertscore_f1"], "ci_low": [-0.012], "ci_high": [0.017],
+            "seed_sd": [0.004]}
+    calls = (lambda se: V.family_verdicts(pd.DataFrame({**fam, "study_se": [se]}), n_studies=100).mde[0],
+             lambda se: size_study(pd.DataFrame({**size, "study_se": [se]}), n_studies=100).studies_for_target[0])
+    for call in calls:
+        for bad, says in (("abc", "study_se = 'abc' \\(row 0\\)"), (-0.01, "study_se = -0.01 \\(row 0\\)")):
+            with pytest.raises(V.VerdictInputError, match=says):
+                call(bad)
+        assert call(None) == call(np.nan) == call(np.inf)  # none finite: the interval stands in
+        assert call("0.004") == call(0.004)  # a CSV's numeric text
+    one = [mean_result("m", "x", np.array([0.5 + u])) for u in (0.0, 0.1, 0.2)]
+    other = [mean_result("m", "x", np.array([0.4 + u])) for u in (0.05, 0.0, 0.1)]
+    assert np.isnan(seed_study_test(one, other, n_resamples=50)["study_se"])

@@ -234,10 +234,10 @@ def test_cell_timeout_is_a_whole_positive_number(text, ok):
     from sdrlib import runner
 
     if ok:
-        assert runner._positive_int(text) == int(text)
+        assert runner._seconds(text) == int(text)
     else:
-        with pytest.raises(argparse.ArgumentTypeError):
-            runner._positive_int(text)
+        with pytest.raises(argparse.ArgumentTypeError, match="whole number of seconds|must be >= 1"):
+            runner._seconds(text)
 
 
 def test_list_and_help_exit_0_without_running(no_notebooks, capsys):

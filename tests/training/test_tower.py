@@ -90,3 +90,29 @@ def test_bad_settings_are_refused(tmp_path):
     model, proc = _policy(recs)
     with pytest.raises(ValueError, match="learning_rate > 0"):
         pretrain_tower(model, proc, recs, epochs=1, learning_rate=0.0)
+
+
+def test_records_and_settings_the_tower_cannot_use_are_named(tmp_path):
+    """Before: no records or none with an image crashed (numpy concatenate, IndexError), labels with unknown keys,
+    text values or no positive at all trained a tower on all-zero targets without a word, and a float epoch count,
+    NaN learning rate or setting out of range was a bare TypeError / ValueError."""
+    from PIL import Image
+
+    from sdrlib.training.tower import TowerInputError, tower_features
+
+    recs = _records(tmp_path, 8)
+    model, proc = _policy(recs)
+    with_labels = lambda labels: [dataclasses.replace(r, labels=labels) for r in recs]  # noqa: E731
+    Image.new("L", (64, 160), 128).save(tmp_path / "wide.png")
+    for bad, msg in (([], "none given"), ([dataclasses.replace(r, image_paths=[]) for r in recs], "8 studies have none"),
+                     (with_labels({"Effusion": 1}), "label 'Effusion'"), (with_labels({"Cardiomegaly": "1"}), "'1'"),
+                     (with_labels({"Cardiomegaly": 0}), "nothing to learn"),
+                     ([dataclasses.replace(recs[0], image_paths=[str(tmp_path / "wide.png")]), *recs[1:]],
+                      "images of one size")):
+        with pytest.raises(models.PolicyError, match=msg):
+            pretrain_tower(model, proc, bad, epochs=1, learning_rate=1e-3)
+    for kw in ({"epochs": 1.5}, {"epochs": -1}, {"learning_rate": float("nan")}, {"batch_size": 0}):
+        with pytest.raises(TowerInputError, match="needed, got"):
+            pretrain_tower(model, proc, recs, **{"epochs": 1, "learning_rate": 1e-3, **kw})
+    with pytest.raises(TowerInputError, match="none given"):
+        tower_features(model, proc, [])
