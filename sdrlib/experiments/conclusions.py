@@ -81,7 +81,7 @@ def same_sign_count(r: pd.Series) -> int:
 #: GRPO claim: set-distance rewards above the exact-match reward)
 BASELINES = ("SFT", "R_Cham", "R_exact")
 _COLUMNS = ["A", "B", "section", "metric", "diff", "p_value", "ci_low", "ci_high", "seeds", "same_sign", "seed_sd",
-            "value_a", "value_b"]
+            "study_se", "value_a", "value_b"]
 
 
 def _n_studies(results_dir: Path, table: str) -> int:
@@ -111,6 +111,7 @@ def _comparisons(results_dir: Path, metrics: Sequence[str], section: str, alpha:
                              ci_low=_num(r, "ci_low"), ci_high=_num(r, "ci_high"),
                              seeds=int(r.n_seeds) if "n_seeds" in r.index and pd.notna(r.n_seeds) else 1,
                              same_sign=same_sign_count(r), seed_sd=_num(r, "seed_sd"),
+                             study_se=_num(r, "study_se"),  # the study half's own SE (NaN in older tables)
                              value_a=_num(r, "value_a"), value_b=_num(r, "value_b")))
     t = read_result_table(results_dir, table_names.SFT_VS_BASELINES_SIGNIFICANCE)
     if t is not None and need - {"A"} | {"ci_low", "ci_high"} <= set(t.columns):
@@ -121,8 +122,8 @@ def _comparisons(results_dir: Path, metrics: Sequence[str], section: str, alpha:
                 continue
             rows.append(dict(A="SFT", B=r.B, section=section, metric=m, diff=float(r["diff"]),
                              p_value=float(r.p_value), ci_low=float(r.ci_low), ci_high=float(r.ci_high), seeds=1,
-                             same_sign=1, seed_sd=float("nan"), value_a=_num(r, "value_a"),
-                             value_b=_num(r, "value_b")))
+                             same_sign=1, seed_sd=float("nan"), study_se=_num(r, "study_se"),
+                             value_a=_num(r, "value_a"), value_b=_num(r, "value_b")))
     base = pd.DataFrame(rows, columns=_COLUMNS)
     if base.empty:
         return base.assign(p_holm=pd.Series(dtype=float), verdict=pd.Series(dtype=str))
