@@ -317,7 +317,9 @@ def _silence_panel(ax: Any, expected: "pd.DataFrame") -> None:
         if np.isfinite(vi):
             ax.text(vi + (0.02 if vi >= 0 else -0.02) * span, yi, f"{vi:+.3f}", va="center",
                     ha="left" if vi >= 0 else "right", fontsize=9)
-    lo, hi = float(np.nanmin(np.minimum(v, 0.0))), float(np.nanmax(np.maximum(v, 0.0)))
+    finite = v[np.isfinite(v)]  # a reward with no sample on one side has no margin (NaN): no bar, no limit
+    lo, hi = (float(min(finite.min(), 0.0)), float(max(finite.max(), 0.0))) if finite.size else (0.0, 0.0)
+    span = span if np.isfinite(span) and span > 0 else 1.0
     ax.set_xlim(min(1.35 * lo, -0.25 * span), max(1.35 * hi, 0.25 * span))  # room for the value labels
     ax.set_yticks(y, e["label"], fontsize=9)
     ax.set_xlabel(f"{col}: {what}\n(mean reward of the SFT policy's own samples; not tested)", fontsize=9)

@@ -162,6 +162,19 @@ def test_plot_audit_draws_strata_and_silence_panel():
     assert [p.get_width() for p in ax.patches] == [0.2, 0.1] and "silence_margin" in ax.get_xlabel()
 
 
+def test_plot_audit_draws_a_silence_panel_whose_margins_are_nan():
+    """A tiny run (the rehearsal profile) can leave a reward without samples on one side: NaN margins draw no bar
+    and the axis keeps finite limits (was: 'Axis limits cannot be NaN or Inf')."""
+    for values in ([np.nan, np.nan], [np.nan, -0.02]):
+        exp = pd.DataFrame([{"label": "R", "mixed_margin": values[0]}, {"label": "S", "mixed_margin": values[1]}])
+        with style():
+            fig = plots.plot_audit(_audit_table(), exp)
+        ax = [a for a in fig.axes if a.get_title().startswith("does silence pay")][0]
+        assert all(np.isfinite(ax.get_xlim()))
+        assert ax.get_title().endswith(f"under {int(np.nansum(np.array(values) < 0))} of "
+                                       f"{int(np.isfinite(values).sum())} rewards")
+
+
 def test_plot_audit_heatmaps_carry_a_colour_bar_and_mark_errors_paid_like_a_correct_report():
     table = _audit_table()
     # reward S pays a hallucination in a single-finding report like the reference: outlined
