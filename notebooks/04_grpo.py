@@ -646,7 +646,7 @@ pairs = [(a, "sft") for a in grpo_configs]  # every configuration (the drift con
 pairs += [(a, "exact") for a in ("chamfer", "hausdorff") if a in configs and "exact" in configs]
 methods = [r for r in grpo_configs if parse_reward(r).tags & {"related", "negation_aware"}]
 pairs += [(a, "chamfer") for a in methods if "chamfer" in configs]
-# our recall reward against the related method and the exact-match reward too (issue 34)
+# our recall reward against the related method and the exact-match reward too
 pairs += [(a, b) for a in grpo_configs if parse_reward(a).method == "chamfer_recall"
           for b in ("editgrpo", "exact") if b in configs]
 metrics = paper_names.suite_prefixes("BERTScore F1", "CheXbert F1", "CheXpert-14 micro F1", "RadGraph F1",
