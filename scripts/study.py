@@ -22,6 +22,7 @@ numbers >= 1, ``--out`` a file in a folder that exists and never inside the evid
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,7 @@ import yaml  # noqa: E402
 
 from sdrlib.config import load_profile  # noqa: E402
 from sdrlib.io import OneLineParser, one_line_errors, output_path, positive_int  # noqa: E402
+from sdrlib.numerics import pin_kernel_path  # noqa: E402
 
 DEFAULT_EVIDENCE = "docs/evidence/study"
 MAX_SEED = 2**32 - 1  # sdrlib.experiments.study.MAX_SEED (imported late: the study module loads torch)
@@ -127,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
     evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
     out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
+    env = dict(os.environ)
+    if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
+        # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
+        # as python -m sdrlib.training and run_all.sh do, so the study trains the floats the profile names
+        os.execve(sys.executable, [sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]], env)
     if args.cmd in ("pilot", "choose"):
         from sdrlib.experiments.study_pilot import choice_table, pilot_table
         from sdrlib.rewards import parse_reward

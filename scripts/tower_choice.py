@@ -13,6 +13,7 @@ read. One line and exit 2 for a bad argument.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdrlib.config import load_profile  # noqa: E402
 from sdrlib.io import OneLineParser, one_line_errors, positive_int  # noqa: E402
+from sdrlib.numerics import pin_kernel_path  # noqa: E402
 
 METRICS = ("clinical_f1_sample", "clinical_f1_micro14", "clinical_f1_macro14", "clinical_f1_macro5")
 
@@ -50,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             for name, e in (("random", 0), ("pretrained", args.epochs))}
     if cfgs["random"].sft.policy != "tiny":
         ap.error(f"profile {args.profile} does not train the tiny policy (sft.policy: {cfgs['random'].sft.policy})")
+    env = dict(os.environ)
+    if argv is None and pin_kernel_path(cfgs["random"].kernel_path, env):
+        # as scripts/study.py: start again on the profile's pinned kernel path (sdrlib.numerics)
+        os.execve(sys.executable, [sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]], env)
 
     from sdrlib import training
     from sdrlib.data import load_split

@@ -82,12 +82,17 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     test = load_split(cfg, "test")
     ev = tmp_path / "ev"
     (ev / "runs").mkdir(parents=True)
-    for c, p_own in (("sft", 0.4), ("exact", 0.5), ("chamfer", 0.7)):
+    written = set()
+    for k, (c, p_own) in enumerate((("sft", 0.4), ("exact", 0.5), ("chamfer", 0.7))):
         for s in (0, 1, 2):
-            rng = np.random.default_rng(hash((c, s)) % 2**32)
-            gens = [build_template(*((r.findings, r.impression) if rng.random() < p_own else
-                                     (lambda o: (o.findings, o.impression))(test[int(rng.integers(len(test)))])))
-                    for r in test]
+            rng = np.random.default_rng([k, s])  # fixed per run (Python's hash of a str is salted per process)
+            while True:  # copies of a run are refused by the table: every run's reports differ
+                gens = [build_template(*((r.findings, r.impression) if rng.random() < p_own else
+                                         (lambda o: (o.findings, o.impression))(test[int(rng.integers(len(test)))])))
+                        for r in test]
+                if tuple(gens) not in written:
+                    written.add(tuple(gens))
+                    break
             body = {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": gens}
             (ev / "runs" / f"{c}_s{s}.json.gz").write_bytes(gzip.compress(json.dumps(body).encode()))
     t = study.study_table(study.study_scores(cfg, ev, test), n_studies=len(test), n_resamples=50)
@@ -446,3 +451,32 @@ def test_the_choice_refuses_bad_variants_and_seeds_before_training(variants, see
     cfg, _ = smoke
     with pytest.raises(SDRError, match=msg):
         choice_table(cfg, "chamfer", variants, seeds=seeds, n_val=4, log=lambda s: None)
+
+
+def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatch, tmp_path):
+    """Like python -m sdrlib.training and run_all.sh: NumPy is loaded when the profile is known, so a command line
+    that trains re-executes itself with the profile's pins set (sdrlib.numerics), never a caller's process."""
+    from sdrlib import numerics
+
+    spec = importlib.util.spec_from_file_location("study_script_pin", ROOT / "scripts" / "study.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for k in numerics.KERNEL_PINS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(script, "pin_kernel_path", lambda path, env: env.update(numerics.KERNEL_PINS) or
+                        dict(numerics.KERNEL_PINS) if path == "avx2" else {})
+    seen = {}
+
+    class Restarted(Exception):
+        pass
+
+    def execve(exe, args, env):
+        seen.update(args=args, env=env)
+        raise Restarted
+
+    monkeypatch.setattr(script.os, "execve", execve)
+    monkeypatch.setattr(script.sys, "argv", ["scripts/study.py", "run", "--evidence", str(tmp_path / "ev")])
+    with pytest.raises(Restarted):
+        script.main()
+    assert seen["args"][1].endswith("study.py") and seen["args"][2:] == ["run", "--evidence", str(tmp_path / "ev")]
+    assert all(seen["env"][k] == v for k, v in numerics.KERNEL_PINS.items())
