@@ -5,7 +5,7 @@
     python scripts/study.py choose [--profile cpu] [--reward chamfer] --variants NAME[:KEY=VALUE,...] ... [--seeds 0 1]
                                    [--n-val 200] [--out F]
     python scripts/study.py status [--profile study] [--evidence docs/evidence/study]
-    python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--out F]
+    python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--out F.csv] [--markdown F.md]
 
 ``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
@@ -13,9 +13,11 @@ variant's overrides (``dr_grpo`` alone: the profile as it is; ``grpo:grpo.loss_t
 policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples every pending run
 of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
 stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on disk. ``table``
-scores the runs and prints the comparisons under the project's rule (``--out``: CSV). Every argument is checked
+scores the runs and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and
+both families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is checked
 before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
-numbers >= 1, ``--out`` a file in a folder that exists and never inside the evidence folder ``table`` reads, and
+numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/``
+that ``table`` reads, and
 ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's ``__main__`` guard.
 """
 
@@ -76,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--configs", nargs="+", default=None)
         if name in ("pilot", "choose", "table"):
             p.add_argument("--out", default=None)
+        if name == "table":
+            p.add_argument("--markdown", default=None, help="also write the answer and both families as Markdown")
     return ap
 
 
@@ -94,14 +98,16 @@ def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, objec
 
 
 def _out(value: str, evidence: Path | None, ap: argparse.ArgumentParser) -> Path:
-    """``--out``: a file to write, in a folder that exists, never inside the evidence folder the command reads."""
+    """``--out``: a file to write, in a folder that exists, never inside ``<evidence>/runs`` (the run files the
+    command reads; the evidence folder itself is where the table belongs, e.g. ``docs/evidence/study/table.csv``)."""
     out = output_path(value, "--out")
     if out.is_dir():
         ap.error(f"--out {value}: a folder; give a file name (e.g. {Path(value) / 'table.csv'})")
     if not out.parent.is_dir():
         ap.error(f"--out {value}: the folder {out.parent} does not exist")
-    if evidence is not None and out.resolve().is_relative_to(evidence.resolve()):
-        ap.error(f"--out {value}: inside the evidence folder {evidence} that the table reads; write it elsewhere")
+    if evidence is not None and out.resolve().is_relative_to((evidence / "runs").resolve()):
+        ap.error(f"--out {value}: inside {evidence / 'runs'}, whose run files the table reads; write it elsewhere "
+                 f"(e.g. {evidence / 'table.csv'})")
     return out
 
 
@@ -129,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
     evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
     out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
+    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) else None
     env = dict(os.environ)
     if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
         # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
@@ -172,10 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     if not study.load_evidence(evidence):  # also names a file that is not a run record
         ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `scripts/study.py run` "
                  "first)")
-    return _table(cfg, evidence, out)
+    return _table(cfg, evidence, out, markdown)
 
 
-def _table(cfg, evidence: Path, out: Path | None) -> int:
+def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) -> int:
     """``table``: score the runs (:func:`sdrlib.experiments.study.table_runs` checks them first) and print the
     comparisons."""
     from sdrlib.data import load_split
@@ -189,9 +196,16 @@ def _table(cfg, evidence: Path, out: Path | None) -> int:
                         "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")
             if c in t.columns]
     print(t[cols].round(4).to_string(index=False))
-    print("\n".join(study.study_answer(t)))
+    answer = study.study_answer(t)
+    print("\n".join(answer))
     if out is not None:
         t.to_csv(out, index=False)
+    if markdown is not None:
+        parts = ["\n\n".join(answer)]
+        for fam in ("primary", "secondary"):
+            if (t.family == fam).any():
+                parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n" + study.study_markdown(t, family=fam))
+        markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     return 0
 
 

@@ -41,7 +41,10 @@ Example::
 
     cfg = load_profile("study")
     run_study(cfg, "docs/evidence/study")            # resumes; one file per finished run
-    table = study_table(cfg, "docs/evidence/study")  # the comparisons under the rule
+    test = load_split(cfg, "test")
+    scores = study_scores(cfg, "docs/evidence/study", test)
+    table = study_table(scores, n_studies=len(test)) # the comparisons under the rule
+    print("\n".join(study_answer(table)))
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from sdrlib.data import load_split
 from sdrlib import training
 from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
+from sdrlib.experiments.study_size import PAPER_EFFECTS
 from sdrlib.experiments.tables import significance_table
 from sdrlib.io import atomic_write_bytes
 from sdrlib.metrics.verdict import family_verdicts
@@ -71,7 +75,7 @@ from sdrlib.training.runkeys import records_digest, run_key, source_digest
 
 __all__ = ["PRIMARY", "SECONDARY", "MAX_SEED", "StudyError", "check_seeds", "study_runs", "evidence_key",
            "evidence_path", "run_one", "run_study", "load_evidence", "study_status", "table_runs", "study_scores",
-           "study_pairs", "study_table", "study_answer"]
+           "study_pairs", "study_table", "study_answer", "study_markdown"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -421,7 +425,7 @@ def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
     effect beside each comparison. Rows of R_Cham and R_Haus (the paper's set-distance rewards) are the answer;
     other configurations are listed after them."""
     if table.empty or "verdict" not in table.columns:
-        raise ValueError("study_answer needs study_table's output (no comparison in it)")
+        raise StudyError("study_answer needs study_table's output (no comparison in it)")
     t = table[table.family == family]
     out = []
     for b, question in (("SFT", "Do set-distance rewards beat SFT after GRPO?"),
@@ -437,3 +441,25 @@ def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
             parts.append(f"{a}: " + "; ".join(cells))
         out.append(f"{question} " + ". ".join(parts) + ".")
     return out
+
+
+def study_markdown(table: pd.DataFrame, *, family: str = "primary") -> str:
+    """:func:`study_table`'s rows of one family as a Markdown table (the README's and the evidence page's): per
+    comparison the two means, the difference and its 95 % interval, p raw and Holm-corrected, the seeds sharing the
+    mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's Findings
+    effect (:data:`~sdrlib.experiments.study_size.PAPER_EFFECTS`, where it names the metric) and the rule's verdict.
+    :class:`StudyError` when ``table`` holds no row of ``family``."""
+    t = table[table.family == family] if "family" in table.columns else table.iloc[0:0]
+    if t.empty:
+        raise StudyError(f"study_markdown: no {family!r} row (pass study_table's output)")
+    head = ("| comparison | metric | mean A | mean B | A - B | 95 % interval | p | p (Holm) | seeds with the sign "
+            "| detectable | binding half | paper's effect | verdict |")
+    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    for _, r in t.iterrows():
+        base = r.metric.split("@")[0]
+        paper = PAPER_EFFECTS.get(base)
+        rows.append(f"| {r.A} vs {r.B} | {_metric_name(r.metric)} | {r.value_a:.3f} | {r.value_b:.3f} | "
+                    f"{r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] | {r.p_value:.3g} | {r.p_holm:.3g} | "
+                    f"{int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} | "
+                    f"{'' if paper is None else f'{paper:.3f}'} | {r.verdict} |")
+    return "\n".join(rows)

@@ -108,6 +108,26 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     assert answer[1].startswith("Do set-distance rewards beat exact matching (R_exact)? R_Cham:")
     for _, r in t[t.family == "primary"].iterrows():  # every direction word is the rule's verdict of its row
         assert f"{r.verdict} ({r['diff']:+.3f}, detectable {r.mde:.3f}" in " ".join(answer)
+    md = study.study_markdown(t).splitlines()
+    assert len(md) == 2 + (t.family == "primary").sum() and all(x.count("|") == md[0].count("|") for x in md)
+    for line, (_, r) in zip(md[2:], t[t.family == "primary"].iterrows()):
+        assert line.startswith(f"| {r.A} vs {r.B} |") and line.endswith(f"| {r.verdict} |")
+        assert f"| {r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] |" in line
+        assert f"| {int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} |" in line
+        assert ("| 0.020 |" in line) == r.metric.startswith("bertscore_f1")
+    with pytest.raises(study.StudyError, match="no 'tertiary' row"):
+        study.study_markdown(t, family="tertiary")
+
+
+def test_answer_of_no_table_is_a_study_error():
+    """Before: a plain ValueError (every other refusal of the study is a StudyError, which the scripts print in one
+    line)."""
+    import pandas as pd
+
+    from sdrlib.experiments.study import StudyError, study_answer
+
+    with pytest.raises(StudyError, match="study_table's output"):
+        study_answer(pd.DataFrame())
 
 
 def test_pairs_compare_every_configuration_with_sft_then_with_exact():
@@ -125,6 +145,17 @@ def test_the_study_profile_meets_its_floors():
     cfg = load_profile("study")
     assert cfg.grpo.seeds >= MIN_SEEDS and cfg.data.n_test >= MIN_STUDIES and cfg.grpo.eval_n == 0
     assert {"exact", "chamfer", "hausdorff"} <= set(cfg.grpo.rewards)
+
+
+def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
+    """``--out docs/evidence/study/table.csv`` (where the study's docs keep it) is accepted; a file under the
+    evidence's ``runs/`` (whose ``*.json.gz`` the table reads) is not. Before: both were refused."""
+    mod = _study_script()
+    ev = tmp_path / "ev"
+    (ev / "runs").mkdir(parents=True)
+    assert mod._out(str(ev / "table.csv"), ev, mod._parser()) == ev / "table.csv"
+    with pytest.raises(SystemExit):
+        mod._out(str(ev / "runs" / "t.csv"), ev, mod._parser())
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -214,8 +245,7 @@ def _study_script():
     (["run", "--evidence", "{file}"], "is not a folder"),
     (["run", "--evidence", "{runs_file}"], "runs is not a folder"),
     (["table", "--evidence", "{empty}"], "no run files"),
-    (["table", "--evidence", "{ev}", "--out", "{ev}/runs/t.csv"], "inside the evidence folder"),
-    (["table", "--evidence", "{ev}", "--out", "{ev}/t.csv"], "inside the evidence folder"),
+    (["table", "--evidence", "{ev}", "--out", "{ev}/runs/t.csv"], "whose run files the table reads"),
     (["table", "--evidence", "{ev}", "--out", "{tmp}"], "a folder; give a file name"),
     (["table", "--evidence", "{ev}", "--out", "{tmp}/nope/t.csv"], "does not exist"),
     (["table", "--evidence", "{bad}"], "sft_s0.json.gz: not a run record"),

@@ -195,8 +195,6 @@ probe("script: table of a folder with no runs", lambda: run_script("table", *S, 
 ev_ok = evidence("ev_ok", {("sft", 0): None, ("sft", 1): None, ("chamfer", 0): None, ("chamfer", 1): None})
 probe("script: table --out inside the evidence's runs/", lambda: run_script(
     "table", *S, "--evidence", str(ev_ok), "--out", str(ev_ok / "runs" / "t.csv"), must=("--out",)), "error")
-probe("script: table --out inside the evidence folder", lambda: run_script(
-    "table", *S, "--evidence", str(ev_ok), "--out", str(ev_ok / "t.csv"), must=("--out",)), "error")
 probe("script: table --out a folder", lambda: run_script("table", *S, "--evidence", str(ev_ok), "--out", str(tmp),
                                                          must=("--out",)), "error")
 probe("script: table --out in a missing folder", lambda: run_script(
