@@ -10,8 +10,8 @@
 ``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
 variant's overrides (``dr_grpo`` alone: the profile as it is; ``grpo:grpo.loss_type=grpo``) from the profile's SFT
-policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples every pending run
-of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
+policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples
+every pending run of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
 stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on disk. ``table``
 scores the runs and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and
 both families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is checked
@@ -204,7 +204,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
         parts = ["\n\n".join(answer)]
         for fam in ("primary", "secondary"):
             if (t.family == fam).any():
-                parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n" + study.study_markdown(t, family=fam))
+                parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n"
+                             + study.study_markdown(t, family=fam))
         markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     return 0
 
