@@ -11,14 +11,14 @@
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
 variant's overrides (``dr_grpo`` alone: the profile as it is; ``grpo:grpo.loss_type=grpo``) from the profile's SFT
 policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples
-every pending run of the profile (each finished run's evidence file is written at once, so an interrupted study resumes where it
-stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on disk. ``table``
-scores the runs and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and
-both families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is checked
-before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
-numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/``
-that ``table`` reads, and
-``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's ``__main__`` guard.
+every pending run of the profile (each finished run's evidence file is written at once, so an interrupted study
+resumes where it stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on
+disk. ``table`` scores the runs and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``:
+the answer and both families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is
+checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
+numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
+``table`` reads, and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
+``__main__`` guard.
 """
 
 from __future__ import annotations
