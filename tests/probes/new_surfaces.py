@@ -2,40 +2,16 @@
 have a test, docs/bad_input.md). Probe pass over the surfaces this wave added: metric registry, plugins key, verdict rule, battery, table names,
 dataset/family registries (new checks), readme_numbers new flags. Each probe: clear (named error), defined (a
 documented result), crash (an unhelpful exception), silent (a wrong result without a word), hang."""
-import math, signal, sys, tempfile, traceback
+import math, sys, tempfile, traceback
 from pathlib import Path
 import numpy as np, pandas as pd
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE / "metrics"))
-from sdrlib.errors import SDRError
 
-results = []
-def probe(name, fn, expect):
-    """expect: 'error' (a named SDRError/ValueError/TypeError with a message) or a callable(result)->bool (defined)."""
-    signal.alarm(60)
-    try:
-        out = fn()
-        signal.alarm(0)
-        if expect == "error":
-            results.append((name, "silent", f"returned {str(out)[:80]!r}"))
-        else:
-            results.append((name, "defined" if expect(out) else "silent", str(out)[:80]))
-    except TimeoutError:
-        results.append((name, "hang", ""))
-    except (SDRError, ValueError, TypeError, KeyError) as e:
-        signal.alarm(0)
-        msg = str(e)
-        if isinstance(expect, type) and isinstance(e, expect):  # a documented exception of the language or library
-            results.append((name, "defined", f"{type(e).__name__}: {msg[:100]}"))
-            return
-        ok = expect == "error" and len(msg) > 15 and isinstance(e, SDRError)
-        results.append((name, "clear" if ok else ("crash" if expect == "error" else "crash"), f"{type(e).__name__}: {msg[:100]}"))
-    except (Exception, SystemExit) as e:
-        signal.alarm(0)
-        results.append((name, "crash", f"{type(e).__name__}: {str(e)[:100]}"))
+from _harness import Probes
 
-def _alarm(*a): raise TimeoutError
-signal.signal(signal.SIGALRM, _alarm)
+P = Probes(seconds=60)
+probe = P.probe
 
 # --- metric registry
 from sdrlib.metrics import registry as MR
@@ -53,7 +29,7 @@ probe("metric: metrics as one string (documented: one group)", lambda: score_rep
 from sdrlib.config import load_profile
 tmp = Path(tempfile.mkdtemp())
 def prof(text):
-    p = tmp / f"p{len(results)}.yaml"; p.write_text("extends: smoke\n" + text); return load_profile(str(p))
+    p = tmp / f"p{len(P.results)}.yaml"; p.write_text("extends: smoke\n" + text); return load_profile(str(p))
 probe("plugins: not a list", lambda: prof("plugins: foo.py\n"), "error")
 probe("plugins: a number", lambda: prof("plugins: [3]\n"), "error")
 probe("plugins: empty string", lambda: prof("plugins: ['']\n"), "error")
@@ -104,7 +80,4 @@ def _sinkhorn_x():
         unregister_family("sinkhorn_x")
 probe("family: a name next to a family's settings (sinkhorn_x) means the new family everywhere", _sinkhorn_x, lambda f: f == "sinkhorn_x")
 
-for name, verdict_, detail in results:
-    print(f"{verdict_:8s} {name}: {detail}")
-from collections import Counter
-print(Counter(v for _, v, _ in results))
+P.report()

@@ -3,7 +3,6 @@ test and a row in docs/bad_input.md). Probe pass over the surfaces the side-awar
 with sides, presence rows and their helpers, the negation-aware cost's new checks, the recall family's counting,
 G-CARL's claims, the verdict words per family and SynthCXR's language rates. Each probe: clear (named error), defined
 (a documented result), crash (an unhelpful exception), silent (a wrong result without a word), hang."""
-import signal
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,38 +11,11 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sdrlib.errors import SDRError  # noqa: E402
 
-results = []
+from _harness import Probes  # noqa: E402
 
-
-def probe(name, fn, expect):
-    """expect: 'error' (a named SDRError with a message), an exception type (documented), or a callable(result)."""
-    signal.alarm(60)
-    try:
-        out = fn()
-        signal.alarm(0)
-        if expect == "error" or isinstance(expect, type):
-            results.append((name, "silent", f"returned {str(out)[:80]!r}"))
-        else:
-            results.append((name, "defined" if expect(out) else "silent", str(out)[:80]))
-    except TimeoutError:
-        results.append((name, "hang", ""))
-    except Exception as e:  # noqa: BLE001
-        signal.alarm(0)
-        msg = str(e)
-        if isinstance(expect, type) and isinstance(e, expect):
-            results.append((name, "defined", f"{type(e).__name__}: {msg[:100]}"))
-            return
-        ok = expect == "error" and len(msg) > 15 and isinstance(e, SDRError)
-        results.append((name, "clear" if ok else "crash", f"{type(e).__name__}: {msg[:100]}"))
-
-
-def _alarm(*a):
-    raise TimeoutError
-
-
-signal.signal(signal.SIGALRM, _alarm)
+P = Probes(seconds=60)
+probe = P.probe
 
 from sdrlib.clinical import (column, findings_of, label_mentions, observation_presence,  # noqa: E402
                              sentence_presence)
@@ -120,8 +92,4 @@ probe("rates: a record without text", lambda: phenomenon_rates([SimpleNamespace(
       lambda r: all(x == 0 for x in r.values()))
 probe("rates: one string", lambda: phenomenon_rates("Small left effusion."), "error")
 
-for name, verdict_, detail in results:
-    print(f"{verdict_:8s} {name}: {detail}")
-from collections import Counter  # noqa: E402
-
-print(Counter(v for _, v, _ in results))
+P.report()

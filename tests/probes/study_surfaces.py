@@ -13,7 +13,6 @@ import importlib.util
 import io
 import json
 import os
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -27,40 +26,15 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from sdrlib.errors import SDRError  # noqa: E402
 
-results = []
+from _harness import Probes  # noqa: E402
 
 
 class Work(Exception):
     """Raised where the probed call would start work (training, scoring)."""
 
 
-def probe(name, fn, expect):
-    """expect: 'error' (a named SDRError with a message), or a callable(result) -> bool (a defined result)."""
-    signal.alarm(120)
-    try:
-        out = fn()
-        signal.alarm(0)
-        if expect == "error":
-            results.append((name, "silent", f"returned {str(out)[:80]!r}"))
-        else:
-            results.append((name, "defined" if expect(out) else "silent", str(out)[:80]))
-    except TimeoutError:
-        results.append((name, "hang", ""))
-    except Work:
-        signal.alarm(0)
-        results.append((name, "silent" if expect == "error" else "defined", "accepted: work started"))
-    except Exception as e:  # noqa: BLE001
-        signal.alarm(0)
-        msg = str(e)
-        ok = expect == "error" and len(msg) > 15 and isinstance(e, SDRError)
-        results.append((name, "clear" if ok else "crash", f"{type(e).__name__}: {msg[:110]}"))
-
-
-def _alarm(*a):
-    raise TimeoutError
-
-
-signal.signal(signal.SIGALRM, _alarm)
+P = Probes(seconds=120, work=Work)
+probe = P.probe
 tmp = Path(tempfile.mkdtemp(prefix="study_probe_"))
 os.environ["SDR_ROOT"] = str(tmp / "root")
 
@@ -475,8 +449,4 @@ probe("size_study: study_se 'abc'", lambda: ss("abc"), "error")
 probe("size_study: study_se None (the interval stands in)", lambda: ss(None).studies_for_target[0],
       lambda v: v == base_st)
 
-for name, verdict_, detail in results:
-    print(f"{verdict_:8s} {name}: {detail}")
-from collections import Counter  # noqa: E402
-
-print(Counter(v for _, v, _ in results))
+P.report()
