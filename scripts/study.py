@@ -198,6 +198,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
     print(t[cols].round(4).to_string(index=False))
     answer = study.study_answer(t)
     print("\n".join(answer))
+    reading = study.study_reading(evidence, test)
+    print(reading.round(3).to_string(index=False))
     if out is not None:
         t.to_csv(out, index=False)
     if markdown is not None:
@@ -206,8 +208,24 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
             if (t.family == fam).any():
                 parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n"
                              + study.study_markdown(t, family=fam))
+        parts.append("**What the Findings state** (offline labeler; mean over seeds, range over seeds in brackets; "
+                     "context, not a test):\n\n" + _reading_markdown(reading))
         markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     return 0
+
+
+def _reading_markdown(reading: pd.DataFrame) -> str:
+    """:func:`sdrlib.experiments.study.study_reading` as a Markdown table."""
+    def cell(r, col, fmt):
+        lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
+        rng = f" [{lo:{fmt}}, {hi:{fmt}}]" if r.seeds > 1 and pd.notna(lo) else ""
+        return f"{r[col]:{fmt}}{rng}"
+    rows = ["| configuration | seeds | Findings stating no pathology | pathologies per Findings | on the template |",
+            "|---|---|---|---|---|"]
+    for _, r in reading.iterrows():
+        rows.append(f"| {r.config} | {int(r.seeds) or ''} | {cell(r, 'normal_share', '.3f')} | "
+                    f"{cell(r, 'pathologies', '.2f')} | {r.parsed:.3f} |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -64,18 +64,22 @@ import pandas as pd
 
 from sdrlib.data import load_split
 from sdrlib import training
+from sdrlib.clinical import label_report
 from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study_size import PAPER_EFFECTS
 from sdrlib.experiments.tables import significance_table
 from sdrlib.io import atomic_write_bytes
+from sdrlib.metrics.clinical import label_matrix
 from sdrlib.metrics.verdict import family_verdicts
+from sdrlib.reports import parse_template
 from sdrlib.results import git_commit, provenance
 from sdrlib.training.runkeys import records_digest, run_key, source_digest
+from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
 __all__ = ["PRIMARY", "SECONDARY", "MAX_SEED", "StudyError", "check_seeds", "study_runs", "evidence_key",
            "evidence_path", "run_one", "run_study", "load_evidence", "study_status", "table_runs", "study_scores",
-           "study_pairs", "study_table", "study_answer", "study_markdown"]
+           "study_pairs", "study_table", "study_answer", "study_markdown", "study_reading"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -463,3 +467,38 @@ def study_markdown(table: pd.DataFrame, *, family: str = "primary") -> str:
                     f"{int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} | "
                     f"{'' if paper is None else f'{paper:.3f}'} | {r.verdict} |")
     return "\n".join(rows)
+
+
+def _positives(findings: Sequence[str]) -> np.ndarray:
+    """``(n, len(PATHOLOGIES))`` positive pathologies of each Findings text (offline labeler; uncertain counts
+    positive, as in the evaluation)."""
+    cols = [CHEXPERT_14.index(o) for o in PATHOLOGIES]
+    return label_matrix([label_report(f) for f in findings])[:, cols]
+
+
+def study_reading(evidence: str | Path, test_records: Sequence[Any]) -> pd.DataFrame:
+    """What each configuration's Findings state, beside the references: one row per configuration (SFT first, then
+    the references as ``reference``) with ``seeds``, ``normal_share`` (Findings stating no pathology: CheXpert-14
+    without No Finding and Support Devices), ``pathologies`` (mean positive pathologies per Findings), each a mean
+    over seeds with its range over seeds (``*_min``, ``*_max``), and ``parsed`` (share of reports on the template).
+    Reads the run files :func:`table_runs` accepts (its checks first). Context for the label F1 rows of
+    :func:`study_table` (a policy that states fewer findings loses recall on rare labels), not a test."""
+    runs = table_runs(evidence, test_records)
+    rows = []
+    for config in dict.fromkeys(c for c, _ in sorted(runs, key=lambda k: (k[0] != "sft", k))):
+        per_seed = []
+        for (c, s), r in sorted(runs.items()):
+            if c != config:
+                continue
+            parsed = [parse_template(g) for g in r["generations"]]
+            P = _positives([x.findings if x is not None else "" for x in parsed])
+            per_seed.append(((P.sum(1) == 0).mean(), P.sum(1).mean(), np.mean([x is not None for x in parsed])))
+        v = np.asarray(per_seed, np.float64)
+        rows.append({"config": config_label(config), "seeds": len(v),
+                     "normal_share": v[:, 0].mean(), "normal_share_min": v[:, 0].min(),
+                     "normal_share_max": v[:, 0].max(), "pathologies": v[:, 1].mean(),
+                     "pathologies_min": v[:, 1].min(), "pathologies_max": v[:, 1].max(), "parsed": v[:, 2].mean()})
+    R = _positives([r.findings for r in test_records])
+    rows.append({"config": "reference", "seeds": 0, "normal_share": (R.sum(1) == 0).mean(),
+                 "pathologies": R.sum(1).mean(), "parsed": 1.0})
+    return pd.DataFrame(rows)

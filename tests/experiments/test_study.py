@@ -510,3 +510,34 @@ def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatc
         script.main()
     assert seen["args"][1].endswith("study.py") and seen["args"][2:] == ["run", "--evidence", str(tmp_path / "ev")]
     assert all(seen["env"][k] == v for k, v in numerics.KERNEL_PINS.items())
+
+
+def test_reading_counts_what_each_configuration_states_beside_the_references(smoke, tmp_path):
+    """SFT writing the reference reports states what they state (same normal share, same pathologies per report);
+    a configuration that writes a normal report for every study has normal share 1 and 0 pathologies, over each
+    seed; a seed writing off the template lowers ``parsed``."""
+    import numpy as np
+
+    from sdrlib.experiments import study
+    from sdrlib.reports import build_template
+
+    _, test = smoke
+    refs = [build_template(r.findings, r.impression) for r in test]
+    normal = [build_template(f"The lungs are clear {i}. No pleural effusion or pneumothorax.", "No acute disease.")
+              for i in range(len(test))]
+    off = ["not a report"] + normal[1:]
+    # two seeds may not hold the same reports (a copy counts once): SFT's second seed rewords one Impression
+    refs1 = [build_template(test[0].findings, "Reworded impression.")] + refs[1:]
+    ev = _runs(tmp_path / "ev", test, {("sft", 0): refs, ("sft", 1): refs1, ("chamfer", 0): normal,
+                                       ("chamfer", 1): off})
+    r = study.study_reading(ev, test).set_index("config")
+    assert list(r.index) == ["SFT", "R_Cham", "reference"]
+    assert r.at["R_Cham", "normal_share"] == 1.0 and r.at["R_Cham", "pathologies"] == 0.0
+    assert r.at["R_Cham", "seeds"] == 2 and r.at["R_Cham", "parsed"] == pytest.approx(1 - 0.5 / len(test))
+    assert r.at["SFT", "normal_share"] == pytest.approx(r.at["reference", "normal_share"])
+    assert r.at["SFT", "pathologies"] == pytest.approx(r.at["reference", "pathologies"])
+    assert r.at["reference", "pathologies"] > 0 and np.isnan(r.at["reference", "normal_share_min"])
+    md = _study_script()._reading_markdown(study.study_reading(ev, test)).splitlines()
+    assert md[2].startswith("| SFT | 2 | ")
+    assert md[3].startswith("| R_Cham | 2 | 1.000 [1.000, 1.000] | 0.00 [0.00, 0.00]")
+    assert md[4].startswith("| reference |  | ")
