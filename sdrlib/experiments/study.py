@@ -452,6 +452,7 @@ def study_markdown(table: pd.DataFrame, *, family: str = "primary") -> str:
     comparison the two means, the difference and its 95 % interval, p raw and Holm-corrected, the seeds sharing the
     mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's Findings
     effect (:data:`~sdrlib.experiments.study_size.PAPER_EFFECTS`, where it names the metric) and the rule's verdict.
+    Rows vs SFT first, then vs R_exact; within each, R_Cham and R_Haus (the paper's), then ours, then R_exact.
     :class:`StudyError` when ``table`` holds no row of ``family``."""
     t = table[table.family == family] if "family" in table.columns else table.iloc[0:0]
     if t.empty:
@@ -459,11 +460,13 @@ def study_markdown(table: pd.DataFrame, *, family: str = "primary") -> str:
     head = ("| comparison | metric | mean A | mean B | A - B | 95 % interval | p | p (Holm) | seeds with the sign "
             "| detectable | binding half | paper's effect | verdict |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
-    for _, r in t.iterrows():
+    order = {"R_Cham": 0, "R_Haus": 1}  # the paper's set-distance rewards first, then ours, then R_exact
+    t = t.assign(_b=t.B != "SFT", _a=[(order.get(a, 2 if a != "R_exact" else 3), a) for a in t.A])
+    for _, r in t.sort_values(["_b", "_a"], kind="stable").iterrows():
         base = r.metric.split("@")[0]
         paper = PAPER_EFFECTS.get(base)
         rows.append(f"| {r.A} vs {r.B} | {_metric_name(r.metric)} | {r.value_a:.3f} | {r.value_b:.3f} | "
-                    f"{r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] | {r.p_value:.3g} | {r.p_holm:.3g} | "
+                    f"{r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] | {r.p_value:.3f} | {r.p_holm:.3f} | "
                     f"{int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} | "
                     f"{'' if paper is None else f'{paper:.3f}'} | {r.verdict} |")
     return "\n".join(rows)

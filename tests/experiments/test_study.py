@@ -110,8 +110,13 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
         assert f"{r.verdict} ({r['diff']:+.3f}, detectable {r.mde:.3f}" in " ".join(answer)
     md = study.study_markdown(t).splitlines()
     assert len(md) == 2 + (t.family == "primary").sum() and all(x.count("|") == md[0].count("|") for x in md)
-    for line, (_, r) in zip(md[2:], t[t.family == "primary"].iterrows()):
-        assert line.startswith(f"| {r.A} vs {r.B} |") and line.endswith(f"| {r.verdict} |")
+    assert [x.split(" | ")[0] for x in md[2:]] == ["| R_Cham vs SFT"] * 2 + ["| R_exact vs SFT"] * 2 + \
+        ["| R_Cham vs R_exact"] * 2  # vs SFT first, the paper's set-distance rewards before R_exact
+    prim = t[t.family == "primary"]
+    for line in md[2:]:
+        r = prim[(prim.A + " vs " + prim.B == line.split(" | ")[0][2:]) &
+                 (prim.metric.map(study._metric_name) == line.split(" | ")[1])].iloc[0]
+        assert line.endswith(f"| {r.verdict} |") and f"| {r.p_value:.3f} | {r.p_holm:.3f} |" in line
         assert f"| {r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] |" in line
         assert f"| {int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} |" in line
         assert ("| 0.020 |" in line) == r.metric.startswith("bertscore_f1")
