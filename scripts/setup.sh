@@ -73,5 +73,8 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   [ -x /usr/bin/chromium ] || apt_install chromium "could not install chromium; tests/notebooks/test_browser.py will skip"
 fi
 # A Jupyter kernel under a fixed name, so papermill and JupyterLab find this environment.
+# --sys-prefix: this checkout's own registration, which run_all.sh uses (sdrlib.runner), so setting up another clone
+# never re-points this one; --user: the one JupyterLab lists by default (the last checkout set up).
+.venv/bin/python -m ipykernel install --sys-prefix --name sdr --display-name "Python (sdr)" >/dev/null
 .venv/bin/python -m ipykernel install --user --name sdr --display-name "Python (sdr)" >/dev/null
 echo "setup: ok ($(.venv/bin/python -c 'import sys, sdrlib, torch; print("Python %d.%d" % sys.version_info[:2], "sdrlib", sdrlib.__version__, "torch", torch.__version__)'))"

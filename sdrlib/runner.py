@@ -397,6 +397,20 @@ def _checked_profile(profile: str, out: str | None) -> Any:
     return cfg
 
 
+def _prefer_own_kernel(kernel: str) -> None:
+    """Let this environment's own registration of ``kernel`` (``<sys.prefix>/share/jupyter``, written by
+    ``scripts/setup.sh`` with ``--sys-prefix``) win over the user-level one: Jupyter searches ``JUPYTER_PATH``, then
+    the user's folder, then the environment's, and every checkout's setup re-points the one user-level ``sdr`` to
+    its own ``.venv``, so a second clone's setup made every other checkout run (or fail on) the wrong interpreter.
+    Appended after any ``JUPYTER_PATH`` the caller set (which still comes first); the kernel's process inherits it."""
+    own = Path(sys.prefix) / "share" / "jupyter"
+    if not (own / "kernels" / kernel / "kernel.json").is_file():
+        return
+    paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    if str(own) not in paths:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join([*paths, str(own)])
+
+
 def _papermill(kernel: str) -> Any:
     """The papermill module, once the Jupyter ``kernel`` is known to be registered and to point to an existing
     interpreter; :class:`UsageError` saying how to fix it otherwise."""
@@ -405,7 +419,8 @@ def _papermill(kernel: str) -> Any:
         from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
     except ImportError as e:
         raise UsageError(f"{e.name or e} is not installed; run scripts/setup.sh") from None
-    fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --user --name {kernel})"
+    fix = f"run scripts/setup.sh (or: .venv/bin/python -m ipykernel install --sys-prefix --name {kernel})"
+    _prefer_own_kernel(kernel)
     try:
         spec = KernelSpecManager().get_kernel_spec(kernel)
     except NoSuchKernel:

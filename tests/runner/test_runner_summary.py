@@ -134,3 +134,33 @@ def test_runner_summary_on_ctrl_c_and_for_unselected_notebooks(tmp_path, monkeyp
                                                           ("ok", "")]
     md = (tmp_path / "out" / "results" / "run_summary.md").read_text()
     assert "result: 1 of 1 notebooks ok (2 not selected)" in md
+
+
+def test_the_environments_own_kernel_wins_over_a_stale_user_level_one(tmp_path, monkeypatch):
+    """Before: setting up a second clone re-pointed the user-level kernel ``sdr`` to that clone's ``.venv``, and every
+    other checkout's run_all.sh stopped ("points to .../.venv/bin/python, which does not exist") or ran the other
+    interpreter. Now the environment's own registration (``scripts/setup.sh``: ``--sys-prefix``) is taken."""
+    import json
+    import sys
+
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    from sdrlib import runner
+
+    def kernel(root, exe):
+        k = root / "kernels" / "sdr"
+        k.mkdir(parents=True)
+        (k / "kernel.json").write_text(json.dumps({"argv": [str(exe), "-m", "ipykernel_launcher", "-f",
+                                                            "{connection_file}"], "display_name": "sdr",
+                                                   "language": "python"}))
+    kernel(tmp_path / "user", tmp_path / "other_clone" / ".venv" / "bin" / "python")  # stale, user-level
+    kernel(tmp_path / "env" / "share" / "jupyter", sys.executable)                     # this environment's
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "user"))
+    monkeypatch.delenv("JUPYTER_PATH", raising=False)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "env"))
+    assert runner._papermill("sdr") is not None
+    assert KernelSpecManager().get_kernel_spec("sdr").argv[0] == sys.executable
+    # a JUPYTER_PATH the caller set still comes first (the stale-kernel test above relies on it)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "user"))
+    with pytest.raises(runner.UsageError, match="does not exist"):
+        runner._papermill("sdr")
