@@ -191,6 +191,7 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
     t = study.study_table(study.study_scores(cfg, evidence, test), n_studies=len(test))
+    print(f"{len(test)} test studies, {cfg.grpo.eval_draws} sampled report(s) per study and run (grpo.eval_draws)")
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
                         "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")
@@ -203,7 +204,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
     if out is not None:
         t.to_csv(out, index=False)
     if markdown is not None:
-        parts = ["\n\n".join(answer)]
+        parts = ["\n\n".join(answer), f"{len(test)} test studies; every run's Findings scored over "
+                 f"{cfg.grpo.eval_draws} sampled report(s) per study, pooled per study (grpo.eval_draws)."]
         for fam in ("primary", "secondary"):
             if (t.family == fam).any():
                 parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n"

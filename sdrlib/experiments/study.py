@@ -15,13 +15,25 @@ the run's own training curve summary (KL, reward) and the machine. A run whose f
 the study resumes run by run, and adding seeds (``--seeds``) trains only the new ones. The policies themselves live
 under ``runs/<profile>/`` (not in git); the evidence files are small enough to commit.
 
+**Draws.** With ``grpo.eval_draws`` = K > 1 each run's policy also samples K - 1 more reports per study (draw d with
+:func:`draw_seed`), one file each, ``<config>_s<seed>_d<d>.json.gz`` (:func:`sample_draw`), naming the policy they
+come from by its digest. More draws of a done run never retrain it: the policy is found in its run folder by that
+digest (a run whose policy is gone is trained again first, and its draws follow the new policy). The table scores
+every draw and pools them per study (:func:`sdrlib.metrics.suite.pool_scores`): each run's value is then its
+policy's over K reports per study, so the seed-to-seed spread holds less of the sampling's noise.
+
+**Evidence files** (names, keys, reading and writing, every check on what a file holds):
+:mod:`sdrlib.experiments.study_evidence`, whose public names this module also exports.
+
 **Bad input.** Seeds are distinct integers in [0, 2**32 - 1] (:func:`check_seeds`); a request to run names the
 profile's configurations and an evidence folder that is a folder (or does not exist yet), checked before any
 training. :func:`run_study` redoes a run whose file it cannot read. Every ``*.json.gz`` under ``<evidence>/runs``
 is a run file for :func:`load_evidence`: one that is not gzip JSON, lacks a key, has other than one generation per
-study id or whose name is not ``<config>_s<seed>.json.gz`` of its content is a :class:`StudyError` naming it. The
-table (:func:`table_runs`) also refuses runs on other test studies, two runs of one configuration holding the same
-generations (a copy counts once: each seed samples its own) and configurations it cannot pair with SFT.
+study id or whose name is not ``<config>_s<seed>[_d<draw>].json.gz`` of its content is a :class:`StudyError` naming
+it, as is a draw without its run's file, from another policy than its run's, or after a missing draw. The table
+(:func:`table_runs`) also refuses runs on other test studies, two runs (or draws) of one configuration holding the
+same generations (a copy counts once: each seed samples its own), runs with unequal numbers of draws and
+configurations it cannot pair with SFT.
 
 **Why not the source digest.** A training run's folder is reused only when every file of ``sdrlib`` is unchanged
 (:func:`sdrlib.training.runkeys.source_digest`); a study that spans sessions would retrain everything after any
@@ -49,12 +61,9 @@ Example::
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import time
-import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
@@ -65,21 +74,24 @@ import pandas as pd
 from sdrlib.data import load_split
 from sdrlib import training
 from sdrlib.clinical import label_report
-from sdrlib.errors import SDRError
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
+from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
+                                               evidence_path, is_int, load_evidence, read_run_file, write_run_file)
 from sdrlib.experiments.study_size import PAPER_EFFECTS
 from sdrlib.experiments.tables import significance_table
-from sdrlib.io import atomic_write_bytes
 from sdrlib.metrics.clinical import label_matrix
+from sdrlib.metrics.suite import metric_kwargs, pool_scores
 from sdrlib.metrics.verdict import family_verdicts
 from sdrlib.reports import parse_template
-from sdrlib.results import git_commit, provenance
-from sdrlib.training.runkeys import records_digest, run_key, source_digest
+from sdrlib.training.policy import has_policy
+from sdrlib.training.runkeys import policy_dir
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
-__all__ = ["PRIMARY", "SECONDARY", "MAX_SEED", "StudyError", "check_seeds", "study_runs", "evidence_key",
-           "evidence_path", "run_one", "run_study", "load_evidence", "study_status", "table_runs", "study_scores",
-           "study_pairs", "study_table", "study_answer", "study_markdown", "study_reading"]
+# MAX_SEED ... load_evidence: the evidence files' names (sdrlib.experiments.study_evidence), used here as well
+__all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "MAX_SEED", "StudyError", "check_seeds", "draw_seed",
+           "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw", "run_study",
+           "study_status", "table_runs", "study_scores", "study_pairs", "study_table", "study_answer",
+           "study_markdown", "study_reading"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -87,33 +99,8 @@ __all__ = ["PRIMARY", "SECONDARY", "MAX_SEED", "StudyError", "check_seeds", "stu
 PRIMARY: tuple[str, ...] = ("bertscore_f1", "clinical_f1_macro14")
 #: reported as a second family, with its own detectable effect: micro-14 and per-report label F1
 SECONDARY: tuple[str, ...] = ("clinical_f1_micro14", "clinical_f1_sample")
-#: the largest seed: numpy's range, as the profile's ``seed``
-MAX_SEED = 2**32 - 1
-
-
-class StudyError(SDRError, ValueError):
-    """A study request or evidence file the study cannot use; the message names it and what to do."""
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def check_seeds(seeds: Iterable[int], what: str = "seeds") -> list[int]:
-    """``seeds`` as a list of distinct integers in [0, :data:`MAX_SEED`], else :class:`StudyError` naming ``what``.
-
-    Example: ``check_seeds([0, 1])`` -> ``[0, 1]``; ``check_seeds([0, 0])`` raises "seeds [0, 0]: repeats [0] ..."."""
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        raise StudyError(f"{what} = {seeds!r}: a list of seeds (integers in [0, 2**32 - 1])")
-    out = list(seeds)
-    bad = [s for s in out if not _is_int(s) or not 0 <= s <= MAX_SEED]
-    if bad:
-        raise StudyError(f"{what} {bad[:3]}: a seed is an integer in [0, 2**32 - 1] (numpy's range)")
-    twice = sorted({s for s in out if out.count(s) > 1})
-    if twice:
-        raise StudyError(f"{what} {out}: repeats {twice}; give each seed once")
-    return [int(s) for s in out]
-
+#: the metric groups the table scores (:data:`PRIMARY` and :data:`SECONDARY` come from these two)
+METRIC_GROUPS: tuple[str, ...] = ("bertscore", "clinical")
 
 def study_runs(cfg: Any, seeds: Sequence[int] | None = None) -> list[tuple[str, int]]:
     """``(config, seed)`` pairs in the order they run: seed by seed (so a study stopped early has whole seeds), SFT
@@ -122,71 +109,6 @@ def study_runs(cfg: Any, seeds: Sequence[int] | None = None) -> list[tuple[str, 
     seeds = check_seeds(seeds_of(cfg) if seeds is None else seeds)
     rewards = [r for r in cfg.grpo.rewards if r != "sft"]
     return [(c, s) for s in seeds for c in ["sft", *rewards]]
-
-
-def evidence_key(cfg: Any, config: str, seed: int, train_records: Sequence[Any], test_records: Sequence[Any],
-                 sft_policy: str | Path) -> dict[str, Any]:
-    """What decides a run's test generations (module doc): the training run key without ``code``, the GRPO steps,
-    the test studies and the decoding settings."""
-    if config == "sft":
-        key = run_key(cfg, "sft", train_records, seed=cfg.seed)
-    else:
-        key = run_key(cfg, "grpo", train_records, reward=config, seed=seed, init_from=sft_policy)
-        key["max_steps"] = cfg.grpo.max_steps
-    key.pop("code", None)
-    s = cfg.sft
-    key["eval"] = {"test": records_digest(test_records), "n_test": len(test_records), "seed": seed,
-                   "max_new_tokens": s.max_new_tokens, "do_sample": s.eval_do_sample,
-                   "temperature": s.eval_temperature, "threads": s.threads}
-    return json.loads(json.dumps(key, default=str))
-
-
-def evidence_path(evidence: str | Path, config: str, seed: int) -> Path:
-    """``<evidence>/runs/<config>_s<seed>.json.gz``."""
-    return Path(evidence) / "runs" / f"{config}_s{seed}.json.gz"
-
-
-def _record_problem(rec: Any) -> str:
-    """What keeps ``rec`` from being a run record (``""`` when nothing does)."""
-    if not isinstance(rec, dict):
-        return f"holds a JSON {type(rec).__name__}, not a run record"
-    missing = [k for k in ("config", "seed", "study_ids", "generations") if k not in rec]
-    if missing:
-        return f"lacks {missing}"
-    if not isinstance(rec["config"], str) or not _is_int(rec["seed"]):
-        return f"config {rec['config']!r} and seed {rec['seed']!r}: a name and an integer"
-    ids, gens = rec["study_ids"], rec["generations"]
-    if not isinstance(ids, list) or not isinstance(gens, list) or len(ids) != len(gens):
-        return f"holds {len(gens) if isinstance(gens, list) else gens!r} generations for " \
-               f"{len(ids) if isinstance(ids, list) else ids!r} study ids (one per study)"
-    if not all(isinstance(x, str) for x in (*ids, *gens)):
-        return "holds a study id or generation that is not text"
-    return ""
-
-
-def _load(path: Path) -> dict[str, Any]:
-    """One run file's record; :class:`StudyError` naming the file and the fix when it is not one (module doc)."""
-    fix = "delete it and `scripts/study.py run` redoes that run"
-    try:
-        rec = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
-    except (OSError, ValueError, EOFError, zlib.error) as e:
-        raise StudyError(f"{path}: not a run record (gzip JSON): {e}; {fix}") from None
-    problem = _record_problem(rec)
-    if problem:
-        raise StudyError(f"{path}: {problem}; {fix}")
-    name = evidence_path("", rec["config"], rec["seed"]).name
-    if path.name != name:
-        raise StudyError(f"{path}: holds {rec['config']} seed {rec['seed']}, whose file is {name}; rename it (or "
-                         "delete it if it is a copy)")
-    return rec
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    """:func:`_load`, or None when the file is missing or not a run record (:func:`run_study` redoes the run)."""
-    try:
-        return _load(path)
-    except StudyError:
-        return None
 
 
 def _curve_summary(run_folder: Path) -> dict[str, Any]:
@@ -222,25 +144,43 @@ def run_one(cfg: Any, config: str, seed: int, train_records: Sequence[Any], test
             "study_ids": [r.study_id for r in test_records], "generations": gens}
 
 
-def _job(cfg: Any, config: str, seed: int, train_records: list, test_records: list, sft_policy: Path) -> dict:
-    """:func:`run_one` in a worker process (:func:`sdrlib.experiments.posttrain.worker_pool`, one thread)."""
+def sample_draw(cfg: Any, config: str, seed: int, draw: int, test_records: Sequence[Any],
+                policy: str | Path) -> dict[str, Any]:
+    """Draw ``draw`` (>= 1) of a run: its policy (the folder ``policy``) samples every test study again with
+    :func:`draw_seed` (the profile's decoding); returns the draw's evidence record (not written)."""
+    t0 = time.perf_counter()
+    gens = generate_test(cfg, policy, test_records, seed=draw_seed(seed, draw))
+    return {"config": config, "seed": seed, "draw": int(draw), "label": config_label(config),
+            "eval_seconds": round(time.perf_counter() - t0, 1), "policy": training.policy_digest(policy),
+            "study_ids": [r.study_id for r in test_records], "generations": gens}
+
+
+def _holds(folder: Path, policy: str | None) -> bool:
+    """Whether ``folder`` holds the policy of digest ``policy`` (a saved policy whose weights hash to it)."""
+    return policy is not None and has_policy(folder) and training.policy_digest(folder) == policy
+
+
+def _job(cfg: Any, config: str, seed: int, train_records: list, test_records: list, sft_policy: Path,
+         draws: Sequence[int] = (), policy: str | None = None) -> list[dict]:
+    """One run's pending work in a worker process (:func:`sdrlib.experiments.posttrain.worker_pool`, one thread):
+    the run (:func:`run_one`) unless its policy of digest ``policy`` (from its run file) is still in its folder,
+    then the draws ``draws`` (:func:`sample_draw`); a run trained to another policy than ``policy`` has every draw
+    sampled again. Returns the records to write, the run's first (when it has a new one)."""
     from sdrlib.embedding import SentenceEmbedder
     from sdrlib.rewards import parse_reward
 
-    emb = None
-    if config != "sft" and parse_reward(config).needs_embedder:
-        emb = SentenceEmbedder.from_config(cfg)
-        emb.threads = 1
-    return run_one(cfg, config, seed, train_records, test_records, sft_policy, embedder=emb)
-
-
-def _write(evidence: Path, cfg: Any, record: dict, key: dict) -> Path:
-    path = evidence_path(evidence, record["config"], record["seed"])
-    body = {"key": key, "key_digest": hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16],
-            "commit": git_commit(mark_dirty=True), "source_digest": source_digest()[:16],
-            "provenance": provenance(cfg), **record}
-    atomic_write_bytes(path, gzip.compress(json.dumps(body, indent=1, sort_keys=True).encode("utf-8"), mtime=0))
-    return path
+    folder = Path(sft_policy) if config == "sft" else policy_dir(cfg, config, seed)
+    out = []
+    if not _holds(folder, policy):
+        emb = None
+        if config != "sft" and parse_reward(config).needs_embedder:
+            emb = SentenceEmbedder.from_config(cfg)
+            emb.threads = 1
+        rec = run_one(cfg, config, seed, train_records, test_records, sft_policy, embedder=emb)
+        if rec.get("policy") != policy:
+            out.append(rec)
+            draws = range(1, cfg.grpo.eval_draws)
+    return out + [sample_draw(cfg, config, seed, d, test_records, folder) for d in draws]
 
 
 def _planned(cfg: Any, evidence: Path, seeds: Sequence[int] | None, configs: Sequence[str] | None,
@@ -252,7 +192,7 @@ def _planned(cfg: Any, evidence: Path, seeds: Sequence[int] | None, configs: Seq
         if isinstance(configs, (str, bytes)) or any(c not in known for c in configs):
             raise StudyError(f"configs {configs!r}: a list of the profile's configurations {known}")
         runs = [r for r in runs if r[0] in configs]
-    if max_runs is not None and (not _is_int(max_runs) or max_runs < 1):
+    if max_runs is not None and (not is_int(max_runs) or max_runs < 1):
         raise StudyError(f"max_runs = {max_runs!r}: a whole number >= 1 (None: every pending run)")
     for p in (evidence, evidence / "runs"):
         if p.exists() and not p.is_dir():
@@ -260,12 +200,34 @@ def _planned(cfg: Any, evidence: Path, seeds: Sequence[int] | None, configs: Seq
     return runs
 
 
+def _pending(cfg: Any, evidence: Path, planned: Sequence[tuple[str, int]], keyed: Callable[..., dict]) -> list:
+    """``(config, seed, draws, policy)`` of each planned run with work left: ``policy`` is the digest in its run
+    file when that run is done (only ``draws``, the draws >= 1 without a file of the current key and policy, are
+    left), else None (the run and every draw)."""
+    todo = []
+    for config, seed in planned:
+        old = read_run_file(evidence_path(evidence, config, seed))
+        done = old is not None and old.get("key") == keyed(config, seed, 0)
+        policy = old.get("policy") if done else None
+        draws = [d for d in range(1, cfg.grpo.eval_draws)
+                 if not done or not _draw_done(read_run_file(evidence_path(evidence, config, seed, d)),
+                                               keyed(config, seed, d), policy)]
+        if not done or draws:
+            todo.append((config, seed, draws, policy))
+    return todo
+
+
+def _draw_done(rec: dict | None, key: dict, policy: str | None) -> bool:
+    return rec is not None and rec.get("key") == key and rec.get("policy") == policy
+
+
 def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = None,
               configs: Sequence[str] | None = None, max_runs: int | None = None,
               log: Callable[[str], None] = print) -> list[Path]:
-    """Train and sample every pending run of :func:`study_runs` (``configs`` limits them), ``cfg.grpo.workers`` side
-    by side; each finished run's evidence file is written as soon as it finishes. Done runs (file with the current
-    key) are skipped; ``max_runs`` (>= 1) stops after that many new runs. Returns the files written. Seeds,
+    """Train and sample every pending run of :func:`study_runs` (``configs`` limits them) and its pending draws
+    (``grpo.eval_draws``; module doc), ``cfg.grpo.workers`` side by side; each finished run's evidence files are
+    written as soon as it finishes. Done runs (file with the current key) are skipped, or only sample their missing
+    draws; ``max_runs`` (>= 1) stops after that many runs with work. Returns the files written. Seeds,
     configurations, ``max_runs`` and the evidence folder are checked before any work (:class:`StudyError`)."""
     evidence = Path(evidence)
     planned = _planned(cfg, evidence, seeds, configs, max_runs)
@@ -274,46 +236,43 @@ def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = N
         test = test[:cfg.grpo.eval_n]
     base = training.sft(cfg, train)
     log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
-    todo = []
-    for config, seed in planned:
-        key = evidence_key(cfg, config, seed, train, test, base.final)
-        old = _read(evidence_path(evidence, config, seed))
-        if old is not None and old.get("key") == key:
-            continue
-        todo.append((config, seed, key))
+
+    def keyed(config: str, seed: int, draw: int) -> dict:
+        return evidence_key(cfg, config, seed, train, test, base.final, draw)
+
+    todo = _pending(cfg, evidence, planned, keyed)
     todo = todo[:max_runs] if max_runs is not None else todo
-    log(f"study: {len(todo)} run(s) to do" + (f" (first: {todo[0][0]} seed {todo[0][1]})" if todo else ""))
+    log(f"study: {sum(p is None for *_, p in todo)} run(s) to do, {sum(len(d) for _, _, d, _ in todo)} draw(s)"
+        + (f" (first: {todo[0][0]} seed {todo[0][1]})" if todo else ""))
     written: list[Path] = []
+
+    def write(c: str, s: int, records: list[dict]) -> None:
+        for rec in records:
+            written.append(write_run_file(evidence, cfg, rec, keyed(c, s, rec.get("draw", 0))))
+            log(f"{c} seed {s}: {written[-1].name}")
+
     if cfg.grpo.workers > 1 and len(todo) > 1:
         with worker_pool(cfg) as pool:
-            jobs = {pool.submit(_job, cfg, c, s, list(train), list(test), base.final): (c, s, k) for c, s, k in todo}
+            jobs = {pool.submit(_job, cfg, c, s, list(train), list(test), base.final, d, p): (c, s)
+                    for c, s, d, p in todo}
             for job in as_completed(jobs):
-                c, s, k = jobs[job]
-                written.append(_write(evidence, cfg, job.result(), k))
-                log(f"{c} seed {s}: {written[-1].name}")
+                write(*jobs[job], job.result())
         return written
-    for c, s, k in todo:
-        written.append(_write(evidence, cfg, _job(cfg, c, s, list(train), list(test), base.final), k))
-        log(f"{c} seed {s}: {written[-1].name}")
+    for c, s, d, p in todo:
+        write(c, s, _job(cfg, c, s, list(train), list(test), base.final, d, p))
     return written
 
 
-def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """Every run file under ``<evidence>/runs`` (each ``*.json.gz``, in name order): ``{(config, seed): record}``;
-    ``{}`` when there is none. A file that is not a run record of its own name is a :class:`StudyError` naming it
-    (module doc); other files are not runs."""
-    return {(r["config"], int(r["seed"])): r for r in map(_load, sorted((Path(evidence) / "runs").glob("*.json.gz")))}
-
-
 def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = None) -> pd.DataFrame:
-    """One row per planned run: ``config, seed, done`` (a file exists), ``commit``, ``source_digest``,
+    """One row per planned run: ``config, seed, done`` (a file exists), ``draws`` (of its reports on disk: 0 or
+    1 + its draw files), ``commit``, ``source_digest``,
     ``train_seconds``, ``eval_seconds``, KL / reward first and last quarter (a file's key is checked by
     :func:`run_study`, not here: this reads what is on disk)."""
     have = load_evidence(evidence)
     rows = []
     for c, s in study_runs(cfg, seeds):
         r = have.get((c, s))
-        rows.append({"config": c, "seed": s, "done": r is not None,
+        rows.append({"config": c, "seed": s, "done": r is not None, "draws": len(r["draws"]) if r else 0,
                      **({k: r.get(k) for k in ("commit", "source_digest", "train_seconds", "eval_seconds")}
                         if r else {}), **((r or {}).get("curves") or {})})
     return pd.DataFrame(rows)
@@ -323,7 +282,8 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[
     """The runs a comparison table reads: every run file (:func:`load_evidence`), checked before any scoring.
 
     :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
-    two runs of one configuration hold the same generations (a copy counts once: each seed samples its own), or a
+    two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
+    own), runs hold unequal numbers of draws (every run is scored over as many reports per study), or a
     comparison of :func:`study_pairs` (each configuration with SFT, with R_exact) has no run on one side or no seed
     in common."""
     runs, where = load_evidence(evidence), Path(evidence) / "runs"
@@ -335,13 +295,20 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[
         raise StudyError(f"{where}: {other[:3]} ({len(other)} run(s)) are not on this profile's {len(ids)} test "
                          "studies (another profile, test split or grpo.eval_n): read them with that profile, or move "
                          "them to another evidence folder")
-    first: dict[tuple[str, tuple[str, ...]], int] = {}
+    first: dict[tuple[str, tuple[str, ...]], str] = {}
     for (c, s), r in runs.items():
-        s0 = first.setdefault((c, tuple(r["generations"])), s)
-        if s0 != s:
-            raise StudyError(f"{where}: {c}_s{s0} and {c}_s{s} hold the same generations: a copy of one run counts "
-                             "once (each seed samples its own); delete the copy and `scripts/study.py run` samples "
-                             "that seed again")
+        for d, gens in enumerate(r["draws"]):
+            name = evidence_path("", c, s, d).name
+            other = first.setdefault((c, tuple(gens)), name)
+            if other != name:
+                raise StudyError(f"{where}: {other} and {name} hold the same generations: a copy of one run counts "
+                                 "once (each seed and draw samples its own); delete the copy and `scripts/study.py "
+                                 "run` samples it again")
+    counts = {len(r["draws"]) for r in runs.values()}
+    if len(counts) > 1:
+        short = [evidence_path("", *k).name for k, r in runs.items() if len(r["draws"]) < max(counts)]
+        raise StudyError(f"{where}: runs hold {min(counts)} to {max(counts)} draws ({short[:3]}, {len(short)} run(s) "
+                         "with fewer): `scripts/study.py run` with the profile's grpo.eval_draws samples the rest")
     configs = list(dict.fromkeys(c for c, _ in runs))
     seeds = {c: sorted(s for cc, s in runs if cc == c) for c in configs}
     pairs = study_pairs(configs)
@@ -356,9 +323,20 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[
 
 
 def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], Any]:
-    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first)."""
+    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first), on the
+    study's metrics (BERTScore and label F1), each run's first ``grpo.eval_draws`` draws pooled per study
+    (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores). :class:`StudyError` when the runs hold fewer
+    draws than the profile asks; draws beyond it are not read."""
     runs = table_runs(evidence, test_records)
-    return score_all(cfg, {k: r["generations"] for k, r in runs.items()}, test_records)
+    k, have = cfg.grpo.eval_draws, len(next(iter(runs.values()))["draws"])
+    if have < k:
+        raise StudyError(f"{Path(evidence) / 'runs'}: the runs hold {have} draw(s) per study, the profile asks {k} "
+                         f"(grpo.eval_draws): `scripts/study.py run` samples the rest, or read them with --set "
+                         f"grpo.eval_draws={have}")
+    groups = [g for g in METRIC_GROUPS if g in metric_kwargs(cfg).get("metrics", METRIC_GROUPS)]
+    scores = score_all(cfg, {(*key, d): r["draws"][d] for key, r in runs.items() for d in range(k)}, test_records,
+                       metrics=groups)
+    return {key: pool_scores([scores[(*key, d)] for d in range(k)]) for key in runs}
 
 
 def study_pairs(configs: Sequence[str]) -> list[tuple[str, str]]:
@@ -483,7 +461,8 @@ def study_reading(evidence: str | Path, test_records: Sequence[Any]) -> pd.DataF
     """What each configuration's Findings state, beside the references: one row per configuration (SFT first, then
     the references as ``reference``) with ``seeds``, ``normal_share`` (Findings stating no pathology: CheXpert-14
     without No Finding and Support Devices), ``pathologies`` (mean positive pathologies per Findings), each a mean
-    over seeds with its range over seeds (``*_min``, ``*_max``), and ``parsed`` (share of reports on the template).
+    over seeds (a seed's value: over all its draws' reports) with its range over seeds (``*_min``, ``*_max``), and
+    ``parsed`` (share of reports on the template).
     Reads the run files :func:`table_runs` accepts (its checks first). Context for the label F1 rows of
     :func:`study_table` (a policy that states fewer findings loses recall on rare labels), not a test."""
     runs = table_runs(evidence, test_records)
@@ -493,7 +472,7 @@ def study_reading(evidence: str | Path, test_records: Sequence[Any]) -> pd.DataF
         for (c, s), r in sorted(runs.items()):
             if c != config:
                 continue
-            parsed = [parse_template(g) for g in r["generations"]]
+            parsed = [parse_template(g) for gens in r["draws"] for g in gens]
             P = _positives([x.findings if x is not None else "" for x in parsed])
             per_seed.append(((P.sum(1) == 0).mean(), P.sum(1).mean(), np.mean([x is not None for x in parsed])))
         v = np.asarray(per_seed, np.float64)

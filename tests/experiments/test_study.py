@@ -321,8 +321,8 @@ def test_a_run_file_that_is_no_run_record_is_redone(smoke, tmp_path, monkeypatch
     (tmp_path / "sft_policy").mkdir()
     monkeypatch.setattr(study.training, "sft", lambda *a, **k: SimpleNamespace(final=tmp_path / "sft_policy",
                                                                               reused=True, seconds=0.0))
-    monkeypatch.setattr(study, "_job", lambda cfg, c, s, train, test, base: {
-        "config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": _gens(test, c)})
+    monkeypatch.setattr(study, "_job", lambda cfg, c, s, train, test, base, draws, policy: [{
+        "config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": _gens(test, c)}])
     ev = _runs(tmp_path / "ev", test, {("sft", 0): gzip.compress(b"[1, 2]")})
     assert [p.name for p in study.run_study(cfg, ev, seeds=[0], configs=["sft"], log=lambda s: None)] == \
         ["sft_s0.json.gz"]
@@ -370,9 +370,9 @@ def test_the_table_reads_only_runs_it_can_compare(smoke, tmp_path, no_work):
         ({}, "no run files"),
         ({("sft", 0): _gens(test, "a"), ("chamfer", 0): _gens(test, "b"), ("sft", 1): other}, "not on this profile"),
         ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "a"), ("chamfer", 0): _gens(test, "b"),
-          ("chamfer", 1): _gens(test, "c")}, "sft_s0 and sft_s1 hold the same generations"),
+          ("chamfer", 1): _gens(test, "c")}, "sft_s0.json.gz and sft_s1.json.gz hold the same generations"),
         ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "d"), ("chamfer", 0): _gens(test, "b"),
-          ("chamfer", 1): _gens(test, "b")}, "chamfer_s0 and chamfer_s1 hold the same generations"),
+          ("chamfer", 1): _gens(test, "b")}, "chamfer_s0.json.gz and chamfer_s1.json.gz hold the same generations"),
         ({("sft", 0): _gens(test, "a"), ("sft", 1): _gens(test, "b")}, "runs of \\['sft'\\] only"),
         ({("sft", 0): _gens(test, "a"), ("chamfer", 1): _gens(test, "b")}, "share no seed"),
     ]

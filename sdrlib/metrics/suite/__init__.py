@@ -2,7 +2,7 @@
 
 A package of private parts: :mod:`._inputs` (input checks), :mod:`._scoring` (the loop over the registered
 metric groups, :mod:`sdrlib.metrics.registry`, and the strata), :mod:`._scores` (:class:`ReportScores` and its
-tables), :mod:`._compare` (paired bootstrap comparisons); every public name is importable from here.
+tables, :func:`pool_scores`), :mod:`._compare` (paired bootstrap comparisons); every public name is importable from here.
 
 :func:`evaluate_reports` returns a tidy :class:`pandas.DataFrame`;
 :func:`score_reports` returns the richer :class:`ReportScores` (the same table
@@ -92,10 +92,10 @@ from sdrlib.metrics.registry import metric_group_names
 from sdrlib.metrics.suite._compare import compare_frames, compare_systems
 from sdrlib.metrics.suite._inputs import (SECTION_NAMES, TEMPLATE_WARN_SHARE, NormalizedInputs, TemplateFormatWarning,
                                           TemplateTagsInReportWarning, normalize_inputs)
-from sdrlib.metrics.suite._scores import ISSUE_KINDS, ReportScores, write_results
+from sdrlib.metrics.suite._scores import ISSUE_KINDS, ReportScores, pool_scores, write_results
 from sdrlib.metrics.suite._scoring import evaluate_reports, metric_kwargs, score_reports
 
-__all__ = ["evaluate_reports", "score_reports", "ReportScores", "compare_systems", "compare_frames",
+__all__ = ["evaluate_reports", "score_reports", "ReportScores", "pool_scores", "compare_systems", "compare_frames",
            "write_results", "EvaluationInputError", "METRIC_GROUPS", "SECTION_NAMES", "ISSUE_KINDS",
            "metric_kwargs", "normalize_inputs", "NormalizedInputs", "TemplateFormatWarning",
            "TemplateTagsInReportWarning", "TEMPLATE_WARN_SHARE"]

@@ -1,5 +1,6 @@
 """What the suite returns: :class:`ReportScores` (every metric of every section, per sample and per corpus) and
-its tables (tidy, summary, strata, per observation), and :func:`write_results` that saves them.
+its tables (tidy, summary, strata, per observation), :func:`pool_scores` (several sampled reports per study as one
+system) and :func:`write_results` that saves them.
 
 The tidy table's columns and levels are described in :mod:`sdrlib.metrics.suite`'s docstring. Leaves out
 scoring (:mod:`._scoring`) and comparisons (:mod:`._compare`).
@@ -17,7 +18,7 @@ from sdrlib.metrics.base import MetricResult
 from sdrlib.metrics.clinical import STRATA
 from sdrlib.results import save_table
 
-__all__ = ["ISSUE_KINDS", "ReportScores", "write_results"]
+__all__ = ["ISSUE_KINDS", "ReportScores", "pool_scores", "write_results"]
 
 ISSUE_KINDS = ("invalid_template", "empty_prediction", "missing_prediction_section",
                "missing_reference_section", "non_ascii_prediction", "non_ascii_reference")
@@ -119,6 +120,50 @@ class ReportScores:
         out.columns.name = None
         return out
 
+
+
+def _pooled(results: list[MetricResult]) -> MetricResult:
+    stats = np.sum([np.asarray(r.stats, np.float64) for r in results], axis=0)
+    samples = [r.sample for r in results]
+    sample = None
+    if all(x is not None for x in samples):
+        v = np.stack([np.asarray(x, np.float64) for x in samples])
+        ok = np.isfinite(v)
+        n = ok.sum(axis=0)  # a study undefined in every draw stays NaN
+        sample = np.where(n > 0, np.where(ok, v, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
+    r0 = results[0]
+    corpus = float(np.asarray(r0.reducer(stats.sum(axis=0, keepdims=True)))[0])
+    return MetricResult(r0.name, r0.backend, sample, corpus, stats, r0.reducer, r0.higher_is_better, dict(r0.extra))
+
+
+def pool_scores(draws: list[ReportScores]) -> ReportScores:
+    """Several sampled reports per study (draws of one policy, each scored by :func:`score_reports` on the same
+    studies) as one system: each metric's per-study statistics summed over draws, so its corpus value is the value
+    over every draw's reports pooled (a mean over all of them; a label F1 from all their counts) and a bootstrap over
+    studies (:meth:`MetricResult.value_for`) resamples a study with all its draws. ``sample``: the mean over the
+    draws where defined; ``defined``: in every draw; ``issues``: every draw's, with a ``draw`` column; strata and
+    versions: the first draw's (they depend on the references and the setup, not the reports).
+
+    One draw is returned as it is. :class:`ValueError` when ``draws`` is empty or the draws differ in studies,
+    sections or metrics. Example: ``pool_scores([score_reports(g, refs) for g in (draw0, draw1)])``."""
+    if not draws:
+        raise ValueError("pool_scores: no draws (a list of ReportScores of the same studies)")
+    first = draws[0]
+    if len(draws) == 1:
+        return first
+    shape = [(list(d.sample_ids), d.sections, {s: [r.name for r in d.results[s]] for s in d.sections})
+             for d in draws]
+    if any(x != shape[0] for x in shape[1:]):
+        raise ValueError("pool_scores: the draws differ in studies, sections or metrics; score each draw of one "
+                         "policy on the same studies with the same options")
+    results = {sec: [_pooled([d.results[sec][i] for d in draws]) for i in range(len(first.results[sec]))]
+               for sec in first.sections}
+    defined = {sec: np.logical_and.reduce([np.asarray(d.defined[sec], bool) for d in draws])
+               for sec in first.sections}
+    issues = pd.concat([d.issues.assign(draw=k) for k, d in enumerate(draws)], ignore_index=True)
+    unavailable = {k: v for d in draws for k, v in d.unavailable.items()}
+    return ReportScores(list(first.sample_ids), first.sections, results, defined, first.strata, issues, unavailable,
+                        dict(first.versions))
 
 
 def write_results(scores: ReportScores, name: str, cfg: Any) -> list[Any]:

@@ -1,0 +1,185 @@
+"""The GRPO study's evidence files (:mod:`sdrlib.experiments.study`): one gzip JSON file per finished run and per
+extra draw, ``<evidence>/runs/<config>_s<seed>[_d<draw>].json.gz``, with the key that decides its generations.
+
+A file holds the run's (or draw's) test generations, one per study id, its ``key`` (:func:`evidence_key`: the
+training run key without the source digest, the GRPO steps, the test studies and the decoding settings; a draw also
+its number and sampling seed, :func:`draw_seed`), the commit and source digest that produced it, the policy digest
+and the machine (:func:`write_run_file`). :func:`load_evidence` reads a folder of them into one record per run, its
+draws in order; every check on what a file holds is here (:func:`load_run_file`). Seeds are checked by
+:func:`check_seeds` (numpy's range, each once).
+
+Leaves out training, sampling and the table (:mod:`sdrlib.experiments.study`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sdrlib.errors import SDRError
+from sdrlib.io import atomic_write_bytes
+from sdrlib.results import git_commit, provenance
+from sdrlib.training.runkeys import records_digest, run_key, source_digest
+
+__all__ = ["MAX_SEED", "StudyError", "is_int", "check_seeds", "draw_seed", "evidence_key", "evidence_path",
+           "load_run_file", "read_run_file", "write_run_file", "load_evidence"]
+
+#: the largest seed: numpy's range, as the profile's ``seed``
+MAX_SEED = 2**32 - 1
+
+
+class StudyError(SDRError, ValueError):
+    """A study request or evidence file the study cannot use; the message names it and what to do."""
+
+
+def is_int(v: Any) -> bool:
+    """An integer (Python or numpy), not a bool."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def check_seeds(seeds: Iterable[int], what: str = "seeds") -> list[int]:
+    """``seeds`` as a list of distinct integers in [0, :data:`MAX_SEED`], else :class:`StudyError` naming ``what``.
+
+    Example: ``check_seeds([0, 1])`` -> ``[0, 1]``; ``check_seeds([0, 0])`` raises "seeds [0, 0]: repeats [0] ..."."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise StudyError(f"{what} = {seeds!r}: a list of seeds (integers in [0, 2**32 - 1])")
+    out = list(seeds)
+    bad = [s for s in out if not is_int(s) or not 0 <= s <= MAX_SEED]
+    if bad:
+        raise StudyError(f"{what} {bad[:3]}: a seed is an integer in [0, 2**32 - 1] (numpy's range)")
+    twice = sorted({s for s in out if out.count(s) > 1})
+    if twice:
+        raise StudyError(f"{what} {out}: repeats {twice}; give each seed once")
+    return [int(s) for s in out]
+
+
+def draw_seed(seed: int, draw: int) -> int:
+    """The sampling seed of draw ``draw`` of the run of seed ``seed``: ``seed`` itself for draw 0 (the run's own
+    reports), else a 32-bit number derived from both by numpy's ``SeedSequence`` (so draws of different runs and
+    seeds sample apart). :class:`StudyError` for a seed outside [0, :data:`MAX_SEED`] or a draw that is not a whole
+    number >= 0. Example: ``draw_seed(3, 0)`` -> ``3``; ``draw_seed(3, 1)`` -> another seed, the same every time."""
+    seed = check_seeds([seed], "seed")[0]
+    if not is_int(draw) or draw < 0:
+        raise StudyError(f"draw = {draw!r}: a whole number >= 0 (0: the run's own reports)")
+    return seed if draw == 0 else int(np.random.SeedSequence([seed, int(draw)]).generate_state(1, np.uint32)[0])
+
+
+def evidence_key(cfg: Any, config: str, seed: int, train_records: Sequence[Any], test_records: Sequence[Any],
+                 sft_policy: str | Path, draw: int = 0) -> dict[str, Any]:
+    """What decides a run's test generations (module doc): the training run key without ``code``, the GRPO steps,
+    the test studies and the decoding settings; for draw d > 0 also ``draw`` and its ``sample_seed``
+    (:func:`draw_seed`)."""
+    if config == "sft":
+        key = run_key(cfg, "sft", train_records, seed=cfg.seed)
+    else:
+        key = run_key(cfg, "grpo", train_records, reward=config, seed=seed, init_from=sft_policy)
+        key["max_steps"] = cfg.grpo.max_steps
+    key.pop("code", None)
+    s = cfg.sft
+    key["eval"] = {"test": records_digest(test_records), "n_test": len(test_records), "seed": seed,
+                   "max_new_tokens": s.max_new_tokens, "do_sample": s.eval_do_sample,
+                   "temperature": s.eval_temperature, "threads": s.threads}
+    if draw:
+        key["eval"].update(draw=int(draw), sample_seed=draw_seed(seed, draw))
+    return json.loads(json.dumps(key, default=str))
+
+
+def evidence_path(evidence: str | Path, config: str, seed: int, draw: int = 0) -> Path:
+    """``<evidence>/runs/<config>_s<seed>.json.gz`` (draw 0, the run), ``..._s<seed>_d<draw>.json.gz`` (a draw)."""
+    return Path(evidence) / "runs" / (f"{config}_s{seed}" + (f"_d{draw}" if draw else "") + ".json.gz")
+
+
+def _record_problem(rec: Any) -> str:
+    """What keeps ``rec`` from being a run record (``""`` when nothing does)."""
+    if not isinstance(rec, dict):
+        return f"holds a JSON {type(rec).__name__}, not a run record"
+    missing = [k for k in ("config", "seed", "study_ids", "generations") if k not in rec]
+    if missing:
+        return f"lacks {missing}"
+    if not isinstance(rec["config"], str) or not is_int(rec["seed"]):
+        return f"config {rec['config']!r} and seed {rec['seed']!r}: a name and an integer"
+    if not is_int(rec.get("draw", 0)) or rec.get("draw", 0) < 0:
+        return f"draw {rec['draw']!r}: a whole number >= 0"
+    ids, gens = rec["study_ids"], rec["generations"]
+    if not isinstance(ids, list) or not isinstance(gens, list) or len(ids) != len(gens):
+        return f"holds {len(gens) if isinstance(gens, list) else gens!r} generations for " \
+               f"{len(ids) if isinstance(ids, list) else ids!r} study ids (one per study)"
+    if not all(isinstance(x, str) for x in (*ids, *gens)):
+        return "holds a study id or generation that is not text"
+    return ""
+
+
+def load_run_file(path: Path) -> dict[str, Any]:
+    """One run (or draw) file's record; :class:`StudyError` naming the file and the fix when it is not one: not gzip
+    JSON, lacking a field, other than one generation per study id, or named otherwise than its content."""
+    fix = "delete it and `scripts/study.py run` redoes that run"
+    try:
+        rec = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, EOFError, zlib.error) as e:
+        raise StudyError(f"{path}: not a run record (gzip JSON): {e}; {fix}") from None
+    problem = _record_problem(rec)
+    if problem:
+        raise StudyError(f"{path}: {problem}; {fix}")
+    draw = rec.get("draw", 0)
+    name = evidence_path("", rec["config"], rec["seed"], draw).name
+    if path.name != name:
+        what = f"{rec['config']} seed {rec['seed']}" + (f" draw {draw}" if draw else "")
+        raise StudyError(f"{path}: holds {what}, whose file is {name}; rename it (or delete it if it is a copy)")
+    return rec
+
+
+def read_run_file(path: Path) -> dict[str, Any] | None:
+    """:func:`load_run_file`, or None when the file is missing or not a run record (the study redoes the run)."""
+    try:
+        return load_run_file(path)
+    except StudyError:
+        return None
+
+
+def write_run_file(evidence: Path, cfg: Any, record: dict, key: dict) -> Path:
+    """Write ``record`` (a run's or a draw's) with ``key``, its digest, the commit, source digest and provenance;
+    atomically, so an interrupted write leaves the old file or none. Returns the path."""
+    path = evidence_path(evidence, record["config"], record["seed"], record.get("draw", 0))
+    body = {"key": key, "key_digest": hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16],
+            "commit": git_commit(mark_dirty=True), "source_digest": source_digest()[:16],
+            "provenance": provenance(cfg), **record}
+    atomic_write_bytes(path, gzip.compress(json.dumps(body, indent=1, sort_keys=True).encode("utf-8"), mtime=0))
+    return path
+
+
+def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every run under ``<evidence>/runs`` (each ``*.json.gz`` file, in name order): ``{(config, seed): record}``,
+    the run file's record with ``draws``, the generations of draw 0 (the run's own) and of each draw file after it;
+    ``{}`` when there is none. A file that is not a run record of its own name, a draw without its run's file, from
+    another policy than its run's, or after a missing draw is a :class:`StudyError` naming it (module doc)."""
+    runs: dict[tuple[str, int], dict[str, Any]] = {}
+    extra: dict[tuple[str, int], dict[int, tuple[Path, dict]]] = {}
+    for path in sorted((Path(evidence) / "runs").glob("*.json.gz")):
+        rec = load_run_file(path)
+        k, d = (rec["config"], int(rec["seed"])), int(rec.get("draw", 0))
+        if d:
+            extra.setdefault(k, {})[d] = (path, rec)
+        else:
+            runs[k] = {**rec, "draws": [rec["generations"]]}
+    redo = "delete it and `scripts/study.py run` samples it again"
+    for k, draws in extra.items():
+        for d, (path, rec) in sorted(draws.items()):
+            if k not in runs:
+                raise StudyError(f"{path}: a draw of {k[0]} seed {k[1]} without its run's file "
+                                 f"{evidence_path('', *k).name}; {redo} (after its run)")
+            if rec.get("policy") != runs[k].get("policy"):
+                raise StudyError(f"{path}: sampled from policy {str(rec.get('policy'))[:12]}, its run's file from "
+                                 f"{str(runs[k].get('policy'))[:12]} (the run was trained again); {redo}")
+            if d != len(runs[k]["draws"]):
+                raise StudyError(f"{path}: draw {d} of {k[0]} seed {k[1]} after {len(runs[k]['draws'])} draw(s): "
+                                 f"{evidence_path('', *k, len(runs[k]['draws'])).name} is missing; "
+                                 "`scripts/study.py run` samples it")
+            runs[k]["draws"].append(rec["generations"])
+    return runs
