@@ -5,7 +5,8 @@
     python scripts/study.py choose [--profile cpu] [--reward chamfer] --variants NAME[:KEY=VALUE,...] ... [--seeds 0 1]
                                    [--n-val 200] [--out F]
     python scripts/study.py status [--profile study] [--evidence docs/evidence/study]
-    python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--out F.csv] [--markdown F.md]
+    python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--seeds 0 1 ...] [--out F.csv]
+                                   [--markdown F.md]
 
 ``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
@@ -13,8 +14,9 @@ variant's overrides (``dr_grpo`` alone: the profile as it is; ``grpo:grpo.loss_t
 policy and reads every run on validation studies, the table a setup choice is made from. ``run`` trains and samples
 every pending run of the profile (each finished run's evidence file is written at once, so an interrupted study
 resumes where it stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on
-disk. ``table`` scores the runs and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``:
-the answer and both families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is
+disk. ``table`` scores the runs (``--seeds``: those seeds' only; each run's first ``grpo.eval_draws`` draws pooled
+per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and both
+families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
 numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
 ``table`` reads, and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
@@ -71,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--seeds", type=_seed, nargs="+", default=[0, 1])
         else:
             p.add_argument("--evidence", default=DEFAULT_EVIDENCE)
-        if name in ("run", "status"):
+        if name in ("run", "status", "table"):
             p.add_argument("--seeds", type=_seed, nargs="+", default=None)
         if name == "run":
             p.add_argument("--max-runs", type=positive_int, default=None)
@@ -179,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     if not study.load_evidence(evidence):  # also names a file that is not a run record
         ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `scripts/study.py run` "
                  "first)")
-    return _table(cfg, evidence, out, markdown)
+    return _table(cfg, evidence, out, markdown, args.seeds)
 
 
-def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) -> int:
+def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, seeds: list[int] | None = None) -> int:
     """``table``: score the runs (:func:`sdrlib.experiments.study.table_runs` checks them first) and print the
     comparisons."""
     from sdrlib.data import load_split
@@ -190,7 +192,7 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
-    t = study.study_table(study.study_scores(cfg, evidence, test), n_studies=len(test))
+    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test))
     print(f"{len(test)} test studies, {cfg.grpo.eval_draws} sampled report(s) per study and run (grpo.eval_draws)")
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
@@ -199,7 +201,7 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None) 
     print(t[cols].round(4).to_string(index=False))
     answer = study.study_answer(t)
     print("\n".join(answer))
-    reading = study.study_reading(evidence, test)
+    reading = study.study_reading(evidence, test, seeds, draws=cfg.grpo.eval_draws)
     print(reading.round(3).to_string(index=False))
     if out is not None:
         t.to_csv(out, index=False)

@@ -278,17 +278,25 @@ def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = N
     return pd.DataFrame(rows)
 
 
-def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], dict[str, Any]]:
-    """The runs a comparison table reads: every run file (:func:`load_evidence`), checked before any scoring.
+def table_runs(evidence: str | Path, test_records: Sequence[Any],
+               seeds: Sequence[int] | None = None) -> dict[tuple[str, int], dict[str, Any]]:
+    """The runs a comparison table reads: every run file (:func:`load_evidence`), or those of ``seeds`` (each must
+    have one), checked before any scoring.
 
     :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
     two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
-    own), runs hold unequal numbers of draws (every run is scored over as many reports per study), or a
+    own), a seed of ``seeds`` has no run, or a
     comparison of :func:`study_pairs` (each configuration with SFT, with R_exact) has no run on one side or no seed
     in common."""
     runs, where = load_evidence(evidence), Path(evidence) / "runs"
     if not runs:
         raise StudyError(f"{where}: no run files (`scripts/study.py run` writes them)")
+    if seeds is not None:
+        seeds = check_seeds(seeds)
+        missing = sorted(set(seeds) - {s for _, s in runs})
+        if missing:
+            raise StudyError(f"{where}: no run of seed(s) {missing}; `scripts/study.py run --seeds ...` trains them")
+        runs = {k: r for k, r in runs.items() if k[1] in seeds}
     ids = [r.study_id for r in test_records]
     other = [evidence_path("", *k).name for k, r in runs.items() if r["study_ids"] != ids]
     if other:
@@ -304,11 +312,6 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[
                 raise StudyError(f"{where}: {other} and {name} hold the same generations: a copy of one run counts "
                                  "once (each seed and draw samples its own); delete the copy and `scripts/study.py "
                                  "run` samples it again")
-    counts = {len(r["draws"]) for r in runs.values()}
-    if len(counts) > 1:
-        short = [evidence_path("", *k).name for k, r in runs.items() if len(r["draws"]) < max(counts)]
-        raise StudyError(f"{where}: runs hold {min(counts)} to {max(counts)} draws ({short[:3]}, {len(short)} run(s) "
-                         "with fewer): `scripts/study.py run` with the profile's grpo.eval_draws samples the rest")
     configs = list(dict.fromkeys(c for c, _ in runs))
     seeds = {c: sorted(s for cc, s in runs if cc == c) for c in configs}
     pairs = study_pairs(configs)
@@ -322,17 +325,21 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[
     return runs
 
 
-def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any]) -> dict[tuple[str, int], Any]:
-    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first), on the
-    study's metrics (BERTScore and label F1), each run's first ``grpo.eval_draws`` draws pooled per study
-    (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores). :class:`StudyError` when the runs hold fewer
-    draws than the profile asks; draws beyond it are not read."""
-    runs = table_runs(evidence, test_records)
-    k, have = cfg.grpo.eval_draws, len(next(iter(runs.values()))["draws"])
-    if have < k:
-        raise StudyError(f"{Path(evidence) / 'runs'}: the runs hold {have} draw(s) per study, the profile asks {k} "
-                         f"(grpo.eval_draws): `scripts/study.py run` samples the rest, or read them with --set "
-                         f"grpo.eval_draws={have}")
+def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
+                 seeds: Sequence[int] | None = None) -> dict[tuple[str, int], Any]:
+    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
+    limits them), on the study's metrics (BERTScore and label F1), each run's first ``grpo.eval_draws`` draws pooled
+    per study (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores), so every run is read over as many
+    reports per study. :class:`StudyError` naming the runs that hold fewer draws than the profile asks; draws beyond
+    it are not read."""
+    runs = table_runs(evidence, test_records, seeds)
+    k = cfg.grpo.eval_draws
+    short = [evidence_path("", *key).name for key, r in runs.items() if len(r["draws"]) < k]
+    if short:
+        fewest = min(len(r["draws"]) for r in runs.values())
+        raise StudyError(f"{Path(evidence) / 'runs'}: {len(short)} run(s) ({short[:3]}) hold fewer than the {k} "
+                         f"draws per study the profile asks (grpo.eval_draws): `scripts/study.py run` samples the "
+                         f"rest, or read {fewest} with --set grpo.eval_draws={fewest}")
     groups = [g for g in METRIC_GROUPS if g in metric_kwargs(cfg).get("metrics", METRIC_GROUPS)]
     scores = score_all(cfg, {(*key, d): r["draws"][d] for key, r in runs.items() for d in range(k)}, test_records,
                        metrics=groups)
@@ -457,22 +464,24 @@ def _positives(findings: Sequence[str]) -> np.ndarray:
     return label_matrix([label_report(f) for f in findings])[:, cols]
 
 
-def study_reading(evidence: str | Path, test_records: Sequence[Any]) -> pd.DataFrame:
+def study_reading(evidence: str | Path, test_records: Sequence[Any], seeds: Sequence[int] | None = None,
+                  draws: int = 1) -> pd.DataFrame:
     """What each configuration's Findings state, beside the references: one row per configuration (SFT first, then
     the references as ``reference``) with ``seeds``, ``normal_share`` (Findings stating no pathology: CheXpert-14
     without No Finding and Support Devices), ``pathologies`` (mean positive pathologies per Findings), each a mean
     over seeds (a seed's value: over all its draws' reports) with its range over seeds (``*_min``, ``*_max``), and
-    ``parsed`` (share of reports on the template).
+    ``parsed`` (share of reports on the template). ``seeds`` and ``draws`` (each run's first ``draws`` draws): as the
+    table reads them (:func:`study_scores`).
     Reads the run files :func:`table_runs` accepts (its checks first). Context for the label F1 rows of
     :func:`study_table` (a policy that states fewer findings loses recall on rare labels), not a test."""
-    runs = table_runs(evidence, test_records)
+    runs = table_runs(evidence, test_records, seeds)
     rows = []
     for config in dict.fromkeys(c for c, _ in sorted(runs, key=lambda k: (k[0] != "sft", k))):
         per_seed = []
         for (c, s), r in sorted(runs.items()):
             if c != config:
                 continue
-            parsed = [parse_template(g) for gens in r["draws"] for g in gens]
+            parsed = [parse_template(g) for gens in r["draws"][:draws] for g in gens]
             P = _positives([x.findings if x is not None else "" for x in parsed])
             per_seed.append(((P.sum(1) == 0).mean(), P.sum(1).mean(), np.mean([x is not None for x in parsed])))
         v = np.asarray(per_seed, np.float64)

@@ -123,19 +123,21 @@ def _test_records(n=2):
     return [SimpleNamespace(study_id=i) for i in ("a", "b")[:n]]
 
 
-def test_the_table_refuses_runs_with_unequal_draws_and_a_copied_draw(tmp_path):
+def test_the_table_refuses_a_copied_draw_and_reads_the_seeds_asked(tmp_path):
     test = _test_records()
     ev = tmp_path / "ev"
-    for c, s in (("sft", 0), ("chamfer", 0)):
+    for c, s in (("sft", 0), ("chamfer", 0), ("sft", 1), ("chamfer", 1)):
         _write(ev, f"{c}_s{s}.json.gz", _rec(c, s, [f"{c}{s}a", f"{c}{s}b"]))
-    _write(ev, "sft_s0_d1.json.gz", _rec("sft", 0, ["d1a", "d1b"], 1))
-    with pytest.raises(StudyError, match="runs hold 1 to 2 draws \\(\\['chamfer_s0.json.gz'\\]"):
-        study.table_runs(ev, test)
     _write(ev, "chamfer_s0_d1.json.gz", _rec("chamfer", 0, ["chamfer0a", "chamfer0b"], 1))
     with pytest.raises(StudyError, match="chamfer_s0.json.gz and chamfer_s0_d1.json.gz hold the same generations"):
         study.table_runs(ev, test)
     _write(ev, "chamfer_s0_d1.json.gz", _rec("chamfer", 0, ["c1a", "c1b"], 1))
-    assert {k: len(r["draws"]) for k, r in study.table_runs(ev, test).items()} == {("chamfer", 0): 2, ("sft", 0): 2}
+    assert {k: len(r["draws"]) for k, r in study.table_runs(ev, test).items()} == \
+        {("chamfer", 0): 2, ("chamfer", 1): 1, ("sft", 0): 1, ("sft", 1): 1}
+    assert sorted(study.table_runs(ev, test, seeds=[1])) == [("chamfer", 1), ("sft", 1)]
+    for seeds, msg in (([1, 2], "no run of seed\\(s\\) \\[2\\]"), ([1, 1], "repeats")):
+        with pytest.raises(StudyError, match=msg):
+            study.table_runs(ev, test, seeds=seeds)
 
 
 def _smoke(draws):
@@ -228,5 +230,9 @@ def test_the_table_pools_the_profiles_number_of_draws_and_refuses_fewer(tmp_path
     assert pooled == {("chamfer", 0): (("chamfer", 0, 0), ("chamfer", 0, 1)), ("sft", 0): (("sft", 0, 0), ("sft", 0, 1))}
     assert scored[("chamfer", 0, 1)] == ["chamfer1a", "chamfer1b"] and ("sft", 0, 2) not in scored
     assert scored["kw"] == {"metrics": ["bertscore", "clinical"]}
-    with pytest.raises(StudyError, match="the runs hold 3 draw\\(s\\) per study, the profile asks 4"):
+    with pytest.raises(StudyError, match="2 run\\(s\\) \\(\\['chamfer_s0.json.gz', 'sft_s0.json.gz'\\]\\) hold fewer "
+                                         "than the 4 draws"):
         study.study_scores(_smoke(draws=4), ev, test)
+    # a run with fewer draws than another is read when it has the profile's number
+    (ev / "runs" / "sft_s0_d2.json.gz").unlink()
+    assert study.study_scores(_smoke(draws=2), ev, test)[("sft", 0)] == (("sft", 0, 0), ("sft", 0, 1))
