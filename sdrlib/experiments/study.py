@@ -78,7 +78,7 @@ from sdrlib.experiments.posttrain import config_label, generate_test, score_all,
 from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, read_run_file, write_run_file)
 from sdrlib.experiments.study_size import PAPER_EFFECTS
-from sdrlib.experiments.tables import significance_table
+from sdrlib.experiments.tables import metric_prefixes, significance_table
 from sdrlib.metrics.clinical import label_matrix
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
 from sdrlib.metrics.verdict import family_verdicts
@@ -369,7 +369,9 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """The study's comparisons under the rule: one row per (pair, metric) of ``section``, ``family`` ``primary``
     (:data:`PRIMARY`) or ``secondary`` (:data:`SECONDARY`), each family with Holm over its own rows
-    (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...).
+    (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...). A family
+    holds the metrics the scores have: scored without BERTScore (``metrics.bertscore: false``) the primary family is
+    CheXpert-14 macro F1 alone, a smaller family whose Holm level and detectable effects are not the full table's.
     ``n_studies``: the studies every score covers; :class:`StudyError` when it is not, when ``scores`` hold no
     comparison (no scores, SFT only), or when two runs of one configuration score the same on every metric and study
     (a copy counts once). Distinct runs that agree on one metric (every seed's reports state the same findings: the
@@ -392,10 +394,13 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
             raise StudyError(f"study_table: {c} seeds {s0} and {s} score the same on every metric and study: a copy "
                              "of one run counts once (study_scores names the run files)")
     several = {c for c in configs if sum(k[0] == c for k in scores) > 1}  # distinct runs (checked above)
+    scored = metric_prefixes(scores)
     out = []
     for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
-        t = significance_table(scores, pairs, list(metrics), n_resamples=n_resamples, seed=seed,
-                               deterministic=several)
+        metrics = [m for m in metrics if m in scored]  # BERTScore off (metrics.bertscore: false): label F1 alone
+        if not metrics:
+            continue
+        t = significance_table(scores, pairs, metrics, n_resamples=n_resamples, seed=seed, deterministic=several)
         t = t[t.section == section].reset_index(drop=True)
         if len(t):
             out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))

@@ -20,7 +20,9 @@ REFS = [{"findings": f, "impression": "No acute disease."} for f in (
 
 
 def _report(findings: str) -> str:
-    return f"<think> x </think> <answer> FINDINGS: {findings} IMPRESSION: No acute disease. </answer>"
+    from sdrlib.reports import build_template
+
+    return build_template(findings, "No acute disease.")
 
 
 DRAWS = [[_report(f) for f in ("Small left pleural effusion.", "Lungs are clear.", "Cardiomegaly.",
@@ -60,6 +62,10 @@ def test_pooled_draws_score_as_every_draws_reports_in_one_corpus():
     assert pooled.sample_ids == ids
     names = [r.name for r in flat.results["findings"]]
     assert names == [r.name for r in pooled.results["findings"]] and "clinical_f1_macro14@labeler" in names
+    assert all(0 < r.corpus < 1 for r in flat.results["findings"] if r.name in ("rouge1", "clinical_f1_micro14@labeler"))
+    # the pooled value is not the mean of the draws' values (label F1 pools the counts)
+    per_draw = [_score(g, REFS, ids).result("findings", "clinical_f1_macro14@labeler").corpus for g in DRAWS]
+    assert pooled.result("findings", "clinical_f1_macro14@labeler").corpus != pytest.approx(np.mean(per_draw))
     w = np.random.default_rng(0).integers(0, 3, size=(4, len(ids))).astype(float)
     for r in flat.results["findings"]:
         p = pooled.result("findings", r.name)
@@ -236,3 +242,16 @@ def test_the_table_pools_the_profiles_number_of_draws_and_refuses_fewer(tmp_path
     # a run with fewer draws than another is read when it has the profile's number
     (ev / "runs" / "sft_s0_d2.json.gz").unlink()
     assert study.study_scores(_smoke(draws=2), ev, test)[("sft", 0)] == (("sft", 0, 0), ("sft", 0, 1))
+
+
+def test_scored_without_bertscore_the_table_compares_label_f1_alone():
+    """Before: study_table asked significance_table for BERTScore F1 that the scores lack (an error)."""
+    ids = [f"s{i}" for i in range(len(REFS))]
+    pool = [g for d in DRAWS for g in d] + [_report(r["findings"]) for r in REFS]
+    rng = np.random.default_rng(1)
+    scores = {(c, s): _score(list(rng.choice(pool, size=len(REFS))), REFS, ids)
+              for c in ("sft", "exact", "chamfer") for s in range(3)}
+    t = study.study_table(scores, n_studies=len(REFS), n_resamples=50)
+    assert set(t.metric.str.split("@").str[0]) == {"clinical_f1_macro14", "clinical_f1_micro14", "clinical_f1_sample"}
+    assert (t[t.family == "primary"].metric == "clinical_f1_macro14@labeler").all()
+    assert list(t[t.family == "primary"].family_size.unique()) == [3]
