@@ -62,7 +62,8 @@ def policy_dir(cfg, name: str, seed: int | None = None) -> Path:
 _SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature")
 #: ``grpo.max_steps`` is left out on purpose: the learning rate is constant, so a run extended to more
 #: steps continues from its last checkpoint (``grpo(..., max_steps=k)`` then the profile's steps).
-_GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "save_steps", "max_steps", "ablations", "ablation_seeds")
+_GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "eval_draws", "save_steps", "max_steps", "ablations",
+                  "ablation_seeds")
 
 
 def records_digest(records: Sequence[Any]) -> str:
@@ -140,9 +141,10 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     ``world_size`` (processes of an ``accelerate launch`` run, 1 without one: each
     process takes its own shard of every global batch, so N processes train on N times the batch of one and a
     2-process run never stands in for a 1-process run, nor the reverse), the profile section (``sft`` without
-    evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/save_steps/max_steps`` and without the reward
-    methods' sections, plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`),
-    the policy threads and images per study, and the sentence encoder when the reward needs one),
+    evaluation keys; for GRPO ``grpo`` without ``rewards/seeds/eval_n/eval_draws/save_steps/max_steps`` (evaluation,
+    how many runs, when to stop or save: none changes what a step trains) and without the reward methods' sections,
+    plus ``method``: the run's own method settings (:meth:`sdrlib.rewards.RewardMethod.run_key`), the policy threads
+    and images per study, and the sentence encoder when the reward needs one),
     ``device`` (cpu/cuda), ``data`` (digest of the training records, :func:`records_digest`), ``init``
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of
     the sdrlib package), ``versions`` (torch, transformers, trl, tokenizers) and, on CPU, ``kernel`` (the kernel path in
