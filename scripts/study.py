@@ -6,7 +6,7 @@
                                    [--n-val 200] [--out F]
     python scripts/study.py status [--profile study] [--evidence docs/evidence/study]
     python scripts/study.py table  [--profile study] [--evidence docs/evidence/study] [--seeds 0 1 ...] [--out F.csv]
-                                   [--markdown F.md]
+                                   [--markdown F.md] [--answer-block FILE ...]
 
 ``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
@@ -16,7 +16,9 @@ every pending run of the profile (each finished run's evidence file is written a
 resumes where it stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on
 disk. ``table`` scores the runs (``--seeds``: those seeds' only; each run's first ``grpo.eval_draws`` draws pooled
 per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and both
-families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`). Every argument is
+families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`; ``--answer-block FILE``: the answer and
+the compact primary table between FILE's ``<!-- study-answer:start -->`` and ``<!-- study-answer:end -->``, e.g. the
+README's). Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
 numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
 ``table`` reads, and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
@@ -82,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--out", default=None)
         if name == "table":
             p.add_argument("--markdown", default=None, help="also write the answer and both families as Markdown")
+            p.add_argument("--answer-block", action="append", default=[], metavar="FILE",
+                           help="write the answer and the compact primary table between FILE's study-answer "
+                                "markers (repeatable; e.g. README.md)")
     return ap
 
 
@@ -138,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
     out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
     markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) else None
+    blocks = [_block_file(f, ap) for f in getattr(args, "answer_block", [])]
     env = dict(os.environ)
     if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
         # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
@@ -181,10 +187,31 @@ def main(argv: list[str] | None = None) -> int:
     if not study.load_evidence(evidence):  # also names a file that is not a run record
         ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `scripts/study.py run` "
                  "first)")
-    return _table(cfg, evidence, out, markdown, args.seeds)
+    return _table(cfg, evidence, out, markdown, args.seeds, blocks)
 
 
-def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, seeds: list[int] | None = None) -> int:
+#: the markers of ``--answer-block`` in a Markdown file
+BLOCK = ("<!-- study-answer:start -->", "<!-- study-answer:end -->")
+
+
+def _block_file(value: str, ap: argparse.ArgumentParser) -> Path:
+    """``--answer-block``: a file that exists and holds each study-answer marker once, the start before the end."""
+    f = output_path(value, "--answer-block")
+    text = f.read_text(encoding="utf-8") if f.is_file() else None
+    if text is None or [text.count(m) for m in BLOCK] != [1, 1] or text.index(BLOCK[0]) > text.index(BLOCK[1]):
+        ap.error(f"--answer-block {value}: not a file holding {BLOCK[0]} once and then {BLOCK[1]} once (the block "
+                 "the table writes between them)")
+    return f
+
+
+def _write_block(f: Path, block: str) -> None:
+    text = f.read_text(encoding="utf-8")
+    head, rest = text.split(BLOCK[0])
+    f.write_text(head + BLOCK[0] + "\n" + block + "\n" + BLOCK[1] + rest.split(BLOCK[1], 1)[1], encoding="utf-8")
+
+
+def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, seeds: list[int] | None = None,
+           blocks: list[Path] = ()) -> int:
     """``table``: score the runs (:func:`sdrlib.experiments.study.table_runs` checks them first) and print the
     comparisons."""
     from sdrlib.data import load_split
@@ -215,6 +242,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
         parts.append("**What the Findings state** (offline labeler; mean over seeds, range over seeds in brackets; "
                      "context, not a test):\n\n" + _reading_markdown(reading))
         markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    for f in blocks:
+        _write_block(f, "\n\n".join(answer) + "\n\n" + study.study_markdown(t, compact=True))
     return 0
 
 

@@ -437,28 +437,42 @@ def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
     return out
 
 
-def study_markdown(table: pd.DataFrame, *, family: str = "primary") -> str:
+#: the columns of :func:`study_markdown`: (header, cell of a row ``r`` and the paper's effect ``paper``, in compact)
+_MARKDOWN_COLUMNS: tuple[tuple[str, Callable[[Any, Any], str], bool], ...] = (
+    ("comparison", lambda r, p: f"{r.A} vs {r.B}", True),
+    ("metric", lambda r, p: _metric_name(r.metric), True),
+    ("mean A", lambda r, p: f"{r.value_a:.3f}", False),
+    ("mean B", lambda r, p: f"{r.value_b:.3f}", False),
+    ("A - B", lambda r, p: f"{r['diff']:+.3f}", True),
+    ("95 % interval", lambda r, p: f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", True),
+    ("p", lambda r, p: f"{r.p_value:.3f}", False),
+    ("p (Holm)", lambda r, p: f"{r.p_holm:.3f}", True),
+    ("seeds with the sign", lambda r, p: f"{int(r.n_same_sign)} of {int(r.n_seeds)}", True),
+    ("detectable", lambda r, p: f"{r.mde:.3f}", True),
+    ("binding half", lambda r, p: f"{r.binding}", False),
+    ("paper's effect", lambda r, p: "" if p is None else f"{p:.3f}", True),
+    ("verdict", lambda r, p: f"{r.verdict}", True),
+)
+
+
+def study_markdown(table: pd.DataFrame, *, family: str = "primary", compact: bool = False) -> str:
     """:func:`study_table`'s rows of one family as a Markdown table (the README's and the evidence page's): per
     comparison the two means, the difference and its 95 % interval, p raw and Holm-corrected, the seeds sharing the
     mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's Findings
-    effect (:data:`~sdrlib.experiments.study_size.PAPER_EFFECTS`, where it names the metric) and the rule's verdict.
-    Rows vs SFT first, then vs R_exact; within each, R_Cham and R_Haus (the paper's), then ours, then R_exact.
-    :class:`StudyError` when ``table`` holds no row of ``family``."""
+    effect (:data:`~sdrlib.experiments.study_size.PAPER_EFFECTS`, where it names the metric) and the rule's verdict;
+    ``compact``: without the two means, raw p and the binding half. Rows vs SFT first, then vs R_exact; within each,
+    R_Cham and R_Haus (the paper's), then ours, then R_exact. :class:`StudyError` when ``table`` holds no row of
+    ``family``."""
     t = table[table.family == family] if "family" in table.columns else table.iloc[0:0]
     if t.empty:
         raise StudyError(f"study_markdown: no {family!r} row (pass study_table's output)")
-    head = ("| comparison | metric | mean A | mean B | A - B | 95 % interval | p | p (Holm) | seeds with the sign "
-            "| detectable | binding half | paper's effect | verdict |")
-    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    cols = [c for c in _MARKDOWN_COLUMNS if c[2] or not compact]
+    rows = ["| " + " | ".join(c[0] for c in cols) + " |", "|" + "---|" * len(cols)]
     order = {"R_Cham": 0, "R_Haus": 1}  # the paper's set-distance rewards first, then ours, then R_exact
     t = t.assign(_b=t.B != "SFT", _a=[(order.get(a, 2 if a != "R_exact" else 3), a) for a in t.A])
     for _, r in t.sort_values(["_b", "_a"], kind="stable").iterrows():
-        base = r.metric.split("@")[0]
-        paper = PAPER_EFFECTS.get(base)
-        rows.append(f"| {r.A} vs {r.B} | {_metric_name(r.metric)} | {r.value_a:.3f} | {r.value_b:.3f} | "
-                    f"{r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] | {r.p_value:.3f} | {r.p_holm:.3f} | "
-                    f"{int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} | "
-                    f"{'' if paper is None else f'{paper:.3f}'} | {r.verdict} |")
+        paper = PAPER_EFFECTS.get(r.metric.split("@")[0])
+        rows.append("| " + " | ".join(c[1](r, paper) for c in cols) + " |")
     return "\n".join(rows)
 
 

@@ -173,9 +173,12 @@ def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
     (["status", "--evidence", "/nonexistent/folder"], "not a folder"),
     (["pilot", "--sft-policy", "/nonexistent/policy"], "no saved policy there"),
     (["pilot", "--n-val", "100000"], "validation studies"),
+    (["table", "--answer-block", "/nonexistent/README.md"], "--answer-block /nonexistent/README.md: not a file "
+                                                           "holding <!-- study-answer:start --> once"),
+    (["table", "--answer-block", str(ROOT / "configs" / "study.yaml")], "not a file holding"),
 ])
 def test_script_refuses_bad_arguments_in_one_line(argv, msg, capsys):
-    """In process (the script's main), so the nine cases cost no interpreter start each."""
+    """In process (the script's main), so the cases cost no interpreter start each."""
     spec = importlib.util.spec_from_file_location("study_script", ROOT / "scripts" / "study.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
@@ -186,6 +189,20 @@ def test_script_refuses_bad_arguments_in_one_line(argv, msg, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and msg in err, (rc, err[-500:])
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err  # one line: no usage block above it
+
+
+def test_the_answer_block_is_written_between_its_markers_and_nothing_else_changes(tmp_path):
+    mod = _study_script()
+    f = tmp_path / "README.md"
+    f.write_text("# Title\n\nbefore\n" + mod.BLOCK[0] + "\nold block\n" + mod.BLOCK[1] + "\nafter\n", encoding="utf-8")
+    assert mod._block_file(str(f), mod._parser()) == f
+    mod._write_block(f, "new answer\n\n| table |")
+    mod._write_block(f, "newer answer")  # twice: the markers stay, one block between them
+    assert f.read_text(encoding="utf-8") == ("# Title\n\nbefore\n" + mod.BLOCK[0] + "\nnewer answer\n" +
+                                             mod.BLOCK[1] + "\nafter\n")
+    f.write_text(mod.BLOCK[1] + mod.BLOCK[0], encoding="utf-8")  # end before start
+    with pytest.raises(SystemExit):
+        mod._block_file(str(f), mod._parser())
 
 
 # --- bad input (tests/probes/study_surfaces.py): refused by name before any work, nothing written into an input
