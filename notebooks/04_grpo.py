@@ -673,8 +673,8 @@ with pd.option_context("display.width", 120):  # one block: the plain text wraps
 # %% [markdown]
 # ### What this run concludes
 # A configuration is called above or below another only when the test over seeds **and** studies gives p < 0.05
-# after Holm's correction over the comparisons listed below **and** every seed's difference has the mean's sign
-# (`sdrlib.experiments.conclusions`); everything else reads "no
+# after Holm's correction over the comparisons listed below **and** its interval excludes 0; how many seeds
+# share the mean's sign is shown beside it, not required (`sdrlib.experiments.conclusions`); everything else reads "no
 # difference detected at this size", with the smallest difference this test would detect with 80 % power at this
 # run's seed spread and the seeds a difference of the observed size would need. The conclusions of docs/results.md add one
 # more condition: the same verdict in a run of the same commit on another CPU kernel path (docs/reproducibility.md,
@@ -732,7 +732,7 @@ print("\n".join("  " + h[3:] for h in head if h.startswith("## ")))
 # reads `grpo_significance`, `grpo_decomposition_significance`, `grpo_policy_movement` and the audit tables back
 # from `results/`), under the project's rule (`sdrlib.metrics.verdict`): the comparisons a table reports are one
 # family, Holm-corrected; a direction only when the corrected p of the test over seeds and studies is below 0.05,
-# its interval excludes 0 and every seed agrees in sign (for a single run's paired bootstrap: the corrected p and
+# and its interval excludes 0 (for a single run's paired bootstrap: the corrected p and
 # its 95 % interval); otherwise "no difference detected at this size". The first line answers the opening question (R_Cham
 # and R_Haus against SFT and R_exact, Findings BERTScore F1 and CheXpert-14 macro F1) with that rule's words; the
 # lines after it give every comparison per metric, the seed-by-seed decomposition, the policy movement and the

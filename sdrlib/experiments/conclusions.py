@@ -4,10 +4,10 @@ another machine.
 A README or notebook statement that one configuration is above or below another is made here, by the one rule of
 :mod:`sdrlib.metrics.verdict`: in each run, the comparisons it reports form one family; their p-values (the paired
 test over seeds and studies, ``seed_study_test``: the larger of a two-level bootstrap p and a t-test over the
-seeds' differences) are Holm-adjusted; a direction needs the adjusted p below alpha, the interval excluding 0 and
-every seed's difference with the mean's sign. Across runs (one commit on different CPU kernel paths:
-``sdrlib.numerics``) it must hold **in every distinct run given**, with the same direction; runs whose trained
-numbers are identical (the same values of every comparison) count once. Everything else reads "no difference
+seeds' differences) are Holm-adjusted; a direction needs the adjusted p below alpha and the interval excluding
+0 (how many seeds share the mean's sign is reported, not required). Across runs (one commit on different CPU
+kernel paths: ``sdrlib.numerics``) it must hold **in every distinct run given**, with the same direction; runs whose
+trained numbers are identical (the same values of every comparison) count once. Everything else reads "no difference
 detected at this size", with the smallest difference the combined test would detect with 80 % power at the
 family's level (both halves: the study bootstrap's standard error and the seeds' spread; the binding one named)
 and what a difference of the observed size would need: more seeds when seeds bind, more test studies otherwise.
@@ -237,8 +237,8 @@ def _rule_line(t: pd.DataFrame, labels: Sequence[str], alpha: float, src: str) -
              "least two)" if len(distinct) > 1 else f"in this run ({labels[0]})")
     same = (f"; {', '.join(dup)} trained the same numbers as an earlier run and count once" if dup else "")
     return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; a difference is "
-            f"stated only when, {which}, its Holm-adjusted p over seeds and studies is below {alpha:g}, its interval "
-            f"excludes 0 and each seed has the mean's sign{same}; otherwise \"{NO_DIFF}\", with the difference the "
+            f"stated only when, {which}, its Holm-adjusted p over seeds and studies is below {alpha:g} and its "
+            f"interval excludes 0{same}; otherwise \"{NO_DIFF}\", with the difference the "
             f"combined test (study bootstrap and seeds) detects with {POWER * 100:.0f} % power at the family's level "
             f"and the half that binds it ({src}).")
 

@@ -164,10 +164,10 @@ def grpo_conclusions(results_dir: str | Path, *, alpha: float = 0.05) -> list[st
     """Notebook 04's closing sentences, every number read back from the run's result files.
 
     Under the project's rule (:mod:`sdrlib.experiments.conclusions`): across seeds and studies a direction only
-    when p < ``alpha`` and every seed has the mean's sign (``grpo_significance``, Findings CheXpert-14 macro F1 and
-    BERTScore F1, each configuration against SFT and the related methods against R_Cham); the single-seed paired
-    bootstraps of the decomposition only when the 95 % interval excludes 0; otherwise "no difference detected at
-    this size". Then the reward audit's broken orderings and the silence test (:func:`sdrlib.experiments.claims.reward_audit`)
+    when the Holm-adjusted p < ``alpha`` and the interval excludes 0 (``grpo_significance``, Findings CheXpert-14
+    macro F1 and BERTScore F1, each configuration against SFT and the related methods against R_Cham); the
+    single-seed paired bootstraps of the decomposition only when the 95 % interval excludes 0; otherwise "no
+    difference detected at this size". Then the reward audit's broken orderings and the silence test (:func:`sdrlib.experiments.claims.reward_audit`)
     and the policy movement (:func:`sdrlib.experiments.claims.policy_movement`). Files missing: their lines are left out.
     """
     from sdrlib.experiments import claims

@@ -19,7 +19,7 @@ numbers the paper prints: Table 3's improvements from its rows, Table 4's tokens
 **This run's number** is read from the tables the notebooks wrote (:func:`comparison_table`), and **the verdict** is
 the word the notebook that wrote the table uses, so notebook 07 never contradicts 04, 05 or 06: GRPO rows take
 :func:`sdrlib.experiments.conclusions.conclusions` (notebook 04's answer: Holm over its family, the interval
-excluding 0, every seed with the mean's sign; with the smallest difference the run could detect), selection rows
+excluding 0; with the smallest difference the run could detect), selection rows
 :func:`sdrlib.metrics.verdict.family_directions` over ``05_significance`` (Holm over the table; one row per policy,
 counted), pruning rows the same over ``06_pruning_vs_random`` / ``06_pruning_vs_standard`` restricted to the live
 settings (notebook 06's families). Tokens saved is a count: measured, not tested. **The reading** sets the verdict

@@ -44,7 +44,7 @@ than one source digest, and the comparison table names the commits.
 **The table.** :func:`study_table` scores every run's Findings (:func:`sdrlib.metrics.suite.score_reports`:
 BERTScore F1 and CheXpert-14 label F1 from the offline labeler) and compares each configuration with SFT and with
 R_exact over seeds and studies (:func:`sdrlib.experiments.tables.significance_table`), then applies the project's
-rule over the family (:func:`sdrlib.metrics.verdict.family_verdicts`: Holm, interval, every seed's sign) with the
+rule over the family (:func:`sdrlib.metrics.verdict.family_verdicts`: Holm and the interval) with the
 detectable effect beside each comparison. Primary metrics (one family, :data:`PRIMARY`): the paper's BERTScore F1
 and CheXpert-14 macro F1; micro-14 and per-report label F1 are a secondary family (:data:`SECONDARY`) with their own
 detectable effects.

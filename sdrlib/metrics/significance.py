@@ -34,7 +34,7 @@ blind spot.
 ``value_a`` and ``value_b``, ``diff = value_a - value_b``, the interval ``ci_low`` / ``ci_high`` and ``p_value``;
 the tables are built in :mod:`sdrlib.experiments.tables` (notebooks 03-06), :func:`sdrlib.metrics.suite.compare_systems`
 and :func:`sdrlib.experiments.decomposition.paired_f1_table`. How rows become direction words (Holm over a table's
-family, the interval excluding 0, every seed with the mean's sign) is :mod:`sdrlib.metrics.verdict`;
+family and the interval excluding 0) is :mod:`sdrlib.metrics.verdict`;
 :func:`format_p` is the one way a p-value is printed.
 
 Leaves out approximate randomization.

@@ -47,7 +47,7 @@ from sdrlib.metrics import verdict as V
 probe("verdict: holm of strings", lambda: V.holm(["a", 0.1]), "error")
 probe("verdict: holm p > 1", lambda: V.holm([1.5, 0.01]), "error")
 probe("verdict: holm negative p", lambda: V.holm([-0.1, 0.01]), "error")
-probe("verdict: NaN diff", lambda: V.verdict(diff=float('nan'), p_adjusted=0.01, ci_low=0.1, ci_high=0.2, n_same_sign=3, n_seeds=3), lambda v: v == V.NO_DIFF)
+probe("verdict: NaN diff", lambda: V.verdict(diff=float("nan"), p_adjusted=0.01, ci_low=0.1, ci_high=0.2), lambda v: v == V.NO_DIFF)
 probe("verdict: detectable with negative SE", lambda: V.detectable_effect(seed_sd=0.01, n_seeds=3, study_se=-0.01), "error")
 probe("verdict: alpha out of range", lambda: V.detectable_effect(seed_sd=0.01, n_seeds=3, study_se=0.01, alpha=1.5), "error")
 probe("verdict: family table missing p_value", lambda: V.family_verdicts(pd.DataFrame({"diff": [0.1]}), n_studies=10), "error")
