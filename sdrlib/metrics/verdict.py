@@ -114,20 +114,28 @@ def interval_se(ci_low: float, ci_high: float, *, ci: float = 0.95) -> float:
 
 def _seed_mde(seed_sd: float, n_seeds: int, alpha: float, power: float) -> float:
     """The t-test's detectable effect, exact: the mean difference whose non-central t (``n_seeds - 1`` degrees of
-    freedom) exceeds the two-sided critical value with probability ``power``."""
+    freedom) exceeds the two-sided critical value with probability ``power``. Beyond 1,000 standard errors (two
+    seeds at a tiny level), where SciPy's non-central t is slow and inexact, the usual sum of t quantiles."""
     if n_seeds < 2 or not np.isfinite(seed_sd):
         return float("nan")
     df = n_seeds - 1
     crit = stats.t.ppf(1 - alpha / 2, df)
+    approx = crit + stats.t.ppf(power, df)  # the usual approximation, a little low
 
     def short(nc: float) -> float:  # the far tail (wrong sign) is negligible; SciPy returns NaN for it at times
         return stats.nct.sf(crit, df, nc) + np.nan_to_num(stats.nct.cdf(-crit, df, nc)) - power
 
-    hi = stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)  # the usual approximation, a little low
-    while short(hi) < 0:
+    if short(0.0) >= 0:  # a power at most alpha needs no difference
+        return 0.0
+    hi, nc = max(approx, 1.0), approx
+    while hi <= _NC_MAX and short(hi) < 0:
         hi *= 2
-    nc = optimize.brentq(short, 0.0, hi, xtol=1e-10)
+    if hi <= _NC_MAX:
+        nc = optimize.brentq(short, 0.0, hi, xtol=1e-10)
     return float(nc * seed_sd / math.sqrt(n_seeds))
+
+
+_NC_MAX = 1000.0
 
 
 def _study_mde(study_se: float, alpha: float, power: float) -> float:

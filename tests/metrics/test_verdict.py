@@ -205,3 +205,16 @@ def test_a_study_se_column_the_rule_cannot_read_is_named_and_a_missing_one_stand
     one = [mean_result("m", "x", np.array([0.5 + u])) for u in (0.0, 0.1, 0.2)]
     other = [mean_result("m", "x", np.array([0.4 + u])) for u in (0.05, 0.0, 0.1)]
     assert np.isnan(seed_study_test(one, other, n_resamples=50)["study_se"])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("n_seeds, alpha", [(2, 1e-8), (2, 1e-12), (3, 1e-8), (1000, 0.05 / 30)])
+def test_the_seed_half_at_extreme_levels_is_finite_and_not_below_the_quantile_sum(n_seeds, alpha):
+    # two seeds at a tiny level: the non-central t is slow and inexact there, so the quantile sum stands in
+    mde, _ = V.detectable_effect(seed_sd=1.0, n_seeds=n_seeds, study_se=0.0, alpha=alpha)
+    approx = (stats.t.ppf(1 - alpha / 2, n_seeds - 1) + stats.t.ppf(0.8, n_seeds - 1)) / np.sqrt(n_seeds)
+    assert np.isfinite(mde) and mde >= approx * (1 - 1e-9)
+
+
+def test_a_power_at_most_the_level_needs_no_difference():
+    assert V.detectable_effect(seed_sd=1.0, n_seeds=3, study_se=np.nan, alpha=0.05, power=0.01)[0] == 0.0
