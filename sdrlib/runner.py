@@ -46,6 +46,7 @@ from .config import ConfigError, load_profile, output_root, repo_root
 from .data import get_dataset
 from .errors import SDRError
 from . import numerics
+from .cpuload import CpuSampler
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path, positive_int
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
@@ -241,11 +242,20 @@ class NotebookRun:
     seconds: float | None = None
     executed: str = ""
     detail: str = ""
+    cpu_seconds: float | None = None  # CPU time of the notebook's kernel and everything it started (user + system)
+    idle_core_seconds: float | None = None  # longest stretch with a core idle (:class:`CpuSampler`)
 
 
 _SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
                    "profile", "seed", "git_commit", "started_at", "total_seconds", "cpu_model", "kernel_path",
-                   "torch_cpu_capability")
+                   "torch_cpu_capability", "cpu_seconds", "idle_core_seconds")
+#: the machine's busy cores over the run, one row per :attr:`CpuSampler.interval` (``benchmarks/profile_run.py``)
+CPU_TIMELINE = "run_cpu.csv"
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (a notebook's kernel once it has exited,
+    with whatever the kernel itself waited for: GRPO workers, training processes)."""
+    t = os.times()
+    return t.children_user + t.children_system
 MACHINE_FILE = "machine.json"
 
 
@@ -316,7 +326,9 @@ def write_summary(rows: list[NotebookRun], folder: Path, *, profile: str, seed: 
     w.writerow(_SUMMARY_FIELDS)
     for r in rows:
         w.writerow([r.name, r.status, "" if r.seconds is None else f"{r.seconds:.3f}", r.executed, r.detail,
-                    profile, seed, commit, started_at, f"{total_seconds:.3f}", *mfields])
+                    profile, seed, commit, started_at, f"{total_seconds:.3f}", *mfields,
+                    "" if r.cpu_seconds is None else f"{r.cpu_seconds:.1f}",
+                    "" if r.idle_core_seconds is None else f"{r.idle_core_seconds:.0f}"])
     md_path, csv_path = folder / "run_summary.md", folder / "run_summary.csv"
     atomic_write_text(md_path, text)
     atomic_write_text(csv_path, buf.getvalue())
@@ -373,10 +385,18 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     started = _dt.datetime.now().astimezone()
     t_run = time.perf_counter()
     rc = 0
+    sampler = CpuSampler()
     try:
-        rc = _execute(pm, nbs, rows, out_dir, param, kernel, cell_timeout, log_output)
+        with sampler:
+            rc = _execute(pm, nbs, rows, out_dir, param, kernel, cell_timeout, log_output, sampler)
     finally:  # also on failure and Ctrl-C: the summary says how far the run got
         _finish(rows, cfg, started, time.perf_counter() - t_run, machine)
+        if sampler.rows:  # the busy-cores timeline beside the summary
+            try:
+                atomic_write_text(cfg.results_dir / CPU_TIMELINE, "seconds,busy_cores\n"
+                                  + "".join(f"{t - t_run:.1f},{b}\n" for t, b in sampler.rows))
+            except OSError:
+                pass
     return rc
 
 
@@ -443,13 +463,14 @@ def _executed_dir(cfg: Any) -> Path:
 
 
 def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, param: str,
-             kernel: str, cell_timeout: int, log_output: bool) -> int:
+             kernel: str, cell_timeout: int, log_output: bool, sampler: CpuSampler | None = None) -> int:
     """Run ``nbs`` in order with papermill, filling their ``rows``; stops at the first failure (returns 1, else 0).
-    Ctrl-C marks the notebook ``interrupted`` and propagates."""
+    Ctrl-C marks the notebook ``interrupted`` and propagates. A finished notebook's row gets its CPU seconds and,
+    with a ``sampler``, its longest stretch with a core idle."""
     for nn, path in nbs:
         dest = out_dir / path.name
         row = rows[nn]
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _children_cpu()
         print(f"run_all: [{nn}] {path.name} ...", flush=True)
         try:
             pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
@@ -474,6 +495,8 @@ def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun],
                   f"         executed copy: {dest}", file=sys.stderr)
             return 1
         row.status, row.seconds, row.executed = "ok", time.perf_counter() - t0, str(dest)
+        row.cpu_seconds = _children_cpu() - cpu0
+        row.idle_core_seconds = sampler.idle_stretch(t0, t0 + row.seconds) if sampler is not None else None
         print(f"run_all: [{nn}] ok in {row.seconds:.0f} s -> {dest}", flush=True)
     return 0
 

@@ -398,6 +398,10 @@ def _check_policy_shape(p: Any) -> None:
         raise ConfigError(f"grpo.workers = {g.workers}: parallel GRPO runs are for the tiny CPU policy (one thread "
                           f"each); sft.policy = {s.policy!r} trains on GPUs, one run at a time (several GPUs: "
                           "accelerate launch); allowed: 1")
+    if s.processes > 1 and s.policy != "tiny":
+        raise ConfigError(f"sft.processes = {s.processes}: side-by-side CPU training processes are for the tiny "
+                          f"policy; sft.policy = {s.policy!r} trains on GPUs (several GPUs: accelerate launch "
+                          "-m sdrlib.training, docs/running.md); allowed: 1")
     if s.policy != "tiny":
         return
     if s.tiny_heads % s.tiny_kv_heads:

@@ -119,6 +119,10 @@ class SFTConfig:
     eval_do_sample: bool = field(default=True, metadata={"help": "sample at evaluation (False: greedy)"})
     eval_temperature: float = field(default=0.7, metadata={"gt": 0, "help": "sampling temperature at evaluation"})
     threads: int = field(default=1, metadata={"min": 1, "help": "torch CPU threads for the tiny policy"})
+    processes: int = field(default=1, metadata={"min": 1, "help":
+        "tiny CPU policy: training processes side by side (accelerate launch, gloo), each with sft.threads threads "
+        "and its own shard of every global batch (global batch = batch_size x grad_accum x processes); 1 = train "
+        "in the calling process. GPU policies: launch accelerate yourself (python -m sdrlib.training)"})
     gradient_checkpointing: bool = field(default=True, metadata={
         "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     vocab_size: int = field(default=1024, metadata={"min": TINY_VOCAB_MIN,

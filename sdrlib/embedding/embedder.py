@@ -41,6 +41,7 @@ class _Stats:
     misses: int = 0
     forward_calls: int = 0
     encoded: int = 0
+    encoded_tokens: int = 0  # encoder tokens of the encoded sentences (special tokens included; 0 without a tokenizer)
     encode_seconds: float = 0.0
     invalid_cached: int = 0  # cache rows refused on read (wrong length, non-finite, not unit norm)
     truncated: int = 0  # unique sentences per call longer than the encoder window, summed over calls
@@ -82,7 +83,8 @@ class SentenceEmbedder:
         The encoder window (``max_seq_length``); longer sentences are truncated by the encoder.
     stats : dict
         ``hits``, ``misses`` (unique sentences looked up; a refused cache row counts as a
-        miss), ``forward_calls`` (encoder batches run), ``encoded`` (sentences encoded),
+        miss), ``forward_calls`` (encoder batches run), ``encoded`` (sentences encoded), ``encoded_tokens``
+        (their encoder tokens, for the arithmetic floor of ``benchmarks/profile_run.py``),
         ``encode_seconds``, ``invalid_cached`` (cache rows refused and recomputed),
         ``truncated`` (unique sentences per call over the window, summed over calls) and
         ``longest_tokens`` (token count of the longest truncated sentence).
@@ -176,6 +178,7 @@ class SentenceEmbedder:
         vecs[np.asarray(order, dtype=np.int64)] = np.concatenate(out, axis=0)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         self._stats.encoded += len(texts)
+        self._stats.encoded_tokens += sum(min(self._ntok.get(t, 0), self.max_tokens or 1 << 30) for t in texts)
         self._stats.encode_seconds += time.perf_counter() - t0
         return (vecs / norms).astype(np.float32)
 

@@ -206,6 +206,7 @@ def _train(cfg: Any, reward: str, spec: Any, init_from: str | Path, train_record
     set_seed(seed)
     model, processor = _policy(cfg, init_from)
     scorer_embedder = _scorer_embedder(cfg, spec, embedder, train_records)
+    enc_before = _encoder_stats(scorer_embedder)
     settings = impl.check_settings(getattr(g, impl.name) if impl.settings is not None else None)
     # the method's data (G-CARL: claims may match the training sentences, the bank)
     data = impl.grpo_data(spec, settings, train_records)
@@ -228,9 +229,20 @@ def _train(cfg: Any, reward: str, spec: Any, init_from: str | Path, train_record
     info = _run_info(cfg, reward, seed, init_from, trainer, timer, stages, scorer, scorer_embedder, counts, resume,
                      seconds, run, weights, args)
     info.update(impl.run_info(trainer))
+    enc_after = _encoder_stats(scorer_embedder)
+    if enc_before is not None and enc_after is not None:  # this run's share (an embedder passed in may have served
+        info["encoder_stats"] = {k: v - enc_before.get(k, 0) if k != "longest_tokens" else v  # earlier runs)
+                                 for k, v in enc_after.items()}
     if is_main():
         atomic_write_json(out / "run.json", info, sort_keys=False)
     return GRPOResult(out, final, curves, seconds, sum(timer.times), scorer.seconds, counts, False, info)
+
+
+def _encoder_stats(embedder: Any) -> dict[str, float] | None:
+    """The embedder's counters (:attr:`sdrlib.embedding.SentenceEmbedder.stats`), ``None`` without an embedder or
+    for one that keeps none."""
+    stats = getattr(embedder, "stats", None)
+    return dict(stats) if isinstance(stats, dict) else None
 
 
 def _policy(cfg: Any, init_from: str | Path) -> tuple[Any, Any]:
@@ -347,6 +359,9 @@ def _run_info(cfg: Any, reward: str, seed: int, init_from: str | Path, trainer: 
         "beta": g.beta,
         "num_generations": g.num_generations,
         "encoder": getattr(scorer_embedder, "encoder_id", None),
+        # the reward's encoder work in this run (hits, misses, sentences and tokens encoded, seconds: the encoder's
+        # share of reward_seconds), rank 0's; set by _train (benchmarks/profile_run.py)
+        "encoder_stats": None,
         "torch_threads": torch.get_num_threads(),
         "gradient_checkpointing": g.gradient_checkpointing,
         "world_size": args.world_size,  # reward time and counts above are rank 0's

@@ -59,7 +59,8 @@ def policy_dir(cfg, name: str, seed: int | None = None) -> Path:
     return (run_dir(cfg, "sft", seed=seed) if name == "sft" else run_dir(cfg, "grpo", name, seed)) / "final"
 
 
-_SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature")
+_SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature",
+                 "processes")  # processes: the key's world_size says how many trained it
 #: ``grpo.max_steps`` is left out on purpose: the learning rate is constant, so a run extended to more
 #: steps continues from its last checkpoint (``grpo(..., max_steps=k)`` then the profile's steps).
 _GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "eval_draws", "save_steps", "max_steps", "ablations",
@@ -134,7 +135,7 @@ def plugins_digest(refs: Sequence[str]) -> dict[str, str]:
 
 
 def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = None, seed: int = 0,
-            init_from: str | Path | None = None) -> dict[str, Any]:
+            init_from: str | Path | None = None, world: int | None = None) -> dict[str, Any]:
     """Everything that decides what an SFT or GRPO run produces, as a JSON-able dict.
 
     Keys: ``plugins`` (their source digests, :func:`plugins_digest`, when the profile has any), ``stage``, ``seed``,
@@ -149,12 +150,13 @@ def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = Non
     (GRPO: the :func:`policy_digest` of the SFT policy), ``code`` (:func:`source_digest`: every file of
     the sdrlib package), ``versions`` (torch, transformers, trl, tokenizers) and, on CPU, ``kernel`` (the kernel path in
 force and torch's CPU capability, plus the CPU model when the path is not pinned: :mod:`sdrlib.numerics`). Two calls agree exactly
-    when a finished run can stand in for a new one.
+    when a finished run can stand in for a new one. ``world`` stands in for the launcher's process count (the key a
+    run of that many processes will write, computed before launching it: :func:`sdrlib.training.sft`).
     """
     if stage not in ("sft", "grpo"):
         raise ValueError(f"stage must be 'sft' or 'grpo', got {stage!r}")
     key: dict[str, Any] = {"stage": stage, "seed": seed, "device": "cpu" if on_cpu() else "cuda",
-                           "world_size": world_size(),
+                           "world_size": world_size() if world is None else world,
                            "data": records_digest(records), "code": source_digest(),
                            "versions": library_versions(("torch", "transformers", "trl", "tokenizers"), missing="missing")}
     if key["device"] == "cpu":  # another CPU kernel path trains other floats (sdrlib.numerics)

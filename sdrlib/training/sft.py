@@ -12,17 +12,23 @@ and keys (:mod:`sdrlib.training.runkeys`), generation for evaluation (:mod:`sdrl
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sdrlib import models
 from sdrlib.data import load_split
+from sdrlib.errors import SDRError
 from sdrlib.io import atomic_write_json
+from sdrlib.paths import output_root, repo_root
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
-from sdrlib.training.processes import barrier, init, is_main, main_first
-from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
+from sdrlib.training.processes import barrier, init, is_main, main_first, world_size
+from sdrlib.training.runkeys import claim, policy_digest, records_digest, reusable, run_dir, run_key
 from sdrlib.training.tower import pretrain_tower
 from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, logs_to, read_curves, short_path,
                                     train_and_save)
@@ -48,6 +54,11 @@ def sft(cfg: Any, train_records: Sequence[Any] | None = None, *, seed: int | Non
     progress : bool
         Show one progress line ending in a summary (module doc); the details go to ``train.log``.
 
+    With ``sft.processes`` > 1 (the tiny CPU policy) and no launcher around this process, the run is handed to
+    ``accelerate launch`` with that many CPU processes (:func:`_launch`; the profile's values, overrides included,
+    go to it as a file); they must train on the profile's own training split, so ``train_records`` other than
+    ``load_split(cfg, "train")`` raise :class:`~sdrlib.errors.SDRError`.
+
     Returns
     -------
     SFTResult
@@ -58,8 +69,10 @@ def sft(cfg: Any, train_records: Sequence[Any] | None = None, *, seed: int | Non
     from trl import SFTTrainer  # noqa: F401
 
     preflight(cfg)
-    init()  # several processes (accelerate launch): start the process group before any shared file is written
     seed = cfg.seed if seed is None else seed
+    if cfg.sft.processes > 1 and world_size() == 1:  # the profile asks for several processes: launch them
+        return _launch(cfg, train_records, seed, force)
+    init()  # several processes (accelerate launch): start the process group before any shared file is written
     out = run_dir(cfg, "sft", seed=seed)
     if train_records is None:
         with main_first():  # rank 0 makes the data (synthetic profiles) before the others read it
@@ -167,3 +180,57 @@ def _trl_args(s: Any, out: Path, seed: int) -> Any:
         gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
         **device_kwargs(),
     )
+
+
+#: The accelerate config of CPU processes (gloo); ``--num_processes`` overrides its count.
+CPU_LAUNCH_CONFIG = Path("configs") / "accelerate" / "cpu_2proc.yaml"
+
+
+def _launch(cfg: Any, train_records: Sequence[Any] | None, seed: int, force: bool) -> SFTResult:
+    """:func:`sft` in ``cfg.sft.processes`` CPU processes (``accelerate launch -m sdrlib.training``), from a plain
+    process: the finished run is reused without launching anything; otherwise the profile's values go to the
+    launcher as a YAML file, the processes' output is passed through line by line, and the run's ``run.json`` is
+    read back. Raises :class:`~sdrlib.errors.SDRError` when ``train_records`` are not the profile's training split
+    (the processes read that split themselves) or the launch fails (its last output lines in the message)."""
+    import yaml
+
+    n = cfg.sft.processes
+    out = run_dir(cfg, "sft", seed=seed)
+    split = load_split(cfg, "train")
+    if train_records is not None and records_digest(train_records) != records_digest(split):
+        raise SDRError(f"sft.processes = {n}: the launched processes train on the profile's training split "
+                       f"({len(split)} studies), not on the {len(train_records)} records given; pass none, or set "
+                       "sft.processes = 1 to train on other records in this process")
+    key = run_key(cfg, "sft", split, seed=seed, world=n)
+    if not force and reusable(out, key):
+        info = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
+        return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), True, info)
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                                           "MASTER_ADDR", "MASTER_PORT", "ACCELERATE_USE_CPU")}
+    env["SDR_ROOT"] = str(output_root())  # the profile's relative paths resolve where this process's do
+    with tempfile.TemporaryDirectory(prefix="sdr-sft-") as tmp:
+        profile = Path(tmp) / f"{cfg.name}.yaml"
+        profile.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+        cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+               str(repo_root() / CPU_LAUNCH_CONFIG), "--num_processes", str(n), "-m", "sdrlib.training",
+               "--profile", str(profile), "--stage", "sft", "--seed", str(seed), *(["--force"] if force else [])]
+        tail: list[str] = []
+        result: dict[str, Any] = {}
+        with subprocess.Popen(cmd, cwd=repo_root(), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, bufsize=1) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                tail = (tail + [line.rstrip()])[-30:]
+                if line.startswith("{"):  # rank 0's result line (python -m sdrlib.training)
+                    result = json.loads(line)
+                else:  # the processes' progress
+                    print(line, end="", flush=True)
+        if proc.returncode != 0:
+            raise SDRError(f"SFT in {n} processes failed (exit {proc.returncode}): " + "\n".join(tail))
+    written = json.loads((out / "run_key.json").read_text()) if (out / "run_key.json").is_file() else {}
+    if written.get("data") != key["data"] or written.get("world_size") != n or not (out / "run.json").is_file():
+        raise SDRError(f"SFT in {n} processes finished without the run this process expects in {out} "
+                       f"(run_key.json: world_size {written.get('world_size')}, data {written.get('data')})")
+    info = json.loads((out / "run.json").read_text())
+    return SFTResult(out, out / "final", out / "curves.csv", info.get("seconds", 0.0), bool(result.get("reused")),
+                     info)

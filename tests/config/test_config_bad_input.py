@@ -189,7 +189,7 @@ def test_cross_field_rules():
 ])
 def test_tiny_shapes_refused_for_the_tiny_policy_only(overrides, key):
     _refuse(overrides, key, "allowed:")
-    assert load_profile("smoke", {**overrides, "sft.policy": "qwen3-vl-2b", "grpo.workers": 1}).sft.policy == "qwen3-vl-2b"
+    assert load_profile("smoke", {**overrides, "sft.policy": "qwen3-vl-2b", "grpo.workers": 1, "sft.processes": 1}).sft.policy == "qwen3-vl-2b"
 
 
 @pytest.mark.parametrize("shape", [
@@ -292,7 +292,7 @@ _PATH_KEYS = ["paths.data", "paths.results", "paths.figures", "paths.cache", "pa
 def test_tilde_in_every_path_key_is_the_home_folder(monkeypatch, tmp_path, key):
     """``paths.results: ~/sdr/results`` became a folder literally named ``~`` under the output root."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    one = {"grpo.workers": 1} if key == "sft.policy" else {}  # a policy folder is not the tiny CPU policy
+    one = {"grpo.workers": 1, "sft.processes": 1} if key == "sft.policy" else {}  # a policy folder is not the tiny CPU policy
     cfg = load_profile("smoke", {key: "~/sdr/x", **one})
     section, field_name = key.split(".")
     assert getattr(getattr(cfg, section), field_name) == str(tmp_path / "home" / "sdr" / "x")

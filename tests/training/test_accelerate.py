@@ -182,7 +182,43 @@ def test_a_one_process_run_does_not_reuse_the_two_process_run(runs):
     assert not runkeys.reusable(folder, here)
 
 
+def test_sft_processes_launches_the_same_run_from_a_plain_process(runs):
+    """``sft.processes: 2`` from a plain process (a notebook) hands the run to ``accelerate launch``: the key it
+    expects is the launched run's, so the CLI run above stands in for it (nothing retrains); trained again from
+    here it gives the CLI run's weights bit for bit; records other than the profile's training split are refused
+    before anything is launched."""
+    from sdrlib.data import load_split
+    from sdrlib.errors import SDRError
+
+    cfg, _ = runs
+    two = load_profile(PROFILE, {**OVERRIDES, "sft.processes": WORLD})
+    folder = training.run_dir(two, "sft", seed=two.seed)
+    digest = json.loads((folder / "run.json").read_text())["policy_digest"]
+    res = training.sft(two, progress=False)
+    assert res.reused and res.path == folder and res.info["world_size"] == WORLD
+    assert res.info["policy_digest"] == digest
+    again = training.sft(two, progress=False, force=True)  # launched from here: the same steps, the same weights
+    assert not again.reused and again.info["world_size"] == WORLD and again.info["policy_digest"] == digest
+    key = training.run_key(two, "sft", load_split(two, "train"), seed=two.seed, world=WORLD)
+    assert {k: v for k, v in key.items() if k != "kernel"} == {
+        k: v for k, v in json.loads((folder / "run_key.json").read_text()).items() if k != "kernel"}
+    with pytest.raises(SDRError, match="training split"):
+        training.sft(two, load_split(two, "train")[:3], progress=False)
+
+
 # --------------------------------------------------------------------------- without launching (fast)
+
+
+def test_sft_processes_is_for_the_tiny_policy_and_no_part_of_the_key(monkeypatch):
+    from sdrlib.config import ConfigError
+
+    with pytest.raises(ConfigError, match="sft.processes"):
+        load_profile("paper", {"sft.processes": 2})
+    recs = [SimpleNamespace(study_id="s1", findings="Heart size is normal.", impression="Normal.", image_paths=[])]
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    one, two = load_profile("smoke", {"sft.processes": 1}), load_profile("smoke", {"sft.processes": 2})
+    assert training.run_key(one, "sft", recs) == training.run_key(two, "sft", recs)  # world_size says it
+    assert training.run_key(two, "sft", recs, world=2)["world_size"] == 2
 
 
 def test_processes_read_the_launcher_environment(monkeypatch):

@@ -109,7 +109,7 @@ def test_grpo_rejects_bad_configuration(setup, tmp_path):
 def test_paper_policy_without_gpu_fails_before_any_work(setup, monkeypatch, tmp_path):
     cfg, recs, sft = setup
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    paper = load_profile("smoke", {**TINY, "sft.policy": "qwen3-vl-2b", "grpo.workers": 1})
+    paper = load_profile("smoke", {**TINY, "sft.policy": "qwen3-vl-2b", "grpo.workers": 1, "sft.processes": 1})
     with pytest.raises(PolicyError, match="needs a CUDA GPU"):
         training.sft(paper, train_records=None)  # would otherwise load data first
     with pytest.raises(PolicyError, match="needs a CUDA GPU"):
