@@ -106,7 +106,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 def interval_se(ci_low: float, ci_high: float, *, ci: float = 0.95) -> float:
     """The standard error a central ``ci`` interval implies under normality: width / (2 z_{(1+ci)/2}).
 
-    Example: ``interval_se(-0.012, 0.017)`` -> 0.0074 (the issue's p = 0.625 row)."""
+    Example: ``interval_se(-0.012, 0.017)`` -> 0.0074 (a comparison whose p is 0.625)."""
     if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
         return float("nan")
     return float((ci_high - ci_low) / (2 * stats.norm.ppf((1 + ci) / 2)))
