@@ -42,7 +42,7 @@ import pandas as pd
 from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics.significance import format_p
-from sdrlib.metrics.verdict import ALPHA, NO_DIFF, POWER, family_verdicts
+from sdrlib.metrics.verdict import ALPHA, NO_DIFF, POWER, family_verdicts, rule_sentence
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
@@ -237,9 +237,8 @@ def _rule_line(t: pd.DataFrame, labels: Sequence[str], alpha: float, src: str) -
     which = (f"in each of the {len(distinct)} distinct runs ({', '.join(distinct)}) that has the comparison (at "
              "least two)" if len(distinct) > 1 else f"in this run ({labels[0]})")
     same = (f"; {', '.join(dup)} trained the same numbers as an earlier run and count once" if dup else "")
-    return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; a difference is "
-            f"stated only when, {which}, its Holm-adjusted p over seeds and studies is below {alpha:g} and its "
-            f"interval excludes 0{same}; otherwise \"{NO_DIFF}\", with the difference the "
+    return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; "
+            f"{rule_sentence(alpha, which)}{same}; otherwise \"{NO_DIFF}\", with the difference the "
             f"combined test (study bootstrap and seeds) detects with {POWER * 100:.0f} % power at the family's level "
             f"and the half that binds it ({src}).")
 

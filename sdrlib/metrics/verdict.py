@@ -8,7 +8,7 @@ or :func:`family_verdicts` (the comparisons one run reports); any other mention 
 :func:`sdrlib.metrics.significance.seed_study_test`: the larger of the two-level study bootstrap's p and the
 t-test over seeds) are adjusted by Holm's step-down procedure (:func:`holm`; family-wise error rate ``alpha``).
 A comparison is ``above`` / ``below`` only when its Holm-adjusted p is below ``alpha`` and its interval excludes
-0; otherwise :data:`NO_DIFF`. How many seeds share the mean's sign is reported beside it, not required: the t half
+0; otherwise :data:`NO_DIFF` (the sentence every page states it in: :func:`rule_sentence`). How many seeds share the mean's sign is reported beside it, not required: the t half
 already weighs the seeds' spread, and requiring every seed's sign makes the rule's power fall as seeds are added
 (at the detectable effect below, in a family of 14 comparisons, all of 3 seeds share the sign with probability
 1.00, of 10 with 0.54, of 20 with 0.02), so the detectable effect would not be the rule's. An earlier form of the
@@ -56,7 +56,7 @@ from sdrlib.errors import SDRError
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
            "studies_needed", "verdict", "untested_direction", "study_se_column", "family_verdicts",
-           "family_directions"]
+           "family_directions", "rule_sentence"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
@@ -192,6 +192,19 @@ def verdict(*, diff: float, p_adjusted: float, ci_low: float, ci_high: float, al
     if p_adjusted < alpha and excludes:
         return "above" if diff > 0 else "below"
     return NO_DIFF
+
+
+def rule_sentence(alpha: float = ALPHA, where: str | None = None) -> str:
+    """The rule of :func:`verdict` in one sentence, as docs/results.md and the README's conclusions block state it
+    (a test holds the page to it). ``where``: the runs it must hold in (``"in this run (...)"``), or None.
+
+    Example: ``rule_sentence()`` -> "a difference is stated only when its Holm-adjusted p over seeds and studies is
+    below 0.05 and its interval excludes 0 (how many seeds share the mean's sign is reported beside it, not
+    required)".
+    """
+    return (f"a difference is stated only when{f', {where},' if where else ''} its Holm-adjusted p over seeds and "
+            f"studies is below {alpha:g} and its interval excludes 0 (how many seeds share the mean's sign is reported "
+            "beside it, not required)")
 
 
 def untested_direction(diff: float) -> str:

@@ -96,6 +96,8 @@ def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
     # nothing is written into a results folder it reads; the bullets name the tables they are computed from
     assert not (a / "conclusions.csv").exists() and "each of the 2 distinct runs (avx2, aten default)" in lines[0]
     assert "the 4 comparisons of a run are one family" in lines[0] and "Holm-adjusted p" in lines[0]
+    assert V.rule_sentence(where="in each of the 2 distinct runs (avx2, aten default) that has the comparison (at least "
+                           "two)") in lines[0]  # the rule in verdict's own words
     assert "computed from `results/grpo_significance.csv`" in lines[0]
     out = tmp_path / "evidence" / "conclusions.csv"
     out.parent.mkdir()

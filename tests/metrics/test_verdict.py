@@ -218,3 +218,14 @@ def test_the_seed_half_at_extreme_levels_is_finite_and_not_below_the_quantile_su
 
 def test_a_power_at_most_the_level_needs_no_difference():
     assert V.detectable_effect(seed_sd=1.0, n_seeds=3, study_se=np.nan, alpha=0.05, power=0.01)[0] == 0.0
+
+
+def test_the_results_page_states_the_rule_this_module_applies():
+    # docs/results.md says the rule in words; the words are rule_sentence's, so a change of the rule shows there
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "results.md").read_text(encoding="utf-8").split())
+    assert V.rule_sentence() in page
+    assert "every seed's difference has the mean's sign" not in page  # the rule's earlier form
+    assert V.rule_sentence(0.01, "in this run (x)").startswith("a difference is stated only when, in this run (x), its")
+    assert "below 0.01 and" in V.rule_sentence(0.01)
