@@ -42,7 +42,8 @@ import pandas as pd
 from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics.significance import format_p
-from sdrlib.metrics.verdict import ALPHA, NO_DIFF, POWER, family_verdicts, rule_sentence
+from sdrlib.metrics.verdict import (ALPHA, METRIC_RANGE, NO_DIFF, POWER, detectable_phrase, family_verdicts,
+                                    rule_sentence)
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
@@ -257,7 +258,9 @@ def _comparison_line(r: pd.Series, labels: Sequence[str], src: str) -> str:
         where = f"each of {int(r.runs)} distinct runs" if r.runs > 1 else "this run"
         return f"{head} in {where}: {'; '.join(runs)} ({src})."
     tail = ""
-    if np.isfinite(r.mde):
+    if np.isfinite(r.mde) and r.mde > METRIC_RANGE:
+        tail = f"; {detectable_phrase(r.mde)}"
+    elif np.isfinite(r.mde):
         tail = f"; detectable at this size: {r.mde:.3f} ({r.binding} bind)"
         d = abs(r["diff"])
         if r.binding == "seeds" and np.isfinite(r.seeds_needed):

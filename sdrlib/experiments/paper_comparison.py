@@ -43,7 +43,7 @@ import pandas as pd
 
 from sdrlib import table_names
 from sdrlib.experiments.paper_values import PAPER_GRPO, PAPER_TABLES, metric_pair, paper_effect
-from sdrlib.metrics.verdict import NO_DIFF, family_directions, untested_direction
+from sdrlib.metrics.verdict import METRIC_RANGE, NO_DIFF, detectable_phrase, family_directions, untested_direction
 from sdrlib.results import read_result_table
 
 __all__ = ["PAPER_GRPO", "PAPER_SELECTION_PCT", "PAPER_PRUNING", "PAPER_PRUNING_VS_RANDOM_PCT", "PAPER_TOKENS_RANGE",
@@ -136,7 +136,9 @@ def _reading(words: Sequence[str], paper_value: float, run_mean: float, mde: flo
         return "the opposite of the paper's direction, under the rule"
     paper = {1: "higher", -1: "lower", 0: "equal"}[up]
     out = f"{NO_DIFF}; {untested_direction(run_mean)} (the paper's: {paper})"
-    if np.isfinite(mde):
+    if np.isfinite(mde) and mde > METRIC_RANGE:
+        out += f"; a difference of the paper's size ({abs(paper_value):.3f}) was {detectable_phrase(mde)}"
+    elif np.isfinite(mde):
         out += (f"; the paper's difference ({abs(paper_value):.3f}) is below the smallest this run could detect "
                 f"({mde:.3f})" if abs(paper_value) < mde else
                 f"; a difference of the paper's size ({abs(paper_value):.3f}) was detectable here (smallest "
@@ -329,7 +331,7 @@ def _short(r: pd.Series) -> str:
         return f"{r['this run']}: {r.reading or r.verdict}"
     v = f"means: this run {_value(r['run value'], r.unit)}, the paper {_value(r['paper value'], r.unit)}"
     if np.isfinite(r.detectable):
-        v += f"; detectable {r.detectable:.3f}"
+        v += f"; detectable {r.detectable:.3f}" if r.detectable <= METRIC_RANGE else "; not detectable at this size"
     if r.reading.startswith(NO_DIFF):
         return f"{r.verdict} ({v})"
     return f"{r.verdict}: {r.reading.split(',')[0]} ({v})"

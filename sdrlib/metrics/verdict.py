@@ -56,7 +56,7 @@ from sdrlib.errors import SDRError
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
            "studies_needed", "verdict", "untested_direction", "study_se_column", "family_verdicts",
-           "family_directions", "rule_sentence"]
+           "family_directions", "rule_sentence", "METRIC_RANGE", "detectable_phrase"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
@@ -192,6 +192,33 @@ def verdict(*, diff: float, p_adjusted: float, ci_low: float, ci_high: float, al
     if p_adjusted < alpha and excludes:
         return "above" if diff > 0 else "below"
     return NO_DIFF
+
+
+#: the widest difference two scores in [0, 1] can have (every metric these verdicts compare: F1s, BERTScore, BLEU,
+#: ROUGE, METEOR): a detectable effect beyond it is a difference the test cannot see at this size
+METRIC_RANGE = 1.0
+
+
+def detectable_phrase(mdes: Sequence[float] | float, bound: float = METRIC_RANGE) -> str:
+    """The detectable effect(s) in words: ``"detectable at this size: 0.018"`` (one), ``"... 0.018 to 0.350"`` (a
+    range), with the ones beyond ``bound`` (the metric's range) said as "not detectable at this size" instead of a
+    number no difference of the metric can reach; ``""`` when none is finite.
+
+    Example: ``detectable_phrase([0.018, 1.265])`` -> "detectable at this size: 0.018; 1 of 2 not detectable at this
+    size (it would take a difference beyond the metric's range)"; ``detectable_phrase(1.3)`` -> "not detectable at
+    this size (it would take a difference beyond the metric's range)".
+    """
+    v = np.atleast_1d(np.asarray(mdes, dtype=np.float64))
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return ""
+    ok, out_of_range = v[v <= bound], int((v > bound).sum())
+    beyond = "not detectable at this size (it would take a difference beyond the metric's range)"
+    if not len(ok):
+        return beyond
+    lo, hi = f"{ok.min():.3f}", f"{ok.max():.3f}"
+    words = f"detectable at this size: {lo}" + ("" if lo == hi else f" to {hi}")
+    return words + (f"; {out_of_range} of {len(v)} {beyond}" if out_of_range else "")
 
 
 def rule_sentence(alpha: float = ALPHA, where: str | None = None) -> str:

@@ -229,3 +229,12 @@ def test_the_results_page_states_the_rule_this_module_applies():
     assert "every seed's difference has the mean's sign" not in page  # the rule's earlier form
     assert V.rule_sentence(0.01, "in this run (x)").startswith("a difference is stated only when, in this run (x), its")
     assert "below 0.01 and" in V.rule_sentence(0.01)
+
+
+def test_a_detectable_effect_beyond_the_metrics_range_is_said_in_words():
+    # a difference of two scores in [0, 1] cannot exceed 1: a "detectable 1.265" is a difference the test cannot see
+    assert V.detectable_phrase([0.018, 0.35]) == "detectable at this size: 0.018 to 0.350"
+    assert V.detectable_phrase(0.02) == "detectable at this size: 0.020"
+    two = V.detectable_phrase([0.018, 1.265, np.nan])
+    assert two.startswith("detectable at this size: 0.018; 1 of 2 not detectable at this size") and "1.265" not in two
+    assert V.detectable_phrase([1.2, 3.0]).startswith("not detectable at this size") and V.detectable_phrase([]) == ""
