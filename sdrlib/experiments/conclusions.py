@@ -289,7 +289,8 @@ def read_machine(results_dir: str | Path) -> dict | None:
 
 
 def _key_fields(m: dict) -> dict:
-    return {"cpu_model": m.get("cpu_model"), "cpu_vendor": m.get("cpu_vendor"), "avx512": m.get("avx512"), "kernel_path": m.get("kernel_path"),
+    return {"cpu_model": m.get("cpu_model"), "cpu_vendor": m.get("cpu_vendor"), "avx512": m.get("avx512"),
+            "kernel_path": m.get("kernel_path"),
             "torch_cpu_capability": m.get("torch_cpu_capability"), "logical_cpus": m.get("logical_cpus"),
             "versions": {k: v for k, v in (m.get("versions") or {}).items() if k in COMPARED_VERSIONS}}
 

@@ -12,7 +12,7 @@ Scope (Findings section only, the paper's headline claims the default notebooks 
 
 Left out: RadGraph F1 and COMET (not computed on the CPU profiles), the Impression tables (5-6, 23), the API models,
 the per-metric appendix tables. The paper reports means without a test; its numbers are copied by hand into
-:data:`PAPER_GRPO` (:mod:`sdrlib.experiments.paper_values`, the source the README and the GRPO study read too), :data:`PAPER_SELECTION_PCT`, :data:`PAPER_PRUNING` and :data:`PAPER_PRUNING_VS_RANDOM_PCT`, each
+:data:`PAPER_GRPO` (:mod:`sdrlib.experiments.paper_values`, which the README and the GRPO study read too), :data:`PAPER_SELECTION_PCT`, :data:`PAPER_PRUNING` and :data:`PAPER_PRUNING_VS_RANDOM_PCT`, each
 with the table or section it comes from (``tests/experiments/test_paper_comparison.py`` recomputes the derived
 numbers the paper prints: Table 3's improvements from its rows, Table 4's tokens-saved range).
 
@@ -27,7 +27,8 @@ beside the paper's direction: the same direction, the opposite, or no difference
 difference of the paper's size was within what this run could detect (for GRPO, the size of Tab. 1, ReXGradient).
 The sizes are only roughly comparable: other models, data and metric instruments, and every row names both: the
 paper's (CheXbert F1; BERTScore F1 on a backbone it does not name) and this run's (CXB-14 from the rule labeler;
-BERTScore F1 on the profile's backbone, all-MiniLM-L6-v2 on the cpu profile), :func:`~sdrlib.experiments.paper_values.metric_pair`.
+BERTScore F1 on the profile's backbone, all-MiniLM-L6-v2 on the cpu profile),
+:func:`~sdrlib.experiments.paper_values.metric_pair`.
 
 :func:`comparison_answer` is notebook 07's first conclusion sentence, read back from the saved table. Example:
 ``comparison_table("results")`` -> one row per claim with the columns of :data:`COLUMNS`.

@@ -32,8 +32,10 @@ __all__ = ["PAPER_EFFECTS", "MIN_SEEDS", "MIN_STUDIES", "size_study", "study_pla
 
 #: the sizing targets, the paper's Findings effects the study must see (Tab. 1, ReXGradient: R_Cham vs R_exact on
 #: BERTScore F1, R_Cham vs SFT on CheXbert F1; sdrlib.experiments.paper_values)
-PAPER_EFFECTS: dict[str, float] = {"bertscore_f1": paper_effect("R_Cham", "R_exact", "bertscore_f1"),  # 0.020
-                                    "clinical_f1_macro14": paper_effect("R_Cham", "SFT", "clinical_f1_macro14")}  # 0.030
+PAPER_EFFECTS: dict[str, float] = {
+    "bertscore_f1": paper_effect("R_Cham", "R_exact", "bertscore_f1"),  # 0.020
+    "clinical_f1_macro14": paper_effect("R_Cham", "SFT", "clinical_f1_macro14"),  # 0.030
+}
 #: floors of the plan (at least 5 seeds, at least 400 test studies)
 MIN_SEEDS, MIN_STUDIES = 5, 400
 

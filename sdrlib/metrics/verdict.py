@@ -8,7 +8,7 @@ or :func:`family_verdicts` (the comparisons one run reports); any other mention 
 :func:`sdrlib.metrics.significance.seed_study_test`: the larger of the two-level study bootstrap's p and the
 t-test over seeds) are adjusted by Holm's step-down procedure (:func:`holm`; family-wise error rate ``alpha``).
 A comparison is ``above`` / ``below`` only when its Holm-adjusted p is below ``alpha`` and its interval excludes
-0; otherwise :data:`NO_DIFF` (the sentence every page states it in: :func:`rule_sentence`). How many seeds share the mean's sign is reported beside it, not required: the t half
+0; otherwise :data:`NO_DIFF` (in one sentence: :func:`rule_sentence`). How many seeds share the mean's sign is reported beside it, not required: the t half
 already weighs the seeds' spread, and requiring every seed's sign makes the rule's power fall as seeds are added
 (at the detectable effect below, in a family of 14 comparisons, all of 3 seeds share the sign with probability
 1.00, of 10 with 0.54, of 20 with 0.02), so the detectable effect would not be the rule's. An earlier form of the
