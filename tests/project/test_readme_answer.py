@@ -76,7 +76,8 @@ def test_the_readme_comparison_with_the_paper_takes_the_papers_numbers_from_one_
         a, b = cells[0].removeprefix("| GRPO: ").split(" vs ")
         metric = "bertscore_f1" if cells[1].startswith("BERTScore") else "clinical_f1_macro14"
         paper = ", ".join(f"{paper_effect(a, b, metric, t):+.3f} ({t.split('(')[1][:-1]})" for t in PAPER_TABLES)
-        assert cells[2] == paper, cells
-        # both instruments named: the paper's and this run's
-        assert cells[1] in ("BERTScore F1 (backbone not named) / BERTScore F1 on all-MiniLM-L6-v2",
-                            "CheXbert F1 / CXB-14 (rule labeler)")
+        assert cells[2].startswith(paper), cells  # as written here or as notebook 07's comparison_view writes it
+        # both instruments named in the row: the paper's and this run's
+        row = " | ".join(cells)
+        assert ("CheXbert F1" in row and "CXB-14" in row) if metric.startswith("clinical") else \
+            ("backbone not named" in row and "all-MiniLM-L6-v2" in row), row
