@@ -10,11 +10,12 @@ The block lives in ``docs/results.md`` (the README links it); ``--check`` reads 
 The check has two modes (``sdrlib.experiments.conclusions``), chosen from the run's ``machine.json`` and the
 machine the block records (``--mode`` forces one):
 
-- **exact**, when the run has the block's run's kernel path and library versions: every number between the
-  markers must be in the files its paragraph names (quantifiers such as "every ..." are listed), and every
-  conclusion must come out the same;
-- **tolerant**, otherwise (another CPU kernel path, other library versions, or a run without a machine record): the
-  machine-independent paragraphs (the corpus statistics) number by number, and the conclusions by what they rest on
+- **exact**, when the run has the block's run's CPU vendor and model, kernel path and library versions: every number
+  between the markers must be in the files its paragraph names (quantifiers such as "every ..." are listed), and
+  every conclusion must come out the same;
+- **tolerant**, otherwise (another CPU vendor or model: MKL's pinned AVX2 branch holds on Intel CPUs only; another
+  kernel path, other library versions, or a run without a machine record): the machine-independent paragraphs (the
+  corpus statistics) number by number, and the conclusions by what they rest on
   (a stated difference keeps its direction and p < 0.05 across seeds and studies; a "no difference detected" is
   contradicted only by a significant difference larger than the detectable effect the block states).
 
@@ -94,7 +95,7 @@ def _main(argv: list[str] | None) -> int:
     if a.mode != "auto":
         mode, reasons = a.mode, [f"--mode {a.mode}"]
     print(f"{a.check}: {mode} check" + (f" ({'; '.join(reasons)})" if reasons else
-                                         " (the README run's kernel path and library versions)"), file=sys.stderr)
+                                         " (the README run's CPU, kernel path and library versions)"), file=sys.stderr)
     if mode == "exact":
         has_table = (a.results_dir / f"{conclusions.TABLE}.csv").is_file()
         checked = "".join(f"**{t}**{x}" if t else x for t, x in conclusions.split_groups(block)

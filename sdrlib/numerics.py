@@ -28,8 +28,9 @@ side does not train) pins nothing.
 
 What is not pinned, and why: numba's kernels (``sdrlib.distances``) are compiled for the host CPU, but without
 fastmath and with every ``prange`` over independent pairs (no parallel reduction), so their floats do not depend on
-the CPU's vector width or on scheduling; thread counts are set by the profile (``sft.threads``,
-``embedding.threads``), not by the machine. :func:`machine_record` records all of these so that two runs that
+the CPU's vector width or on scheduling (measured: every registered distance gives the same bits compiled for the
+host, ``haswell``, ``znver4``, ``rocketlake`` or ``generic``, ``benchmarks/numba_target_bits.py``); thread
+counts are set by the profile (``sft.threads``, ``embedding.threads``), not by the machine. :func:`machine_record` records all of these so that two runs that
 differ say why. Costs, measured: ``benchmarks/kernel_path_digests.py --timing``.
 
 Scope: x86-64 Linux is what is pinned and read in detail (``/proc/cpuinfo``); other systems get a record with

@@ -32,7 +32,7 @@ sets state the slot both ways). The rule:
   :func:`unique_sentences`) count once, so writing a correct sentence ten times never lowers a distance. A
   sentence paraphrased (another vector) is another sentence, as in the plain settings.
 
-**Presence with a side** (issue 49). A presence row has :data:`PRESENCE_WIDTH` = 21 x 3 int8 columns: for each
+**Presence with a side**. A presence row has :data:`PRESENCE_WIDTH` = 21 x 3 int8 columns: for each
 finding of :data:`sdrlib.vocabulary.PRESENCE_FINDINGS` (CheXpert's 14, then 7 findings outside them: hernia, free
 air, ...) three side slots, left / right / unspecified (:data:`sdrlib.vocabulary.PRESENCE_SLOTS`; column
 ``3 f + slot``), each ``+1`` stated positive, ``-1`` stated negative, ``0`` not stated. A sentence fills them
@@ -70,7 +70,7 @@ likely atelectasis.". Sentence i is **wrong** on a slot against the other set (:
 themselves and count them their own way, once: ``chamfer_recall``'s cost keeps 0 / 1 sentence floors
 (:func:`floored_cost`).
 
-**A report that contradicts itself** (issue 34). A set that states the same finding on the same side both ways
+**A report that contradicts itself**. A set that states the same finding on the same side both ways
 ("No pleural effusion." and "Large right pleural effusion." in one section) gives no usable answer on it; one
 side stated and the other denied ("Small left pleural effusion. No right pleural effusion.") is no contradiction.
 So a slot that *exactly one* of the two sets states both ways is *void*: it counts as a wrong finding of every

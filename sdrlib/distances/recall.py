@@ -22,7 +22,7 @@ things:
    reference sentence whose positive finding the generated report leaves out, ``hall_i = 1`` for a generated
    sentence whose positive finding the reference does not have. A missed finding is then as far as a
    contradicted one, whatever the wording; a paraphrase keeps the plain embedding cost.
-2. **A wrong finding costs in both directions** (issue 34). A generated finding is *wrong* when it is hallucinated,
+2. **A wrong finding costs in both directions**. A generated finding is *wrong* when it is hallucinated,
    contradicted by the reference, on the wrong side, or about a finding one report states both ways; a reference
    finding likewise when missed or contradicted. Each direction's mean also counts the other side's wrong findings
    as items of cost 1: ``R = (sum_j d_ref(j) + W_gen) / (m + W_gen)`` over the m reference sentences plus the
@@ -31,14 +31,14 @@ things:
    what is counted).
 3. **Recall weight.** ``D = alpha * R + (1 - alpha) * G`` with ``alpha`` in [0.5, 1] (``alpha = 0.5`` is
    symmetric). A missed finding adds about ``alpha / m + (1 - alpha) / (n + 1)``, a hallucinated one about
-   ``alpha / (m + 1) + (1 - alpha) / n``: both cost at every allowed alpha (before issue 34 the hallucination
-   entered only through G, so ``alpha = 1`` made it free: a normal reference against the same normal sentences
-   plus "Large right pleural effusion." scored D = 0), and a contradicted finding costs more than an omitted one
+   ``alpha / (m + 1) + (1 - alpha) / n``: both cost at every allowed alpha (were the hallucination to enter
+   only through G, ``alpha = 1`` would make it free: a normal reference against the same normal sentences
+   plus "Large right pleural effusion." would score D = 0), and a contradicted finding costs more than an omitted one
    (its wrong generated sentence adds to R as well). ``alpha`` weights the embedding costs of the two
    directions (how far the wording of the reference's content may drift vs how much extra text costs); below
    0.5 a missed finding's wording would count less than extra text, which is refused.
 
-4. **Findings, not sentences; repetition never pays** (issue 49). ``W_gen`` and ``W_ref`` count the distinct
+4. **Findings, not sentences; repetition never pays**. ``W_gen`` and ``W_ref`` count the distinct
    wrong *findings* (side slots of :mod:`sdrlib.distances.negation`: hallucinated, missed, contradicted, on the
    wrong side, void) of each set, not its wrong sentences: two hallucinated findings in one sentence cost two
    items, the same hallucination written twice one. Each set is read as a set: a sentence repeated verbatim (same

@@ -1,4 +1,4 @@
-"""Reward audit (issue 27): what each reward configuration pays for edited and degenerate reports.
+"""Reward audit: what each reward configuration pays for edited and degenerate reports.
 
 For every reward configuration and every test reference, thirteen completions are built from the reference and
 scored against it (:func:`build_cases`, :func:`reward_audit`), by abnormality stratum

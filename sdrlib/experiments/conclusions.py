@@ -17,7 +17,8 @@ and what a difference of the observed size would need: more seeds when seeds bin
   baselines);
 - :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``scripts/readme_numbers.py``);
 - :func:`readme_machine`, :func:`check_mode`: which check a run gets against a README: **exact** (every number,
-  ``claims.check_block``) when its ``machine.json`` has the README run's kernel path and library versions,
+  ``claims.check_block``) when its ``machine.json`` has the README run's CPU vendor and model, kernel path and
+  library versions,
   **tolerant** otherwise (``claims.check_tolerant``: the machine-independent paragraphs exactly, and of the
   conclusions only what they rest on: a stated difference must have the same direction in the new run under the
   rule; a "no difference detected" is contradicted only by a difference larger than the detectable effect the
@@ -41,14 +42,15 @@ import pandas as pd
 from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics.significance import format_p
-from sdrlib.metrics.verdict import ALPHA, NO_DIFF, POWER, family_verdicts
+from sdrlib.metrics.verdict import (ALPHA, METRIC_RANGE, NO_DIFF, POWER, detectable_phrase, family_verdicts,
+                                    rule_sentence)
 from sdrlib.numerics import same_kernel_path
 from sdrlib.results import ResultTableError, read_result_table
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "BASELINES", "same_sign_count", "conclusions", "conclusion_lines",
            "machine_lines", "readme_machine", "check_mode", "MACHINE_FILE", "TABLE",
            "MACHINE_INDEPENDENT", "COMPARED_VERSIONS", "TITLE", "check_verdicts", "read_machine", "split_groups",
-           "run_profile", "readme_profile"]
+           "run_profile", "readme_profile", "same_cpu"]
 
 MACHINE_FILE, TABLE = "machine.json", table_names.CONCLUSIONS
 #: claim groups whose numbers do not depend on the kernel path (data only): checked exactly in tolerant mode too
@@ -236,9 +238,8 @@ def _rule_line(t: pd.DataFrame, labels: Sequence[str], alpha: float, src: str) -
     which = (f"in each of the {len(distinct)} distinct runs ({', '.join(distinct)}) that has the comparison (at "
              "least two)" if len(distinct) > 1 else f"in this run ({labels[0]})")
     same = (f"; {', '.join(dup)} trained the same numbers as an earlier run and count once" if dup else "")
-    return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; a difference is "
-            f"stated only when, {which}, its Holm-adjusted p over seeds and studies is below {alpha:g} and its "
-            f"interval excludes 0{same}; otherwise \"{NO_DIFF}\", with the difference the "
+    return (f"- The rule: the {int(t.family_size.iloc[0])} comparisons of a run are one family; "
+            f"{rule_sentence(alpha, which)}{same}; otherwise \"{NO_DIFF}\", with the difference the "
             f"combined test (study bootstrap and seeds) detects with {POWER * 100:.0f} % power at the family's level "
             f"and the half that binds it ({src}).")
 
@@ -257,7 +258,9 @@ def _comparison_line(r: pd.Series, labels: Sequence[str], src: str) -> str:
         where = f"each of {int(r.runs)} distinct runs" if r.runs > 1 else "this run"
         return f"{head} in {where}: {'; '.join(runs)} ({src})."
     tail = ""
-    if np.isfinite(r.mde):
+    if np.isfinite(r.mde) and r.mde > METRIC_RANGE:
+        tail = f"; {detectable_phrase(r.mde)}"
+    elif np.isfinite(r.mde):
         tail = f"; detectable at this size: {r.mde:.3f} ({r.binding} bind)"
         d = abs(r["diff"])
         if r.binding == "seeds" and np.isfinite(r.seeds_needed):
@@ -286,7 +289,8 @@ def read_machine(results_dir: str | Path) -> dict | None:
 
 
 def _key_fields(m: dict) -> dict:
-    return {"cpu_model": m.get("cpu_model"), "avx512": m.get("avx512"), "kernel_path": m.get("kernel_path"),
+    return {"cpu_model": m.get("cpu_model"), "cpu_vendor": m.get("cpu_vendor"), "avx512": m.get("avx512"),
+            "kernel_path": m.get("kernel_path"),
             "torch_cpu_capability": m.get("torch_cpu_capability"), "logical_cpus": m.get("logical_cpus"),
             "versions": {k: v for k, v in (m.get("versions") or {}).items() if k in COMPARED_VERSIONS}}
 
@@ -300,7 +304,8 @@ def machine_lines(results_dir: str | Path) -> list[str]:
     k = _key_fields(m)
     vers = ", ".join(f"{n} `{v}`" for n, v in sorted(k["versions"].items()))
     profile = run_profile(results_dir)
-    return [f"- This run: {k['cpu_model']}, {k['logical_cpus']} CPUs{' with AVX-512' if k['avx512'] else ''}, "
+    vendor = f" ({k['cpu_vendor']})" if k["cpu_vendor"] else ""
+    return [f"- This run: {k['cpu_model']}{vendor}, {k['logical_cpus']} CPUs{' with AVX-512' if k['avx512'] else ''}, "
             f"kernel path `{k['kernel_path']}`, torch CPU capability `{k['torch_cpu_capability']}`; {vers} "
             f"(`{MACHINE_FILE}` in the run's results folder).",
             f"<!-- machine: {json.dumps(k, sort_keys=True)} -->"] + (
@@ -333,16 +338,36 @@ def readme_machine(block: str) -> dict | None:
     return json.loads(m.group(1)) if m else None
 
 
+def same_cpu(old: dict, new: dict) -> list[str]:
+    """What differs between two machine records' CPU vendor and model (empty: the same CPU), as the one line
+    :func:`check_mode` gives. A record without a vendor (a block written before vendors were recorded) is compared
+    by model alone.
+
+    Why the CPU itself and not only the kernel path: MKL's ``MKL_CBWR=AVX2`` branch holds on Intel CPUs only (on
+    another vendor MKL falls back to its automatic branch, Intel's oneMKL guide, "Getting Started with Conditional
+    Numerical Reproducibility"), and a default run of one commit on the pinned AVX2 path gave other trained numbers on
+    an Intel Xeon than on an AMD EPYC (GRPO, selection and pruning tables; the numba kernels give the same bits for
+    every LLVM target, docs/reproducibility.md "Machines and kernel paths").
+    Example: ``{"cpu_model": "AMD EPYC"}`` vs ``{"cpu_model": "Intel Xeon"}`` -> one line naming both.
+    """
+    va, vb = old.get("cpu_vendor"), new.get("cpu_vendor")
+    ma, mb = old.get("cpu_model"), new.get("cpu_model")
+    if (va and vb and va != vb) or ma != mb:
+        return [f"CPU {ma}{f' ({va})' if va else ''} vs {mb}{f' ({vb})' if vb else ''}: the exact check needs the "
+                "README run's CPU vendor and model, as MKL's pinned AVX2 branch holds on Intel CPUs only"]
+    return []
+
+
 def check_mode(block: str, results_dir: str | Path) -> tuple[str, list[str]]:
-    """``("exact", [])`` when the new run's machine record has the README run's kernel path and library versions,
-    else ``("tolerant", reasons)``."""
+    """``("exact", [])`` when the new run's machine record has the README run's CPU vendor and model
+    (:func:`same_cpu`), kernel path and library versions, else ``("tolerant", reasons)``."""
     old, new = readme_machine(block), read_machine(results_dir)
     if old is None:
         return "tolerant", ["the README records no machine"]
     if new is None:
         return "tolerant", [f"{Path(results_dir) / MACHINE_FILE} is missing (a run before machine records)"]
     new = _key_fields(new)
-    reasons = same_kernel_path(old, new)
+    reasons = same_cpu(old, new) + same_kernel_path(old, new)
     for lib in sorted(set(old["versions"]) | set(new["versions"])):
         if old["versions"].get(lib) != new["versions"].get(lib):
             reasons.append(f"{lib} {old['versions'].get(lib)} vs {new['versions'].get(lib)}")

@@ -1,4 +1,4 @@
-"""Decomposing the GRPO drop in clinical accuracy (issue 27): length, truncation and stated findings.
+"""Decomposing the GRPO drop in clinical accuracy: length, truncation and stated findings.
 
 In an earlier default-profile run (`ef27b0d`) every GRPO configuration, R_fmt included, lowered Findings CheXpert-14
 macro F1 below SFT.

@@ -25,7 +25,7 @@ from sdrlib import table_names
 from sdrlib.io import atomic_write_text
 from sdrlib.metrics import paper_names
 from sdrlib.metrics.significance import format_p
-from sdrlib.metrics.verdict import NO_DIFF, family_directions
+from sdrlib.metrics.verdict import NO_DIFF, detectable_phrase, family_directions
 from sdrlib.results import SD_SUFFIX, format_mean_sd, read_result_table
 
 __all__ = ["SIG_COLUMNS", "HEAD_METRICS", "headline_markdown", "write_headline", "grpo_conclusions", "headline_notes",
@@ -116,7 +116,7 @@ def _verdict_lines(results_dir: Path, alpha: float) -> list[str]:
         if len(rest):
             big = rest.loc[rest["diff"].abs().idxmax()]
             mde = rest.mde[np.isfinite(rest.mde)]
-            tail = f"; detectable at this size: {mde.min():.3f} to {mde.max():.3f}" if len(mde) else \
+            tail = f"; {detectable_phrase(mde)}" if len(mde) else \
                 "; one seed, so no across-seed spread to size a detectable difference"
             out.append(f"- Findings {metric}: {NO_DIFF} at this size for {len(rest)} of {len(g)} comparisons "
                        f"(largest difference {big.A} vs {big.B} {big['diff']:+.3f}, {format_p(big.p_value)}{tail}; "
@@ -133,7 +133,7 @@ def _answer_line(v: pd.DataFrame) -> str:
     key = key if len(key) else v[v.B.isin(["SFT", "R_exact"])]
     differ = key[key.verdict != NO_DIFF]
     mde = key.mde[np.isfinite(key.mde)]
-    size = f" (detectable at this size: {mde.min():.3f} to {mde.max():.3f})" if len(mde) else ""
+    size = f" ({detectable_phrase(mde)})" if len(mde) else ""
     words = ("; ".join(f"{r.A} {r.verdict} {r.B} on {r.metric}" for r in differ.itertuples()) if len(differ) else
              f"no difference detected for any of the {len(key)} comparisons{size}")
     return (f"- Answer (this run is a demonstration; the paper's question is answered at the size it needs by the "

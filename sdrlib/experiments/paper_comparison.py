@@ -12,7 +12,7 @@ Scope (Findings section only, the paper's headline claims the default notebooks 
 
 Left out: RadGraph F1 and COMET (not computed on the CPU profiles), the Impression tables (5-6, 23), the API models,
 the per-metric appendix tables. The paper reports means without a test; its numbers are copied by hand into
-:data:`PAPER_GRPO`, :data:`PAPER_SELECTION_PCT`, :data:`PAPER_PRUNING` and :data:`PAPER_PRUNING_VS_RANDOM_PCT`, each
+:data:`PAPER_GRPO` (:mod:`sdrlib.experiments.paper_values`, which the README and the GRPO study read too), :data:`PAPER_SELECTION_PCT`, :data:`PAPER_PRUNING` and :data:`PAPER_PRUNING_VS_RANDOM_PCT`, each
 with the table or section it comes from (``tests/experiments/test_paper_comparison.py`` recomputes the derived
 numbers the paper prints: Table 3's improvements from its rows, Table 4's tokens-saved range).
 
@@ -24,8 +24,11 @@ excluding 0; with the smallest difference the run could detect), selection rows
 counted), pruning rows the same over ``06_pruning_vs_random`` / ``06_pruning_vs_standard`` restricted to the live
 settings (notebook 06's families). Tokens saved is a count: measured, not tested. **The reading** sets the verdict
 beside the paper's direction: the same direction, the opposite, or no difference detected, and then whether a
-difference of the paper's size was within what this run could detect. The sizes are only roughly comparable: other
-models, data and metric backends (the cpu profile's BERTScore backbone is all-MiniLM-L6-v2, the paper names none).
+difference of the paper's size was within what this run could detect (for GRPO, the size of Tab. 1, ReXGradient).
+The sizes are only roughly comparable: other models, data and metric instruments, and every row names both: the
+paper's (CheXbert F1; BERTScore F1 on a backbone it does not name) and this run's (CXB-14 from the rule labeler;
+BERTScore F1 on the profile's backbone, all-MiniLM-L6-v2 on the cpu profile),
+:func:`~sdrlib.experiments.paper_values.metric_pair`.
 
 :func:`comparison_answer` is notebook 07's first conclusion sentence, read back from the saved table. Example:
 ``comparison_table("results")`` -> one row per claim with the columns of :data:`COLUMNS`.
@@ -40,20 +43,13 @@ import numpy as np
 import pandas as pd
 
 from sdrlib import table_names
-from sdrlib.metrics.verdict import NO_DIFF, family_directions, untested_direction
+from sdrlib.experiments.paper_values import PAPER_GRPO, PAPER_TABLES, metric_pair, paper_effect
+from sdrlib.metrics.verdict import METRIC_RANGE, NO_DIFF, detectable_phrase, family_directions, untested_direction
 from sdrlib.results import read_result_table
 
 __all__ = ["PAPER_GRPO", "PAPER_SELECTION_PCT", "PAPER_PRUNING", "PAPER_PRUNING_VS_RANDOM_PCT", "PAPER_TOKENS_RANGE",
            "COLUMNS", "SHOWN", "comparison_table", "comparison_view", "comparison_answer", "comparison_conclusion"]
 
-#: SDR Tables 1 (ReXGradient) and 2 (MIMIC-CXR), Findings, their "Mean" block: each reward's score averaged over the
-#: three models (Qwen3-VL-2B, Qwen3-VL-4B, Gemma3-4B), each model's score a mean over 5 seeds
-PAPER_GRPO: dict[str, dict[str, dict[str, float]]] = {
-    "Tab. 1 (ReXGradient)": {"BERTScore F1": {"SFT": 0.329, "R_exact": 0.333, "R_Cham": 0.353, "R_Haus": 0.335},
-                             "CheXbert F1": {"SFT": 0.688, "R_exact": 0.657, "R_Cham": 0.718, "R_Haus": 0.699}},
-    "Tab. 2 (MIMIC-CXR)": {"BERTScore F1": {"SFT": 0.316, "R_exact": 0.287, "R_Cham": 0.333, "R_Haus": 0.336},
-                           "CheXbert F1": {"SFT": 0.495, "R_exact": 0.473, "R_Cham": 0.498, "R_Haus": 0.515}},
-}
 #: SDR Table 3 (Findings): the % improvement over random of each model's best (distance, aggregation) setting,
 #: picked on the test set itself, for its 13 models in the table's order (the four Qwen3-VL-4B GRPO policies, then
 #: Mistral-Small, Gemini 2.5 / 3.1 Flash-Lite and GPT-4o mini with prompts p1 and p2, and GPT-5 mini p2); the
@@ -141,7 +137,9 @@ def _reading(words: Sequence[str], paper_value: float, run_mean: float, mde: flo
         return "the opposite of the paper's direction, under the rule"
     paper = {1: "higher", -1: "lower", 0: "equal"}[up]
     out = f"{NO_DIFF}; {untested_direction(run_mean)} (the paper's: {paper})"
-    if np.isfinite(mde):
+    if np.isfinite(mde) and mde > METRIC_RANGE:
+        out += f"; a difference of the paper's size ({abs(paper_value):.3f}) was {detectable_phrase(mde)}"
+    elif np.isfinite(mde):
         out += (f"; the paper's difference ({abs(paper_value):.3f}) is below the smallest this run could detect "
                 f"({mde:.3f})" if abs(paper_value) < mde else
                 f"; a difference of the paper's size ({abs(paper_value):.3f}) was detectable here (smallest "
@@ -153,13 +151,15 @@ def _grpo_rows(results_dir: Path) -> list[dict]:
     from sdrlib.experiments.conclusions import conclusions
 
     v = conclusions([results_dir])
+    names = _run_metrics(results_dir)
     rows = []
     for paper_metric, suite, label in _GRPO_METRICS:
+        theirs, ours = metric_pair(names.get(suite, suite))
         for a, b in (("R_Cham", "SFT"), ("R_Haus", "SFT"), ("R_Cham", "R_exact"), ("R_Haus", "R_exact")):
-            diffs = {t: m[paper_metric][a] - m[paper_metric][b] for t, m in PAPER_GRPO.items()}
-            paper = ", ".join(f"{_signed(d)} ({t.split('(')[1][:-1]})" for t, d in diffs.items())
-            pv = float(np.mean(list(diffs.values())))
-            source = "Tab. 1-2, Findings, Mean block (3 models x 5 seeds)"
+            diffs = {t: paper_effect(a, b, paper_metric, t) for t in PAPER_TABLES}
+            paper = ", ".join(f"{_signed(d)} ({t.split('(')[1][:-1]})" for t, d in diffs.items()) + f"; {theirs}"
+            pv = float(diffs[PAPER_TABLES[0]])
+            source = "Tab. 1-2, Findings, Mean block (3 models x 5 seeds); paper value: Tab. 1"
             hit = v[(v.A == a) & (v.B == b) & (v.metric == suite)] if len(v) else v
             if hit.empty:
                 rows.append(_row(f"GRPO: {a} vs {b}", label, paper, source, pv))
@@ -167,12 +167,21 @@ def _grpo_rows(results_dir: Path) -> list[dict]:
             r = hit.iloc[0]
             seeds = f"{int(r.seeds)} seed{'s' if int(r.seeds) != 1 else ''}"
             run = (f"{_signed(r['diff'])} ({r.value_a:.3f} vs {r.value_b:.3f}, {seeds})"
-                   if np.isfinite(r.value_a) else _signed(r["diff"]))
+                   if np.isfinite(r.value_a) else _signed(r["diff"])) + f"; {ours}"
             rows.append(_row(f"GRPO: {a} vs {b}", label, paper, source, pv, this_run=run,
                              run_source=table_names.GRPO_SIGNIFICANCE, verdict=r.verdict,
                              reading=_reading([r.verdict], pv, float(r["diff"]), float(r.mde)),
                              run_value=float(r["diff"]), detectable=float(r.mde)))
     return rows
+
+
+def _run_metrics(results_dir: Path) -> dict[str, str]:
+    """Suite name -> the full metric name (``suite@backend``) the run's GRPO table records, for naming the
+    instrument (empty where the run has no such table)."""
+    t = read_result_table(results_dir, table_names.GRPO_SIGNIFICANCE)
+    if t is None or "metric" not in t.columns:
+        return {}
+    return {m.split("@")[0]: m for m in dict.fromkeys(t.metric.astype(str))}
 
 
 def _selection_rows(results_dir: Path) -> list[dict]:
@@ -323,7 +332,7 @@ def _short(r: pd.Series) -> str:
         return f"{r['this run']}: {r.reading or r.verdict}"
     v = f"means: this run {_value(r['run value'], r.unit)}, the paper {_value(r['paper value'], r.unit)}"
     if np.isfinite(r.detectable):
-        v += f"; detectable {r.detectable:.3f}"
+        v += f"; detectable {r.detectable:.3f}" if r.detectable <= METRIC_RANGE else "; not detectable at this size"
     if r.reading.startswith(NO_DIFF):
         return f"{r.verdict} ({v})"
     return f"{r.verdict}: {r.reading.split(',')[0]} ({v})"

@@ -33,7 +33,7 @@ from scipy.stats import binomtest
 from sdrlib import table_names
 from sdrlib.clinical.labeler import label_report
 from sdrlib.metrics.significance import format_p
-from sdrlib.metrics.verdict import NO_DIFF, family_directions
+from sdrlib.metrics.verdict import NO_DIFF, family_directions, holm
 from sdrlib.pruning import (BankScorer, PruneParams, PruneResult, PruningError, StandardResult, replay_prune,
                             tokens_saved_pct, with_params)
 from sdrlib.reports import parse_template
@@ -449,6 +449,11 @@ def _family_words(g: pd.DataFrame) -> pd.Series:
     return pd.Series([NO_DIFFERENCE if x == NO_DIFF else x for x in w], index=g.index)
 
 
+def _holm_words(p_holm: float) -> str:
+    """``", Holm = 0.060"``: the adjusted p the row's word rests on, beside the raw one; "" where none."""
+    return f", Holm {format_p(p_holm).removeprefix('p ')}" if np.isfinite(p_holm) else ""
+
+
 def _interval_counts(g: pd.DataFrame) -> str:
     """How the rows of a paired table split under the rule (Holm over ``g``'s rows, :func:`_family_words`): ``"above
     on 2 (BS-F1 findings, ...), below on 0, no difference detected at this size on 8"``."""
@@ -499,8 +504,8 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     - survivor = standard pick against 1/K (``06_survivor_vs_standard_pick``, :func:`agreement_sentences`).
 
     A missing file leaves its sentences out. Example line: ``"SFT, chamfer, Findings BS-F1: survivor 0.412 vs
-    standard best-of-K 0.420 (diff -0.008, 95 % CI [-0.030, +0.015], p = 0.480): no difference detected at this
-    size (06_pruning_vs_standard)."``"""
+    standard best-of-K 0.420 (diff -0.008, 95 % CI [-0.030, +0.015], p = 0.480, Holm = 1.000): no difference
+    detected at this size (06_pruning_vs_standard)."``"""
     out: list[str] = []
     tok = read_result_table(results_dir, table_names.PRUNING_TOKENS)
     live = tok[tok.source == "live"] if tok is not None and (tok.source == "live").any() else tok
@@ -523,14 +528,16 @@ def conclusion_lines(results_dir: str | Path, *, metric: str = "BS-F1", section:
     vs = read_result_table(results_dir, table_names.PRUNING_VS_STANDARD)
     if vs is not None:
         vs = keep(vs)
-        vs = vs.assign(word=_family_words(vs))  # the table the run reports is one family (Holm)
+        vs = vs.assign(word=_family_words(vs),  # the table the run reports is one family (Holm)
+                       p_holm=holm(vs["p_value"].tolist()) if "p_value" in vs else np.nan)
         for (policy, n), g in vs.groupby(["policy", "distance"], sort=False):
             head = g[(g.metric == metric) & (g.section == section)]
             for _, r in head.iterrows():
                 words = f"survivor {r.word} standard" if r.word != NO_DIFFERENCE else NO_DIFFERENCE
                 out.append(f"{policy}, {n}, {section.capitalize()} {metric}: survivor {r.value_a:.3f} vs standard "
                            f"best-of-K {r.value_b:.3f} (diff {r['diff']:+.3f}, 95 % CI [{r.ci_low:+.3f}, "
-                           f"{r.ci_high:+.3f}], {format_p(r[p_col])}): {words} (06_pruning_vs_standard).")
+                           f"{r.ci_high:+.3f}], {format_p(r[p_col])}{_holm_words(r.p_holm)}): {words} "
+                           "(06_pruning_vs_standard).")
             out.append(f"{policy}, {n}, pruning vs standard over all {len(g)} metric x section rows: "
                        f"{_interval_counts(g)} (06_pruning_vs_standard).")
     vr = read_result_table(results_dir, table_names.PRUNING_VS_RANDOM)

@@ -1,4 +1,4 @@
-"""Choosing the trained ``chamfer_recall_<alpha>_bal<w>`` setting on validation studies (issue 34; ours).
+"""Choosing the trained ``chamfer_recall_<alpha>_bal<w>`` setting on validation studies (ours).
 
 The recall reward has two knobs, the recall weight ``alpha`` (:mod:`sdrlib.distances.recall`) and the prompt weight
 ``w`` of references that state a finding (:mod:`sdrlib.rewards.methods.recall`). Picking them on the test studies
@@ -46,7 +46,7 @@ from sdrlib.rewards import parse_reward
 
 __all__ = ["REQUIRED", "MIN_REFERENCES", "NO_PICK", "RewardChoiceError", "grid_names", "required_orderings", "choose_recall_setting"]
 
-#: the orderings a trained recall setting must keep on validation, (higher case, lower case): issue 34's list
+#: the orderings a trained recall setting must keep on validation, (higher case, lower case): the required orderings
 REQUIRED: tuple[tuple[str, str], ...] = (("paraphrase", "hallucinated"), ("omitted", "contradicted"),
                                          ("paraphrase", "omitted"), ("omitted", "modal_normal"))
 

@@ -77,7 +77,7 @@ from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, read_run_file, write_run_file)
-from sdrlib.experiments.study_size import PAPER_EFFECTS
+from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
 from sdrlib.experiments.tables import metric_prefixes, significance_table
 from sdrlib.metrics.clinical import label_matrix
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
@@ -440,7 +440,7 @@ def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
 #: the columns of :func:`study_markdown`: (header, cell of a row ``r`` and the paper's effect ``paper``, in compact)
 _MARKDOWN_COLUMNS: tuple[tuple[str, Callable[[Any, Any], str], bool], ...] = (
     ("comparison", lambda r, p: f"{r.A} vs {r.B}", True),
-    ("metric", lambda r, p: _metric_name(r.metric), True),
+    ("metric (ours)", lambda r, p: _metric_with_instrument(r.metric), True),
     ("mean A", lambda r, p: f"{r.value_a:.3f}", False),
     ("mean B", lambda r, p: f"{r.value_b:.3f}", False),
     ("A - B", lambda r, p: f"{r['diff']:+.3f}", True),
@@ -450,16 +450,41 @@ _MARKDOWN_COLUMNS: tuple[tuple[str, Callable[[Any, Any], str], bool], ...] = (
     ("seeds with the sign", lambda r, p: f"{int(r.n_same_sign)} of {int(r.n_seeds)}", True),
     ("detectable", lambda r, p: f"{r.mde:.3f}", True),
     ("binding half", lambda r, p: f"{r.binding}", False),
-    ("paper's effect", lambda r, p: "" if p is None else f"{p:.3f}", True),
+    ("paper's A - B (Tab. 1 / Tab. 2; its BERTScore F1, CheXbert F1)", lambda r, p: p, True),
     ("verdict", lambda r, p: f"{r.verdict}", True),
 )
+
+
+def _metric_with_instrument(metric: str) -> str:
+    """The metric's name with what measured it where the paper measures it otherwise: ``"BERTScore F1 on
+    all-MiniLM-L6-v2"``, ``"CXB-14 macro F1 (rule labeler)"``; other metrics by name (:func:`_metric_name`)."""
+    name = _metric_name(metric)
+    base, _, backend = metric.partition("@")
+    if base == "bertscore_f1" and backend:
+        return f"{name} on {backend.split('/')[0]}"
+    if base == "clinical_f1_macro14" and backend == "labeler":
+        return f"{name} (rule labeler)"
+    return name
+
+
+def _paper_cell(a: str, b: str, metric: str) -> str:
+    """The paper's ``a - b`` on the metric it sets beside ``metric`` (:mod:`sdrlib.experiments.paper_values`), Tab. 1
+    and Tab. 2, e.g. ``"+0.024 / +0.017"``; "none (ours)" where the paper has no such configuration, "" where it has
+    no such metric."""
+    if metric.split("@")[0] not in PAPER_METRIC:
+        return ""
+    v = [paper_effect(a, b, metric, t) for t in PAPER_TABLES]
+    if any(x is None for x in v):
+        return "none (ours)"
+    return " / ".join(f"{x:+.3f}" if x else "0.000" for x in v)
 
 
 def study_markdown(table: pd.DataFrame, *, family: str = "primary", compact: bool = False) -> str:
     """:func:`study_table`'s rows of one family as a Markdown table (the README's and the evidence page's): per
     comparison the two means, the difference and its 95 % interval, p raw and Holm-corrected, the seeds sharing the
-    mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's Findings
-    effect (:data:`~sdrlib.experiments.study_size.PAPER_EFFECTS`, where it names the metric) and the rule's verdict;
+    mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's own
+    Findings difference of the same two configurations (:func:`_paper_cell`: Tab. 1 ReXGradient / Tab. 2 MIMIC-CXR,
+    on CheXbert F1 for a CXB-14 row) and the rule's verdict;
     ``compact``: without the two means, raw p and the binding half. Rows vs SFT first, then vs R_exact; within each,
     R_Cham and R_Haus (the paper's), then ours, then R_exact. :class:`StudyError` when ``table`` holds no row of
     ``family``."""
@@ -471,7 +496,7 @@ def study_markdown(table: pd.DataFrame, *, family: str = "primary", compact: boo
     order = {"R_Cham": 0, "R_Haus": 1}  # the paper's set-distance rewards first, then ours, then R_exact
     t = t.assign(_b=t.B != "SFT", _a=[(order.get(a, 2 if a != "R_exact" else 3), a) for a in t.A])
     for _, r in t.sort_values(["_b", "_a"], kind="stable").iterrows():
-        paper = PAPER_EFFECTS.get(r.metric.split("@")[0])
+        paper = _paper_cell(r.A, r.B, r.metric)
         rows.append("| " + " | ".join(c[1](r, paper) for c in cols) + " |")
     return "\n".join(rows)
 

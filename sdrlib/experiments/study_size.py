@@ -1,7 +1,7 @@
 """How large a GRPO study must be to see an effect of the paper's size: seeds and test studies, from a run's tables.
 
-The paper's headline effects on Findings (SFT -> R_Cham about +0.024 BERTScore and +0.030 CheXbert F1; R_Cham vs
-R_exact +0.020 / +0.061) are what a study must be able to detect. A run's comparison table
+The paper's headline effects on Findings (Tab. 1, ReXGradient: SFT -> R_Cham +0.024 BERTScore F1 and +0.030 CheXbert
+F1; R_Cham vs R_exact +0.020 / +0.061; :mod:`sdrlib.experiments.paper_values`) are what a study must be able to detect. A run's comparison table
 (``grpo_significance``: per comparison ``diff``, the 95 % interval ``ci_low`` / ``ci_high`` of the study bootstrap,
 ``seed_sd`` over ``n_seeds`` seeds) gives both halves of the combined test's noise
 (:mod:`sdrlib.metrics.verdict`): the study half's standard error shrinks as ``1 / sqrt(n)`` with more test studies,
@@ -25,13 +25,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from sdrlib.experiments.paper_values import paper_effect
 from sdrlib.metrics.verdict import ALPHA, POWER, VerdictInputError, interval_se, seeds_needed, study_se_column
 
 __all__ = ["PAPER_EFFECTS", "MIN_SEEDS", "MIN_STUDIES", "size_study", "study_plan"]
 
-#: the paper's Findings effects the study must see (SFT -> R_Cham, the smaller of its two GRPO claims per metric)
-PAPER_EFFECTS: dict[str, float] = {"bertscore_f1": 0.020, "clinical_f1_macro14": 0.030}
-#: floors of the plan (the issue's minimum: at least 5 seeds, at least 400 test studies)
+#: the sizing targets, the paper's Findings effects the study must see (Tab. 1, ReXGradient: R_Cham vs R_exact on
+#: BERTScore F1, R_Cham vs SFT on CheXbert F1; sdrlib.experiments.paper_values)
+PAPER_EFFECTS: dict[str, float] = {
+    "bertscore_f1": paper_effect("R_Cham", "R_exact", "bertscore_f1"),  # 0.020
+    "clinical_f1_macro14": paper_effect("R_Cham", "SFT", "clinical_f1_macro14"),  # 0.030
+}
+#: floors of the plan (at least 5 seeds, at least 400 test studies)
 MIN_SEEDS, MIN_STUDIES = 5, 400
 
 

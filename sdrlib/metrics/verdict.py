@@ -8,7 +8,7 @@ or :func:`family_verdicts` (the comparisons one run reports); any other mention 
 :func:`sdrlib.metrics.significance.seed_study_test`: the larger of the two-level study bootstrap's p and the
 t-test over seeds) are adjusted by Holm's step-down procedure (:func:`holm`; family-wise error rate ``alpha``).
 A comparison is ``above`` / ``below`` only when its Holm-adjusted p is below ``alpha`` and its interval excludes
-0; otherwise :data:`NO_DIFF`. How many seeds share the mean's sign is reported beside it, not required: the t half
+0; otherwise :data:`NO_DIFF` (in one sentence: :func:`rule_sentence`). How many seeds share the mean's sign is reported beside it, not required: the t half
 already weighs the seeds' spread, and requiring every seed's sign makes the rule's power fall as seeds are added
 (at the detectable effect below, in a family of 14 comparisons, all of 3 seeds share the sign with probability
 1.00, of 10 with 0.54, of 20 with 0.02), so the detectable effect would not be the rule's. An earlier form of the
@@ -56,7 +56,7 @@ from sdrlib.errors import SDRError
 
 __all__ = ["ALPHA", "POWER", "NO_DIFF", "VerdictInputError", "holm", "interval_se", "detectable_effect", "seeds_needed",
            "studies_needed", "verdict", "untested_direction", "study_se_column", "family_verdicts",
-           "family_directions"]
+           "family_directions", "rule_sentence", "METRIC_RANGE", "detectable_phrase"]
 
 ALPHA, POWER = 0.05, 0.8
 NO_DIFF = "no difference detected"
@@ -106,7 +106,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 def interval_se(ci_low: float, ci_high: float, *, ci: float = 0.95) -> float:
     """The standard error a central ``ci`` interval implies under normality: width / (2 z_{(1+ci)/2}).
 
-    Example: ``interval_se(-0.012, 0.017)`` -> 0.0074 (the issue's p = 0.625 row)."""
+    Example: ``interval_se(-0.012, 0.017)`` -> 0.0074 (a comparison whose p is 0.625)."""
     if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
         return float("nan")
     return float((ci_high - ci_low) / (2 * stats.norm.ppf((1 + ci) / 2)))
@@ -192,6 +192,46 @@ def verdict(*, diff: float, p_adjusted: float, ci_low: float, ci_high: float, al
     if p_adjusted < alpha and excludes:
         return "above" if diff > 0 else "below"
     return NO_DIFF
+
+
+#: the widest difference two scores in [0, 1] can have (every metric these verdicts compare: F1s, BERTScore, BLEU,
+#: ROUGE, METEOR): a detectable effect beyond it is a difference the test cannot see at this size
+METRIC_RANGE = 1.0
+
+
+def detectable_phrase(mdes: Sequence[float] | float, bound: float = METRIC_RANGE) -> str:
+    """The detectable effect(s) in words: ``"detectable at this size: 0.018"`` (one), ``"... 0.018 to 0.350"`` (a
+    range), with the ones beyond ``bound`` (the metric's range) said as "not detectable at this size" instead of a
+    number no difference of the metric can reach; ``""`` when none is finite.
+
+    Example: ``detectable_phrase([0.018, 1.265])`` -> "detectable at this size: 0.018; 1 of 2 not detectable at this
+    size (it would take a difference beyond the metric's range)"; ``detectable_phrase(1.3)`` -> "not detectable at
+    this size (it would take a difference beyond the metric's range)".
+    """
+    v = np.atleast_1d(np.asarray(mdes, dtype=np.float64))
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return ""
+    ok, out_of_range = v[v <= bound], int((v > bound).sum())
+    beyond = "not detectable at this size (it would take a difference beyond the metric's range)"
+    if not len(ok):
+        return beyond
+    lo, hi = f"{ok.min():.3f}", f"{ok.max():.3f}"
+    words = f"detectable at this size: {lo}" + ("" if lo == hi else f" to {hi}")
+    return words + (f"; {out_of_range} of {len(v)} {beyond}" if out_of_range else "")
+
+
+def rule_sentence(alpha: float = ALPHA, where: str | None = None) -> str:
+    """The rule of :func:`verdict` in one sentence, as docs/results.md and the README's conclusions block state it
+    (a test holds the page to it). ``where``: the runs it must hold in (``"in this run (...)"``), or None.
+
+    Example: ``rule_sentence()`` -> "a difference is stated only when its Holm-adjusted p over seeds and studies is
+    below 0.05 and its interval excludes 0 (how many seeds share the mean's sign is reported beside it, not
+    required)".
+    """
+    return (f"a difference is stated only when{f', {where},' if where else ''} its Holm-adjusted p over seeds and "
+            f"studies is below {alpha:g} and its interval excludes 0 (how many seeds share the mean's sign is reported "
+            "beside it, not required)")
 
 
 def untested_direction(diff: float) -> str:

@@ -86,7 +86,7 @@ class GRPOResult:
 class StepTimer:
     """A ``TrainerCallback`` recording the wall time of every optimizer step.
 
-    ``times`` holds seconds per step of this session; ``rows`` holds
+    ``times`` holds seconds per step of this process (a resumed run starts a new list); ``rows`` holds
     ``{"step": k, "step_seconds": t}`` records merged into ``curves.csv``.
     """
 

@@ -96,6 +96,8 @@ def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
     # nothing is written into a results folder it reads; the bullets name the tables they are computed from
     assert not (a / "conclusions.csv").exists() and "each of the 2 distinct runs (avx2, aten default)" in lines[0]
     assert "the 4 comparisons of a run are one family" in lines[0] and "Holm-adjusted p" in lines[0]
+    assert V.rule_sentence(where="in each of the 2 distinct runs (avx2, aten default) that has the comparison (at least "
+                           "two)") in lines[0]  # the rule in verdict's own words
     assert "computed from `results/grpo_significance.csv`" in lines[0]
     out = tmp_path / "evidence" / "conclusions.csv"
     out.parent.mkdir()
@@ -136,13 +138,41 @@ def test_check_is_exact_on_the_same_machine_and_tolerant_elsewhere(tmp_path, cap
                                              "avx512": True, "torch_cpu_capability": "AVX512"})
     assert mod.main([str(other), "--check", str(readme)]) == 0
     err = capsys.readouterr().err
-    assert "tolerant check (kernel path avx2 vs native" in err and "0 problem(s)" in err
+    assert "tolerant check (CPU AMD EPYC vs Intel Xeon" in err and "kernel path avx2 vs native" in err
+    assert "0 problem(s)" in err
     assert mod.main([str(other), "--check", str(readme), "--mode", "exact"]) == 1  # its numbers differ
     # tolerant still checks the corpus statistics number by number ...
     pd.DataFrame({"statistic": ["distinct_words"], "this corpus": [1007], "IU-Xray reference": [None],
                   "counts": ["Findings + Impression words"]}).to_csv(other / "00_report_language.csv", index=False)
     assert mod.main([str(other), "--check", str(readme)]) == 1
     assert "1006 is in none of" in capsys.readouterr().out
+
+
+def test_exact_needs_the_readme_runs_cpu_vendor_and_model(tmp_path, capsys):
+    # the same kernel path, AVX-512 flag, capability and library versions on another vendor's CPU: tolerant, in one
+    # line that says why (an AMD EPYC and an Intel Xeon trained other numbers on the same pinned path)
+    mod = _script()
+    amd = {**MACHINE, "cpu_vendor": "AuthenticAMD"}
+    a = _run(tmp_path / "a", ROWS, amd)
+    assert mod.main([str(a)]) == 0
+    block = capsys.readouterr().out
+    assert "- This run: AMD EPYC (AuthenticAMD), 2 CPUs" in block
+    readme = tmp_path / "README.md"
+    readme.write_text(without_missing_groups(block))
+    intel = _run(tmp_path / "intel", ROWS, {**MACHINE, "cpu_vendor": "GenuineIntel", "cpu_model": "Intel Xeon"})
+    assert C.check_mode(claims.marked_block(readme.read_text()), intel) == ("tolerant", [
+        "CPU AMD EPYC (AuthenticAMD) vs Intel Xeon (GenuineIntel): the exact check needs the README run's CPU vendor "
+        "and model, as MKL's pinned AVX2 branch holds on Intel CPUs only"])
+    assert mod.main([str(intel), "--check", str(readme)]) == 0
+    err = capsys.readouterr().err
+    assert "tolerant check (CPU AMD EPYC (AuthenticAMD) vs Intel Xeon (GenuineIntel)" in err and "0 problem(s)" in err
+    # the same vendor and model: exact; a vendor alone differing (a model string two vendors share) is not the same CPU
+    assert C.check_mode(claims.marked_block(readme.read_text()), _run(tmp_path / "b", ROWS, amd)) == ("exact", [])
+    assert C.check_mode(claims.marked_block(readme.read_text()),
+                        _run(tmp_path / "c", ROWS, {**amd, "cpu_vendor": "GenuineIntel"}))[0] == "tolerant"
+    # a block written before vendors were recorded is compared by model alone
+    assert C.same_cpu({"cpu_model": "AMD EPYC"}, {"cpu_model": "AMD EPYC", "cpu_vendor": "AuthenticAMD"}) == []
+    assert C.same_cpu({"cpu_model": "AMD EPYC"}, {"cpu_model": "Intel Xeon", "cpu_vendor": "GenuineIntel"})
 
 
 @pytest.mark.parametrize("change, problem", [

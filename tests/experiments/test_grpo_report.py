@@ -131,3 +131,14 @@ def test_headline_notes_leave_out_what_the_run_lacks(tmp_path):
     _headline_cells(tmp_path, {"SFT": 0.2, "R_Cham": 0.1, "C-noise": 0.3})
     (line,) = grpo_report.headline_notes(tmp_path)
     assert "rank 1 of 2 GRPO configurations (highest C-noise 0.300; SFT 0.200); higher / lower means" in line
+
+
+def test_the_answer_never_prints_a_detectable_effect_beyond_the_metrics_range():
+    import pandas as pd
+
+    from sdrlib.experiments import grpo_report
+
+    v = pd.DataFrame({"A": ["R_Cham", "R_Haus"], "B": ["SFT", "SFT"], "metric": ["bertscore_f1", "clinical_f1_macro14"],
+                      "verdict": ["no difference detected"] * 2, "mde": [0.018, 1.265]})
+    line = grpo_report._answer_line(v)
+    assert "(detectable at this size: 0.018; 1 of 2 not detectable at this size" in line and "1.265" not in line

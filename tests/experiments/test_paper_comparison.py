@@ -98,10 +98,14 @@ def test_the_table_reads_each_claim_from_the_run_and_words_it_by_the_rule(tmp_pa
     assert list(t.columns) == pc.COLUMNS and len(t) == 15
     cham = t[(t.claim == "GRPO: R_Cham vs SFT") & (t.metric == "BERTScore F1")].iloc[0]
     assert cham.verdict == "above" and cham.reading == "the paper's direction, under the rule"
-    assert cham["this run"] == "+0.030 (0.530 vs 0.500, 3 seeds)" and cham["run source"] == "grpo_significance"
-    assert cham.paper == "+0.024 (ReXGradient), +0.017 (MIMIC-CXR)" and cham["paper value"] == pytest.approx(0.0205)
+    # each row names both instruments: the paper's and this run's (the backend its table records)
+    assert cham["this run"] == "+0.030 (0.530 vs 0.500, 3 seeds); BERTScore F1 on x"
+    assert cham["run source"] == "grpo_significance"
+    assert cham.paper == "+0.024 (ReXGradient), +0.017 (MIMIC-CXR); BERTScore F1 (backbone not named)"
+    assert cham["paper value"] == pytest.approx(0.024)  # Tab. 1's, from sdrlib.experiments.paper_values
     null = t[(t.claim == "GRPO: R_Haus vs R_exact") & (t.metric == "CXB-14")].iloc[0]
     assert null.verdict == "no difference detected" and np.isfinite(null.detectable)
+    assert null.paper.endswith("; CheXbert F1") and null["this run"].endswith("; CXB-14 (rule labeler)")
     assert null.reading.startswith("no difference detected; lower mean, not tested (the paper's: higher); ")
     sel = t[(t.claim == "best-of-K selection vs random") & (t.metric == "CXB-14")].iloc[0]
     assert sel.verdict == "0 above, 2 below, 0 no difference detected, of 2 policies"
@@ -145,7 +149,7 @@ def test_the_conclusion_reads_the_saved_table_back(tmp_path):
     assert lines[0].startswith("- Answer: ") and "the opposite direction for 1 (GRPO: R_Cham vs SFT" in lines[0]
     assert [line.split(":")[0] for line in lines[1:]] == ["- GRPO", "- best-of-K selection", "- pruning"]
     assert ("R_Cham vs SFT, BERTScore F1: below: the opposite of the paper's direction (means: this run -0.030, "
-            "the paper +0.020; detectable") in lines[1]
+            "the paper +0.024; detectable") in lines[1]
     assert lines[2] == "- best-of-K selection: vs random, BS-F1: not in this run; vs random, CXB-14: not in this run."
 
 

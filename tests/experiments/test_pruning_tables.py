@@ -151,15 +151,23 @@ def test_conclusion_lines_state_a_direction_only_outside_the_interval(tmp_path):
     lines = lines[1:]
     assert lines[0].startswith("SFT, chamfer (live): pruning generated 114 tokens per study against 144")
     assert "20.8 % fewer (06_tokens)" in lines[0] and "wall-clock" not in lines[0]  # no 06_wallclock written
-    assert "survivor 0.400 vs standard best-of-K 0.420 (diff -0.020, 95 % CI [-0.030, -0.010], p = 0.002): " \
-           "survivor below standard" in lines[1]
+    # the Holm-adjusted p the word rests on stands beside the raw p (Holm over the live rows: 0.002 x 2)
+    assert "survivor 0.400 vs standard best-of-K 0.420 (diff -0.020, 95 % CI [-0.030, -0.010], p = 0.002, " \
+           "Holm = 0.004): survivor below standard" in lines[1]
     assert lines[2] == ("SFT, chamfer, pruning vs standard over all 2 metric x section rows: above on 0, below on 1 "
                         "(BS-F1 findings), no difference detected at this size on 1 (06_pruning_vs_standard).")
     assert lines[3].endswith("p = 1.000): no difference detected at this size (06_survivor_vs_standard_pick).")
     assert len(lines) == 4  # no 06_pruning_vs_random: its sentences left out
     _write(tmp_path, "06_pruning_vs_standard", [{**cmp, "section": "findings", "metric": "BS-F1", "diff": 0.01,
                                                  "ci_low": -0.01, "ci_high": 0.03, "p_value": 0.3}])
-    assert "p = 0.300): no difference detected at this size" in checks.conclusion_lines(tmp_path)[2]
+    assert "p = 0.300, Holm = 0.300): no difference detected at this size" in checks.conclusion_lines(tmp_path)[2]
+    # a raw p below 0.05 that Holm lifts above it: both printed, so "no difference detected" is read against Holm's
+    _write(tmp_path, "06_pruning_vs_standard", [
+        {**cmp, "section": "findings", "metric": "BS-F1", "diff": -0.04, "ci_low": -0.06, "ci_high": -0.02,
+         "p_value": 0.03},
+        {**cmp, "section": "impression", "metric": "BS-F1", "diff": -0.04, "ci_low": -0.06, "ci_high": -0.02,
+         "p_value": 0.04}])
+    assert "p = 0.030, Holm = 0.060): no difference detected at this size" in checks.conclusion_lines(tmp_path)[2]
 
 
 def test_agreement_sentences_keep_their_default_words():

@@ -15,6 +15,8 @@ import pytest
 
 from training_helpers import TINY_POLICY
 
+from sdrlib.experiments.paper_values import PAPER_TABLES, paper_effect
+
 ROOT = Path(__file__).resolve().parents[2]
 #: the smallest runs that exercise every path (the table test writes its own varied evidence)
 SMALL = {**TINY_POLICY, "sft.max_steps": 4, "sft.batch_size": 4, "grpo.max_steps": 1, "grpo.batch_size": 2,
@@ -115,11 +117,13 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     prim = t[t.family == "primary"]
     for line in md[2:]:
         r = prim[(prim.A + " vs " + prim.B == line.split(" | ")[0][2:]) &
-                 (prim.metric.map(study._metric_name) == line.split(" | ")[1])].iloc[0]
+                 (prim.metric.map(study._metric_with_instrument) == line.split(" | ")[1])].iloc[0]
         assert line.endswith(f"| {r.verdict} |") and f"| {r.p_value:.3f} | {r.p_holm:.3f} |" in line
         assert f"| {r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] |" in line
         assert f"| {int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} |" in line
-        assert ("| 0.020 |" in line) == r.metric.startswith("bertscore_f1")
+        # the paper's own difference of the same two configurations, Tab. 1 / Tab. 2 (sdrlib.experiments.paper_values)
+        paper = " / ".join(f"{paper_effect(r.A, r.B, r.metric, tab):+.3f}" for tab in PAPER_TABLES)
+        assert f"| {paper} |" in line, (line, paper)
     with pytest.raises(study.StudyError, match="no 'tertiary' row"):
         study.study_markdown(t, family="tertiary")
 
@@ -563,3 +567,19 @@ def test_reading_counts_what_each_configuration_states_beside_the_references(smo
     assert md[2].startswith("| SFT | 2 | ")
     assert md[3].startswith("| R_Cham | 2 | 1.000 [1.000, 1.000] | 0.00 [0.00, 0.00]")
     assert md[4].startswith("| reference |  | ")
+
+
+def test_the_committed_answer_blocks_are_the_committed_tables():
+    # the README's and the evidence page's answer blocks are study_answer + study_markdown of table.csv, so their
+    # paper column is sdrlib.experiments.paper_values' (the one source of the paper's numbers)
+    import pandas as pd
+
+    from sdrlib.experiments import study
+
+    t = pd.read_csv(ROOT / "docs" / "evidence" / "study" / "table.csv")
+    block = "\n\n".join(study.study_answer(t)) + "\n\n" + study.study_markdown(t, compact=True)
+    for page in ("README.md", "docs/evidence/study/README.md"):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert f"<!-- study-answer:start -->\n{block}\n<!-- study-answer:end -->" in text, page
+    full = (ROOT / "docs" / "evidence" / "study" / "table.md").read_text(encoding="utf-8")
+    assert study.study_markdown(t) in full and study.study_markdown(t, family="secondary") in full

@@ -218,3 +218,23 @@ def test_the_seed_half_at_extreme_levels_is_finite_and_not_below_the_quantile_su
 
 def test_a_power_at_most_the_level_needs_no_difference():
     assert V.detectable_effect(seed_sd=1.0, n_seeds=3, study_se=np.nan, alpha=0.05, power=0.01)[0] == 0.0
+
+
+def test_the_results_page_states_the_rule_this_module_applies():
+    # docs/results.md says the rule in words; the words are rule_sentence's, so a change of the rule shows there
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "results.md").read_text(encoding="utf-8").split())
+    assert V.rule_sentence() in page
+    assert "every seed's difference has the mean's sign" not in page  # the rule's earlier form
+    assert V.rule_sentence(0.01, "in this run (x)").startswith("a difference is stated only when, in this run (x), its")
+    assert "below 0.01 and" in V.rule_sentence(0.01)
+
+
+def test_a_detectable_effect_beyond_the_metrics_range_is_said_in_words():
+    # a difference of two scores in [0, 1] cannot exceed 1: a "detectable 1.265" is a difference the test cannot see
+    assert V.detectable_phrase([0.018, 0.35]) == "detectable at this size: 0.018 to 0.350"
+    assert V.detectable_phrase(0.02) == "detectable at this size: 0.020"
+    two = V.detectable_phrase([0.018, 1.265, np.nan])
+    assert two.startswith("detectable at this size: 0.018; 1 of 2 not detectable at this size") and "1.265" not in two
+    assert V.detectable_phrase([1.2, 3.0]).startswith("not detectable at this size") and V.detectable_phrase([]) == ""

@@ -41,7 +41,7 @@ How a sentence is read:
    finding; "Heart size: normal." stays an attribute anchor (Cardiomegaly negative).
    A value that mixes statuses ("none, but there is ...") falls back to the rules above.
 
-Issue 36 decisions (remaining layouts and real-report errors), each against the CheXpert
+Layout and real-report decisions, each against the CheXpert
 labeler's published conventions (github.com/stanfordmlgroup/chexpert-labeler: ``phrases/``
 and ``patterns/``) and each tested with its opposite in ``tests/clinical/test_labeler.py``:
 
@@ -96,7 +96,7 @@ and ``patterns/``) and each tested with its opposite in ``tests/clinical/test_la
    junction", "Tip of the right IJ ...", "port tip"). Bare "leads" or "tip" stay no mention.
    Removal reads negative as for every device ("The monitor leads have been removed." -> 0).
 
-13. Sides, change and findings outside the 14 (issue 49), for reward presence only (:func:`label_mentions`;
+13. Sides, change and findings outside the 14, for reward presence only (:func:`label_mentions`;
    ``label_report``'s labels keep CheXpert's per-observation form). Each mention carries the side it is stated
    on (:mod:`._sides`: left, right, bilateral, unspecified). "No new X", "no new or worsening X", "no interval
    development of X", "no progression of X" (a trigger of kind ``unstated``) speak of change, not presence:

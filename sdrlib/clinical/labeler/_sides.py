@@ -1,4 +1,4 @@
-"""The side a finding mention is stated on: left, right, bilateral or unspecified (issue 49, point 13 of the package
+"""The side a finding mention is stated on: left, right, bilateral or unspecified (point 13 of the package
 docstring).
 
 CheXpert's labeler has no side: its labels are per observation. A reward that compares a generated report with its

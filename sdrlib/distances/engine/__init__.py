@@ -45,8 +45,8 @@ round-off outside [0, 1] is clipped, NaN / inf or a real excursion raises
 
 **Long solves can be stopped.** numba's compiled loops do not look at signals, so a Sinkhorn / UOT /
 GW solve on large sets used to ignore Ctrl-C and any timer until it finished (GW on two 2,000-sentence
-sets: minutes; ``partial_adaptive`` on one 2,000 x 2,000 pair: ~57 s, issue 36). Every CPU family (the iterative ones
-and, since issue 36, the exact ones: Chamfer, Hausdorff, Hungarian, OT, partial OT) runs in a worker thread
+sets: minutes; ``partial_adaptive`` on one 2,000 x 2,000 pair: ~57 s). Every CPU family (the iterative ones
+and the exact ones: Chamfer, Hausdorff, Hungarian, OT, partial OT) runs in a worker thread
 that releases the GIL
 (``*_stoppable`` kernels; a solve bounded by ~0.1 s, :data:`_INLINE_WORK`, runs in the calling thread
 when no budget is given); the calling thread waits in slices of :data:`_POLL_S` seconds, so Ctrl-C

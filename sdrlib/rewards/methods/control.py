@@ -1,4 +1,4 @@
-"""Control rewards for decomposing what GRPO does to a policy: ``"const"`` and ``"noise"`` (ours, issue 27).
+"""Control rewards for decomposing what GRPO does to a policy: ``"const"`` and ``"noise"`` (ours).
 
 Neither carries any signal about the report, so a GRPO run under them measures what the training setup does
 by itself (the reward comparison of notebook 04 is then about what the content rewards add):

@@ -20,7 +20,7 @@ rewards by ``w`` weights that prompt's policy-gradient term ``w`` times (the KL 
 that combination (:meth:`RecallChamferMethod.check_profile`, asked by :mod:`sdrlib.config` when a profile loads, as
 are the values of the recall grid ``grpo.recall_alphas`` / ``grpo.recall_weights``). The training log splits the
 mean reward by this stratum (``reward_strata/*``), so a curve compares like with like whatever the batch's prompt
-mix. Before issue 34 only R_sem was weighted, which is not prompt weighting (R_fmt kept weight 1).
+mix. Both R_sem and R_fmt are weighted: weighting R_sem alone would not be prompt weighting.
 
 Left out: the distance itself (:mod:`sdrlib.distances.recall`) and the choice of ``alpha`` / ``w`` on validation
 studies (:mod:`sdrlib.experiments.reward_choice`).
