@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -112,6 +113,149 @@ def sft_row(root: Path, profile: str) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- arithmetic floors
+
+#: fp32 matrix products of the shapes each stage runs (m x k @ k x n): the tiny policy's MLP over a batch of tokens,
+#: the encoder's feed-forward over one unpadded pass of report sentences, and a large square one (the core's peak)
+RATE_SHAPES = {"policy": (2048, 128, 384), "encoder": (32, 768, 3072), "large": (1024, 1024, 1024)}
+#: the encoders' weights without their embedding tables (the part whose cost grows with tokens: 2 FLOPs a weight a
+#: token): 12 layers of 4 x 768^2 + 2 x 768 x 3072 (all-mpnet-base-v2), 6 of 4 x 384^2 + 2 x 384 x 1536 (MiniLM-L6)
+ENCODER_BODY_PARAMS = {"mpnet": 84_934_656, "minilm": 10_616_832}
+
+
+def _encoder_body(encoder_id: str | None) -> int:
+    return ENCODER_BODY_PARAMS["minilm" if encoder_id and "minilm" in encoder_id.lower() else "mpnet"]
+
+
+def core_rate(threads: int = 1, reps: int = 5) -> dict[str, float]:
+    """GFLOP/s of one fp32 matrix product per shape of :data:`RATE_SHAPES` on ``threads`` torch threads (best of
+    ``reps``): what a stage's arithmetic can run at on this CPU."""
+    import time
+
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    out = {}
+    try:
+        for name, (m, k, n) in RATE_SHAPES.items():
+            a, b = torch.randn(m, k), torch.randn(k, n)
+            best = float("inf")
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                for _ in range(max(1, int(2e9 // (2 * m * k * n)))):
+                    a @ b
+                best = min(best, (time.perf_counter() - t0) / max(1, int(2e9 // (2 * m * k * n))))
+            out[name] = 2 * m * k * n / best / 1e9
+    finally:
+        torch.set_num_threads(before)
+    return out
+
+
+def _last(curves: Path, column: str) -> float:
+    if not curves.is_file():
+        return float("nan")
+    c = pd.read_csv(curves)
+    return float(c[column].dropna().iloc[-1]) if column in c and c[column].notna().any() else float("nan")
+
+
+def _generated_tokens(run_dir: Path, tokenizer) -> tuple[float, float]:
+    """Seconds and tokens of a policy folder's test generations (its ``test_generations*_s*.json``)."""
+    seconds = tokens = 0.0
+    for f in run_dir.glob("test_generations*_s*.json"):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        seconds += float(d.get("seconds") or 0.0)
+        gens = [g if isinstance(g, str) else json.dumps(g) for g in d.get("generations", [])]
+        tokens += sum(len(x) for x in tokenizer(gens)["input_ids"]) if gens else 0
+    return seconds, tokens
+
+
+def floors(root: Path, profile: str, rate: dict[str, float]) -> pd.DataFrame:
+    """Per stage of a finished run: the seconds it took (summed over processes and runs: worker-seconds), its
+    arithmetic (FLOPs, estimated from the token counts the run recorded) and the floor, the FLOPs at this CPU's
+    measured one-core rate for the stage's shapes (:func:`core_rate`), with their ratio. The estimates:
+
+    - SFT: 6 x parameters x tokens (TRL's ``num_tokens``; an upper estimate: the frozen tower needs no weight
+      gradients);
+    - GRPO generation: 2 x parameters x (prompt + completion) tokens, plus the reference policy's forward for the KL
+      (beta > 0, TRL's "scoring" stage): 2 x parameters x tokens;
+    - the reward's encoder: 2 x the encoder body's parameters x encoded tokens (``encoder_stats``), distances and
+      labelling the rest of the reward's seconds (no floor computed: small and not matrix products);
+    - the policy update (loss forward + backward + optimizer): 6 x parameters x tokens;
+    - evaluation (test generations of every policy): 2 x parameters x generated tokens (prefill left out);
+    - scoring is not in a run's files per stage: the notebook cells' seconds show it (``--cells``).
+
+    Sequential decoding runs one token's matrix products at a time (m = the batch, not the tokens): the floor at
+    the large-batch rate is what batching across steps could reach, not what one step can."""
+    rows = []
+    sft_runs = sorted((root / "runs" / profile / "sft").glob("seed*/run.json"))
+    params = tokenizer = None
+    for rj in sft_runs:
+        info = json.loads(rj.read_text(encoding="utf-8"))
+        params = info.get("params") or params
+        tokens = _last(rj.parent / "curves.csv", "num_tokens")
+        world = info.get("world_size", 1)
+        flops = 6 * (params or 0) * tokens
+        rows.append({"stage": "SFT", "seconds": info.get("seconds", 0.0) * world, "processes": world,
+                     "GFLOP": flops / 1e9, "shape": "policy"})
+        if tokenizer is None and (rj.parent / "final").is_dir():
+            try:
+                from transformers import AutoTokenizer
+                tokenizer = AutoTokenizer.from_pretrained(str(rj.parent / "final"))
+            except Exception:  # a run folder without a tokenizer: no evaluation floor
+                tokenizer = None
+    gen = dict(seconds=0.0, GFLOP=0.0)
+    upd = dict(seconds=0.0, GFLOP=0.0)
+    enc = dict(seconds=0.0, GFLOP=0.0)
+    rew = dict(seconds=0.0)
+    for rj in sorted((root / "runs" / profile / "grpo").glob("*/seed*/run.json")):
+        info = json.loads(rj.read_text(encoding="utf-8"))
+        st = info.get("stage_seconds") or {}
+        tokens = _last(rj.parent / "curves.csv", "num_tokens")
+        p = params or 0
+        gen["seconds"] += st.get("generation", 0.0) + st.get("scoring", 0.0)
+        gen["GFLOP"] += (2 + (2 if info.get("beta", 0) else 0)) * p * tokens / 1e9
+        upd["seconds"] += st.get("loss_forward", 0.0) + st.get("backward_optimizer", 0.0)
+        upd["GFLOP"] += 6 * p * tokens / 1e9
+        es = info.get("encoder_stats") or {}
+        enc["seconds"] += es.get("encode_seconds", 0.0)
+        enc["GFLOP"] += 2 * _encoder_body(info.get("encoder")) * es.get("encoded_tokens", 0) / 1e9
+        rew["seconds"] += max(0.0, info.get("reward_seconds", 0.0) - es.get("encode_seconds", 0.0))
+    rows += [{"stage": "GRPO generation (+ reference forward)", **gen, "processes": 1, "shape": "policy"},
+             {"stage": "GRPO reward: encoder", **enc, "processes": 1, "shape": "encoder"},
+             {"stage": "GRPO reward: distances, labels", **rew, "processes": 1, "GFLOP": float("nan"), "shape": ""},
+             {"stage": "GRPO policy update", **upd, "processes": 1, "shape": "policy"}]
+    if tokenizer is not None:
+        ev = dict(seconds=0.0, tokens=0.0)
+        for d in [*(root / "runs" / profile / "sft").glob("seed*"), *(root / "runs" / profile / "grpo").glob("*/seed*")]:
+            s, t = _generated_tokens(d, tokenizer)
+            ev["seconds"] += s
+            ev["tokens"] += t
+        rows.append({"stage": "evaluation generation", "seconds": ev["seconds"], "processes": 1,
+                     "GFLOP": 2 * (params or 0) * ev["tokens"] / 1e9, "shape": "policy"})
+    df = pd.DataFrame(rows)
+    df["GFLOP/s one core"] = [rate.get(s, float("nan")) for s in df["shape"]]
+    df["floor s"] = df["GFLOP"] / df["GFLOP/s one core"]
+    df["seconds / floor"] = df["seconds"] / df["floor s"]
+    return df.drop(columns="shape").round(2)
+
+
+def idle_cores(root: Path) -> pd.DataFrame:
+    """Per notebook: seconds, CPU seconds over seconds x cores, and the longest stretch with a core idle (the
+    columns ``run_all.sh`` writes into ``run_summary.csv``; runs written before them show NaN)."""
+    path = root / "results" / "run_summary.csv"
+    if not path.is_file():
+        return pd.DataFrame()
+    df = pd.read_csv(path)
+    cores = os.cpu_count() or 1
+    out = df[["notebook", "seconds"]].copy()
+    out["cpu_seconds"] = df["cpu_seconds"] if "cpu_seconds" in df else float("nan")
+    out["cores busy (mean)"] = (out["cpu_seconds"] / out["seconds"]).round(2)
+    out["of cores"] = cores
+    out["longest stretch with a core idle, s"] = df["idle_core_seconds"] if "idle_core_seconds" in df else float("nan")
+    return out
+
+
 def _md(df: pd.DataFrame) -> str:
     return df.to_markdown(index=False) if len(df) else "(none)"
 
@@ -127,7 +271,16 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--before", type=Path, default=None, help="an earlier run's root, shown beside it with ratios")
     ap.add_argument("--cells", type=int, default=3, help="slowest cells shown per notebook")
+    ap.add_argument("--floors", action="store_true",
+                    help="also each stage's arithmetic floor at this CPU's measured rate (measures for ~10 s)")
     a = ap.parse_args(argv)
+    if a.floors and argv is None:  # measure the rate on the profile's kernel path, as the run's kernels ran
+        from sdrlib.config import load_profile
+        from sdrlib.numerics import pin_kernel_path
+
+        env = dict(os.environ)
+        if pin_kernel_path(load_profile(a.profile).kernel_path, env):
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
     now = report(a.root, a.profile, a.cells)
     print(f"# Profile of {a.root} (profile {a.profile})\n")
     nb = now["notebooks"]
@@ -152,6 +305,15 @@ def main(argv=None) -> int:
         g = g.merge(gb, on="config", how="left")
         g["before / now"] = (g["seconds before"] / g["seconds"]).round(2)
     print(_md(g))
+    ic = idle_cores(a.root)
+    if len(ic):
+        print("\n## Cores busy per notebook (run_all.sh's CPU seconds and /proc/stat samples)\n")
+        print(_md(ic))
+    if a.floors:
+        rate = core_rate()
+        print("\n## Arithmetic floors (one core, fp32; " + ", ".join(
+            f"{k} {RATE_SHAPES[k]}: {v:.1f} GFLOP/s" for k, v in rate.items()) + ")\n")
+        print(_md(floors(a.root, a.profile, rate)))
     return 0
 
 
