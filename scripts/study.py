@@ -21,7 +21,8 @@ the compact primary table between FILE's ``<!-- study-answer:start -->`` and ``<
 README's). Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
 numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
-``table`` reads, and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
+``table`` reads, no two outputs one file, an existing ``--out`` / ``--markdown`` one this command wrote (else
+``--force``), and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
 ``__main__`` guard.
 """
 
@@ -82,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--configs", nargs="+", default=None)
         if name in ("pilot", "choose", "table"):
             p.add_argument("--out", default=None)
+            p.add_argument("--force", action="store_true",
+                           help="overwrite an --out / --markdown file this command did not write")
         if name == "table":
             p.add_argument("--markdown", default=None, help="also write the answer and both families as Markdown")
             p.add_argument("--answer-block", action="append", default=[], metavar="FILE",
@@ -141,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(set(seeds)) < len(seeds):
         ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
     evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
-    out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
-    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) else None
+    out = _out(args.out, evidence, ap) if getattr(args, "out", None) is not None else None
+    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) is not None else None
     blocks = [_block_file(f, ap) for f in getattr(args, "answer_block", [])]
+    _check_outputs(args.cmd, out, markdown, blocks, getattr(args, "force", False), ap)
     env = dict(os.environ)
     if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
         # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
@@ -188,6 +192,36 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `scripts/study.py run` "
                  "first)")
     return _table(cfg, evidence, out, markdown, args.seeds, blocks)
+
+
+#: how the first line of each file this script writes begins (a CSV's header, the Markdown's answer): an existing
+#: file that begins otherwise was not written by it and is overwritten only under ``--force``
+OWN_START = {("pilot", "--out"): "steps,", ("choose", "--out"): "variant,seed,", ("table", "--out"): "A,B,",
+             ("table", "--markdown"): "Do set-distance rewards beat "}
+
+
+def _check_outputs(cmd: str, out: Path | None, markdown: Path | None, blocks: list[Path], force: bool,
+                   ap: argparse.ArgumentParser) -> None:
+    """Before any work: no two outputs (``--out``, ``--markdown``, each ``--answer-block``) name one file, and an
+    existing ``--out`` / ``--markdown`` file is one this command wrote (its first line begins as in
+    :data:`OWN_START`; an empty file counts as free) unless ``--force``. An ``--answer-block`` file edits only
+    the block between its markers, so it is the user's file by design."""
+    named = [(flag, f) for flag, f in (("--out", out), ("--markdown", markdown)) if f is not None]
+    named += [("--answer-block", f) for f in blocks]
+    seen: dict[str, str] = {}
+    for flag, f in named:
+        key = os.path.realpath(f)
+        if key in seen:
+            ap.error(f"{flag} {f}: the same file as {seen[key]}; give each output its own file")
+        seen[key] = f"{flag} {f}"
+    for flag, f in named:
+        if flag == "--answer-block" or force or not f.is_file() or f.stat().st_size == 0:
+            continue
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+        if not first.startswith(OWN_START[(cmd, flag)]):
+            ap.error(f"{flag} {f}: an existing file this command did not write (it begins {first[:40].strip()!r}); "
+                     "give a new file name, or add --force to overwrite it")
 
 
 #: the markers of ``--answer-block`` in a Markdown file

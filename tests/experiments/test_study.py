@@ -297,6 +297,59 @@ def test_script_refuses_before_any_work_in_one_line_and_writes_nothing(argv, msg
         [p for p in before if not p.is_relative_to(tmp_path / "root")]
 
 
+@pytest.mark.parametrize("argv, msg", [
+    (["--out", ""], "--out '': not a usable path"),
+    (["--out", "{tmp}/t.csv", "--markdown", "{tmp}/t.csv"], "--markdown {tmp}/t.csv: the same file as --out"),
+    (["--markdown", "{notes}", "--answer-block", "{notes}"], "the same file as --markdown {notes}"),
+    (["--out", "{notes}", "--answer-block", "{notes}"], "the same file as --out {notes}"),
+    (["--answer-block", "{notes}", "--answer-block", "{notes}"], "the same file as --answer-block"),
+    (["--out", "{data}"], "an existing file this command did not write"),
+    (["--markdown", "{notes}"], "an existing file this command did not write"),
+])
+def test_table_outputs_never_clobber_a_users_file(argv, msg, tmp_path, capsys, no_work, monkeypatch, smoke):
+    """Before: ``--markdown NOTES.md --answer-block NOTES.md`` (or ``--out X --answer-block X``) overwrote the file,
+    then crashed; ``--out X --markdown X`` silently replaced the CSV; ``--out ''`` wrote nothing and exited 0; an
+    existing file of the user's was replaced without a word. Every case: one line, exit 2, every file as it was."""
+    _, test = smoke
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "root"))
+    _runs(tmp_path / "ev", test, {("sft", 0): _gens(test, "a"), ("chamfer", 0): _gens(test, "b")})
+    mod = _study_script()
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("# my notes\n" + mod.BLOCK[0] + "\n" + mod.BLOCK[1] + "\n", encoding="utf-8")
+    (tmp_path / "data.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    fill = {"tmp": str(tmp_path), "notes": str(notes), "data": str(tmp_path / "data.csv")}
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_relative_to(tmp_path / "root")}
+    try:
+        rc = mod.main(["table", "--profile", "smoke", "--evidence", str(tmp_path / "ev"),
+                       *[a.format(**fill) for a in argv]])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2 and msg.format(**fill) in err and len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*")
+            if p.is_file() and not p.is_relative_to(tmp_path / "root")} == before
+
+
+def test_an_existing_output_is_overwritten_when_this_command_wrote_it_or_under_force(tmp_path):
+    mod = _study_script()
+    ap = mod._parser()
+    own, md, other = tmp_path / "table.csv", tmp_path / "table.md", tmp_path / "mine.csv"
+    own.write_text("A,B,section,metric\nx,y,findings,f1\n")
+    md.write_text("Do set-distance rewards beat SFT after GRPO? ...\n")
+    other.write_text("x,y\n")
+    mod._check_outputs("table", own, md, [], False, ap)          # its own files: rewritten
+    mod._check_outputs("table", tmp_path / "new.csv", None, [], False, ap)
+    (tmp_path / "empty.csv").write_text("")
+    mod._check_outputs("table", tmp_path / "empty.csv", None, [], False, ap)
+    with pytest.raises(SystemExit):
+        mod._check_outputs("table", other, None, [], False, ap)
+    mod._check_outputs("table", other, None, [], True, ap)       # --force
+    with pytest.raises(SystemExit):
+        mod._check_outputs("pilot", own, None, [], False, ap)     # a table is not a pilot's CSV
+    with pytest.raises(SystemExit):                                 # --force never allows one file twice
+        mod._check_outputs("table", own, own, [], True, ap)
+
+
 def test_seeds_are_distinct_integers_in_numpys_range(smoke):
     from sdrlib.experiments.study import StudyError, study_runs
 
