@@ -76,7 +76,8 @@ from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
-                                               evidence_path, is_int, load_evidence, read_run_file, write_run_file)
+                                               evidence_path, is_int, load_evidence, profile_settings, read_run_file,
+                                               settings_differences, write_run_file)
 from sdrlib.experiments.study_size import PAPER_EFFECTS
 from sdrlib.experiments.tables import metric_prefixes, significance_table
 from sdrlib.metrics.clinical import label_matrix
@@ -279,9 +280,12 @@ def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = N
 
 
 def table_runs(evidence: str | Path, test_records: Sequence[Any],
-               seeds: Sequence[int] | None = None) -> dict[tuple[str, int], dict[str, Any]]:
+               seeds: Sequence[int] | None = None, cfg: Any = None) -> dict[tuple[str, int], dict[str, Any]]:
     """The runs a comparison table reads: every run file (:func:`load_evidence`), or those of ``seeds`` (each must
-    have one), checked before any scoring.
+    have one), checked before any scoring. With ``cfg``, a run (or draw) whose key records other settings than the
+    profile's (:func:`~sdrlib.experiments.study_evidence.profile_settings`: GRPO steps, learning rate, reward
+    settings, decoding, ...) is a :class:`StudyError` naming the files and the settings: it is no seed of this
+    study (before: a ``max_steps: 999`` run was read as one more seed beside ``max_steps: 2`` runs).
 
     :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
     two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
@@ -297,6 +301,8 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
         if missing:
             raise StudyError(f"{where}: no run of seed(s) {missing}; `scripts/study.py run --seeds ...` trains them")
         runs = {k: r for k, r in runs.items() if k[1] in seeds}
+    if cfg is not None:
+        _check_settings(cfg, runs, where)
     ids = [r.study_id for r in test_records]
     other = [evidence_path("", *k).name for k, r in runs.items() if r["study_ids"] != ids]
     if other:
@@ -325,6 +331,23 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     return runs
 
 
+def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> None:
+    """:class:`StudyError` when a run file (or one of its draws) was made under other settings than ``cfg``'s."""
+    want: dict[str, dict[str, Any]] = {}
+    off: list[str] = []
+    for (c, s), r in runs.items():
+        if c not in want:
+            want[c] = profile_settings(cfg, c)
+        for d, key in enumerate(r.get("keys") or [r.get("key")]):
+            diff = settings_differences(want[c], key)
+            if diff:
+                off.append(f"{evidence_path('', c, s, d).name} ({'; '.join(diff[:3])})")
+    if off:
+        raise StudyError(f"{where}: {len(off)} run file(s) were made under other settings than profile {cfg.name}'s, "
+                         f"so they are no seeds of this study: {', '.join(off[:3])}. Read them with those settings "
+                         "(--set KEY=VALUE), or move them to another evidence folder")
+
+
 def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
                  seeds: Sequence[int] | None = None) -> dict[tuple[str, int], Any]:
     """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
@@ -332,7 +355,7 @@ def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
     per study (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores), so every run is read over as many
     reports per study. :class:`StudyError` naming the runs that hold fewer draws than the profile asks; draws beyond
     it are not read."""
-    runs = table_runs(evidence, test_records, seeds)
+    runs = table_runs(evidence, test_records, seeds, cfg=cfg)
     k = cfg.grpo.eval_draws
     short = [evidence_path("", *key).name for key, r in runs.items() if len(r["draws"]) < k]
     if short:

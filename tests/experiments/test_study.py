@@ -428,6 +428,40 @@ def test_an_evidence_file_that_is_no_run_record_of_its_name_is_named(runs, msg, 
         study.load_evidence(ev)
 
 
+def test_the_table_refuses_runs_made_under_other_settings(smoke, tmp_path, no_work):
+    """Before: a run trained with ``grpo.max_steps: 999`` (``run --set grpo.max_steps=3 --max-runs 1`` leaves one) was
+    read as one more seed beside the profile's runs. Now the table names the file and the setting; the same runs
+    are read under the settings they were made with."""
+    from sdrlib.config import load_profile
+    from sdrlib.experiments import study
+    from sdrlib.experiments.study_evidence import profile_settings
+
+    cfg, test = smoke
+    key = {c: profile_settings(cfg, c) for c in ("sft", "exact", "chamfer")}
+
+    def rec(c, s, tag, **over):
+        return {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": _gens(test, tag),
+                "key": {**key[c], **over}}
+
+    ok = {("sft", 0): rec("sft", 0, "a"), ("sft", 1): rec("sft", 1, "b"), ("chamfer", 0): rec("chamfer", 0, "c"),
+          ("exact", 0): rec("exact", 0, "e"), ("exact", 1): rec("exact", 1, "f")}
+    ev = _runs(tmp_path / "ok", test, ok)
+    assert len(study.table_runs(ev, test, cfg=cfg)) == 5
+    ev = _runs(tmp_path / "mixed", test, {**ok, ("chamfer", 1): rec("chamfer", 1, "d", max_steps=999)})
+    with pytest.raises(study.StudyError, match=r"chamfer_s1.json.gz \(max_steps: 999 \(profile 2\)\)"):
+        study.table_runs(ev, test, cfg=cfg)
+    lr = {**key["exact"]["grpo"], "learning_rate": 1.0}
+    ev = _runs(tmp_path / "lr", test, {**ok, ("exact", 1): rec("exact", 1, "f", grpo=lr)})
+    with pytest.raises(study.StudyError, match="exact_s1.json.gz \\(grpo.learning_rate: 1.0"):
+        study.table_runs(ev, test, cfg=cfg)
+    with pytest.raises(study.StudyError, match="other settings"):
+        study.study_scores(cfg, tmp_path / "mixed", test)       # the table's own path checks before scoring
+    steps999 = {k: (r if k[0] == "sft" else {**r, "key": {**r["key"], "max_steps": 999}}) for k, r in ok.items()}
+    ev = _runs(tmp_path / "other", test, steps999)
+    assert len(study.table_runs(ev, test, cfg=load_profile("smoke", {"data.n_test": 6, "grpo.rewards": [
+        "exact", "chamfer"], "grpo.seeds": 2, "grpo.workers": 1, "grpo.max_steps": 999}))) == 5
+
+
 def test_the_table_reads_only_runs_it_can_compare(smoke, tmp_path, no_work):
     """Before: runs on other studies were dropped without a word, a copied run reached the statistics (SFT: a bare
     ValueError; a trained configuration: counted twice, silently), SFT alone crashed after scoring."""
