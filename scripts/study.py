@@ -100,6 +100,8 @@ def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, objec
         k, sep, v = it.partition("=")
         if not sep or not k:
             ap.error(f"--set {it!r}: write KEY=VALUE, e.g. paths.runs=/tmp/runs")
+        if k in out:
+            ap.error(f"{it!r}: {k} is given twice (the last would silently win); give each key once")
         try:
             out[k] = yaml.safe_load(v)
         except yaml.YAMLError:
@@ -137,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     over = _overrides(args.set, ap)
     variants = _variants(args.variants, ap) if args.cmd == "choose" else {}
+    if variants:
+        from sdrlib.experiments.study_pilot import check_variant_keys
+
+        check_variant_keys(variants)  # a key the choice would not apply: one line, before any profile or training
     cfg = load_profile(args.profile, over)
     for name, v in variants.items():  # every variant must load before any run trains
         load_profile(args.profile, {**over, **v})

@@ -168,6 +168,10 @@ def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
     (["pilot", "--buckets", "0"], "must be >= 1"),
     (["choose", "--variants", "a:notakeyvalue"], "KEY=VALUE"),
     (["choose", "--variants", "a", "a"], "new plain name"),
+    (["choose", "--variants", "a:sft.max_steps=99"], "sft.max_steps is not applied"),
+    (["choose", "--variants", "a:paths.runs=/tmp/x"], "paths.runs is not applied"),
+    (["choose", "--variants", "a:grpo.beta=0.1,grpo.beta=0.2"], "grpo.beta is given twice"),
+    (["pilot", "--set", "grpo.beta=0.1", "--set", "grpo.beta=0.2"], "grpo.beta is given twice"),
     (["run", "--configs", "gcarl"], "not configurations of profile study"),
     (["run", "--seeds", "-1"], "a seed is an integer in [0, 2**32 - 1]"),
     (["status", "--evidence", "/nonexistent/folder"], "not a folder"),
@@ -580,6 +584,11 @@ def test_the_pilot_refuses_bad_buckets_counts_and_seeds_before_training(kw, msg,
     ({}, [0], "variants = \\{\\}"), ({"a": "grpo.loss_type=grpo"}, [0], "\\{name: \\{key: value\\}\\}"),
     ({"../a": {}}, [0], "\\{name: \\{key: value\\}\\}"), ({"a": {}}, [], "at least one seed"),
     ({"a": {}}, [0, 0], "repeats \\[0\\]"), ({"a": {}, "b": {"grpo.loss_type": "nope"}}, [0], "grpo.loss_type"),
+    # keys a choice would not apply (before: sft.max_steps never applied, paths.runs replaced, data.* ignored)
+    ({"a": {"sft.max_steps": 99}}, [0], "variant 'a': sft.max_steps is not applied"),
+    ({"a": {"paths.runs": "/tmp/x"}}, [0], "paths.runs is not applied"),
+    ({"a": {"data.n_train": 4}}, [0], "data.n_train is not applied"),
+    ({"a": {"grpo.seeds": 4}}, [0], "grpo.seeds is not applied"),
 ])
 def test_the_choice_refuses_bad_variants_and_seeds_before_training(variants, seeds, msg, smoke, no_training):
     """Before: a bare ValueError, a variant given as text or a name with a path read until training, repeated seeds
