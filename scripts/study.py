@@ -259,7 +259,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
-    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test))
+    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test),
+                          policies=study.run_policies(evidence, seeds))  # copies: one policy, not equal scores
     print(f"{len(test)} test studies, {cfg.grpo.eval_draws} sampled report(s) per study and run (grpo.eval_draws)")
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",

@@ -548,6 +548,44 @@ def test_distinct_runs_equal_on_one_metric_are_compared_and_copies_are_refused()
         study_table(scores, n_studies=30, n_resamples=50)
 
 
+def test_separately_trained_runs_that_score_the_same_are_two_runs_and_one_policy_is_a_copy(smoke, tmp_path,
+                                                                                            no_work):
+    """Before: after a real smoke study two separately trained runs that both scored 0 (collapsed to one text) were
+    refused as copies of one run (same generations, same scores). A copy is now one policy digest, read from the run
+    files; files without a digest (and SFT, one policy sampled per seed) keep the generations rule."""
+    import numpy as np
+
+    from sdrlib.experiments import study
+
+    cfg, test = smoke
+    same = ["<think> </think> <answer> </answer>"] * len(test)   # both policies write the same empty template
+
+    def rec(c, s, gens, policy):
+        return {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": gens,
+                "policy": policy}
+
+    base = {("sft", 0): rec("sft", 0, _gens(test, "a"), "sftpol"), ("sft", 1): rec("sft", 1, _gens(test, "b"), "sftpol"),
+            ("exact", 0): rec("exact", 0, _gens(test, "e"), "p_e0"), ("exact", 1): rec("exact", 1, _gens(test, "f"), "p_e1")}
+    ev = _runs(tmp_path / "two", test, {**base, ("chamfer", 0): rec("chamfer", 0, same, "p_c0"),
+                                         ("chamfer", 1): rec("chamfer", 1, same, "p_c1")})
+    assert len(study.table_runs(ev, test)) == 6
+    assert study.run_policies(ev)[("chamfer", 1)] == "p_c1"
+    ev = _runs(tmp_path / "copy", test, {**base, ("chamfer", 0): rec("chamfer", 0, _gens(test, "c"), "p_c0"),
+                                          ("chamfer", 1): rec("chamfer", 1, _gens(test, "d"), "p_c0")})
+    with pytest.raises(study.StudyError, match="chamfer_s0.json.gz and chamfer_s1.json.gz come from the same policy"):
+        study.table_runs(ev, test)
+    # the table's own check: equal scores of two policies are compared, one policy twice is a copy
+    rng = np.random.default_rng(0)
+    scores = {**{("sft", s): _run_scores(rng) for s in range(3)}, **{("chamfer", s): _run_scores(rng, 0.02)
+                                                                    for s in range(3)}}
+    scores[("chamfer", 2)] = scores[("chamfer", 1)]
+    pol = {("sft", s): "sftpol" for s in range(3)} | {("chamfer", s): f"p{s}" for s in range(3)}
+    t = study.study_table(scores, n_studies=30, n_resamples=50, policies=pol)
+    assert (t.n_seeds == 3).all()
+    with pytest.raises(study.StudyError, match="chamfer seeds 1 and 2 come from one policy"):
+        study.study_table(scores, n_studies=30, n_resamples=50, policies={**pol, ("chamfer", 2): "p1"})
+
+
 @pytest.fixture
 def no_training(monkeypatch):
     """Training, the encoder and the reward scorer fail the test: the pilot's and the choice's checks come first."""
