@@ -157,11 +157,8 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     caller states that B has no run-to-run noise (a fixed baseline, greedy decoding of one policy). A
     single B run against several seeds of A (or one B run object repeated in ``b``) otherwise raises
     ``ValueError``: one run of a stochastic B puts its run noise into every seed difference identically,
-    where the t-test over seeds cannot see it (see Limits). A and B are treated alike: ``a_deterministic``
-    is the same statement for A (one A run against every seed of B, or A's runs that are copies of one
-    run), copies on either side are refused without it, both sides must hold one metric (name and backend),
-    and a side whose every run is NaN (nothing scored) is refused, never read as "no difference".
-    Errors: :class:`SignificanceInputError` (a ``ValueError``) naming the side.
+    where the t-test over seeds cannot see it (see Limits). A and B alike (``a_deterministic`` for A; one metric
+    on both sides; an all-NaN side refused): :func:`_paired_runs`, :class:`SignificanceInputError` naming the side.
 
     The statistic is ``D = mean_s [m(a_s) - m(b_s)]``, ``m`` the metric's corpus value (recomputed from
     per-sample sufficient statistics, so macro F1 / corpus BLEU are resampled correctly). Two checks:
@@ -204,9 +201,7 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
         (3, True)
     """
     a, b = _paired_runs(a, b, b_deterministic, a_deterministic)
-    ci = _ci(ci)
-    _count(n_resamples, "n_resamples")
-    _count(seed, "seed", least=0)
+    ci, _, _ = _ci(ci), _count(n_resamples, "n_resamples"), _count(seed, "seed", least=0)
     n = a[0].stats.shape[0]
     if any(r.stats.shape[0] != n for r in (*a, *b)):
         raise SignificanceInputError(f"{a[0].name}: every run must cover the same {n} studies")
