@@ -112,7 +112,8 @@ def _refuse_foreign_folder(out_dir: Path) -> None:
     """Raise unless ``out_dir`` is missing, empty or a SynthCXR folder holding only files this code writes.
 
     A SynthCXR folder is one with a ``manifest.json`` whose ``generator`` is ``"synthcxr"``; its files are
-    the manifest, ``<split>.parquet`` and ``images/<split>/syn-<split>-NNNNN.png``. Anything else (a user's
+    the manifest, ``<split>.parquet``, ``images/<split>/syn-<split>-NNNNN.png`` and whatever its manifest lists (an
+    older generator's layout). Anything else (a user's
     project folder, the current folder, a note saved inside the dataset) is never deleted.
     """
     if not out_dir.exists():
@@ -128,8 +129,9 @@ def _refuse_foreign_folder(out_dir: Path) -> None:
             f"SynthCXR out_dir {out_dir} exists and is not a SynthCXR dataset (no manifest.json written by "
             f"generate_dataset): generating there would delete its files. Pass a new or empty folder, e.g. "
             f"data/synthcxr/<name>, or remove the folder yourself.")
-    foreign = sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*")
-                     if not p.is_dir() and not _OWN_FILE.match(p.relative_to(out_dir).as_posix()))
+    listed = set(man.get("files") or {}) if isinstance(man.get("files"), dict) else set()  # an older layout's own
+    foreign = sorted(rel for rel in (p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if not p.is_dir())
+                     if not _OWN_FILE.match(rel) and rel not in listed)
     if foreign:
         raise SynthCXRError(
             f"SynthCXR folder {out_dir} holds {len(foreign)} file(s) generate_dataset did not write "
