@@ -8,7 +8,8 @@ them by the rules of :mod:`sdrlib.distances.negation` (which owns the encoding):
 ``+1`` (bilateral -> left and right; no side -> unspecified), negative on a side -> that slot ``-1`` (no side or
 bilateral -> all three), **uncertain counts as positive** (the evaluation's convention), a hedge toward absence
 ("pneumothorax is unlikely", "doubtful effusion") is negative (the labeler reads it 0: its docstring point 14, the
-paper map's hedge rows), positive wins within a sentence. "No Finding" is always 0 (the labeler derives it, it is never read negative). Negation-aware distances,
+paper map's hedge rows), positive wins within a sentence. "No Finding" is always 0 (the labeler derives it, it is
+never read negative). Negation-aware distances,
 the recall family, G-CARL and EditGRPO take these arrays; distances never see the text. :func:`findings_of` reads a
 row back as ``(finding, side, polarity)`` triples.
 

@@ -18,7 +18,8 @@ notebook kernel to load the edited plugin.
 
 What it leaves out: no sandbox (a plugin is code the user chose to run, like the profile's own notebooks), no
 unloading or re-registering in one process, no entry-point discovery; a single-file plugin's helpers outside a
-package (a sibling file it imports by a top-level name) are not hashed: put plugin and helpers in one package. A plugin that cannot be imported (not found, or it raises) is a
+package (a sibling file it imports by a top-level name) are not hashed: put plugin and helpers in one package. A
+plugin that cannot be imported (not found, or it raises) is a
 :class:`~sdrlib.config.ConfigError` naming the key and the entry.
 
 Example::

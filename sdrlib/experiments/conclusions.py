@@ -359,7 +359,8 @@ def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA,
                    also: Sequence[str | Path] = ()) -> tuple[list[str], list[str]]:
     """``(problems, notes)``: every conclusion bullet of ``block`` against the run's own verdict
     (:func:`conclusions` of that run alone, or with ``also``, of it and those runs: a direction must then hold in
-    every distinct run, as ``readme_numbers.py --also`` prints it). A stated ``above`` / ``below`` must come out the same; a ``no
+    every distinct run, as ``readme_numbers.py --also`` prints it).
+    A stated ``above`` / ``below`` must come out the same; a ``no
     difference detected`` whose comparison now shows a difference larger than the README's detectable effect is a
     problem, a smaller significant one a note (one run alone is what the rule refuses to conclude from). A
     conclusion the run lacks is a problem."""

@@ -150,7 +150,8 @@ def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, 
     another's run), read on the first ``n_val`` validation studies (:func:`val_reading`). One row per (variant,
     seed): ``variant, seed, kl_last`` (mean KL of the last quarter of steps), ``val_reward, normal_share,
     ref_normal_share, label_f1, parsed``. A variant sets only what the choice applies (:func:`check_variant_keys`:
-    ``grpo.*`` and the ``sft.*`` keys GRPO reads, :data:`CHOICE_SFT_KEYS`): the SFT policy is the profile's. ``overrides``: those ``cfg`` was loaded with
+    ``grpo.*`` and the ``sft.*`` keys GRPO reads, :data:`CHOICE_SFT_KEYS`): the SFT policy is the profile's.
+    ``overrides``: those ``cfg`` was loaded with
     (each variant is the profile ``cfg.name`` with ``overrides`` and then its own); ``sft_policy`` as in
     :func:`pilot_table`."""
     from sdrlib.config import load_profile

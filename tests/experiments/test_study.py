@@ -564,8 +564,10 @@ def test_separately_trained_runs_that_score_the_same_are_two_runs_and_one_policy
         return {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": gens,
                 "policy": policy}
 
-    base = {("sft", 0): rec("sft", 0, _gens(test, "a"), "sftpol"), ("sft", 1): rec("sft", 1, _gens(test, "b"), "sftpol"),
-            ("exact", 0): rec("exact", 0, _gens(test, "e"), "p_e0"), ("exact", 1): rec("exact", 1, _gens(test, "f"), "p_e1")}
+    base = {("sft", 0): rec("sft", 0, _gens(test, "a"), "sftpol"),
+            ("sft", 1): rec("sft", 1, _gens(test, "b"), "sftpol"),
+            ("exact", 0): rec("exact", 0, _gens(test, "e"), "p_e0"),
+            ("exact", 1): rec("exact", 1, _gens(test, "f"), "p_e1")}
     ev = _runs(tmp_path / "two", test, {**base, ("chamfer", 0): rec("chamfer", 0, same, "p_c0"),
                                          ("chamfer", 1): rec("chamfer", 1, same, "p_c1")})
     assert len(study.table_runs(ev, test)) == 6

@@ -59,7 +59,8 @@ def test_a_changed_share_column_is_a_changed_value_not_timing(tmp_path, capsys, 
     ``normal_share`` printed "every value identical", exit 0."""
     for name, value in (("a", "0.49"), ("b", "0.51")):
         _run(tmp_path / name)
-        (tmp_path / name / "results" / "s.csv").write_text(f"config,\"{column}\",seconds\nR_Cham,{value},1.{name == 'b'}\n")
+        (tmp_path / name / "results" / "s.csv").write_text(
+            f"config,\"{column}\",seconds\nR_Cham,{value},1.{name == 'b'}\n")
     before = tmp_path / "before.json"
     before.write_text(json.dumps(hash_outputs.hash_outputs(tmp_path / "a")))
     rc = hash_outputs.main([str(tmp_path / "b"), "--compare", str(before)])

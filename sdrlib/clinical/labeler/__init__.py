@@ -144,11 +144,13 @@ Example::
 from __future__ import annotations
 
 from sdrlib.clinical.labeler._evaluation import evaluate_labeler
-from sdrlib.clinical.labeler._sentence import UnreadableTextWarning, label_mentions, label_report, label_reports
+from sdrlib.clinical.labeler._sentence import (UnreadableTextWarning, label_mentions, label_report,
+                                               label_reports)
 from sdrlib.clinical.labeler._sides import NO_SIDE, SIDES, Mention
 from sdrlib.clinical.labeler._text import _normalize, _sentences  # noqa: F401  (tests read the text units)
 
 from sdrlib.vocabulary import OTHER_FINDINGS  # findings outside CheXpert's 14 that label_mentions reads (point 13)
 
-__all__ = ["label_report", "label_reports", "label_mentions", "UnreadableTextWarning", "evaluate_labeler", "Mention", "SIDES", "NO_SIDE",
+__all__ = ["label_report", "label_reports", "label_mentions", "UnreadableTextWarning",
+           "evaluate_labeler", "Mention", "SIDES", "NO_SIDE",
            "OTHER_FINDINGS"]

@@ -288,8 +288,8 @@ _TABLE_RULE = re.compile(r"[\s|:+=-]*")  # "|---|:---|"
 _BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|tr|td|th|table|h[1-6]|section|article|hr)\b[^<>]*>", re.I)
 # Elements whose content is no report text (a script, a style sheet, the page head) and comments: removed whole, so
 # "<script>var no = 1;</script>Large pneumothorax." reads no negation; an element never closed runs to the end.
-_HIDDEN_ELEMENT = re.compile(r"<(script|style|head|title|template|noscript|svg)\b[^>]*>.*?(?:</\1\s*>|\Z)|<!--.*?(?:-->|\Z)",
-                             re.I | re.S)
+_HIDDEN_ELEMENT = re.compile(r"<(script|style|head|title|template|noscript|svg)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+                             r"|<!--.*?(?:-->|\Z)", re.I | re.S)
 _ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*\b[^<>]*>")
 _ENTITY = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 # Another language: the rules are English. Negation cues of French, Spanish, Portuguese, Italian, German and

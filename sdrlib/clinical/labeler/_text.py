@@ -40,7 +40,8 @@ def _tables(text: str) -> str:
 
 
 def _markup(text: str) -> str:
-    """Markup stripped: script, style and head elements and comments go with their content; block tags (``<p>``, ``<br/>``, ``<li>``, ``<tr>``, ...) end a line, so a negation in one
+    """Markup stripped: script, style and head elements and comments go with their content; block tags (``<p>``,
+    ``<br/>``, ``<li>``, ``<tr>``, ...) end a line, so a negation in one
     paragraph never reaches the next; inline tags (``<b>``, ``<span>``) go; entities (``&amp;``) are decoded.
     Text without a tag or an entity is returned as is.
 

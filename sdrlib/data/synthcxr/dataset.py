@@ -26,7 +26,8 @@ from sdrlib.data.synthcxr.image import render_image
 from sdrlib.data.synthcxr.report import write_report
 from sdrlib.vocabulary import CHEXPERT_14, merge_labels
 
-__all__ = ["GENERATOR_VERSION", "SPLITS", "SynthCXRError", "generate_study", "generate_report", "generate_dataset", "dataset_dir",
+__all__ = ["GENERATOR_VERSION", "SPLITS", "SynthCXRError",
+           "generate_study", "generate_report", "generate_dataset", "dataset_dir",
            "ensure_dataset", "read_manifest"]
 
 GENERATOR_VERSION = "2.2.0"  # 2.2: other-side negatives, "no new X", more bilateral wording; images unchanged
