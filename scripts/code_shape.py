@@ -100,6 +100,34 @@ def _resolve(current: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _is_type_checking(e: ast.expr) -> bool:
+    return (isinstance(e, ast.Name) and e.id == "TYPE_CHECKING") or (
+        isinstance(e, ast.Attribute) and e.attr == "TYPE_CHECKING")
+
+
+def _never_run(node: ast.If) -> list[ast.stmt]:
+    """The branch of ``node`` that never runs: the body of ``if TYPE_CHECKING:`` (or ``if TYPE_CHECKING and
+    ...:``), the ``else`` of ``if not TYPE_CHECKING:``; nothing for any other test (``if not TYPE_CHECKING:`` runs
+    its body: before, any test naming TYPE_CHECKING had its body left out, so a circle imported there was missed)."""
+    t = node.test
+    if _is_type_checking(t) or (isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And)
+                                and any(_is_type_checking(v) for v in t.values)):
+        return node.body
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and _is_type_checking(t.operand):
+        return node.orelse
+    return []
+
+
+def runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of ``tree`` that run (module level or inside functions), in walk order, the
+    type-checking-only branches (:func:`_never_run`) left out."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            skip.update(id(n) for b in _never_run(node) for n in ast.walk(b))
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in skip]
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the ``sdrlib`` modules it imports (module level or inside functions; ``TYPE_CHECKING``
     blocks left out, they never run). ``from pkg import name`` counts as importing ``pkg.name`` when that is a
@@ -108,13 +136,7 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         tree = ast.parse(path.read_text())
-        skip: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                skip.update(id(n) for b in node.body for n in ast.walk(b))
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
+        for node in runtime_imports(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

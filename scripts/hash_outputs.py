@@ -4,8 +4,9 @@
 Hashes, under an output root (``./run_all.sh --out ROOT``): every results table (``results/*.csv``,
 ``results/*.md``; not ``*.meta.json``, which records commit, times and versions) and every final model
 file (``runs/**/final/*``: weights, tokenizer, config). A table whose only differences are run times
-would never match twice, so each CSV also gets a second hash with its timing columns dropped (names
-matching :data:`TIMING`: seconds, speeds, shares of time, the commit and start time), and Markdown tables are
+would never match twice, so each CSV also gets a second hash with its timing columns dropped (headers
+with a timing word, :func:`is_timing`: seconds, speeds, the reward's share of time, the commit and start time; a value
+column such as ``normal_share`` is kept), and Markdown tables are
 compared through their CSV twins (``headline.md``, assembled from the other tables, through them).
 
 Usage::
@@ -37,10 +38,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdrlib.errors import SDRError  # noqa: E402
 from sdrlib.io import one_line_errors  # noqa: E402
 
-#: column headers that hold run times or speeds ("seconds", "first s", "step_s_per_step", "ref_us", "speedup",
-#: "sweep_ref_h", "gflops_matmul", "reward_share", "first/warm", "wall-clock ratio ...")
-TIMING = re.compile(r"(seconds|time|speed|wall|share|gflops|/warm|\bs\b|_s$|_s_|_us$|_h$|_at$|commit|executed)",
-                    re.IGNORECASE)
+#: the words of a column header (split at every character that is not a letter or digit, lower-cased) that mark it
+#: as a run time or speed: "seconds", "first s", "step_s_per_step", "ref_us", "speedup", "sweep_ref_h",
+#: "gflops_matmul", "first/warm", "wall-clock ratio ...", "git_commit", "executed". A whole word only: "share"
+#: is no timing word ("normal_share", "share_broken" hold values), nor is "at" or "time" inside another word.
+TIMING_WORDS = frozenset({"seconds", "s", "ms", "us", "h", "time", "speed", "speedup", "wall", "clock", "gflops",
+                          "warm", "commit", "executed"})
+#: timing columns no word marks: the share of training time spent in the reward (``sdrlib.training.grpo``)
+TIMING_NAMES = frozenset({"reward_share"})
+
+
+def is_timing(header: str) -> bool:
+    """Whether a results column holds a run time, a speed or a run stamp (dropped from the ``values`` hash).
+
+    Exact by words: a header is timing when one of its words is in :data:`TIMING_WORDS`, it is one of
+    :data:`TIMING_NAMES`, or it ends in ``_at`` (a start stamp). Examples: ``is_timing("step_seconds")`` -> True,
+    ``is_timing("normal_share")`` -> False, ``is_timing("share of pairs stopped at max_iter")`` -> False.
+    """
+    h = header.strip().lower()
+    return bool(set(re.split(r"[^a-z0-9]+", h)) & TIMING_WORDS) or h in TIMING_NAMES or h.endswith("_at")
+
+
 #: assembled from the tables compared one by one (headline.md prints the reward-time table too)
 ASSEMBLED = ("headline.md",)
 
@@ -54,7 +72,7 @@ class Unreadable(SDRError):
 
 
 def csv_without_timing(data: bytes, name: str = "the table") -> bytes:
-    """The CSV ``data`` with every column whose header looks like a timing dropped (``TIMING``); a table that is
+    """The CSV ``data`` with every timing column (:func:`is_timing`) dropped; a table that is
     not UTF-8 text raises :class:`Unreadable` naming ``name``.
 
     Example: ``b"name,seconds\\nchamfer,1.2\\n"`` -> ``b"name\\r\\nchamfer\\r\\n"``.
@@ -69,7 +87,7 @@ def csv_without_timing(data: bytes, name: str = "the table") -> bytes:
         raise Unreadable(f"{name}: not a CSV table ({e})") from None
     if not rows:
         return data
-    keep = [i for i, h in enumerate(rows[0]) if not TIMING.search(h)]
+    keep = [i for i, h in enumerate(rows[0]) if not is_timing(h)]
     out = io.StringIO()
     w = csv.writer(out)
     for r in rows:

@@ -52,7 +52,8 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--check", type=Path, metavar="FILE",
                     help="check the marked block of this file (docs/results.md) instead of printing one")
     ap.add_argument("--also", type=Path, action="append", default=[], metavar="RESULTS",
-                    help="another run of the same commit (another kernel path): conclusions must hold there too")
+                    help="another run of the same commit and profile (another kernel path): conclusions must hold "
+                         "there too (printing and --check alike)")
     ap.add_argument("--label", action="append", default=None, help="a name per run, this one first (repeatable)")
     ap.add_argument("--only-here", action="append", default=[], metavar="LABEL",
                     help="a configuration whose reward changed since the --also runs: compared in this run only "
@@ -102,13 +103,13 @@ def _main(argv: list[str] | None) -> int:
                           if has_table or t != conclusions.TITLE)
         measured: list[str] = []
         problems = claims.check_block(checked, a.results_dir, min_int=a.min_int, notes=measured)
-        more, notes = conclusions.check_verdicts(block, a.results_dir)
+        more, notes = conclusions.check_verdicts(block, a.results_dir, also=a.also)
         problems += more
         notes = measured + notes
         n = len(claims.numbers_in(checked, min_int=a.min_int))
         what = f"{n} numbers and the conclusions checked"
     else:
-        problems, notes = claims.check_tolerant(block, a.results_dir, min_int=a.min_int)
+        problems, notes = claims.check_tolerant(block, a.results_dir, min_int=a.min_int, also=a.also)
         what = "the machine-independent numbers and the conclusions checked"
     problems = claims.missing_tables(a.results_dir, block=block) + problems  # a group of the block the run cannot write
     for p in problems:
@@ -125,6 +126,13 @@ def _main(argv: list[str] | None) -> int:
 def _argument_problem(a: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, before any work (one line), or None."""
     runs = [a.results_dir, *a.also]
+    ours = conclusions.run_profile(a.results_dir)
+    for d in a.also:
+        theirs = conclusions.run_profile(d)
+        if ours and theirs and theirs != ours:
+            return (f"--also {d} holds a run of profile {theirs!r}, {a.results_dir} one of profile {ours!r}: their "
+                    "numbers differ by design, so a disagreement would erase directions; give --also runs of profile "
+                    f"{ours!r}")
     if a.conclusions_csv is not None:
         if a.check is not None:
             return "--conclusions-csv goes with print mode, not --check"

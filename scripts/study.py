@@ -21,7 +21,8 @@ the compact primary table between FILE's ``<!-- study-answer:start -->`` and ``<
 README's). Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
 numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
-``table`` reads, and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
+``table`` reads, no two outputs one file, an existing ``--out`` / ``--markdown`` one this command wrote (else
+``--force``), and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this file's
 ``__main__`` guard.
 """
 
@@ -82,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--configs", nargs="+", default=None)
         if name in ("pilot", "choose", "table"):
             p.add_argument("--out", default=None)
+            p.add_argument("--force", action="store_true",
+                           help="overwrite an --out / --markdown file this command did not write")
         if name == "table":
             p.add_argument("--markdown", default=None, help="also write the answer and both families as Markdown")
             p.add_argument("--answer-block", action="append", default=[], metavar="FILE",
@@ -97,6 +100,8 @@ def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, objec
         k, sep, v = it.partition("=")
         if not sep or not k:
             ap.error(f"--set {it!r}: write KEY=VALUE, e.g. paths.runs=/tmp/runs")
+        if k in out:
+            ap.error(f"{it!r}: {k} is given twice (the last would silently win); give each key once")
         try:
             out[k] = yaml.safe_load(v)
         except yaml.YAMLError:
@@ -134,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     over = _overrides(args.set, ap)
     variants = _variants(args.variants, ap) if args.cmd == "choose" else {}
+    if variants:
+        from sdrlib.experiments.study_pilot import check_variant_keys
+
+        check_variant_keys(variants)  # a key the choice would not apply: one line, before any profile or training
     cfg = load_profile(args.profile, over)
     for name, v in variants.items():  # every variant must load before any run trains
         load_profile(args.profile, {**over, **v})
@@ -141,9 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(set(seeds)) < len(seeds):
         ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
     evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
-    out = _out(args.out, evidence, ap) if getattr(args, "out", None) else None
-    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) else None
+    out = _out(args.out, evidence, ap) if getattr(args, "out", None) is not None else None
+    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) is not None else None
     blocks = [_block_file(f, ap) for f in getattr(args, "answer_block", [])]
+    _check_outputs(args.cmd, out, markdown, blocks, getattr(args, "force", False), ap)
     env = dict(os.environ)
     if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
         # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
@@ -190,6 +200,36 @@ def main(argv: list[str] | None = None) -> int:
     return _table(cfg, evidence, out, markdown, args.seeds, blocks)
 
 
+#: how the first line of each file this script writes begins (a CSV's header, the Markdown's answer): an existing
+#: file that begins otherwise was not written by it and is overwritten only under ``--force``
+OWN_START = {("pilot", "--out"): "steps,", ("choose", "--out"): "variant,seed,", ("table", "--out"): "A,B,",
+             ("table", "--markdown"): "Do set-distance rewards beat "}
+
+
+def _check_outputs(cmd: str, out: Path | None, markdown: Path | None, blocks: list[Path], force: bool,
+                   ap: argparse.ArgumentParser) -> None:
+    """Before any work: no two outputs (``--out``, ``--markdown``, each ``--answer-block``) name one file, and an
+    existing ``--out`` / ``--markdown`` file is one this command wrote (its first line begins as in
+    :data:`OWN_START`; an empty file counts as free) unless ``--force``. An ``--answer-block`` file edits only
+    the block between its markers, so it is the user's file by design."""
+    named = [(flag, f) for flag, f in (("--out", out), ("--markdown", markdown)) if f is not None]
+    named += [("--answer-block", f) for f in blocks]
+    seen: dict[str, str] = {}
+    for flag, f in named:
+        key = os.path.realpath(f)
+        if key in seen:
+            ap.error(f"{flag} {f}: the same file as {seen[key]}; give each output its own file")
+        seen[key] = f"{flag} {f}"
+    for flag, f in named:
+        if flag == "--answer-block" or force or not f.is_file() or f.stat().st_size == 0:
+            continue
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+        if not first.startswith(OWN_START[(cmd, flag)]):
+            ap.error(f"{flag} {f}: an existing file this command did not write (it begins {first[:40].strip()!r}); "
+                     "give a new file name, or add --force to overwrite it")
+
+
 #: the markers of ``--answer-block`` in a Markdown file
 BLOCK = ("<!-- study-answer:start -->", "<!-- study-answer:end -->")
 
@@ -219,7 +259,8 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
-    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test))
+    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test),
+                          policies=study.run_policies(evidence, seeds))  # copies: one policy, not equal scores
     print(f"{len(test)} test studies, {cfg.grpo.eval_draws} sampled report(s) per study and run (grpo.eval_draws)")
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",

@@ -148,7 +148,8 @@ class TableReader(os.PathLike):
 
 
 def read_result_table(results_dir: str | os.PathLike, name: str) -> "pd.DataFrame | None":
-    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it.
+    """``<results_dir>/<name>.csv`` as a DataFrame, or None when the run did not write it (the folder exists, the
+    file does not); a ``results_dir`` that is no folder raises :class:`ResultTableError` naming it.
 
     A file that exists but cannot be read as a CSV table (binary or not UTF-8, empty, malformed) raises
     :class:`ResultTableError` naming it. When ``results_dir`` is a :class:`TableReader`, the file is appended to its
@@ -157,6 +158,10 @@ def read_result_table(results_dir: str | os.PathLike, name: str) -> "pd.DataFram
 
     p = Path(results_dir) / f"{name}.csv"
     if not p.is_file():
+        if not Path(results_dir).is_dir():  # before: "not written by this run" for a folder that is not there
+            raise ResultTableError(f"{Path(results_dir)}: no such results folder "
+                                   f"({'a file' if Path(results_dir).exists() else 'missing'}); pass the folder a run "
+                                   "wrote its tables to (results/ under its output root)")
         return None
     if isinstance(results_dir, TableReader):
         results_dir.read.append(p)

@@ -6,8 +6,10 @@ right / unspecified (:data:`SLOTS`), column ``3 f + slot`` (:func:`column`). The
 (:func:`sdrlib.clinical.labeler.label_mentions`, run on the sentence alone, each with its status and side) fill
 them by the rules of :mod:`sdrlib.distances.negation` (which owns the encoding): positive on a side -> that slot
 ``+1`` (bilateral -> left and right; no side -> unspecified), negative on a side -> that slot ``-1`` (no side or
-bilateral -> all three), **uncertain counts as positive** (the evaluation's convention), positive wins within a
-sentence. "No Finding" is always 0 (the labeler derives it, it is never read negative). Negation-aware distances,
+bilateral -> all three), **uncertain counts as positive** (the evaluation's convention), a hedge toward absence
+("pneumothorax is unlikely", "doubtful effusion") is negative (the labeler reads it 0: its docstring point 14, the
+paper map's hedge rows), positive wins within a sentence. "No Finding" is always 0 (the labeler derives it, it is
+never read negative). Negation-aware distances,
 the recall family, G-CARL and EditGRPO take these arrays; distances never see the text. :func:`findings_of` reads a
 row back as ``(finding, side, polarity)`` triples.
 

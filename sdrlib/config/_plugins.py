@@ -9,8 +9,17 @@ absolute when the file is read, so the profile's value holds absolute paths and 
 profile imports the same files). A ``.py`` file is imported once per process, under a module name made from its
 path; a module name is imported with :func:`importlib.import_module` (Python caches it).
 
+**What decides a plugin** (:func:`plugin_digest`, the run key's ``plugins``): a ``.py`` path's file; a module
+name's whole top-level package folder when the module lives in a package (``mylab.plugin`` -> every file of
+``mylab/``, so a helper module the plugin imports, ``mylab/kern.py``, is in it), else the module's file. A plugin
+whose source changed after this process imported it is a :class:`~sdrlib.config.ConfigError` at the next import
+(its registrations are the old code's while a run key would hash the new code): restart the process or the
+notebook kernel to load the edited plugin.
+
 What it leaves out: no sandbox (a plugin is code the user chose to run, like the profile's own notebooks), no
-unloading, no entry-point discovery. A plugin that cannot be imported (not found, or it raises) is a
+unloading or re-registering in one process, no entry-point discovery; a single-file plugin's helpers outside a
+package (a sibling file it imports by a top-level name) are not hashed: put plugin and helpers in one package. A
+plugin that cannot be imported (not found, or it raises) is a
 :class:`~sdrlib.config.ConfigError` naming the key and the entry.
 
 Example::
@@ -32,7 +41,7 @@ from typing import Any
 
 from sdrlib.config._checks import ConfigError, _check_type
 
-__all__ = ["import_plugins", "resolve_plugin_paths"]
+__all__ = ["import_plugins", "resolve_plugin_paths", "plugin_digest"]
 
 #: an importable dotted module name
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -58,10 +67,50 @@ def resolve_plugin_paths(refs: Any, folder: Path) -> Any:
     return out
 
 
+def tree_digest(folder: Path) -> str:
+    """sha256 over every file under ``folder``: relative paths and bytes, sorted, ``__pycache__`` and ``*.pyc`` left
+    out (the algorithm of :func:`sdrlib.training.runkeys.source_digest`)."""
+    h = hashlib.sha256()
+    for f in sorted(q for q in Path(folder).rglob("*") if q.is_file() and "__pycache__" not in q.parts
+                    and q.suffix != ".pyc"):
+        h.update(f.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def plugin_digest(ref: str) -> str:
+    """sha256 of what decides plugin ``ref`` (module doc): a ``.py`` file's bytes, the top-level package folder of
+    a module that lives in a package (:func:`tree_digest`), else the module file's bytes; ``"missing"`` when none
+    is found. Example: ``plugin_digest("mylab.plugin")`` changes when ``mylab/kern.py`` is edited."""
+    if _is_file_ref(ref):
+        path = Path(os.path.expanduser(ref))
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+    try:
+        top = importlib.util.find_spec(ref.split(".")[0])
+        spec = importlib.util.find_spec(ref) if "." in ref else top
+    except (ImportError, ValueError):
+        return "missing"
+    locations = list(top.submodule_search_locations or []) if top is not None else []
+    if locations:  # a package: every file of it, helpers included
+        return tree_digest(Path(locations[0]))
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return hashlib.sha256(origin.read_bytes()).hexdigest() if origin is not None and origin.is_file() else "missing"
+
+
+#: the digest of each plugin entry when this process imported it (a later import of changed source is refused)
+_LOADED: dict[str, str] = {}
+
+
+def _file_module_name(path: Path) -> str:
+    """The module name a ``.py`` plugin file is imported under (one per path)."""
+    digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:12]
+    return f"sdr_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{digest}"
+
+
 def _import_file(path: Path) -> ModuleType:
     """The module of the ``.py`` file at ``path``, executed once per process (kept in ``sys.modules``)."""
-    digest = hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:12]
-    name = f"sdr_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{digest}"
+    name = _file_module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
@@ -116,8 +165,16 @@ def import_plugins(refs: Any, where: str = "plugins") -> list[ModuleType]:
         else:
             raise ConfigError(f"{key} = {ref!r}: not a module name or a .py path; allowed: an importable module "
                               "name (pkg.module) or a path ending in .py")
+        now = plugin_digest(ref)
+        cached = (_file_module_name(Path(os.path.expanduser(ref))) if _is_file_ref(ref) else ref) in sys.modules
+        if cached and _LOADED.get(ref, now) != now:
+            raise ConfigError(f"{key} = {ref!r}: the plugin's source changed since this process imported it; its "
+                              "registrations are still the old code's while a run key would hash the new code. "
+                              "Restart the Python process (the notebook kernel) to load the edited plugin")
         try:
             modules.append(load())
         except (Exception, SystemExit) as exc:  # a user's module: whatever it raises (sys.exit too), named
             raise ConfigError(f"{key} = {ref!r}: cannot import the plugin ({type(exc).__name__}: {exc})") from exc
+        if not cached or ref not in _LOADED:
+            _LOADED[ref] = now
     return modules

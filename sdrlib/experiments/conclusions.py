@@ -380,15 +380,18 @@ def split_groups(block: str) -> list[tuple[str, str]]:
     return [("", parts[0])] + [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
 
 
-def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA) -> tuple[list[str], list[str]]:
+def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA,
+                   also: Sequence[str | Path] = ()) -> tuple[list[str], list[str]]:
     """``(problems, notes)``: every conclusion bullet of ``block`` against the run's own verdict
-    (:func:`conclusions` of that run alone). A stated ``above`` / ``below`` must come out the same; a ``no
+    (:func:`conclusions` of that run alone, or with ``also``, of it and those runs: a direction must then hold in
+    every distinct run, as ``readme_numbers.py --also`` prints it).
+    A stated ``above`` / ``below`` must come out the same; a ``no
     difference detected`` whose comparison now shows a difference larger than the README's detectable effect is a
     problem, a smaller significant one a note (one run alone is what the rule refuses to conclude from). A
     conclusion the run lacks is a problem."""
     problems: list[str] = []
     notes: list[str] = []
-    new = conclusions([results_dir], alpha=alpha)
+    new = conclusions([results_dir, *also], alpha=alpha)
     seen = 0
     for m in _BULLET.finditer(block):
         seen += 1

@@ -64,7 +64,10 @@ def figure_conclusions(results_dir: str | Path, *, index: str = table_names.FIGU
                        palette: str = table_names.PALETTE, threshold: float = 0.5) -> list[str]:
     """Notebook 07's closing sentences from its result files: how many indexed figures and tables this run has
     and which are missing (with the notebook to run), files no index entry names, and per figure shown whether
-    most of its coloured area (``okabe_ito >= threshold``) is in the Okabe-Ito palette. Missing files: []."""
+    most of its coloured area (``okabe_ito >= threshold``) is in the Okabe-Ito palette. Missing files (or no results
+    folder yet): []."""
+    if not Path(results_dir).is_dir():
+        return []
     t = read_result_table(results_dir, index)
     if t is None:
         return []

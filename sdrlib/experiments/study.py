@@ -76,7 +76,8 @@ from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
-                                               evidence_path, is_int, load_evidence, read_run_file, write_run_file)
+                                               evidence_path, is_int, load_evidence, profile_settings, read_run_file,
+                                               settings_differences, write_run_file)
 from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
 from sdrlib.experiments.tables import metric_prefixes, significance_table
 from sdrlib.metrics.clinical import label_matrix
@@ -90,8 +91,8 @@ from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 # MAX_SEED ... load_evidence: the evidence files' names (sdrlib.experiments.study_evidence), used here as well
 __all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "MAX_SEED", "StudyError", "check_seeds", "draw_seed",
            "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw", "run_study",
-           "study_status", "table_runs", "study_scores", "study_pairs", "study_table", "study_answer",
-           "study_markdown", "study_reading"]
+           "study_status", "table_runs", "study_scores", "run_policies", "study_pairs", "study_table",
+           "study_answer", "study_markdown", "study_reading"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -279,9 +280,12 @@ def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = N
 
 
 def table_runs(evidence: str | Path, test_records: Sequence[Any],
-               seeds: Sequence[int] | None = None) -> dict[tuple[str, int], dict[str, Any]]:
+               seeds: Sequence[int] | None = None, cfg: Any = None) -> dict[tuple[str, int], dict[str, Any]]:
     """The runs a comparison table reads: every run file (:func:`load_evidence`), or those of ``seeds`` (each must
-    have one), checked before any scoring.
+    have one), checked before any scoring. With ``cfg``, a run (or draw) whose key records other settings than the
+    profile's (:func:`~sdrlib.experiments.study_evidence.profile_settings`: GRPO steps, learning rate, reward
+    settings, decoding, ...) is a :class:`StudyError` naming the files and the settings: it is no seed of this
+    study (before: a ``max_steps: 999`` run was read as one more seed beside ``max_steps: 2`` runs).
 
     :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
     two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
@@ -297,21 +301,15 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
         if missing:
             raise StudyError(f"{where}: no run of seed(s) {missing}; `scripts/study.py run --seeds ...` trains them")
         runs = {k: r for k, r in runs.items() if k[1] in seeds}
+    if cfg is not None:
+        _check_settings(cfg, runs, where)
     ids = [r.study_id for r in test_records]
     other = [evidence_path("", *k).name for k, r in runs.items() if r["study_ids"] != ids]
     if other:
         raise StudyError(f"{where}: {other[:3]} ({len(other)} run(s)) are not on this profile's {len(ids)} test "
                          "studies (another profile, test split or grpo.eval_n): read them with that profile, or move "
                          "them to another evidence folder")
-    first: dict[tuple[str, tuple[str, ...]], str] = {}
-    for (c, s), r in runs.items():
-        for d, gens in enumerate(r["draws"]):
-            name = evidence_path("", c, s, d).name
-            other = first.setdefault((c, tuple(gens)), name)
-            if other != name:
-                raise StudyError(f"{where}: {other} and {name} hold the same generations: a copy of one run counts "
-                                 "once (each seed and draw samples its own); delete the copy and `scripts/study.py "
-                                 "run` samples it again")
+    _check_copies(runs, where)
     configs = list(dict.fromkeys(c for c, _ in runs))
     seeds = {c: sorted(s for cc, s in runs if cc == c) for c in configs}
     pairs = study_pairs(configs)
@@ -325,6 +323,50 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     return runs
 
 
+def _check_copies(runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> None:
+    """:class:`StudyError` when two runs of one configuration are one run: for a trained configuration whose run
+    files record their policy digests, the same policy (two seeds that trained the very same weights); otherwise
+    (SFT, sampled once per seed from one policy, or files without a digest) the same generations; a run's draws
+    holding the same generations are a copied draw. Two separately trained policies that write the same reports
+    (both collapsed to one text, both scoring 0) are two runs."""
+    by_policy = {c for c, _ in runs if c != "sft" and all(r.get("policy") for (cc, _), r in runs.items() if cc == c)}
+    by_digest: dict[tuple[str, str], str] = {}
+    by_gens: dict[Any, dict[tuple[str, ...], str]] = {}
+    for (c, s), r in runs.items():
+        if c in by_policy:
+            name = evidence_path("", c, s).name
+            other = by_digest.setdefault((c, r["policy"]), name)
+            if other != name:
+                raise StudyError(f"{where}: {other} and {name} come from the same policy ({str(r['policy'])[:12]}): "
+                                 "a copy of one run counts once (each seed trains its own); delete the copy and "
+                                 "`scripts/study.py run` trains it again")
+        for d, gens in enumerate(r["draws"]):
+            name = evidence_path("", c, s, d).name
+            # one policy's draws are compared with each other; across runs, the policy digest decides (above)
+            other = by_gens.setdefault((c, s) if c in by_policy else c, {}).setdefault(tuple(gens), name)
+            if other != name:
+                raise StudyError(f"{where}: {other} and {name} hold the same generations: a copy of one run counts "
+                                 "once (each seed and draw samples its own); delete the copy and `scripts/study.py "
+                                 "run` samples it again")
+
+
+def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> None:
+    """:class:`StudyError` when a run file (or one of its draws) was made under other settings than ``cfg``'s."""
+    want: dict[str, dict[str, Any]] = {}
+    off: list[str] = []
+    for (c, s), r in runs.items():
+        if c not in want:
+            want[c] = profile_settings(cfg, c)
+        for d, key in enumerate(r.get("keys") or [r.get("key")]):
+            diff = settings_differences(want[c], key)
+            if diff:
+                off.append(f"{evidence_path('', c, s, d).name} ({'; '.join(diff[:3])})")
+    if off:
+        raise StudyError(f"{where}: {len(off)} run file(s) were made under other settings than profile {cfg.name}'s, "
+                         f"so they are no seeds of this study: {', '.join(off[:3])}. Read them with those settings "
+                         "(--set KEY=VALUE), or move them to another evidence folder")
+
+
 def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
                  seeds: Sequence[int] | None = None) -> dict[tuple[str, int], Any]:
     """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
@@ -332,7 +374,7 @@ def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
     per study (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores), so every run is read over as many
     reports per study. :class:`StudyError` naming the runs that hold fewer draws than the profile asks; draws beyond
     it are not read."""
-    runs = table_runs(evidence, test_records, seeds)
+    runs = table_runs(evidence, test_records, seeds, cfg=cfg)
     k = cfg.grpo.eval_draws
     short = [evidence_path("", *key).name for key, r in runs.items() if len(r["draws"]) < k]
     if short:
@@ -365,8 +407,16 @@ def _fingerprint(scores: Any) -> bytes:
     return h.digest()
 
 
+def run_policies(evidence: str | Path, seeds: Sequence[int] | None = None) -> dict[tuple[str, int], str | None]:
+    """``{(config, seed): policy digest}`` of the run files under ``evidence`` (None where a file records none), for
+    :func:`study_table`'s ``policies``."""
+    runs = load_evidence(evidence)
+    return {k: r.get("policy") for k, r in runs.items() if seeds is None or k[1] in seeds}
+
+
 def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: str = "findings",
-                n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                n_resamples: int = 1000, seed: int = 0,
+                policies: dict[tuple[str, int], str | None] | None = None) -> pd.DataFrame:
     """The study's comparisons under the rule: one row per (pair, metric) of ``section``, ``family`` ``primary``
     (:data:`PRIMARY`) or ``secondary`` (:data:`SECONDARY`), each family with Holm over its own rows
     (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...). A family
@@ -376,7 +426,10 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     comparison (no scores, SFT only), or when two runs of one configuration score the same on every metric and study
     (a copy counts once). Distinct runs that agree on one metric (every seed's reports state the same findings: the
     same label F1 per study) are that configuration without run-to-run noise on that metric, and are compared as
-    such (``deterministic`` of :func:`~sdrlib.experiments.tables.significance_table`), not refused as copies."""
+    such (``deterministic`` of :func:`~sdrlib.experiments.tables.significance_table`), not refused as copies.
+    ``policies`` (:func:`run_policies`, for scores of runs :func:`table_runs` checked): a copy is then two runs of a
+    trained configuration from one policy digest, and distinct policies that score the same on every metric and study
+    (two runs that both collapsed and score 0) are compared as a configuration without run-to-run noise, not refused."""
     if not scores:
         raise StudyError("study_table: no scores (study_scores reads the runs of an evidence folder)")
     covered = sorted({len(sc.sample_ids) for sc in scores.values()})
@@ -387,8 +440,17 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     pairs = study_pairs(configs)
     if not pairs:
         raise StudyError(f"study_table: scores of {configs} only; the table compares trained configurations with SFT")
-    first: dict[tuple[str, bytes], int] = {}
+    first: dict[tuple, int] = {}
     for (c, s), sc in scores.items():
+        if policies is not None:
+            p = policies.get((c, s))
+            if c == "sft" or p is None:
+                continue  # table_runs compared their generations
+            s0 = first.setdefault((c, p), s)
+            if s0 != s:
+                raise StudyError(f"study_table: {c} seeds {s0} and {s} come from one policy ({str(p)[:12]}): a copy "
+                                 "of one run counts once")
+            continue
         s0 = first.setdefault((c, _fingerprint(sc)), s)
         if s0 != s:
             raise StudyError(f"study_table: {c} seeds {s0} and {s} score the same on every metric and study: a copy "

@@ -28,7 +28,8 @@ from sdrlib.io import atomic_write_bytes
 from sdrlib.results import git_commit, provenance
 from sdrlib.training.runkeys import records_digest, run_key, source_digest
 
-__all__ = ["MAX_SEED", "StudyError", "is_int", "check_seeds", "draw_seed", "evidence_key", "evidence_path",
+__all__ = ["MAX_SEED", "StudyError", "is_int", "check_seeds", "draw_seed", "evidence_key", "profile_settings",
+           "settings_differences", "evidence_path",
            "load_run_file", "read_run_file", "write_run_file", "load_evidence"]
 
 #: the largest seed: numpy's range, as the profile's ``seed``
@@ -89,6 +90,40 @@ def evidence_key(cfg: Any, config: str, seed: int, train_records: Sequence[Any],
     if draw:
         key["eval"].update(draw=int(draw), sample_seed=draw_seed(seed, draw))
     return json.loads(json.dumps(key, default=str))
+
+
+def profile_settings(cfg: Any, config: str) -> dict[str, Any]:
+    """The part of :func:`evidence_key` that the profile's settings alone decide (no data, SFT policy, seed,
+    code or machine): ``sft`` for the SFT run; ``reward``, ``grpo``, ``method``, ``policy``, ``encoder`` and
+    ``max_steps`` for a GRPO run; the decoding settings of ``eval`` for both. A run file whose key differs here was
+    trained or sampled under other settings (``--set grpo.max_steps=3``) and is no seed of this profile's study."""
+    if config == "sft":
+        key = run_key(cfg, "sft", [], seed=cfg.seed)
+        out = {"sft": key["sft"]}
+    else:
+        key = run_key(cfg, "grpo", [], reward=config, seed=0, init_from=None)
+        out = {k: key.get(k) for k in ("reward", "grpo", "method", "policy", "encoder")}
+        out["max_steps"] = cfg.grpo.max_steps
+    s = cfg.sft
+    out["eval"] = {"max_new_tokens": s.max_new_tokens, "do_sample": s.eval_do_sample,
+                   "temperature": s.eval_temperature}
+    return json.loads(json.dumps(out, default=str))
+
+
+def settings_differences(want: dict[str, Any], key: Any) -> list[str]:
+    """Where a run file's ``key`` departs from :func:`profile_settings` ``want``: ``"grpo.max_steps: 999 (profile
+    2)"`` per differing setting, one level down; ``[]`` when it agrees or the file has no key to compare."""
+    if not isinstance(key, dict):
+        return []
+    out = []
+    for k, v in want.items():
+        got = key.get(k)
+        if isinstance(v, dict):
+            got = got if isinstance(got, dict) else {}
+            out += [f"{k}.{j}: {got.get(j)!r} (profile {v[j]!r})" for j in sorted(v) if got.get(j) != v[j]]
+        elif got != v:
+            out.append(f"{k}: {got!r} (profile {v!r})")
+    return out
 
 
 def evidence_path(evidence: str | Path, config: str, seed: int, draw: int = 0) -> Path:
@@ -156,7 +191,8 @@ def write_run_file(evidence: Path, cfg: Any, record: dict, key: dict) -> Path:
 
 def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
     """Every run under ``<evidence>/runs`` (each ``*.json.gz`` file, in name order): ``{(config, seed): record}``,
-    the run file's record with ``draws``, the generations of draw 0 (the run's own) and of each draw file after it;
+    the run file's record with ``draws``, the generations of draw 0 (the run's own) and of each draw file after it,
+    and ``keys``, each file's key in the same order;
     ``{}`` when there is none. A file that is not a run record of its own name, a draw without its run's file, from
     another policy than its run's, or after a missing draw is a :class:`StudyError` naming it (module doc)."""
     runs: dict[tuple[str, int], dict[str, Any]] = {}
@@ -167,7 +203,7 @@ def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]
         if d:
             extra.setdefault(k, {})[d] = (path, rec)
         else:
-            runs[k] = {**rec, "draws": [rec["generations"]]}
+            runs[k] = {**rec, "draws": [rec["generations"]], "keys": [rec.get("key")]}
     redo = "delete it and `scripts/study.py run` samples it again"
     for k, draws in extra.items():
         for d, (path, rec) in sorted(draws.items()):
@@ -182,4 +218,5 @@ def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]
                                  f"{evidence_path('', *k, len(runs[k]['draws'])).name} is missing; "
                                  "`scripts/study.py run` samples it")
             runs[k]["draws"].append(rec["generations"])
+            runs[k]["keys"].append(rec.get("key"))
     return runs

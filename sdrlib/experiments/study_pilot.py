@@ -115,6 +115,32 @@ def pilot_table(cfg: Any, reward: str, *, buckets: Sequence[int], n_val: int, se
     return pd.DataFrame(rows)
 
 
+#: the ``sft.*`` settings a choice's GRPO runs and their validation reading take from a variant (the SFT policy
+#: itself is the profile's, so every other ``sft.*`` key would not apply)
+CHOICE_SFT_KEYS = ("tiny_freeze_vision", "threads", "max_images", "max_new_tokens", "eval_do_sample",
+                   "eval_temperature", "eval_batch_size")
+#: ``grpo.*`` keys the choice sets itself (``--reward``, ``--seeds``) or never reads
+CHOICE_GRPO_FIXED = ("rewards", "seeds", "eval_n", "eval_draws")
+
+
+def check_variant_keys(variants: dict[str, dict[str, Any]]) -> None:
+    """:class:`StudyError` naming a variant key a choice would not apply: anything but ``grpo.*`` (less
+    :data:`CHOICE_GRPO_FIXED`) and ``sft.`` + :data:`CHOICE_SFT_KEYS`. Before: ``sft.max_steps=99`` was never applied
+    (the SFT policy is the profile's), ``paths.runs=...`` was replaced by the choice's own folder, ``data.*`` and
+    ``embedding.*`` were read from the profile."""
+    for name, over in variants.items():
+        for key in over:
+            section, _, rest = str(key).partition(".")
+            ok = ((section == "grpo" and rest and rest.split(".")[0] not in CHOICE_GRPO_FIXED)
+                  or (section == "sft" and rest in CHOICE_SFT_KEYS))
+            if not ok:
+                raise StudyError(
+                    f"variant {name!r}: {key} is not applied by a choice (it trains GRPO of one reward from the "
+                    f"profile's SFT policy, on the profile's data, in its own runs folder): a variant sets grpo.* "
+                    f"(not {', '.join('grpo.' + k for k in CHOICE_GRPO_FIXED)}: --reward / --seeds) or "
+                    f"{', '.join('sft.' + k for k in CHOICE_SFT_KEYS)}; settings for every variant go in --set")
+
+
 def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, seeds: Sequence[int], n_val: int,
                  overrides: dict[str, Any] | None = None, sft_policy: str | Path | None = None,
                  log: Any = print) -> pd.DataFrame:
@@ -123,8 +149,9 @@ def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, 
     SFT policy, each variant in its own runs folder (``<runs>/choice/<variant>``, so a variant never reuses
     another's run), read on the first ``n_val`` validation studies (:func:`val_reading`). One row per (variant,
     seed): ``variant, seed, kl_last`` (mean KL of the last quarter of steps), ``val_reward, normal_share,
-    ref_normal_share, label_f1, parsed``. ``sft.*`` overrides may only change what GRPO reads of them
-    (``sft.tiny_freeze_vision``): the SFT policy is the profile's. ``overrides``: those ``cfg`` was loaded with
+    ref_normal_share, label_f1, parsed``. A variant sets only what the choice applies (:func:`check_variant_keys`:
+    ``grpo.*`` and the ``sft.*`` keys GRPO reads, :data:`CHOICE_SFT_KEYS`): the SFT policy is the profile's.
+    ``overrides``: those ``cfg`` was loaded with
     (each variant is the profile ``cfg.name`` with ``overrides`` and then its own); ``sft_policy`` as in
     :func:`pilot_table`."""
     from sdrlib.config import load_profile
@@ -134,6 +161,7 @@ def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, 
             isinstance(k, str) and k.isidentifier() and isinstance(v, dict) for k, v in variants.items()):
         raise StudyError(f"variants = {variants!r}: at least one, as {{name: {{key: value}}}} (e.g. {{'grpo': "
                          "{'grpo.loss_type': 'grpo'}})")
+    check_variant_keys(variants)
     if not check_seeds(seeds):
         raise StudyError("seeds = []: at least one seed")
     vcfgs = {name: load_profile(cfg.name, {**(overrides or {}), **over,  # every variant loads before any training

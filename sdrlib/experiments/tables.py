@@ -66,13 +66,15 @@ def paired_table(comparisons: Iterable[tuple[Mapping[str, Any], MetricResult, Me
 
 
 def seed_row(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
-             seed: int = 0, b_deterministic: bool = False) -> dict[str, Any]:
+             seed: int = 0, b_deterministic: bool = False, a_deterministic: bool = False) -> dict[str, Any]:
     """One across-seed row (:func:`~sdrlib.metrics.significance.seed_study_test`) of A's runs against B's:
     ``value_a, value_b, diff, ci_low, ci_high, p_value, seed_sd, n_same_sign`` (seeds whose difference has the
     mean's sign), ``n_seeds``, ``study_se`` (the study bootstrap's standard error, seeds held fixed) and, as
     detail, ``p_seeds`` (each seed's study-only bootstrap p) and ``n_sig`` (seeds with p < 0.05 in the mean's direction). ``b_deterministic``: as in ``seed_study_test``
-    (a single B run against several seeds of A only when B has no run-to-run noise)."""
-    r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed, b_deterministic=b_deterministic)
+    (a single B run against several seeds of A only when B has no run-to-run noise); ``a_deterministic`` the same
+    for A."""
+    r = seed_study_test(a, b, n_resamples=n_resamples, seed=seed, b_deterministic=b_deterministic,
+                        a_deterministic=a_deterministic)
     ps, ds = np.asarray(r["seed_p"]), np.asarray(r["seed_diffs"])
     direction = np.sign(r["diff"]) if np.isfinite(r["diff"]) else 0.0
     return {"value_a": r["value_a"], "value_b": r["value_b"], "diff": r["diff"], "ci_low": r["ci_low"],
@@ -135,7 +137,8 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
     seeds that B lacks are dropped. B's only run meets every seed of A only when B is in ``deterministic``
     (configurations without run-to-run noise, e.g. a fixed baseline: ``b_deterministic`` of
     :func:`~sdrlib.metrics.significance.seed_study_test`, which refuses one run of a stochastic B against
-    several seeds); otherwise a single B run is paired by seed like several. The row is :func:`seed_row`'s:
+    several seeds; A in ``deterministic`` likewise: ``a_deterministic``); otherwise a single B run is paired by
+    seed like several. The row is :func:`seed_row`'s:
     the mean difference over seeds with the across-seed interval and p, the seed SD, how many seeds share
     the mean's sign; per-seed p-values only as detail. ``metrics`` are metric-name prefixes (the part
     before ``@``).
@@ -161,7 +164,7 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
                     continue
                 rows.append({"A": config_label(a), "B": config_label(b), "section": sec, "metric": ra.name,
                              **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed,
-                                        b_deterministic=b in deterministic)})
+                                        b_deterministic=b in deterministic, a_deterministic=a in deterministic)})
     return pd.DataFrame(rows)
 
 

@@ -55,9 +55,34 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as _st
 
+from sdrlib.errors import SDRError
 from sdrlib.metrics.base import MetricResult
 
-__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test", "format_p", "COMPARISON_COLUMNS"]
+__all__ = ["bootstrap_weights", "paired_bootstrap", "seed_study_test", "format_p", "COMPARISON_COLUMNS",
+           "SignificanceInputError"]
+
+
+class SignificanceInputError(SDRError, ValueError):
+    """Runs, counts or levels a paired test cannot use; the message names the side (A or B) and what to pass."""
+
+
+def _count(value, what: str, least: int = 1) -> int:
+    """``value`` as an int >= ``least``; bools, fractions (2.5) and text are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        raise SignificanceInputError(f"{what} = {value!r}: a whole number >= {least}")
+    return int(value)
+
+
+def _ci(ci) -> float:
+    if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, float, np.floating)) or not 0.0 < ci < 1.0:
+        raise SignificanceInputError(f"ci = {ci!r}: a confidence level in (0, 1), e.g. 0.95")
+    return float(ci)
+
+
+def _metric_of(r) -> tuple[str, str]:
+    if not isinstance(r, MetricResult):
+        raise SignificanceInputError(f"a run is a MetricResult (one metric of one section), got {type(r).__name__}")
+    return r.name, r.backend
 
 #: the columns every paired comparison table has, in this order (keys such as section or metric before them)
 COMPARISON_COLUMNS = ("A", "B", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value")
@@ -72,10 +97,9 @@ def format_p(p: float) -> str:
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """``(n_resamples, n)`` multinomial resample counts (each row sums to ``n``), seeded."""
-    if n < 1:
-        raise ValueError("bootstrap needs at least one sample")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    _count(n, "bootstrap samples n (at least one sample)")
+    _count(n_resamples, "n_resamples")
+    _count(seed, "seed", least=0)
     rng = np.random.default_rng(seed)
     return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64)
 
@@ -100,10 +124,12 @@ def paired_bootstrap(a: MetricResult, b: MetricResult, *, n_resamples: int = 100
     -------
     dict with ``value_a, value_b, diff, ci_low, ci_high, p_value, n, n_resamples``.
     """
+    if _metric_of(a) != _metric_of(b):
+        raise SignificanceInputError(f"paired_bootstrap: A is scored on {a.name} ({a.backend}), B on {b.name} "
+                                     f"({b.backend}); compare one metric on both sides")
     if a.stats.shape[0] != b.stats.shape[0]:
-        raise ValueError(f"{a.name}: systems cover {a.stats.shape[0]} vs {b.stats.shape[0]} samples")
-    if not 0.0 < ci < 1.0:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+        raise SignificanceInputError(f"{a.name}: systems cover {a.stats.shape[0]} vs {b.stats.shape[0]} samples")
+    ci = _ci(ci)
     n = a.stats.shape[0]
     w = bootstrap_weights(n, n_resamples, seed) if weights is None else np.asarray(weights, np.float64)
     va, vb = float(a.corpus), float(b.corpus)
@@ -120,8 +146,8 @@ def paired_bootstrap(a: MetricResult, b: MetricResult, *, n_resamples: int = 100
 
 
 def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_resamples: int = 1000,
-                    seed: int = 0, ci: float = 0.95,
-                    b_deterministic: bool = False) -> dict[str, float | int | list[float]]:
+                    seed: int = 0, ci: float = 0.95, b_deterministic: bool = False,
+                    a_deterministic: bool = False) -> dict[str, float | int | list[float]]:
     """One test of configuration A against B over training seeds *and* test studies.
 
     ``a[s]``, ``b[s]``: one metric of seed ``s`` of A and of B, all on the same ``n`` test studies in the
@@ -131,7 +157,8 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
     caller states that B has no run-to-run noise (a fixed baseline, greedy decoding of one policy). A
     single B run against several seeds of A (or one B run object repeated in ``b``) otherwise raises
     ``ValueError``: one run of a stochastic B puts its run noise into every seed difference identically,
-    where the t-test over seeds cannot see it (see Limits).
+    where the t-test over seeds cannot see it (see Limits). A and B alike (``a_deterministic`` for A; one metric
+    on both sides; an all-NaN side refused): :func:`_paired_runs`, :class:`SignificanceInputError` naming the side.
 
     The statistic is ``D = mean_s [m(a_s) - m(b_s)]``, ``m`` the metric's corpus value (recomputed from
     per-sample sufficient statistics, so macro F1 / corpus BLEU are resampled correctly). Two checks:
@@ -173,12 +200,11 @@ def seed_study_test(a: Sequence[MetricResult], b: Sequence[MetricResult], *, n_r
         >>> r["n_same_sign"], r["p_value"] < 0.05
         (3, True)
     """
-    a, b = _paired_runs(a, b, b_deterministic)
-    if not 0.0 < ci < 1.0:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    a, b = _paired_runs(a, b, b_deterministic, a_deterministic)
+    ci, _, _ = _ci(ci), _count(n_resamples, "n_resamples"), _count(seed, "seed", least=0)
     n = a[0].stats.shape[0]
     if any(r.stats.shape[0] != n for r in (*a, *b)):
-        raise ValueError(f"{a[0].name}: every run must cover the same {n} studies")
+        raise SignificanceInputError(f"{a[0].name}: every run must cover the same {n} studies")
     k = len(a)
     w = bootstrap_weights(n, n_resamples, seed)
     d_s = np.array([float(x.corpus) - float(y.corpus) for x, y in zip(a, b)])
@@ -208,24 +234,48 @@ def _run_content(r: MetricResult) -> tuple:
     return stats.shape, stats.tobytes(), np.float64(r.corpus).tobytes()
 
 
-def _paired_runs(a: Sequence[MetricResult], b: Sequence[MetricResult], b_deterministic: bool
-                 ) -> tuple[list[MetricResult], list[MetricResult]]:
-    """``(a, b)`` as lists of equal length ``k``: a single (deterministic) B run repeated for every seed of A."""
-    a, b = list(a), list(b)
-    distinct = len({_run_content(y) for y in b})
-    repeated = len(b) == 1 or (len(b) == len(a) and distinct < len(b))
-    if len(a) > 1 and repeated and not b_deterministic:
-        copies = (f" (B's {len(b)} runs hold {distinct} distinct one(s): copies of a run count once)"
-                  if len(b) > 1 else "")
-        raise ValueError(
-            f"seed_study_test: one run of B against {len(a)} seeds of A{copies}: one run of a stochastic B puts its "
-            "run noise into every seed difference identically, so the test cannot see it (about 14 % false "
-            "rejections at alpha = 0.05 in the synthetic check); pass one B run per seed of A, or "
-            "b_deterministic=True when B has no run-to-run noise (e.g. a fixed baseline)")
+def _paired_runs(a: Sequence[MetricResult], b: Sequence[MetricResult], b_deterministic: bool,
+                 a_deterministic: bool = False) -> tuple[list[MetricResult], list[MetricResult]]:
+    """``(a, b)`` as lists of equal length ``k``: a single deterministic run of either side repeated for every run
+    of the other. Both sides are checked alike: one metric, no copies of one run unless that side is declared
+    deterministic, not every run NaN."""
+    if isinstance(a, MetricResult) or isinstance(b, MetricResult):
+        raise SignificanceInputError("seed_study_test: a and b are sequences of runs (one MetricResult per seed); "
+                                     "wrap a single run in a list")
+    sides = {"A": list(a), "B": list(b)}
+    det = {"A": a_deterministic, "B": b_deterministic}
+    if not sides["A"] or not sides["B"]:
+        raise SignificanceInputError(f"seed_study_test needs runs on both sides, got {len(sides['A'])} A and "
+                                     f"{len(sides['B'])} B")
+    metrics = {side: {_metric_of(r) for r in runs} for side, runs in sides.items()}
+    if len(metrics["A"] | metrics["B"]) > 1:
+        raise SignificanceInputError(f"seed_study_test: A is scored on {sorted(metrics['A'])}, B on "
+                                     f"{sorted(metrics['B'])}; every run of both sides must be one metric")
+    for side, runs in sides.items():
+        if all(not np.isfinite(float(r.corpus)) for r in runs):
+            raise SignificanceInputError(f"seed_study_test: every run of {side} ({runs[0].name}) is NaN: nothing "
+                                         "was scored there; score the runs first (or leave the metric out)")
+    for side, other in (("B", "A"), ("A", "B")):
+        runs, k = sides[side], len(sides[other])
+        distinct = len({_run_content(r) for r in runs})
+        single = len(runs) == 1 and k > 1
+        if (single or distinct < len(runs)) and not det[side]:
+            copies = (f" ({side}'s {len(runs)} runs hold {distinct} distinct one(s): copies of a run count once)"
+                      if len(runs) > 1 else "")
+            raise SignificanceInputError(
+                f"seed_study_test: one run of {side} against {k} seeds of {other}{copies}: one run of a stochastic "
+                f"{side} puts its run noise into every seed difference identically, so the test cannot see it "
+                f"(about 14 % false rejections at alpha = 0.05 in the synthetic check); pass one {side} run per seed "
+                f"of {other}, or {side.lower()}_deterministic=True when {side} has no run-to-run noise (e.g. a fixed "
+                "baseline)")
+    a, b = sides["A"], sides["B"]
     if len(b) == 1:
         b = b * len(a)
-    if not a or len(a) != len(b):
-        raise ValueError(f"seed_study_test needs one B run or one per seed of A, got {len(a)} vs {len(b)}")
+    elif len(a) == 1:
+        a = a * len(b)
+    if len(a) != len(b):
+        raise SignificanceInputError(f"seed_study_test needs one run of a side or one per seed of the other, got "
+                                     f"{len(a)} A vs {len(b)} B")
     return a, b
 
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -73,10 +74,25 @@ def _level(value: float, what: str) -> float:
 
 
 def _spread(value: float, what: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise VerdictInputError(f"{what} = {value!r}: a standard deviation or error, a finite number >= 0 "
+                                "(NaN: unknown)")
     v = float(value)
-    if v < 0:
-        raise VerdictInputError(f"{what} = {value!r}: a standard deviation or error is >= 0 (NaN: unknown)")
+    if v < 0 or np.isinf(v):
+        raise VerdictInputError(f"{what} = {value!r}: a standard deviation or error is finite and >= 0 (NaN: unknown)")
     return v
+
+
+def _whole(value, what: str, least: int = 1) -> int:
+    """A count (seeds, studies): an integer >= ``least``; an integral float (2.0, as a CSV reads it) is that
+    integer. ``True``, 2.5, -3, NaN and text are refused (2.5 seeds were read as 2, True as 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise VerdictInputError(f"{what} = {value!r}: a whole number >= {least}, not a bool")
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        value = int(value)
+    if not isinstance(value, (int, np.integer)) or value < least:
+        raise VerdictInputError(f"{what} = {value!r}: a whole number >= {least}")
+    return int(value)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -114,10 +130,18 @@ def interval_se(ci_low: float, ci_high: float, *, ci: float = 0.95) -> float:
 
 def _seed_mde(seed_sd: float, n_seeds: int, alpha: float, power: float) -> float:
     """The t-test's detectable effect, exact: the mean difference whose non-central t (``n_seeds - 1`` degrees of
-    freedom) exceeds the two-sided critical value with probability ``power``. Beyond 1,000 standard errors (two
-    seeds at a tiny level), where SciPy's non-central t is slow and inexact, the usual sum of t quantiles."""
+    freedom) exceeds the two-sided critical value with probability ``power``: :func:`_seed_nc` (cached per seed
+    count and levels, so a family of thousands of rows solves it once per seed count) times ``seed_sd / sqrt(k)``."""
     if n_seeds < 2 or not np.isfinite(seed_sd):
         return float("nan")
+    return float(_seed_nc(int(n_seeds), float(alpha), float(power)) * seed_sd / math.sqrt(n_seeds))
+
+
+@lru_cache(maxsize=4096)
+def _seed_nc(n_seeds: int, alpha: float, power: float) -> float:
+    """The non-centrality at which the two-sided t-test over ``n_seeds`` seeds at level ``alpha`` rejects with
+    probability ``power``. Beyond 1,000 (two seeds at a tiny level), where SciPy's non-central t is slow and
+    inexact, the usual sum of t quantiles; a power at most alpha needs none (0)."""
     df = n_seeds - 1
     crit = stats.t.ppf(1 - alpha / 2, df)
     approx = crit + stats.t.ppf(power, df)  # the usual approximation, a little low
@@ -132,16 +156,19 @@ def _seed_mde(seed_sd: float, n_seeds: int, alpha: float, power: float) -> float
         hi *= 2
     if hi <= _NC_MAX:
         nc = optimize.brentq(short, 0.0, hi, xtol=1e-10)
-    return float(nc * seed_sd / math.sqrt(n_seeds))
+    return float(nc)
 
 
 _NC_MAX = 1000.0
 
 
 def _study_mde(study_se: float, alpha: float, power: float) -> float:
+    """The z test's detectable effect; a power at most alpha needs no difference (0, never negative)."""
     if not np.isfinite(study_se):
         return float("nan")
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * study_se)
+    if power <= alpha:
+        return 0.0
+    return float(max(0.0, stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * study_se)
 
 
 def detectable_effect(*, seed_sd: float, n_seeds: int, study_se: float, alpha: float = ALPHA,
@@ -152,6 +179,7 @@ def detectable_effect(*, seed_sd: float, n_seeds: int, study_se: float, alpha: f
     study_se=0.005)`` -> ``(0.065, "seeds")``."""
     alpha, power = _level(alpha, "alpha"), _level(power, "power")
     seed_sd, study_se = _spread(seed_sd, "seed_sd"), _spread(study_se, "study_se")
+    n_seeds = _whole(n_seeds, "n_seeds")
     seeds, studies = _seed_mde(seed_sd, n_seeds, alpha, power), _study_mde(study_se, alpha, power)
     if not np.isfinite(seeds) and not np.isfinite(studies):
         return float("nan"), ""
@@ -163,13 +191,22 @@ def detectable_effect(*, seed_sd: float, n_seeds: int, study_se: float, alpha: f
 def seeds_needed(diff: float, seed_sd: float, *, alpha: float = ALPHA, power: float = POWER,
                  most: int = 200) -> float:
     """Seeds at which the seed half's detectable effect falls to ``|diff|`` (NaN when ``diff`` is 0 or the SD
-    unknown; ``inf`` beyond ``most``). Example: ``seeds_needed(0.03, 0.02)`` -> 6."""
+    unknown; ``inf`` beyond ``most``). Example: ``seeds_needed(0.03, 0.02)`` -> 6. The detectable effect falls
+    as seeds are added, so the count is found by bisection (a few solves, not one per count)."""
+    alpha, power = _level(alpha, "alpha"), _level(power, "power")
+    seed_sd, most = _spread(seed_sd, "seed_sd"), _whole(most, "most")
     if not (np.isfinite(diff) and np.isfinite(seed_sd)) or diff == 0:
         return float("nan")
-    for k in range(2, most + 1):
-        if _seed_mde(seed_sd, k, alpha, power) <= abs(diff):
-            return float(k)
-    return float("inf")
+    if most < 2 or _seed_mde(seed_sd, most, alpha, power) > abs(diff):
+        return float("inf")
+    lo, hi = 1, most  # mde(lo) > |diff| (one seed: none), mde(hi) <= |diff|
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _seed_mde(seed_sd, mid, alpha, power) <= abs(diff):
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
 
 
 def studies_needed(diff: float, study_se: float, n_studies: int, *, alpha: float = ALPHA,
@@ -177,6 +214,8 @@ def studies_needed(diff: float, study_se: float, n_studies: int, *, alpha: float
     """Test studies at which the study half's detectable effect falls to ``|diff|``, scaling the standard error
     as ``1 / sqrt(n)`` from ``n_studies`` (NaN when unknown or ``diff`` is 0). Example:
     ``studies_needed(0.01, 0.0074, 100)`` -> 430."""
+    alpha, power = _level(alpha, "alpha"), _level(power, "power")
+    study_se, n_studies = _spread(study_se, "study_se"), _whole(n_studies, "n_studies (0: unknown)", least=0)
     mde = _study_mde(study_se, alpha, power)
     if not (np.isfinite(diff) and np.isfinite(mde)) or diff == 0 or n_studies < 1:
         return float("nan")
@@ -185,7 +224,11 @@ def studies_needed(diff: float, study_se: float, n_studies: int, *, alpha: float
 
 def verdict(*, diff: float, p_adjusted: float, ci_low: float, ci_high: float, alpha: float = ALPHA) -> str:
     """``"above"`` / ``"below"`` (A against B) under the module's rule, else :data:`NO_DIFF`: the family-adjusted p
-    below ``alpha`` and the interval excluding 0 on the side of ``diff``."""
+    below ``alpha`` and the interval excluding 0 on the side of ``diff``. ``alpha`` in (0, 1)
+    (:class:`VerdictInputError` otherwise: at ``alpha = 1`` every p would be "above")."""
+    alpha = _level(alpha, "alpha")
+    if np.isfinite(p_adjusted) and not 0 <= p_adjusted <= 1:
+        raise VerdictInputError(f"p_adjusted = {p_adjusted!r}: a p-value in [0, 1] (NaN: not tested)")
     if not (np.isfinite(diff) and np.isfinite(p_adjusted)) or diff == 0:
         return NO_DIFF
     excludes = ci_low > 0 if diff > 0 else ci_high < 0
@@ -268,13 +311,16 @@ def family_verdicts(table: pd.DataFrame, *, n_studies: int, alpha: float = ALPHA
     copy with ``p_holm``, ``verdict``, ``mde`` (at ``alpha / m``), ``binding``, ``seeds_needed``,
     ``studies_needed`` (each NaN unless its half binds and the observed difference is below ``mde``) and
     ``family_size``."""
+    alpha, power = _level(alpha, "alpha"), _level(power, "power")
+    n_studies = _whole(n_studies, "n_studies (0: unknown)", least=0)
     missing = [c for c in ("diff", "p_value", "ci_low", "ci_high") if c not in table.columns]
     if missing:
         raise VerdictInputError(f"family_verdicts: the table lacks {missing}; it needs diff, p_value, ci_low, ci_high "
                                 "(and over seeds seed_sd, n_seeds)")
     t = table.copy().reset_index(drop=True)
     m = int(np.isfinite(t["p_value"].to_numpy(float)).sum())
-    n_seeds = t["n_seeds"] if "n_seeds" in t else pd.Series(1, index=t.index)
+    n_seeds = (pd.Series([_whole(v, f"n_seeds (row {i})") for i, v in t["n_seeds"].items()], index=t.index)
+               if "n_seeds" in t else pd.Series(1, index=t.index))
     seed_sd = t["seed_sd"] if "seed_sd" in t else pd.Series(np.nan, index=t.index)
     lo = t["boot_ci_low"] if "boot_ci_low" in t else t["ci_low"]
     hi = t["boot_ci_high"] if "boot_ci_high" in t else t["ci_high"]
@@ -312,6 +358,7 @@ def family_directions(table: pd.DataFrame, *, alpha: float = ALPHA) -> list[str]
     if missing:
         raise VerdictInputError(f"family_directions: the table lacks {missing}; it needs diff, p_value, ci_low, "
                                 "ci_high")
+    alpha = _level(alpha, "alpha")
     t = table.reset_index(drop=True)
     adj = holm(t["p_value"].tolist()) if "p_value" in t else np.full(len(t), np.nan)  # holm names text p-values
     return [verdict(diff=float(t.at[i, "diff"]), p_adjusted=float(adj[i]), ci_low=float(t.at[i, "ci_low"]),

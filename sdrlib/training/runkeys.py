@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sdrlib.config import plugin_digest
 from sdrlib.io import atomic_write_text
 from sdrlib.numerics import machine_record
 from sdrlib.results import library_versions
@@ -114,24 +115,12 @@ def source_digest(root: str | Path | None = None) -> str:
 
 
 def plugins_digest(refs: Sequence[str]) -> dict[str, str]:
-    """Per plugin entry of a profile (``plugins:``, a ``.py`` path or a module name), sha256 over its source: the
-    file, or every file of a package's folder as :func:`source_digest` reads ``sdrlib``. Editing a plugin's reward
-    or distance changes the run key, so a finished run of the old code is not reused. Example:
+    """Per plugin entry of a profile (``plugins:``, a ``.py`` path or a module name), sha256 over its source
+    (:func:`sdrlib.config.plugin_digest`): the file, or every file of the module's top-level package (a helper
+    module the plugin imports included). Editing a plugin's reward or distance, or a helper of it, changes the run
+    key, so a finished run of the old code is not reused. Example:
     ``plugins_digest(["/abs/toy_family.py"])`` -> ``{"/abs/toy_family.py": "3f1a..."}``."""
-    import importlib.util
-
-    out = {}
-    for ref in refs:
-        path = Path(ref) if str(ref).endswith(".py") else None
-        if path is None:
-            spec = importlib.util.find_spec(ref)
-            origin = Path(spec.origin) if spec is not None and spec.origin else None
-            if origin is not None and origin.name == "__init__.py":
-                out[ref] = source_digest(origin.parent)
-                continue
-            path = origin
-        out[ref] = hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else "missing"
-    return out
+    return {ref: plugin_digest(ref) for ref in refs}
 
 
 def run_key(cfg, stage: str, records: Sequence[Any], *, reward: str | None = None, seed: int = 0,

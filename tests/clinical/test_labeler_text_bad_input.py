@@ -47,3 +47,40 @@ def test_english_sentences_are_never_taken_for_another_language():
     for s in ("No pneumothorax.", "Pneumothorax.", "Sine wave artifact.", "Mild cardiomegaly without edema.",
               "No pleural effusion or pneumothorax is seen.", "Et tube in good position."):
         assert not _foreign(_normalize(s)), s
+
+
+@pytest.mark.parametrize("text", ["Pas de pneumothorax. Pas d'epanchement pleural. Silhouette cardiaque normale.",
+                                  "Kein Pneumothorax.", "Large right pneumothorax. Pas d'epanchement pleural."])
+def test_text_in_another_language_is_not_stated_with_a_warning_never_no_finding(text):
+    """Before: a French report came back {"No Finding": 1}, a normal study, without a word."""
+    from sdrlib.clinical.labeler import UnreadableTextWarning, label_mentions
+
+    with pytest.warns(UnreadableTextWarning, match="another language"):
+        labels = label_report(text)
+    assert "No Finding" not in labels
+    assert not any(v == 1 for k, v in labels.items() if k != "Pneumothorax")
+    with pytest.warns(UnreadableTextWarning):
+        label_mentions(text)
+
+
+def test_english_text_keeps_its_no_finding_and_warns_nothing():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert label_report("No pneumothorax.") == {"Pneumothorax": 0, "No Finding": 1}
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("<script>var msg = 'no'</script>Large right pneumothorax.", {"Pneumothorax": 1, "No Finding": None}),
+    ("<script type='text/javascript'>if (a < b) { no(); }</script><p>Moderate cardiomegaly.</p>",
+     {"Cardiomegaly": 1, "No Finding": None}),
+    ("<style>.no { color: red }</style>Small left pleural effusion.", {"Pleural Effusion": 1}),
+    ("<!-- no acute findings --> Mild pulmonary edema.", {"Edema": 1}),
+    ("<script>pneumothorax()</script>No acute cardiopulmonary process.", {"Pneumothorax": None}),
+])
+def test_script_style_and_comments_go_with_their_content(text, expect):
+    """Before: a script element's text was read as report text ("var msg = 'no'" negated the pneumothorax after it:
+    {"No Finding": 1, "Pneumothorax": 0})."""
+    labels = label_report(text)
+    assert {k: labels.get(k) for k in expect} == expect, labels

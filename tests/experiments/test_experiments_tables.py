@@ -60,8 +60,10 @@ def test_significance_table_pairs_seeds_against_single_sft():
     bad = ["<think> Something else entirely. </think> <answer> Abnormal. </answer>"] * 12
     sc = lambda preds: score_reports(preds, refs, metrics=["rouge"])  # noqa: E731
     scores = {("sft", 0): sc(bad), ("chamfer", 0): sc(good), ("chamfer", 1): sc(good)}
-    # fixed texts: SFT's one run has no run-to-run noise, so the caller may say so and use it for every seed
-    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200, deterministic={"sft"})
+    # fixed texts: SFT's one run has no run-to-run noise, so the caller may say so and use it for every seed; chamfer's
+    # two seeds are the same fixed texts (copies of one run), declared deterministic too
+    t = tables.significance_table(scores, [("chamfer", "sft")], ["rouge1"], n_resamples=200,
+                                  deterministic={"sft", "chamfer"})
     assert set(t.section) == {"findings", "impression"}
     row = t[t.section == "findings"].iloc[0]
     assert row.A == "R_Cham" and row.B == "SFT" and row.n_seeds == 2 and row.n_sig == 2 and row["diff"] > 0.5

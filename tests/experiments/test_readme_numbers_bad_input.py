@@ -64,3 +64,27 @@ def test_a_check_against_another_profile_says_so_in_one_line(tmp_path, capsys):
     same = _run(tmp_path / "same", ROWS)
     _profile(same, "cpu")
     assert mod.main([str(same), "--check", str(readme)]) == 0
+
+
+def test_also_of_another_profile_is_refused_and_also_is_honoured_under_check(tmp_path, capsys):
+    """Before: ``--also`` accepted another profile's run, whose disagreement (its numbers differ by design) erased
+    the directions; and under ``--check`` ``--also`` was ignored, so a direction the other run contradicts passed."""
+    mod = _script()
+    a = _run(tmp_path / "a", ROWS)
+    _profile(a, "cpu")
+    smoke = _run(tmp_path / "smoke", ROWS)
+    _profile(smoke, "smoke")
+    assert mod.main([str(a), "--also", str(smoke)]) == 2
+    out = capsys.readouterr()
+    assert "--also " + str(smoke) + " holds a run of profile 'smoke'" in out.err and out.out == ""
+    assert mod.main([str(a)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text(without_missing_groups(capsys.readouterr().out))
+    flipped = _run(tmp_path / "flipped", {**ROWS, "EditGRPO": (-0.06, 0.001, "3 of 3")})   # the same profile
+    _profile(flipped, "cpu")
+    assert mod.main([str(a), "--check", str(readme)]) == 0                           # this run alone: as stated
+    capsys.readouterr()
+    assert mod.main([str(a), "--also", str(flipped), "--check", str(readme)]) == 1
+    out = capsys.readouterr()
+    assert "EditGRPO vs SFT: the README says above" in out.out
+    assert mod.main([str(a), "--also", str(smoke), "--check", str(readme)]) == 2     # refused under --check too

@@ -172,6 +172,10 @@ def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
     (["pilot", "--buckets", "0"], "must be >= 1"),
     (["choose", "--variants", "a:notakeyvalue"], "KEY=VALUE"),
     (["choose", "--variants", "a", "a"], "new plain name"),
+    (["choose", "--variants", "a:sft.max_steps=99"], "sft.max_steps is not applied"),
+    (["choose", "--variants", "a:paths.runs=/tmp/x"], "paths.runs is not applied"),
+    (["choose", "--variants", "a:grpo.beta=0.1,grpo.beta=0.2"], "grpo.beta is given twice"),
+    (["pilot", "--set", "grpo.beta=0.1", "--set", "grpo.beta=0.2"], "grpo.beta is given twice"),
     (["run", "--configs", "gcarl"], "not configurations of profile study"),
     (["run", "--seeds", "-1"], "a seed is an integer in [0, 2**32 - 1]"),
     (["status", "--evidence", "/nonexistent/folder"], "not a folder"),
@@ -301,6 +305,59 @@ def test_script_refuses_before_any_work_in_one_line_and_writes_nothing(argv, msg
         [p for p in before if not p.is_relative_to(tmp_path / "root")]
 
 
+@pytest.mark.parametrize("argv, msg", [
+    (["--out", ""], "--out '': not a usable path"),
+    (["--out", "{tmp}/t.csv", "--markdown", "{tmp}/t.csv"], "--markdown {tmp}/t.csv: the same file as --out"),
+    (["--markdown", "{notes}", "--answer-block", "{notes}"], "the same file as --markdown {notes}"),
+    (["--out", "{notes}", "--answer-block", "{notes}"], "the same file as --out {notes}"),
+    (["--answer-block", "{notes}", "--answer-block", "{notes}"], "the same file as --answer-block"),
+    (["--out", "{data}"], "an existing file this command did not write"),
+    (["--markdown", "{notes}"], "an existing file this command did not write"),
+])
+def test_table_outputs_never_clobber_a_users_file(argv, msg, tmp_path, capsys, no_work, monkeypatch, smoke):
+    """Before: ``--markdown NOTES.md --answer-block NOTES.md`` (or ``--out X --answer-block X``) overwrote the file,
+    then crashed; ``--out X --markdown X`` silently replaced the CSV; ``--out ''`` wrote nothing and exited 0; an
+    existing file of the user's was replaced without a word. Every case: one line, exit 2, every file as it was."""
+    _, test = smoke
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "root"))
+    _runs(tmp_path / "ev", test, {("sft", 0): _gens(test, "a"), ("chamfer", 0): _gens(test, "b")})
+    mod = _study_script()
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("# my notes\n" + mod.BLOCK[0] + "\n" + mod.BLOCK[1] + "\n", encoding="utf-8")
+    (tmp_path / "data.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    fill = {"tmp": str(tmp_path), "notes": str(notes), "data": str(tmp_path / "data.csv")}
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_relative_to(tmp_path / "root")}
+    try:
+        rc = mod.main(["table", "--profile", "smoke", "--evidence", str(tmp_path / "ev"),
+                       *[a.format(**fill) for a in argv]])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2 and msg.format(**fill) in err and len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*")
+            if p.is_file() and not p.is_relative_to(tmp_path / "root")} == before
+
+
+def test_an_existing_output_is_overwritten_when_this_command_wrote_it_or_under_force(tmp_path):
+    mod = _study_script()
+    ap = mod._parser()
+    own, md, other = tmp_path / "table.csv", tmp_path / "table.md", tmp_path / "mine.csv"
+    own.write_text("A,B,section,metric\nx,y,findings,f1\n")
+    md.write_text("Do set-distance rewards beat SFT after GRPO? ...\n")
+    other.write_text("x,y\n")
+    mod._check_outputs("table", own, md, [], False, ap)          # its own files: rewritten
+    mod._check_outputs("table", tmp_path / "new.csv", None, [], False, ap)
+    (tmp_path / "empty.csv").write_text("")
+    mod._check_outputs("table", tmp_path / "empty.csv", None, [], False, ap)
+    with pytest.raises(SystemExit):
+        mod._check_outputs("table", other, None, [], False, ap)
+    mod._check_outputs("table", other, None, [], True, ap)       # --force
+    with pytest.raises(SystemExit):
+        mod._check_outputs("pilot", own, None, [], False, ap)     # a table is not a pilot's CSV
+    with pytest.raises(SystemExit):                                 # --force never allows one file twice
+        mod._check_outputs("table", own, own, [], True, ap)
+
+
 def test_seeds_are_distinct_integers_in_numpys_range(smoke):
     from sdrlib.experiments.study import StudyError, study_runs
 
@@ -377,6 +434,40 @@ def test_an_evidence_file_that_is_no_run_record_of_its_name_is_named(runs, msg, 
     (ev / "runs" / "notes.txt").write_text("not a run file")
     with pytest.raises(study.StudyError, match=msg):
         study.load_evidence(ev)
+
+
+def test_the_table_refuses_runs_made_under_other_settings(smoke, tmp_path, no_work):
+    """Before: a run trained with ``grpo.max_steps: 999`` (``run --set grpo.max_steps=3 --max-runs 1`` leaves one) was
+    read as one more seed beside the profile's runs. Now the table names the file and the setting; the same runs
+    are read under the settings they were made with."""
+    from sdrlib.config import load_profile
+    from sdrlib.experiments import study
+    from sdrlib.experiments.study_evidence import profile_settings
+
+    cfg, test = smoke
+    key = {c: profile_settings(cfg, c) for c in ("sft", "exact", "chamfer")}
+
+    def rec(c, s, tag, **over):
+        return {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": _gens(test, tag),
+                "key": {**key[c], **over}}
+
+    ok = {("sft", 0): rec("sft", 0, "a"), ("sft", 1): rec("sft", 1, "b"), ("chamfer", 0): rec("chamfer", 0, "c"),
+          ("exact", 0): rec("exact", 0, "e"), ("exact", 1): rec("exact", 1, "f")}
+    ev = _runs(tmp_path / "ok", test, ok)
+    assert len(study.table_runs(ev, test, cfg=cfg)) == 5
+    ev = _runs(tmp_path / "mixed", test, {**ok, ("chamfer", 1): rec("chamfer", 1, "d", max_steps=999)})
+    with pytest.raises(study.StudyError, match=r"chamfer_s1.json.gz \(max_steps: 999 \(profile 2\)\)"):
+        study.table_runs(ev, test, cfg=cfg)
+    lr = {**key["exact"]["grpo"], "learning_rate": 1.0}
+    ev = _runs(tmp_path / "lr", test, {**ok, ("exact", 1): rec("exact", 1, "f", grpo=lr)})
+    with pytest.raises(study.StudyError, match="exact_s1.json.gz \\(grpo.learning_rate: 1.0"):
+        study.table_runs(ev, test, cfg=cfg)
+    with pytest.raises(study.StudyError, match="other settings"):
+        study.study_scores(cfg, tmp_path / "mixed", test)       # the table's own path checks before scoring
+    steps999 = {k: (r if k[0] == "sft" else {**r, "key": {**r["key"], "max_steps": 999}}) for k, r in ok.items()}
+    ev = _runs(tmp_path / "other", test, steps999)
+    assert len(study.table_runs(ev, test, cfg=load_profile("smoke", {"data.n_test": 6, "grpo.rewards": [
+        "exact", "chamfer"], "grpo.seeds": 2, "grpo.workers": 1, "grpo.max_steps": 999}))) == 5
 
 
 def test_the_table_reads_only_runs_it_can_compare(smoke, tmp_path, no_work):
@@ -461,6 +552,46 @@ def test_distinct_runs_equal_on_one_metric_are_compared_and_copies_are_refused()
         study_table(scores, n_studies=30, n_resamples=50)
 
 
+def test_separately_trained_runs_that_score_the_same_are_two_runs_and_one_policy_is_a_copy(smoke, tmp_path,
+                                                                                            no_work):
+    """Before: after a real smoke study two separately trained runs that both scored 0 (collapsed to one text) were
+    refused as copies of one run (same generations, same scores). A copy is now one policy digest, read from the run
+    files; files without a digest (and SFT, one policy sampled per seed) keep the generations rule."""
+    import numpy as np
+
+    from sdrlib.experiments import study
+
+    cfg, test = smoke
+    same = ["<think> </think> <answer> </answer>"] * len(test)   # both policies write the same empty template
+
+    def rec(c, s, gens, policy):
+        return {"config": c, "seed": s, "study_ids": [r.study_id for r in test], "generations": gens,
+                "policy": policy}
+
+    base = {("sft", 0): rec("sft", 0, _gens(test, "a"), "sftpol"),
+            ("sft", 1): rec("sft", 1, _gens(test, "b"), "sftpol"),
+            ("exact", 0): rec("exact", 0, _gens(test, "e"), "p_e0"),
+            ("exact", 1): rec("exact", 1, _gens(test, "f"), "p_e1")}
+    ev = _runs(tmp_path / "two", test, {**base, ("chamfer", 0): rec("chamfer", 0, same, "p_c0"),
+                                         ("chamfer", 1): rec("chamfer", 1, same, "p_c1")})
+    assert len(study.table_runs(ev, test)) == 6
+    assert study.run_policies(ev)[("chamfer", 1)] == "p_c1"
+    ev = _runs(tmp_path / "copy", test, {**base, ("chamfer", 0): rec("chamfer", 0, _gens(test, "c"), "p_c0"),
+                                          ("chamfer", 1): rec("chamfer", 1, _gens(test, "d"), "p_c0")})
+    with pytest.raises(study.StudyError, match="chamfer_s0.json.gz and chamfer_s1.json.gz come from the same policy"):
+        study.table_runs(ev, test)
+    # the table's own check: equal scores of two policies are compared, one policy twice is a copy
+    rng = np.random.default_rng(0)
+    scores = {**{("sft", s): _run_scores(rng) for s in range(3)}, **{("chamfer", s): _run_scores(rng, 0.02)
+                                                                    for s in range(3)}}
+    scores[("chamfer", 2)] = scores[("chamfer", 1)]
+    pol = {("sft", s): "sftpol" for s in range(3)} | {("chamfer", s): f"p{s}" for s in range(3)}
+    t = study.study_table(scores, n_studies=30, n_resamples=50, policies=pol)
+    assert (t.n_seeds == 3).all()
+    with pytest.raises(study.StudyError, match="chamfer seeds 1 and 2 come from one policy"):
+        study.study_table(scores, n_studies=30, n_resamples=50, policies={**pol, ("chamfer", 2): "p1"})
+
+
 @pytest.fixture
 def no_training(monkeypatch):
     """Training, the encoder and the reward scorer fail the test: the pilot's and the choice's checks come first."""
@@ -497,6 +628,11 @@ def test_the_pilot_refuses_bad_buckets_counts_and_seeds_before_training(kw, msg,
     ({}, [0], "variants = \\{\\}"), ({"a": "grpo.loss_type=grpo"}, [0], "\\{name: \\{key: value\\}\\}"),
     ({"../a": {}}, [0], "\\{name: \\{key: value\\}\\}"), ({"a": {}}, [], "at least one seed"),
     ({"a": {}}, [0, 0], "repeats \\[0\\]"), ({"a": {}, "b": {"grpo.loss_type": "nope"}}, [0], "grpo.loss_type"),
+    # keys a choice would not apply (before: sft.max_steps never applied, paths.runs replaced, data.* ignored)
+    ({"a": {"sft.max_steps": 99}}, [0], "variant 'a': sft.max_steps is not applied"),
+    ({"a": {"paths.runs": "/tmp/x"}}, [0], "paths.runs is not applied"),
+    ({"a": {"data.n_train": 4}}, [0], "data.n_train is not applied"),
+    ({"a": {"grpo.seeds": 4}}, [0], "grpo.seeds is not applied"),
 ])
 def test_the_choice_refuses_bad_variants_and_seeds_before_training(variants, seeds, msg, smoke, no_training):
     """Before: a bare ValueError, a variant given as text or a name with a path read until training, repeated seeds

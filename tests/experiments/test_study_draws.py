@@ -132,8 +132,8 @@ def _test_records(n=2):
 def test_the_table_refuses_a_copied_draw_and_reads_the_seeds_asked(tmp_path):
     test = _test_records()
     ev = tmp_path / "ev"
-    for c, s in (("sft", 0), ("chamfer", 0), ("sft", 1), ("chamfer", 1)):
-        _write(ev, f"{c}_s{s}.json.gz", _rec(c, s, [f"{c}{s}a", f"{c}{s}b"]))
+    for c, s in (("sft", 0), ("chamfer", 0), ("sft", 1), ("chamfer", 1)):  # each chamfer seed its own policy
+        _write(ev, f"{c}_s{s}.json.gz", _rec(c, s, [f"{c}{s}a", f"{c}{s}b"], policy="p0" if c == "sft" else f"p{s}"))
     _write(ev, "chamfer_s0_d1.json.gz", _rec("chamfer", 0, ["chamfer0a", "chamfer0b"], 1))
     with pytest.raises(StudyError, match="chamfer_s0.json.gz and chamfer_s0_d1.json.gz hold the same generations"):
         study.table_runs(ev, test)

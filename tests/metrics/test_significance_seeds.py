@@ -88,7 +88,7 @@ def test_identical_seeds_rest_on_the_bootstrap():
     for r in range(60):
         study, wa, wb = rng.normal(0, 0.1, 100), rng.normal(0, 0.1, 100), rng.normal(0, 0.1, 100)
         a, b = mean_result("m", "x", 0.5 + study + wa), mean_result("m", "x", 0.5 + study + wb)
-        out = seed_study_test([a] * 3, [b], n_resamples=200, seed=r, b_deterministic=True)
+        out = seed_study_test([a] * 3, [b], n_resamples=200, seed=r, b_deterministic=True, a_deterministic=True)
         assert out["p_seed_t"] == 0.0 and out["seed_sd"] == 0.0 and out["p_value"] == out["p_boot"]
         hits += out["p_value"] < ALPHA
     assert hits / 60 <= ALPHA + 0.05

@@ -44,3 +44,20 @@ def test_the_graph_counts_imports_inside_functions():
     graph = code_shape.import_graph()
     # sdrlib.runner imports papermill's driver lazily; the edge to sdrlib.config is what matters here
     assert any(t.startswith("sdrlib.config") for t in graph["sdrlib.runner"])
+
+
+def test_only_the_type_checking_branch_that_never_runs_is_left_out():
+    """Before: every ``if`` whose test named TYPE_CHECKING had its body left out, so a circle imported under
+    ``if not TYPE_CHECKING:`` (a branch that runs) was not seen."""
+    import ast
+
+    src = ("from typing import TYPE_CHECKING\nimport typing\n"
+           "if not TYPE_CHECKING:\n    import sdrlib.runs_a\nelse:\n    import sdrlib.never_b\n"
+           "if TYPE_CHECKING:\n    import sdrlib.never_c\nelse:\n    import sdrlib.runs_d\n"
+           "if typing.TYPE_CHECKING and True:\n    import sdrlib.never_e\n"
+           "if TYPE_CHECKING or True:\n    import sdrlib.runs_f\n"
+           "def f():\n    if not TYPE_CHECKING:\n        from sdrlib import runs_g\n")
+    found = [a.name if isinstance(n, ast.Import) else f"{n.module}.{a.name}"
+             for n in code_shape.runtime_imports(ast.parse(src)) for a in n.names]
+    assert sorted(f for f in found if f.startswith("sdrlib")) == ["sdrlib.runs_a", "sdrlib.runs_d", "sdrlib.runs_f",
+                                                                  "sdrlib.runs_g"]

@@ -50,3 +50,26 @@ def test_a_root_without_results_is_refused(tmp_path):
     with pytest.raises(hash_outputs.Unreadable, match="no results"):
         hash_outputs.hash_outputs(tmp_path)
     assert hash_outputs.main([str(tmp_path)]) == 2  # one line on stderr, not a traceback
+
+
+@pytest.mark.parametrize("column", ["normal_share", "share_broken", "ref_normal_share", "beats_share",
+                                    "share of pairs stopped at max_iter", "stopped_at_cap"])
+def test_a_changed_share_column_is_a_changed_value_not_timing(tmp_path, capsys, column):
+    """Before: every header containing "share" (9 value columns in 9 tables) was dropped as timing, so a changed
+    ``normal_share`` printed "every value identical", exit 0."""
+    for name, value in (("a", "0.49"), ("b", "0.51")):
+        _run(tmp_path / name)
+        (tmp_path / name / "results" / "s.csv").write_text(
+            f"config,\"{column}\",seconds\nR_Cham,{value},1.{name == 'b'}\n")
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps(hash_outputs.hash_outputs(tmp_path / "a")))
+    rc = hash_outputs.main([str(tmp_path / "b"), "--compare", str(before)])
+    out = capsys.readouterr().out
+    assert rc == 1 and "DIFFERS: results/s.csv" in out and "every value identical" not in out
+
+
+@pytest.mark.parametrize("header", ["seconds", "step_seconds", "mean_step_s", "first s", "ref_us", "sweep_ref_h",
+                                    "speedup", "gflops_matmul", "first/warm", "wall-clock ratio (pruning / standard)",
+                                    "reward_share", "reward_time/seconds", "git_commit", "started_at", "executed"])
+def test_every_timing_column_of_the_results_is_timing(header):
+    assert hash_outputs.is_timing(header)

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from sdrlib import results  # noqa: E402
 from sdrlib.results import git_commit, library_versions, provenance, save_fig, save_table  # noqa: E402
@@ -107,3 +108,16 @@ def test_table_reader_records_what_was_read_and_a_plain_path_records_nothing(tmp
     results.read_result_table(cfg.results_dir, "t1")
     assert other.read == [] and len(reader.read) == 2
     assert Path(reader) == cfg.results_dir and not hasattr(results, "TABLES_READ")
+
+
+def test_a_missing_results_folder_is_named_not_read_as_a_table_not_written(tmp_path):
+    """Before: ``read_result_table`` of a folder that does not exist answered None, "not written by this run"."""
+    from sdrlib.results import ResultTableError, read_result_table
+
+    with pytest.raises(ResultTableError, match="no such results folder \\(missing\\)"):
+        read_result_table(tmp_path / "nope", "grpo_significance")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ResultTableError, match="no such results folder \\(a file\\)"):
+        read_result_table(tmp_path / "file", "grpo_significance")
+    (tmp_path / "results").mkdir()
+    assert read_result_table(tmp_path / "results", "grpo_significance") is None   # a folder without the table

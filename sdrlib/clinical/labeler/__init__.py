@@ -109,6 +109,17 @@ and ``patterns/``) and each tested with its opposite in ``tests/clinical/test_la
    (the finding is still seen), "resolved X" / "resolution of X" negative, as before. Findings outside CheXpert's
    14 (:data:`OTHER_FINDINGS`: hiatal hernia, free air, pneumomediastinum, subcutaneous emphysema, emphysema,
    granuloma, a malpositioned device) are read with the same scopes, so a reward can charge for them.
+14. Hedges toward absence (ours, beside the hedge convention of the paper map): "X is unlikely", "X is less likely",
+   "X is not likely", "doubtful X", "unlikely to represent X" lean to "not there", so X reads **absent** (0) in
+   the labels and in reward presence (a ``-1`` slot), the mirror of a hedge toward presence ("possible X"),
+   read uncertain (-1) and counted present. CheXpert reads "less likely" uncertain; counted present under the
+   evaluation's convention that would make "pneumonia is less likely" a pneumonia. Backward such a hedge reaches
+   X over at most three words of its clause ("Small effusion, pneumothorax is unlikely." keeps the effusion);
+   "X or less likely Y" stays a differential (Y uncertain).
+15. Text the rules cannot read: markup goes before labelling (script, style and head elements and comments with
+   their content, then every tag); a sentence in another language is not read (its findings not stated) and the
+   text then gets no "No Finding" (the unread sentence may state a finding), with an
+   :class:`UnreadableTextWarning`.
 
 Left out: coreference across sentences, temporal reasoning ("resolved since
 prior" is read as negative; "Pneumonia in 2019, treated." is still positive),
@@ -133,11 +144,13 @@ Example::
 from __future__ import annotations
 
 from sdrlib.clinical.labeler._evaluation import evaluate_labeler
-from sdrlib.clinical.labeler._sentence import label_mentions, label_report, label_reports
+from sdrlib.clinical.labeler._sentence import (UnreadableTextWarning, label_mentions, label_report,
+                                               label_reports)
 from sdrlib.clinical.labeler._sides import NO_SIDE, SIDES, Mention
 from sdrlib.clinical.labeler._text import _normalize, _sentences  # noqa: F401  (tests read the text units)
 
 from sdrlib.vocabulary import OTHER_FINDINGS  # findings outside CheXpert's 14 that label_mentions reads (point 13)
 
-__all__ = ["label_report", "label_reports", "label_mentions", "evaluate_labeler", "Mention", "SIDES", "NO_SIDE",
+__all__ = ["label_report", "label_reports", "label_mentions", "UnreadableTextWarning",
+           "evaluate_labeler", "Mention", "SIDES", "NO_SIDE",
            "OTHER_FINDINGS"]

@@ -185,6 +185,17 @@ _UNC_POST = [
     r"(?:is|are) difficult to exclude", r"(?:cannot|can not) be (?:entirely )?excluded",
     r"(?:would|may|might) be difficult to exclude", r"of (?:uncertain|unclear|indeterminate) (?:significance|etiology)",
 ]
+# Hedges toward absence (the convention in the package docstring, point 14): the writer leans to "not there", so the
+# finding reads absent (0), the mirror of a hedge toward presence read uncertain and counted present. Forward ("Doubtful
+# small left pleural effusion.", "Findings unlikely to represent pneumonia.") and backward over at most
+# _ABSENT_HEDGE_BACK words within the clause ("Pneumothorax is unlikely.", "Pneumonia is less likely."). "X or less
+# likely Y" stays a differential (uncertain, _UNC_PRE's "or less likely", the longer match).
+_NEG_HEDGE = [
+    r"(?:(?:is|are|was|were|seems?|appears?) )?(?:(?:very|quite|much|felt to be|thought to be|considered) )?"
+    r"(?:unlikely|less likely|not likely|doubtful)(?: to (?:represent|reflect|be|indicate))?",
+    r"doubt(?:ful)? (?:of|for)",
+]
+_ABSENT_HEDGE_BACK = 3  # words a backward hedge toward absence reaches ("pneumothorax is very unlikely")
 # A hedge after its mention, ending the sentence: "Small right pleural effusion, possibly." (issue 36).
 _UNC_TAIL = re.compile(r",\s*(?:most |very |quite )?(?:possibly|possible|likely|probably|probable|questionable|"
                        r"suspected|presumably|presumed|perhaps)\s*[.!?]*\s*$", re.IGNORECASE)
@@ -236,6 +247,7 @@ _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     ("unc_post", _word_re(_UNC_POST)),
     ("unc_post", _UNC_TAIL),
     ("unc_pre", _word_re(_UNC_PRE)),
+    ("neg_hedge", _word_re(_NEG_HEDGE)),
     ("neg_post", _word_re(_NEG_POST)),
     ("neg_both", _word_re(_NEG_BOTH)),
     ("neg_pre", _word_re(_NEG_PRE)),
@@ -274,6 +286,10 @@ _TABLE_RULE = re.compile(r"[\s|:+=-]*")  # "|---|:---|"
 # --------------------------------------------------------------------------- text the labeler does not read
 # Markup around report text (HTML exports, rich-text fields): block tags end a sentence, inline tags go.
 _BLOCK_TAG = re.compile(r"</?(?:p|br|div|li|ul|ol|tr|td|th|table|h[1-6]|section|article|hr)\b[^<>]*>", re.I)
+# Elements whose content is no report text (a script, a style sheet, the page head) and comments: removed whole, so
+# "<script>var no = 1;</script>Large pneumothorax." reads no negation; an element never closed runs to the end.
+_HIDDEN_ELEMENT = re.compile(r"<(script|style|head|title|template|noscript|svg)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+                             r"|<!--.*?(?:-->|\Z)", re.I | re.S)
 _ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*\b[^<>]*>")
 _ENTITY = re.compile(r"&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);")
 # Another language: the rules are English. Negation cues of French, Spanish, Portuguese, Italian, German and

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdrlib.clinical.labeler._rules import _TRIGGERS, _VERSUS_BACK, _WINDOW, _WORD
+from sdrlib.clinical.labeler._rules import _ABSENT_HEDGE_BACK, _TRIGGERS, _VERSUS_BACK, _WINDOW, _WORD
 
 
 @dataclass(frozen=True)
 class _Span:
     start: int
     end: int
-    kind: str  # neg_pre, neg_post, unc_pre, unc_post, unc_both, pseudo, unstated, term
+    kind: str  # neg_pre, neg_post, neg_both, neg_hedge, unc_pre, unc_post, unc_both, pseudo, unstated, term
 
 
 #: the status a mention in an "unstated" scope ("no new X") gets: not stated, neither positive nor negative
@@ -51,8 +51,8 @@ def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
         if t.kind in ("pseudo", "term"):
             continue
         status = 0 if t.kind.startswith("neg") else UNSTATED if t.kind == "unstated" else -1
-        forward = t.kind in ("neg_pre", "unc_pre", "unc_both", "neg_both", "unstated")
-        backward = t.kind in ("neg_post", "unc_post", "unc_both", "neg_both")
+        forward = t.kind in ("neg_pre", "unc_pre", "unc_both", "neg_both", "neg_hedge", "unstated")
+        backward = t.kind in ("neg_post", "unc_post", "unc_both", "neg_both", "neg_hedge")
         if forward and t.end <= start:
             gap = sent[t.end:start]
             blocked = any(t.end <= x.start and x.end <= start for x in terms)
@@ -63,8 +63,12 @@ def _status(sent: str, start: int, end: int, trig: list[_Span]) -> int:
             gap = sent[end:t.start]
             blocked = any(end <= x.start and x.end <= t.start for x in terms)
             dist = _word_count(gap)
-            # "A versus B": backward only over the preceding noun phrase
-            window = _VERSUS_BACK if t.kind == "unc_both" else _WINDOW
+            # "A versus B": backward only over the preceding noun phrase; "X is unlikely": over a few words of
+            # X's clause ("Small effusion, pneumothorax is unlikely." leaves the effusion stated)
+            window = (_VERSUS_BACK if t.kind == "unc_both" else _ABSENT_HEDGE_BACK if t.kind == "neg_hedge"
+                      else _WINDOW)
+            if t.kind == "neg_hedge" and "," in gap:
+                continue
             if not blocked and dist <= window and (best is None or dist < best[0]):
                 best = (dist, status)
     return 1 if best is None else best[1]

@@ -7,6 +7,7 @@ Leaves out the tables (:mod:`._rules`), scopes (:mod:`._scopes`), layouts (:mod:
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache, partial
 from typing import Callable, Iterable, Sequence
 
@@ -19,7 +20,12 @@ from sdrlib.clinical.labeler._structure import _carried_subkeys, _Pair, _structu
 from sdrlib.clinical.labeler._text import _foreign, _normalize, _sentences
 from sdrlib.vocabulary import apply_no_finding, combine_status, ordered_labels
 
-__all__ = ["label_report", "label_reports", "label_mentions"]
+__all__ = ["label_report", "label_reports", "label_mentions", "UnreadableTextWarning"]
+
+
+class UnreadableTextWarning(UserWarning):
+    """A report (or part of one) the labeler cannot read: another language. Its observations are not stated (never
+    positive), and "No Finding" is not derived: the unread text may state a finding."""
 
 TriggersAt = Callable[[int], list[_Span]]
 
@@ -145,24 +151,37 @@ def _anchor_labels(low: str, triggers_at: TriggersAt, out: dict[str, int], found
 
 
 @lru_cache(maxsize=65536)
-def _label_cached(text: str) -> tuple[tuple[str, int], ...]:
+def _label_cached(text: str) -> tuple[tuple[tuple[str, int], ...], int]:
+    """The labels of ``text`` and how many of its sentences are in another language (not read)."""
     out: dict[str, int] = {}
     carry: tuple[str, ...] = ()
+    unread = 0
     for sent in _sentences(_normalize(text)):
         if _foreign(sent):  # another language: not read, so never a positive (and no sub-key carries past it)
-            carry = ()
+            carry, unread = (), unread + 1
             continue
         carry = _label_sentence(sent, out, carry)
-    return tuple(ordered_labels(apply_no_finding(out)).items())
+    # "No Finding" says the whole text states no pathology: unknown when part of it could not be read
+    return tuple(ordered_labels(out if unread else apply_no_finding(out)).items()), unread
 
 
 @lru_cache(maxsize=65536)
-def _mentions_cached(text: str) -> tuple[Mention, ...]:
+def _mentions_cached(text: str) -> tuple[tuple[Mention, ...], int]:
     found: list[Mention] = []
+    unread = 0
     for sent in _sentences(_normalize(text)):
-        if not _foreign(sent):
+        if _foreign(sent):
+            unread += 1
+        else:
             _label_sentence(sent, {}, (), record=found)
-    return tuple(found)
+    return tuple(found), unread
+
+
+def _warn_unread(text: str, unread: int) -> None:
+    if unread:
+        warnings.warn(f"the labeler cannot read {unread} sentence(s) of {text[:60]!r}... (another language): their "
+                      "findings are not stated and No Finding is not derived; translate the report to English to "
+                      "label it", UnreadableTextWarning, stacklevel=3)
 
 
 def label_mentions(text: str) -> tuple[Mention, ...]:
@@ -176,7 +195,9 @@ def label_mentions(text: str) -> tuple[Mention, ...]:
     ``(Mention('Pleural Effusion', 1, 'left'), Mention('Pleural Effusion', 0, 'right'))``."""
     if not isinstance(text, str):
         raise TypeError(f"label_mentions expects a str, got {type(text).__name__}")
-    return _mentions_cached(text)
+    found, unread = _mentions_cached(text)
+    _warn_unread(text, unread)
+    return found
 
 
 def label_report(text: str) -> dict[str, int]:
@@ -192,7 +213,9 @@ def label_report(text: str) -> dict[str, int]:
     dict[str, int]
         Observation -> 1 (positive), 0 (negative), -1 (uncertain), in ``CHEXPERT_14``
         order; observations not mentioned are absent. "No Finding" follows the
-        CheXpert convention (see module docstring).
+        CheXpert convention (see module docstring), except that a text with a sentence in
+        another language gets none (with an :class:`UnreadableTextWarning`): the unread
+        sentence may state a finding.
 
     Raises
     ------
@@ -203,7 +226,9 @@ def label_report(text: str) -> dict[str, int]:
     """
     if not isinstance(text, str):
         raise TypeError(f"label_report expects a str, got {type(text).__name__}")
-    return dict(_label_cached(text))
+    labels, unread = _label_cached(text)
+    _warn_unread(text, unread)
+    return dict(labels)
 
 
 def label_reports(texts: Sequence[str]) -> list[dict[str, int]]:

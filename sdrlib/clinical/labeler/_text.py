@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from sdrlib.clinical.labeler._rules import (_ANY_TAG, _BLOCK_TAG, _DASHES, _ENGLISH_WORDS, _ENTITY,
+from sdrlib.clinical.labeler._rules import (_ANY_TAG, _BLOCK_TAG, _DASHES, _ENGLISH_WORDS, _ENTITY, _HIDDEN_ELEMENT,
                                             _FOREIGN_NEGATION, _FOREIGN_WORDS, _SENT_SPLIT, _TABLE_ROW_SPLIT,
                                             _TABLE_RULE)
 from sdrlib.reports import normalize_ascii
@@ -40,16 +40,17 @@ def _tables(text: str) -> str:
 
 
 def _markup(text: str) -> str:
-    """Markup stripped: block tags (``<p>``, ``<br/>``, ``<li>``, ``<tr>``, ...) end a line, so a negation in one
+    """Markup stripped: script, style and head elements and comments go with their content; block tags (``<p>``,
+    ``<br/>``, ``<li>``, ``<tr>``, ...) end a line, so a negation in one
     paragraph never reaches the next; inline tags (``<b>``, ``<span>``) go; entities (``&amp;``) are decoded.
     Text without a tag or an entity is returned as is.
 
     Example: ``"<p>No pneumothorax.</p><b>Small effusion</b>"`` -> ``"\nNo pneumothorax.\nSmall effusion"``."""
     if "<" not in text and "&" not in text:
         return text
-    if not (_ANY_TAG.search(text) or _ENTITY.search(text)):
+    if not (_ANY_TAG.search(text) or _ENTITY.search(text) or "<!--" in text):
         return text
-    text = _ANY_TAG.sub("", _BLOCK_TAG.sub("\n", text))
+    text = _ANY_TAG.sub("", _BLOCK_TAG.sub("\n", _HIDDEN_ELEMENT.sub("\n", text)))
     return html.unescape(text)
 
 

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import warnings
 from dataclasses import asdict
@@ -19,12 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib.errors import SDRError
 from sdrlib.data.synthcxr.findings import Labels, Study, sample_findings
 from sdrlib.data.synthcxr.image import render_image
 from sdrlib.data.synthcxr.report import write_report
 from sdrlib.vocabulary import CHEXPERT_14, merge_labels
 
-__all__ = ["GENERATOR_VERSION", "SPLITS", "generate_study", "generate_report", "generate_dataset", "dataset_dir",
+__all__ = ["GENERATOR_VERSION", "SPLITS", "SynthCXRError",
+           "generate_study", "generate_report", "generate_dataset", "dataset_dir",
            "ensure_dataset", "read_manifest"]
 
 GENERATOR_VERSION = "2.2.0"  # 2.2: other-side negatives, "no new X", more bilateral wording; images unchanged
@@ -32,10 +35,25 @@ SPLITS = ("train", "val", "test")
 _SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
 
 
+class SynthCXRError(SDRError, ValueError):
+    """A SynthCXR argument or output folder that cannot be used; the message says what to change."""
+
+
+def _check_seed(seed: Any) -> int:
+    """``seed`` as an int; bools, fractions (1.7 gave seed 1's studies), NaN and negatives are refused."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        if isinstance(seed, (float, np.floating)) and np.isfinite(seed) and float(seed).is_integer() and seed >= 0:
+            return int(seed)
+        raise SynthCXRError(f"SynthCXR seed must be a non-negative integer, got {seed!r}: pass e.g. seed=1")
+    if seed < 0:
+        raise SynthCXRError(f"SynthCXR seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 def _study_rng(seed: int, split: str, index: int) -> np.random.Generator:
     if split not in _SPLIT_CODE:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    return np.random.default_rng([int(seed), _SPLIT_CODE[split], int(index), 0x5C4])
+    return np.random.default_rng([_check_seed(seed), _SPLIT_CODE[split], int(index), 0x5C4])
 
 
 def generate_study(seed: int, split: str, index: int, image_size: int = 96) -> Study:
@@ -88,6 +106,39 @@ def _config_key(seed: int, n: dict[str, int], image_size: int) -> dict[str, Any]
             "sizes": {s: int(n[s]) for s in SPLITS}, "image_size": int(image_size)}
 
 
+_OWN_FILE = re.compile(r"^(?:manifest\.json|(train|val|test)\.parquet|images/(train|val|test)/syn-\2-\d{5,}\.png)$")
+
+
+def _refuse_foreign_folder(out_dir: Path) -> None:
+    """Raise unless ``out_dir`` is missing, empty or a SynthCXR folder holding only files this code writes.
+
+    A SynthCXR folder is one with a ``manifest.json`` whose ``generator`` is ``"synthcxr"``; its files are
+    the manifest, ``<split>.parquet``, ``images/<split>/syn-<split>-NNNNN.png`` and whatever its manifest lists (an
+    older generator's layout). Anything else (a user's
+    project folder, the current folder, a note saved inside the dataset) is never deleted.
+    """
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise SynthCXRError(f"SynthCXR out_dir {out_dir} is a file, not a folder: pass a new folder's path")
+    entries = list(out_dir.iterdir())
+    if not entries:
+        return
+    man = read_manifest(out_dir)
+    if not isinstance(man, dict) or man.get("generator") != "synthcxr":
+        raise SynthCXRError(
+            f"SynthCXR out_dir {out_dir} exists and is not a SynthCXR dataset (no manifest.json written by "
+            f"generate_dataset): generating there would delete its files. Pass a new or empty folder, e.g. "
+            f"data/synthcxr/<name>, or remove the folder yourself.")
+    listed = set(man.get("files") or {}) if isinstance(man.get("files"), dict) else set()  # an older layout's own
+    foreign = sorted(rel for rel in (p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if not p.is_dir())
+                     if not _OWN_FILE.match(rel) and rel not in listed)
+    if foreign:
+        raise SynthCXRError(
+            f"SynthCXR folder {out_dir} holds {len(foreign)} file(s) generate_dataset did not write "
+            f"(first: {foreign[0]}): regenerating would delete them. Move them out of the folder first.")
+
+
 def generate_dataset(out_dir: str | os.PathLike, *, seed: int, n_train: int, n_val: int, n_test: int,
                      image_size: int = 96) -> dict[str, Any]:
     """Write the dataset to ``out_dir`` and return its manifest.
@@ -98,7 +149,12 @@ def generate_dataset(out_dir: str | os.PathLike, *, seed: int, n_train: int, n_v
     ``manifest.json`` (generator version, seed, sizes, image size, sha256 (``files``) and
     byte size (``file_sizes``) of every other file, images included; no timestamps, so the
     same arguments give byte-identical folders). The folder is built in a
-    temporary sibling and moved into place, replacing any previous content.
+    temporary sibling and moved into place, replacing a previous SynthCXR folder.
+
+    ``out_dir`` must be missing, empty, or a folder this function wrote (its ``manifest.json``
+    names the generator, and it holds nothing but the files listed above): any other folder,
+    ``""`` and the current folder included, raises :class:`SynthCXRError` before anything is
+    written or deleted.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -107,7 +163,13 @@ def generate_dataset(out_dir: str | os.PathLike, *, seed: int, n_train: int, n_v
     for k, v in n.items():
         if not isinstance(v, (int, np.integer)) or v < 0:
             raise ValueError(f"n_{k} must be a non-negative int, got {v!r}")
-    out_dir = Path(out_dir)
+    seed = _check_seed(seed)
+    if not isinstance(out_dir, (str, os.PathLike)) or str(out_dir).strip() == "":
+        raise SynthCXRError(f"SynthCXR out_dir must be a folder path, got {out_dir!r}: pass e.g. 'data/synthcxr/mine'")
+    out_dir = Path(out_dir).resolve()
+    if out_dir == Path.cwd().resolve() or out_dir in Path.cwd().resolve().parents or out_dir.parent == out_dir:
+        raise SynthCXRError(f"SynthCXR out_dir {out_dir} is the current folder or one above it: pass a subfolder")
+    _refuse_foreign_folder(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
     if tmp.exists():

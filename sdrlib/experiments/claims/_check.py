@@ -148,14 +148,16 @@ def check_block(text: str, results_dir: str | Path, *, min_int: int = 10,
     return problems
 
 
-def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10) -> tuple[list[str], list[str]]:
+def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10,
+                   also: Sequence[str | Path] = ()) -> tuple[list[str], list[str]]:
     """``(problems, notes)`` of a README block against a run on another kernel path or other library versions:
     the paragraphs that do not depend on the machine (``conclusions.MACHINE_INDEPENDENT``: the corpus statistics)
     number by number (:func:`check_block`) and the conclusions by ``conclusions.check_verdicts``. Nothing else is
-    compared: other numbers move with the kernel path."""
+    compared: other numbers move with the kernel path. ``also``: other runs the conclusions must hold in too
+    (``readme_numbers.py --also``)."""
     problems: list[str] = []
     for title, text in _conclusions.split_groups(block):
         if title in _conclusions.MACHINE_INDEPENDENT:
             problems += check_block(text, results_dir, min_int=min_int)
-    more, notes = _conclusions.check_verdicts(block, results_dir)
+    more, notes = _conclusions.check_verdicts(block, results_dir, also=also)
     return problems + more, notes

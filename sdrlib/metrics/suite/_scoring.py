@@ -62,17 +62,55 @@ def _setups(ctx: ScoreContext, groups: Sequence[str]) -> dict[str, Any]:
     return setups
 
 
+def _group_results(name: str, per_section: Any, ctx: ScoreContext) -> dict[str, list[MetricResult]]:
+    """A group's ``compute`` output checked against the contract ``{section: [MetricResult, ...]}`` (every section,
+    one row of statistics per sample); :class:`EvaluationInputError` naming the group and what came back (before:
+    a bare TypeError / KeyError inside the suite)."""
+    n = len(next(iter(ctx.predictions.values()), []))
+    if not isinstance(per_section, Mapping):
+        raise EvaluationInputError(f"metric group {name!r}: compute returned {type(per_section).__name__}, not "
+                                   "{section: [MetricResult, ...]} for the sections " + str(list(ctx.sections)))
+    missing = [s for s in ctx.sections if s not in per_section]
+    if missing:
+        raise EvaluationInputError(f"metric group {name!r}: compute returned no results for section(s) {missing}; it "
+                                   "returns {section: [MetricResult, ...]} for every section scored")
+    out = {}
+    for s in ctx.sections:
+        got = per_section[s]
+        if isinstance(got, MetricResult) or not isinstance(got, (list, tuple)) or not all(
+                isinstance(r, MetricResult) for r in got):
+            raise EvaluationInputError(f"metric group {name!r}: compute's {s!r} entry is {type(got).__name__}, not a "
+                                       "list of MetricResult")
+        bad = [r.name for r in got if np.ndim(r.stats) != 2 or np.shape(r.stats)[0] != n]
+        if bad:
+            raise EvaluationInputError(f"metric group {name!r}: result {bad[0]!r} of {s!r} holds statistics of "
+                                       f"shape {np.shape(next(r for r in got if r.name == bad[0]).stats)}, not one "
+                                       f"row per sample ({n}, k)")
+        out[s] = list(got)
+    return out
+
+
 def _run_groups(ctx: ScoreContext, setups: Mapping[str, Any]) -> dict[str, list[MetricResult]]:
     """Every available group's results per section, in scoring order. A group whose ``compute`` raises
-    :class:`MetricUnavailable` adds nothing to any section and is named in ``ctx.unavailable``."""
+    :class:`MetricUnavailable` adds nothing to any section and is named in ``ctx.unavailable``. A group's output in
+    the wrong shape, or a result named like one an earlier group (a built-in) already gave in that section (it
+    would be scored twice and :meth:`ReportScores.result` would return the first), is an
+    :class:`EvaluationInputError` naming both groups."""
     results: dict[str, list[MetricResult]] = {s: [] for s in ctx.sections}
+    owner: dict[tuple[str, str], str] = {}
     for name, setup in setups.items():
         try:
-            per_section = metric_group(name).compute(ctx, setup)
+            per_section = _group_results(name, metric_group(name).compute(ctx, setup), ctx)
         except MetricUnavailable as e:
             ctx.unavailable[name] = str(e)
             continue
         for s in ctx.sections:
+            for r in per_section[s]:
+                first = owner.setdefault((s, r.name), name)
+                if first != name or sum(q.name == r.name for q in per_section[s]) > 1:
+                    raise EvaluationInputError(
+                        f"metric group {name!r}: result {r.name!r} of {s!r} is already given by group {first!r}; a "
+                        "result name is scored once: name the group's results apart (e.g. 'mylab_rougeL')")
             results[s] += per_section[s]
     return results
 
