@@ -1,9 +1,9 @@
 """Run the numbered notebooks in order with papermill (the engine behind ``run_all.sh``).
 
 Each ``notebooks/NN_*.ipynb`` is executed with the profile injected as the
-``profile`` parameter, a fixed kernel (``sdr``), a per-cell timeout, and the
+``profile`` parameter (and ``--set KEY=VALUE`` overrides as the ``overrides`` parameter), a fixed kernel (``sdr``), a per-cell timeout, and the
 executed copy written to ``<runs>/<profile>/notebooks/`` (never in place).
-The profile, ``--from`` / ``--only`` and ``--out`` are validated *before* anything
+The profile with its overrides, ``--from`` / ``--only`` and ``--out`` are validated *before* anything
 runs: bad usage exits with code 2 and one line on stderr (no traceback). When a
 notebook fails the run stops with exit code 1 and one line naming the notebook,
 the cell and the error.
@@ -343,10 +343,13 @@ def _usage(msg: object) -> int:
 
 
 def run(profile: str, start: str | None = None, only: list[str] | None = None,
-        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False, out: str | None = None) -> int:
+        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False, out: str | None = None,
+        overrides: dict[str, Any] | None = None) -> int:
     """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage).
 
-    Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile,
+    ``overrides`` (dotted keys to values, ``run_all.sh --set``) are validated with the profile here and handed to
+    every notebook as its ``overrides`` parameter (``load_profile(profile, overrides)`` in each).
+    Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile or override,
     an ``out`` folder that cannot be written, a missing kernel, a GPU, policy weights or dataset folder the profile
     needs and this machine lacks: :func:`preflight`) is checked before the first
     notebook starts and answered with exit code 2 and one line on stderr.
@@ -354,7 +357,7 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     all_nbs = discover()
     try:
         nbs = _select(all_nbs, start, only)
-        cfg = _checked_profile(profile, out)
+        cfg = _checked_profile(profile, out, overrides)
         pm = _papermill(kernel)
         out_dir = _executed_dir(cfg)
     except UsageError as e:
@@ -364,8 +367,10 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
     prof_path = Path(os.path.expanduser(profile))  # as load_profile read it
     param = str(prof_path.resolve()) if prof_path.suffix in (".yaml", ".yml") else cfg.name
+    params: dict[str, Any] = {"profile": param, **({"overrides": dict(overrides)} if overrides else {})}
     machine = record_machine(cfg)
-    print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
+    print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}"
+          + (f" overrides={overrides}" if overrides else ""))
     print(f"run_all: {_machine_line(machine)}")
     selected = {nn for nn, _ in nbs}
     rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")
@@ -374,19 +379,19 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     t_run = time.perf_counter()
     rc = 0
     try:
-        rc = _execute(pm, nbs, rows, out_dir, param, kernel, cell_timeout, log_output)
+        rc = _execute(pm, nbs, rows, out_dir, params, kernel, cell_timeout, log_output)
     finally:  # also on failure and Ctrl-C: the summary says how far the run got
         _finish(rows, cfg, started, time.perf_counter() - t_run, machine)
     return rc
 
 
-def _checked_profile(profile: str, out: str | None) -> Any:
-    """The loaded profile, with ``--out`` checked and set as ``SDR_ROOT``, the profile's kernel path pinned and
+def _checked_profile(profile: str, out: str | None, overrides: dict[str, Any] | None = None) -> Any:
+    """The loaded profile (with ``overrides``), with ``--out`` checked and set as ``SDR_ROOT``, the profile's kernel path pinned and
     :func:`preflight` passed; :class:`UsageError` naming the first problem."""
     try:
-        cfg = load_profile(profile)
+        cfg = load_profile(profile, overrides or None)
     except ConfigError as e:
-        raise UsageError(f"invalid profile: {e}") from None
+        raise UsageError(f"invalid profile: {e}" + (" (with --set)" if overrides else "")) from None
     if out is not None:
         os.environ["SDR_ROOT"] = str(_check_out(out))
     # before preflight loads torch here and before any kernel starts: kernels inherit the environment
@@ -442,7 +447,7 @@ def _executed_dir(cfg: Any) -> Path:
     return out_dir
 
 
-def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, param: str,
+def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, params: dict,
              kernel: str, cell_timeout: int, log_output: bool) -> int:
     """Run ``nbs`` in order with papermill, filling their ``rows``; stops at the first failure (returns 1, else 0).
     Ctrl-C marks the notebook ``interrupted`` and propagates."""
@@ -452,7 +457,7 @@ def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun],
         t0 = time.perf_counter()
         print(f"run_all: [{nn}] {path.name} ...", flush=True)
         try:
-            pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
+            pm.execute_notebook(str(path), str(dest), parameters=params,
                                 kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
                                 log_output=log_output, cwd=str(path.parent))
         except pm.PapermillExecutionError as e:
@@ -502,6 +507,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"run_all: {message} (see ./run_all.sh --help)\n")
 
 
+def _override(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``--set`` as ``(key, value)``, the value read as YAML (``grpo.max_steps=10`` -> 10)."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--set takes KEY=VALUE (e.g. grpo.max_steps=10), got {text!r}")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError:
+        raise argparse.ArgumentTypeError(f"--set {text}: the value is not YAML (quote a string)") from None
+
+
 def _seconds(text: str) -> int:
     return positive_int(text, "a whole number of seconds")
 
@@ -516,6 +534,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cell-timeout", type=_seconds, default=3600, help="seconds per cell (default 3600)")
     ap.add_argument("--kernel", default=KERNEL, help=f"Jupyter kernel name (default {KERNEL})")
     ap.add_argument("--log-output", action="store_true", help="stream cell output to the terminal")
+    ap.add_argument("--set", dest="overrides", metavar="KEY=VALUE", type=_override, action="append", default=[],
+                    help="override a profile value for every notebook (repeatable; the value is YAML), e.g. "
+                         "--set grpo.max_steps=10; checked against the profile schema before any notebook starts")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
     try:
         args = ap.parse_args(argv)
@@ -525,7 +546,12 @@ def main(argv: list[str] | None = None) -> int:
         for nn, p in discover():
             print(nn, p.name)
         return 0
-    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out)
+    keys = [k for k, _ in args.overrides]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        return _usage(f"--set {twice[0]} given twice; give each key once")
+    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out,
+               overrides=dict(args.overrides))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -105,7 +105,12 @@ class SFTConfig:
     policy: str = field(default="tiny", metadata={"nonempty": True, "path": True,
         "help": "tiny (Qwen3-VL built from config, CPU) | qwen3-vl-2b | qwen3-vl-4b | gemma3-4b | local folder (GPU)"})
     grad_accum: int = field(default=1, metadata={"min": 1,
-        "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs)"})
+        "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs); used only while "
+                "effective_batch is 0"})
+    effective_batch: int = field(default=0, metadata={"min": 0,
+        "help": "target global batch (studies per optimizer step); 0 = off (grad_accum as given); > 0: "
+                "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."
+                "accumulation)"})
     lr_scheduler: str = field(default="cosine", metadata={"choices": LR_SCHEDULERS,
         "help": "transformers scheduler name"})
     warmup_ratio: float = field(default=0.05, metadata={"min": 0, "max": 1,
@@ -166,7 +171,12 @@ class GRPOConfig:
     seeds: int = field(default=3, metadata={"min": 1, "help": "seeds per configuration"})
     batch_size: int = field(default=16, metadata={"min": 1,
         "help": "completions per device per step (batch_size x grad_accum: a multiple of G)"})
-    grad_accum: int = field(default=1, metadata={"min": 1, "help": "gradient accumulation steps"})
+    grad_accum: int = field(default=1, metadata={"min": 1,
+        "help": "gradient accumulation steps; used only while effective_batch is 0"})
+    effective_batch: int = field(default=0, metadata={"min": 0,
+        "help": "target global batch (completions per optimizer step); 0 = off (grad_accum as given); > 0: "
+                "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."
+                "accumulation)"})
     max_completion_length: int = field(default=128, metadata={"min": 1,
         "help": "max generated tokens per completion"})
     temperature: float = field(default=1.0, metadata={"gt": 0, "help": "sampling temperature of the rollouts"})

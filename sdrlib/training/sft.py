@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from sdrlib import models
+from sdrlib.config import accumulation
 from sdrlib.data import load_split
 from sdrlib.io import atomic_write_json
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
-from sdrlib.training.processes import barrier, init, is_main, main_first
+from sdrlib.training.processes import barrier, init, is_main, main_first, world_size
 from sdrlib.training.runkeys import claim, policy_digest, reusable, run_dir, run_key
 from sdrlib.training.tower import pretrain_tower
 from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, logs_to, read_curves, short_path,
@@ -148,7 +149,7 @@ def _trl_args(s: Any, out: Path, seed: int) -> Any:
         output_dir=str(out),
         max_steps=s.max_steps,
         per_device_train_batch_size=s.batch_size,
-        gradient_accumulation_steps=s.grad_accum,
+        gradient_accumulation_steps=accumulation(s, world_size(), "sft"),  # the effective batch on any GPU count
         learning_rate=s.learning_rate,
         lr_scheduler_type=s.lr_scheduler,
         warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),

@@ -262,3 +262,41 @@ def test_a_missing_or_moved_kernel_exits_2_before_any_notebook(no_notebooks, cap
     rc, _, err = _main(capsys, "--profile", "smoke", "--only", "00", "--out", str(tmp_path / "o"))
     assert rc == 2 and f"points to {gone}, which does not exist" in err and err.count("\n") == 1
     assert no_notebooks == []
+
+
+# --------------------------------------------------------------------------- --set KEY=VALUE
+
+
+def test_set_overrides_reach_every_notebook_as_a_parameter(no_notebooks, capsys, tmp_path):
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "01", "--only", "04", "--out", str(tmp_path / "o"),
+                         "--set", "grpo.max_steps=3", "--set", "sft.learning_rate=2.0e-4", "--set", "grpo.seeds=2")
+    assert rc == 0, err
+    want = {"grpo.max_steps": 3, "sft.learning_rate": 2.0e-4, "grpo.seeds": 2}
+    assert [kw["parameters"] for _, _, kw in no_notebooks] == [{"profile": "smoke", "overrides": want}] * 2
+    assert "overrides=" in out
+    # what each notebook then loads: the profile with the overrides, as the runner validated it
+    cfg = load_profile("smoke", no_notebooks[0][2]["parameters"]["overrides"])
+    assert (cfg.grpo.max_steps, cfg.sft.learning_rate, cfg.grpo.seeds) == (3, 2.0e-4, 2)
+
+
+def test_without_set_the_parameters_are_the_profile_alone(no_notebooks, capsys, tmp_path):
+    rc, _, err = _main(capsys, "--profile", "smoke", "--only", "01", "--out", str(tmp_path / "o"))
+    assert rc == 0, err
+    assert no_notebooks[0][2]["parameters"] == {"profile": "smoke"}
+
+
+@pytest.mark.parametrize("sets, fragment", [
+    (["grpo.no_such_key=1"], "no_such_key"),
+    (["grpo.max_steps=many"], "grpo.max_steps"),
+    (["grpo.max_steps=0"], "grpo.max_steps = 0"),
+    (["sft.effective_batch=7"], "sft.effective_batch = 7"),
+    (["nokey"], "--set takes KEY=VALUE"),
+    (["=3"], "--set takes KEY=VALUE"),
+    (["grpo.max_steps=2", "grpo.max_steps=3"], "--set grpo.max_steps given twice"),
+])
+def test_a_bad_set_is_refused_before_any_notebook(no_notebooks, capsys, tmp_path, sets, fragment):
+    argv = [a for s in sets for a in ("--set", s)]
+    out = tmp_path / "o"
+    rc, _, err = _main(capsys, "--profile", "smoke", "--out", str(out), *argv)
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("run_all: ") and fragment in err, err
+    assert no_notebooks == [] and "Traceback" not in err
