@@ -183,8 +183,10 @@ def preflight(cfg) -> list[str]:
     Checked before any notebook starts: a CUDA GPU (a paper policy, ``grpo.use_vllm``, a device set to ``cuda``),
     the optional packages of :func:`packages_needed` (Unsloth, vLLM, bitsandbytes, flash-attention), a TRL that
     trains on the CPU for the tiny policy (>= 1.16), the paper policy's weights (a local folder or the Hugging Face
-    cache; never downloaded) and the dataset folder of a real ``data.source`` (unless ``data.standin_n`` writes a
-    stand-in there). Each phrase says how to provide it.
+    cache; never downloaded), the paper's metric backends when ``metrics.allow_substitutes`` is false (the official
+    CheXbert scorer, roberta-large for BERTScore: :func:`sdrlib.metrics.backends.missing_paper_metrics`) and the
+    dataset folder of a real ``data.source`` (unless ``data.standin_n`` writes a stand-in there). Each phrase says
+    how to provide it.
     Example: ``preflight(load_profile("paper"))`` on a laptop -> four phrases (GPU, unsloth, weights, data).
     """
     from sdrlib import models  # torch and transformers: deferred so a bad command line answers at once
@@ -206,7 +208,12 @@ def preflight(cfg) -> list[str]:
     if not tiny and models.local_weights(cfg.sft.policy) is None:
         repo = models.PAPER_MODELS.get(cfg.sft.policy.lower(), cfg.sft.policy)
         out.append(f"no weights for sft.policy={cfg.sft.policy} (neither a folder with config.json nor {repo} in the "
-                   f"Hugging Face cache): huggingface-cli download {repo}, or set sft.policy to a local folder")
+                   f"Hugging Face cache): hf download {repo}, or set sft.policy to a local folder")
+    if not cfg.metrics.allow_substitutes:
+        from sdrlib.metrics.backends import missing_paper_metrics  # local files only
+
+        out += [m + " (or --allow-substitutes to go on with the substitute, recorded in every table)"
+                for m in missing_paper_metrics(cfg.metrics.clinical_backend, cfg.metrics.bertscore_model)]
     ds = get_dataset(cfg.data.source)
     if ds.real and not cfg.data.standin_n:
         root = Path(cfg.data.root)
@@ -537,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="overrides", metavar="KEY=VALUE", type=_override, action="append", default=[],
                     help="override a profile value for every notebook (repeatable; the value is YAML), e.g. "
                          "--set grpo.max_steps=10; checked against the profile schema before any notebook starts")
+    ap.add_argument("--allow-substitutes", action="store_true",
+                    help="go on when the paper's metric backends (CheXbert, roberta-large) are missing: the same as "
+                         "--set metrics.allow_substitutes=true (each table records the substitute)")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
     try:
         args = ap.parse_args(argv)
@@ -550,8 +560,11 @@ def main(argv: list[str] | None = None) -> int:
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
         return _usage(f"--set {twice[0]} given twice; give each key once")
+    overrides = dict(args.overrides)
+    if args.allow_substitutes:
+        overrides["metrics.allow_substitutes"] = True
     return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out,
-               overrides=dict(args.overrides))
+               overrides=overrides)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -88,6 +88,10 @@ class MetricsConfig:
         "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
                 "all-MiniLM-L6-v2), a known encoder name or a local folder"})
     bertscore_batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
+    allow_substitutes: bool = field(default=True, metadata={
+        "help": "go on when the paper's metric backends are missing (the offline labeler for CheXbert, another "
+                "backbone for roberta-large; every table records which ran); false: the run stops before any "
+                "notebook with the commands that install them (run_all.sh --allow-substitutes goes on)"})
     clinical_backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
         "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
     wordnet_dir: str = field(default="auto", metadata={"path": True,
@@ -347,6 +351,14 @@ class Profile:
         """Pickle as the profile's values (its ``grpo`` class is built at run time, so pickle cannot name it):
         worker processes (:mod:`sdrlib.experiments.posttrain`'s parallel GRPO runs) rebuild and re-check it."""
         return (_profile_from_dict, (self.to_dict(),))
+
+    def metric_backends(self) -> dict[str, str]:
+        """The clinical backend and BERTScore backbone this profile's ``metrics`` settings give on this machine
+        (:func:`sdrlib.metrics.backends.metric_backends`); :func:`sdrlib.results.save_table` records them in every
+        table's header and meta file."""
+        from sdrlib.metrics.backends import metric_backends  # local files only; deferred: torch-free config import
+
+        return metric_backends(self.metrics.clinical_backend, self.metrics.bertscore_model)
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:

@@ -33,6 +33,15 @@ def no_notebooks(monkeypatch, tmp_path):
     return calls
 
 
+@pytest.fixture()
+def paper_metrics_present(monkeypatch):
+    """The paper's metric backends (CheXbert, roberta-large) present, so a paper-profile test sees only what it
+    checks (their absence: tests/metrics/test_paper_metrics.py)."""
+    from sdrlib.metrics import backends
+
+    monkeypatch.setattr(backends, "missing_paper_metrics", lambda *a, **k: [])
+
+
 def _main(capsys, *argv):
     from sdrlib import runner
 
@@ -129,7 +138,8 @@ def test_run_all_sh_from_99_exits_2_before_papermill(tmp_path):
     assert proc.returncode == 2 and marker.exists(), proc.stderr
 
 
-def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch):
+def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch,
+                                                                          paper_metrics_present):
     """The paper profile on a machine without a GPU, Qwen3-VL weights or a MIMIC-CXR folder: exit 2 before any
     notebook, one line naming each missing thing and how to provide it; nothing written under the output root."""
     from sdrlib import models, runner
@@ -140,7 +150,7 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
     assert rc == 2 and err.count("\n") == 1 and "profile 'paper' cannot run here" in err, err
     assert "no CUDA GPU (sft.policy=qwen3-vl-2b need one)" in err and "--profile rehearsal" in err
-    assert "no weights for sft.policy=qwen3-vl-2b" in err and "huggingface-cli download unsloth/Qwen3-VL-2B-Instruct" in err
+    assert "no weights for sft.policy=qwen3-vl-2b" in err and "hf download unsloth/Qwen3-VL-2B-Instruct" in err
     assert f"no MIMIC-CXR folder at {out / 'data' / 'mimic-cxr'} (data.root)" in err
     assert "python -m sdrlib.data.standin mimic" in err and "Traceback" not in err
     assert no_notebooks == [] and [p.name for p in out.iterdir()] == []
@@ -160,7 +170,7 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     assert rc == 2 and "no CUDA GPU (distances.device=cuda need one)" in err, err
 
 
-def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path):
+def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path, paper_metrics_present):
     """Unsloth for a paper policy, vLLM for grpo.use_vllm: one phrase each with its install command; the paper
     profile leaves vLLM off (no release installs beside the gpu pins)."""
     from sdrlib import models, runner
@@ -182,7 +192,7 @@ def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, 
     assert runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True})) == []
 
 
-def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path):
+def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path, paper_metrics_present):
     """trl 1.15's SFT / GRPO log-probabilities are Triton-only (None on a CPU torch): the tiny policy (CPU) needs
     trl >= 1.16, said in one line with the install command; a paper policy (GPU, Unsloth's trl 1.15) does not."""
     from sdrlib import models, runner
