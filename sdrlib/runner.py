@@ -135,7 +135,7 @@ def _version(dist: str) -> str | None:
 
 #: the optional packages a profile may ask for: import name -> how to install it (docs/install.md, Installing for a GPU)
 INSTALL = {
-    "unsloth": 'pip install -e ".[gpu]" (unsloth 2026.10.9)',
+    "unsloth": 'scripts/setup.sh --gpu (the gpu extra: unsloth 2026.10.9; docs/gpu.md)',
     "vllm": ("no vLLM release installs beside the gpu pins (each pins numba 0.65.0; docs/install.md, Installing for a "
              "GPU): set grpo.use_vllm: false, or build the separate vLLM environment described there"),
     "bitsandbytes": "pip install bitsandbytes (4-bit loading)",
@@ -197,7 +197,7 @@ def preflight(cfg) -> list[str]:
     wants += [f"{k}.device={getattr(cfg, k).device}" for k in ("embedding", "distances", "metrics")
               if getattr(cfg, k).device.startswith("cuda")]
     if wants and not _cuda_available():
-        out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after pip install -e \".[gpu]\", "
+        out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after scripts/setup.sh --gpu (docs/gpu.md), "
                    "or use --profile rehearsal (the paper's code paths on CPU) or cpu")
     for module, why in packages_needed(cfg):
         if not _module_available(module):

@@ -184,7 +184,7 @@ def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, 
     assert paper.grpo.use_vllm is False
     assert runner.packages_needed(paper) == [("unsloth", "sft.policy=qwen3-vl-2b")]
     assert runner.preflight(paper) == [
-        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): pip install -e ".[gpu]" (unsloth 2026.10.9)']
+        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): scripts/setup.sh --gpu (the gpu extra: unsloth 2026.10.9; docs/gpu.md)']
     got = runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True}))
     assert len(got) == 2 and got[1].startswith("vllm is not installed (grpo.use_vllm needs it): no vLLM release")
     assert "set grpo.use_vllm: false" in got[1]
