@@ -44,12 +44,14 @@ from typing import Any
 
 from .config import ConfigError, load_profile, output_root, repo_root
 from .data import get_dataset
+from .estimates import DEFAULT_CELL_TIMEOUT, sized_cell_timeout, stage_estimates
 from .errors import SDRError
 from . import numerics
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path, positive_int
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
-__all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary"]
+__all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary",
+           "stage_estimates", "sized_cell_timeout", "DEFAULT_CELL_TIMEOUT"]
 
 KERNEL = "sdr"
 
@@ -350,10 +352,12 @@ def _usage(msg: object) -> int:
 
 
 def run(profile: str, start: str | None = None, only: list[str] | None = None,
-        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False, out: str | None = None,
+        cell_timeout: int | None = None, kernel: str = KERNEL, log_output: bool = False, out: str | None = None,
         overrides: dict[str, Any] | None = None) -> int:
     """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage).
 
+    ``cell_timeout`` None: sized from the profile's stated step costs (:func:`sized_cell_timeout`), printed with
+    each stage's estimate before the first notebook.
     ``overrides`` (dotted keys to values, ``run_all.sh --set``) are validated with the profile here and handed to
     every notebook as its ``overrides`` parameter (``load_profile(profile, overrides)`` in each).
     Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile or override,
@@ -379,6 +383,9 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}"
           + (f" overrides={overrides}" if overrides else ""))
     print(f"run_all: {_machine_line(machine)}")
+    cell_timeout, lines = sized_cell_timeout(cfg, cell_timeout)
+    for line in lines:
+        print(f"run_all: {line}", flush=True)
     selected = {nn for nn, _ in nbs}
     rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")
             for nn, p in all_nbs}
@@ -538,7 +545,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="start", metavar="NN", help="start at notebook NN (resume)")
     ap.add_argument("--only", metavar="NN", action="append", help="run only notebook NN (repeatable)")
     ap.add_argument("--out", metavar="DIR", help="output root for data/results/figures/runs (sets SDR_ROOT)")
-    ap.add_argument("--cell-timeout", type=_seconds, default=3600, help="seconds per cell (default 3600)")
+    ap.add_argument("--cell-timeout", type=_seconds, default=None,
+                    help=f"seconds per cell (default {DEFAULT_CELL_TIMEOUT}, or twice the longest training stage "
+                         "the profile's stated step costs give)")
     ap.add_argument("--kernel", default=KERNEL, help=f"Jupyter kernel name (default {KERNEL})")
     ap.add_argument("--log-output", action="store_true", help="stream cell output to the terminal")
     ap.add_argument("--set", dest="overrides", metavar="KEY=VALUE", type=_override, action="append", default=[],

@@ -111,6 +111,10 @@ class SFTConfig:
     grad_accum: int = field(default=1, metadata={"min": 1,
         "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs); used only while "
                 "effective_batch is 0"})
+    step_seconds: float = field(default=0.0, metadata={"min": 0,
+        "help": "stated seconds per optimizer step on the machine the profile is for (0 = not stated): the "
+                "runner prints the stage's time (runs x steps x this) before any notebook and sizes the cell "
+                "timeout from it"})
     effective_batch: int = field(default=0, metadata={"min": 0,
         "help": "target global batch (studies per optimizer step); 0 = off (grad_accum as given); > 0: "
                 "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."
@@ -177,6 +181,10 @@ class GRPOConfig:
         "help": "completions per device per step (batch_size x grad_accum: a multiple of G)"})
     grad_accum: int = field(default=1, metadata={"min": 1,
         "help": "gradient accumulation steps; used only while effective_batch is 0"})
+    step_seconds: float = field(default=0.0, metadata={"min": 0,
+        "help": "stated seconds per optimizer step on the machine the profile is for (0 = not stated): the "
+                "runner prints the stage's time (runs x steps x this) before any notebook and sizes the cell "
+                "timeout from it"})
     effective_batch: int = field(default=0, metadata={"min": 0,
         "help": "target global batch (completions per optimizer step); 0 = off (grad_accum as given); > 0: "
                 "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."

@@ -310,3 +310,47 @@ def test_a_bad_set_is_refused_before_any_notebook(no_notebooks, capsys, tmp_path
     rc, _, err = _main(capsys, "--profile", "smoke", "--out", str(out), *argv)
     assert rc == 2 and err.count("\n") == 1 and err.startswith("run_all: ") and fragment in err, err
     assert no_notebooks == [] and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- stage estimates and the cell timeout
+
+
+def test_stage_estimates_are_runs_x_steps_x_the_stated_step_cost():
+    from sdrlib import runner
+
+    est = runner.stage_estimates(load_profile("paper"))
+    assert [(e["stage"], e["runs"], e["steps"], e["seconds"]) for e in est] == [
+        ("SFT", 1, 3000, 3000 * 2.5), ("GRPO", 6 * 5 + 5 * 1, 1000, 35 * 1000 * 60.0)]
+    two = runner.stage_estimates(load_profile("cpu", {"grpo.workers": 2, "grpo.step_seconds": 1.0}))
+    cpu = load_profile("cpu").grpo
+    runs = len(cpu.rewards) * cpu.seeds + len(cpu.ablations) * cpu.ablation_seeds
+    assert two == [{"stage": "GRPO", "notebook": "04", "runs": runs, "steps": cpu.max_steps, "step_s": 1.0,
+                    "seconds": runs * cpu.max_steps / 2}]  # two runs side by side
+    assert runner.stage_estimates(load_profile("cpu")) == []  # no stated step cost: no estimate
+
+
+def test_the_cell_timeout_is_sized_from_the_profile_and_stated():
+    from sdrlib import runner
+
+    limit, lines = runner.sized_cell_timeout(load_profile("cpu"), None)
+    assert (limit, lines) == (runner.DEFAULT_CELL_TIMEOUT, [])  # the default profile: as before, unsaid
+    limit, lines = runner.sized_cell_timeout(load_profile("paper"), None)
+    assert limit == 2 * 2_100_000 + 1
+    assert lines[0] == ("estimate: SFT (notebook 03): 1 run(s) x 3000 steps x 2.5 s = 7,500 s (2.1 h) "
+                        "(stated per-step cost, training only)")
+    assert "GRPO (notebook 04): 35 run(s) x 1000 steps x 60 s = 2,100,000 s (24.3 days)" in lines[1]
+    assert lines[2] == "cell timeout: 4,200,001 s (twice the longest stage's estimate; --cell-timeout to choose)"
+    limit, lines = runner.sized_cell_timeout(load_profile("paper"), 3600)
+    assert limit == 3600 and sum(line.startswith("WARNING") for line in lines) == 2
+    assert "notebook 04 would be stopped before it finishes" in lines[-1]
+
+
+def test_the_runner_prints_the_estimate_and_hands_the_sized_timeout_to_papermill(no_notebooks, capsys, tmp_path):
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "03", "--out", str(tmp_path / "o"),
+                         "--set", "sft.step_seconds=100")
+    assert rc == 0, err
+    steps = load_profile("smoke").sft.max_steps
+    assert f"estimate: SFT (notebook 03): 1 run(s) x {steps} steps x 100 s" in out
+    assert no_notebooks[0][2]["execution_timeout"] == max(3600, 2 * steps * 100 + 1)
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "03", "--out", str(tmp_path / "o"))
+    assert rc == 0 and "estimate:" not in out and no_notebooks[1][2]["execution_timeout"] == 3600
