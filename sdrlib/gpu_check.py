@@ -203,8 +203,7 @@ def stage_estimates(cfg: Any, measured: dict) -> dict:
     Example: SFT 0.5 s per measured step of 8 rows, paper 3000 steps of 96 rows -> 3000 x 0.5 x 12 = 18,000 s.
     """
     g, s = cfg.grpo, cfg.sft
-    rows = {"sft": s.batch_size * (s.grad_accum if not s.effective_batch else s.effective_batch // s.batch_size),
-            "grpo": g.effective_batch or g.batch_size * g.grad_accum}
+    rows = {"sft": s.effective_batch or s.batch_size * s.grad_accum, "grpo": g.effective_batch or g.batch_size * g.grad_accum}
     runs = {"sft": 1, "grpo": len(g.rewards) * g.seeds + len(g.ablations) * g.ablation_seeds}
     steps = {"sft": s.max_steps, "grpo": g.max_steps}
     out = {}

@@ -220,7 +220,7 @@ CHEXBERT_INSTALL = ("pip install f1chexbert==0.0.2 appdirs && hf download Stanfo
                     "--local-dir ~/.cache/chexbert && hf download bert-base-uncased config.json vocab.txt "
                     "tokenizer_config.json")
 #: roberta-large, bert-score's default English backbone (layer 17, rescaled with bert-score's shipped baseline)
-ROBERTA_LARGE_INSTALL = 'hf download FacebookAI/roberta-large --include "*.json" "*.txt" "*.safetensors"'
+ROBERTA_LARGE_INSTALL = 'hf download FacebookAI/roberta-large --include "*.json" --include "*.txt" --include "*.safetensors"'
 _ROBERTA = ("auto", "", "roberta-large", "FacebookAI/roberta-large")
 SUBSTITUTE = "substitute"
 
