@@ -53,8 +53,8 @@ another's time. The parts, in order:
   randomly initialised backbone of roberta-large's dimensions (24 layers x 1024, layer 17; BERT
   architecture and a locally trained WordPiece vocabulary: values meaningless, cost realistic): pairs per
   second, and the largest |GPU - CPU| F1 difference on the first pairs.
-- **radgraph** (d): RadGraph under our transformers through ``sdrlib.metrics.radgraph_compat`` (issue 33
-  item 3): ``install()``, then radgraph's real annotator (``F1RadGraph``) around the tiny random-weight model of
+- **radgraph** (d): RadGraph under our transformers through ``sdrlib.metrics.radgraph_compat``:
+  ``install()``, then radgraph's real annotator (``F1RadGraph``) around the tiny random-weight model of
   ``tests/radgraph_tiny.py`` on a few reports, on the GPU. Skipped, without failing the check, where radgraph is
   not installed.
 
@@ -122,7 +122,7 @@ DRY_DEADLINE = 900
 NEEDS_PREPARE = ("plain", "unsloth", "vllm", "bertscore")
 #: parts whose "skipped" (a package that is not there by choice) does not fail the check
 OPTIONAL = ("vllm", "radgraph")
-#: sdrlib.metrics.radgraph_compat's patch function and its end-to-end check (issue 33 item 3), first found wins
+#: sdrlib.metrics.radgraph_compat's patch function and its end-to-end check, first found wins
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 PACKAGES = ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets", "unsloth", "unsloth_zoo",
             "vllm", "triton", "numba", "numba-cuda", "numpy", "pot", "bert-score", "evaluate", "sentence-transformers",
