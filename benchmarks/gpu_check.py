@@ -1,17 +1,16 @@
-"""GPU check in one short lease: the distance engine, plain TRL vs Unsloth, vLLM, BERTScore, RadGraph; one JSON.
+"""GPU benchmark: the distance engine, plain TRL vs Unsloth, vLLM, BERTScore, RadGraph; one JSON.
 
-Run on a GPU machine that has Python 3.12, torch, transformers, numba-cuda and the CUDA toolkit but no
-package registry, with the wheels of ``scripts/gpu_wheels.sh`` beside the repository (``.whl/``):
+The user's self-check is ``python -m sdrlib.gpu_check`` (docs/gpu.md); it runs this script's ``prepare`` and
+``unsloth`` parts for its time and memory estimate. This script is the longer side-by-side measurement, for a GPU
+machine that may have no package registry: the wheels of ``scripts/gpu_wheels.sh`` beside the repository
+(``.whl/``) are installed into a temporary folder first.
 
-    scripts/gpu_wheels.sh                                   # here, once: trl, unsloth, ... into .whl/ (~35 MiB)
-    python3 benchmarks/gpu_check.py --out "$OUT"            # there, with .whl/ carried along: <= 480 s
+    scripts/gpu_wheels.sh                                   # with a registry, once: trl, unsloth, ... into .whl/
+    python3 benchmarks/gpu_check.py --out runs/gpu_bench    # on the GPU machine: <= 480 s
     .venv/bin/python benchmarks/gpu_check.py --dry-run      # anywhere: every part but the CUDA calls, tiny sizes
 
-(with this workplace's device tool, the first lease as it is, no edits:
-``run(command='PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT"', carry=[".whl"],
-timeout_s=540)``; the JSON and the Markdown come back from ``$OUT``, rewritten after every part, so a command
-stopped from outside still returns the parts that finished; the 60 s between the deadline and the limit are
-for the start and the transfer back).
+The JSON and the Markdown are rewritten after every part, so a command stopped from outside still leaves the parts
+that finished.
 
 The check first installs ``.whl/*.whl`` into a temporary folder (``pip install --no-index --no-deps
 --target TMP``; ``--no-deps`` because ``--target`` would otherwise want torch and transformers again from the
@@ -54,8 +53,8 @@ another's time. The parts, in order:
   randomly initialised backbone of roberta-large's dimensions (24 layers x 1024, layer 17; BERT
   architecture and a locally trained WordPiece vocabulary: values meaningless, cost realistic): pairs per
   second, and the largest |GPU - CPU| F1 difference on the first pairs.
-- **radgraph** (d): RadGraph under our transformers through ``sdrlib.metrics.radgraph_compat`` (issue 33
-  item 3): ``install()``, then radgraph's real annotator (``F1RadGraph``) around the tiny random-weight model of
+- **radgraph** (d): RadGraph under our transformers through ``sdrlib.metrics.radgraph_compat``:
+  ``install()``, then radgraph's real annotator (``F1RadGraph``) around the tiny random-weight model of
   ``tests/radgraph_tiny.py`` on a few reports, on the GPU. Skipped, without failing the check, where radgraph is
   not installed.
 
@@ -116,15 +115,14 @@ BUDGETS = {"install": 30, "env": 25, "engine": 70, "prepare": 45, "plain": 75, "
            "bertscore": 35, "radgraph": 25}
 DRY_BUDGETS = {"install": 60, "env": 60, "engine": 150, "prepare": 90, "plain": 150, "unsloth": 30, "vllm": 30,
                "bertscore": 90, "radgraph": 90}
-#: no part starts or runs past this many seconds after the start (``--deadline``); the first lease's command runs
-#: under timeout_s=540 (docs/install.md, "GPU check"), which leaves a minute for the start and the transfer back
+#: no part starts or runs past this many seconds after the start (``--deadline``)
 DEADLINE = 480
-#: the dry run's (no lease: room for a busy CPU)
+#: the dry run's (room for a busy CPU)
 DRY_DEADLINE = 900
 NEEDS_PREPARE = ("plain", "unsloth", "vllm", "bertscore")
 #: parts whose "skipped" (a package that is not there by choice) does not fail the check
 OPTIONAL = ("vllm", "radgraph")
-#: sdrlib.metrics.radgraph_compat's patch function and its end-to-end check (issue 33 item 3), first found wins
+#: sdrlib.metrics.radgraph_compat's patch function and its end-to-end check, first found wins
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 PACKAGES = ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets", "unsloth", "unsloth_zoo",
             "vllm", "triton", "numba", "numba-cuda", "numpy", "pot", "bert-score", "evaluate", "sentence-transformers",
@@ -348,7 +346,7 @@ def parse_parts(text: str) -> list[str]:
 
 
 def check_args(args: argparse.Namespace) -> None:
-    """Every argument checked before any work (the rehearsal on the CPU must refuse what the GPU lease would):
+    """Every argument checked before any work (the rehearsal on the CPU must refuse what the GPU run would):
     budgets, parts, deadline, sizes and the output folder. Raises :class:`BadArgument`."""
     parse_budgets(args.budget, args.dry_run)
     parse_parts(args.parts)

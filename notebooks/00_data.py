@@ -25,6 +25,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_examples: int = 6  # example studies in the figure
 probe_size: int = 32  # side of the downsampled image for the linear pixel probe
 
@@ -45,7 +46,7 @@ from sdrlib.plots import plot_examples, plot_findings_gallery, plot_prevalence, 
 from sdrlib.results import save_fig, save_table
 from sdrlib.utils import quiet, set_seed
 
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 set_seed(cfg.seed)
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 print(cfg.name, cfg.data)

@@ -23,6 +23,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_show: int = 6  # example sentences in the similarity heatmap
 
 # %% [markdown]
@@ -50,7 +51,7 @@ from sdrlib.rewards import format_reward
 from sdrlib.utils import quiet, set_seed
 
 warnings.filterwarnings("ignore", message="IProgress not found")
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 set_seed(cfg.seed)
 quiet()
 print(cfg.name, cfg.embedding.encoder, cfg.cache_dir)

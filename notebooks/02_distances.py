@@ -23,6 +23,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_candidates: int = 5  # K candidate reports timed against the bank (the paper's best-of-K)
 ref_pairs: int = 100  # reference pairs timed (and checked against the engine) per setting
 ref_budget_s: float = 3.0  # at most this many seconds of reference loop per setting
@@ -57,7 +58,7 @@ warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto wi
 # The profile fixes the data, the sentence encoder and which settings section 3 times; the printout names them.
 
 # %%
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 set_seed(cfg.seed)
 pd.set_option("display.width", 120)  # tables as text: one line per row where it fits
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)

@@ -25,6 +25,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_show: int = 4  # sample generations shown next to their images
 
 # %%
@@ -55,7 +56,7 @@ from sdrlib.utils import quiet, set_seed
 # needs a GPU or model weights this machine lacks before any work. The printout names the policy and the split sizes.
 
 # %%
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 set_seed(cfg.seed)
 pd.set_option("display.width", 120)  # tables as text: one line per row where it fits
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)

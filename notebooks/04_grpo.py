@@ -49,6 +49,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_show: int = 3  # sample generations shown per configuration
 
 # %%
@@ -87,7 +88,7 @@ from IPython.display import display
 # this notebook's SFT column (section 5 says why the two differ).
 
 # %%
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 set_seed(cfg.seed)
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)
 training.preflight(cfg)  # a paper profile without GPU or weights stops here, before any work

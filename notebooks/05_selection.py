@@ -33,6 +33,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_examples: int = 2  # qualitative examples shown at the end
 
 # %%
@@ -61,7 +62,7 @@ from sdrlib.utils import folded_warnings, quiet, set_seed
 # `knn` aggregation's k, the distance settings and the aggregations of the sweep.
 
 # %%
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 sc = cfg.selection
 set_seed(cfg.seed)
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)

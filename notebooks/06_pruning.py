@@ -31,6 +31,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 n_examples: int = 1  # pruning traces printed at the end
 
 # %%
@@ -65,7 +66,7 @@ from sdrlib.utils import quiet, set_seed
 # check K, p and wu there before reading any table.
 
 # %%
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 pc = cfg.pruning
 set_seed(cfg.seed)
 quiet()  # no raw progress bars (transformers "Loading weights", datasets, hub downloads)

@@ -34,6 +34,7 @@
 
 # %% tags=["parameters"]
 profile: str = "cpu"  # profile in configs/ (smoke, cpu, paper)
+overrides: dict = {}  # dotted profile keys to values, e.g. {"grpo.max_steps": 10} (run_all.sh --set KEY=VALUE)
 
 # %%
 import matplotlib.pyplot as plt
@@ -47,7 +48,7 @@ from sdrlib.experiments.figures import figure_conclusions, palette_table
 from sdrlib.plots import plot_gallery, style
 from sdrlib.results import figure_index, missing_summary, save_fig, save_table
 
-cfg = load_profile(profile)
+cfg = load_profile(profile, overrides)
 print(cfg.name, "results:", cfg.results_dir, "figures:", cfg.figures_dir)
 
 # %% [markdown]

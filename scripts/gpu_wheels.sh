@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The wheels benchmarks/gpu_check.py needs on the lent GPU machine, downloaded here into .whl/ (git-ignored).
+# The wheels benchmarks/gpu_check.py needs on a GPU machine without a package registry, downloaded here into .whl/ (git-ignored).
 #
 #   scripts/gpu_wheels.sh            # -> .whl/, prints each wheel, the total size and what was left out
 #   scripts/gpu_wheels.sh DIR        # another folder
@@ -23,8 +23,8 @@
 #
 # Versions: read from pyproject.toml, so the wheels follow the pins: the gpu extra's trl (1.15.0, the newest
 # unsloth 2026.10.9 accepts), datasets and unsloth; the core's evaluate, bert-score, pysbd and nltk; the dev
-# extra's radgraph (sdist-only: built here, once, to its pure-Python wheel) for gpu_check.py's RadGraph part
-# (issue 33 item 3). Their own unpinned requirements that the machine lacks come at the versions of the cpu lock
+# extra's radgraph (sdist-only: built here, once, to its pure-Python wheel) for gpu_check.py's RadGraph part.
+# Their own unpinned requirements that the machine lacks come at the versions of the cpu lock
 # (scripts/setup.sh's .venv) or, for datasets 4.8.5's caps, the newest it accepts. vLLM is not shipped: no release
 # installs beside the gpu pins (docs/install.md, Installing for a GPU), and its wheel alone is far over the limit.
 set -euo pipefail
@@ -101,7 +101,7 @@ TARGET = {"python_version": "3.12", "python_full_version": "3.12.3", "sys_platfo
           "platform_python_implementation": "CPython", "extra": ""}
 
 dest, limit = Path(sys.argv[1]), float(sys.argv[2])
-# what the GPU machine has (the device notes' package list of its image), and what this script ships
+# what the GPU machine has (a CUDA image with the scientific stack; see HAS), and what this script ships
 HAS = set("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch build
 certifi charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cuda-bindings cuda-core
 cuda-pathfinder cuda-toolkit cupy-cuda13x cycler cython diffrax e3nn einops equinox etils execnet filelock

@@ -451,7 +451,7 @@ def check_gpu_model(model_name_or_path: str) -> str:
         repo_id = PAPER_MODELS.get(model_name_or_path.lower(), model_name_or_path)
         raise PolicyError(
             f"model {model_name_or_path!r} is neither a folder with config.json nor in the Hugging Face cache "
-            f"(looked for {repo_id!r}). Download it first, e.g. `huggingface-cli download {repo_id}`, "
+            f"(looked for {repo_id!r}). Download it first, e.g. `hf download {repo_id}`, "
             "or set the profile's model path to a local folder."
         )
     return found

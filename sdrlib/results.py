@@ -238,13 +238,17 @@ def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,
     ``shown``, when given, is the formatted view of the same table (e.g. :func:`format_mean_sd`,
     :func:`sdrlib.experiments.posttrain.render_reward_table`) written to the Markdown instead of ``df``.
     ``extra`` keyword arguments (e.g. ``backend="offline-labeler"``) are recorded
-    in the meta file and in the Markdown header line.
+    in the meta file and in the Markdown header line, and so are, for a profile (``cfg.metric_backends()``), the
+    clinical backend and the BERTScore backbone its metric settings give on this machine, each marked ``(substitute
+    for ...)`` where it is not the paper's (``clinical_backend=...``, ``bertscore_backbone=...``).
     """
     results = cfg.results_dir
     csv_path, md_path = results / f"{name}.csv", results / f"{name}.md"
     atomic_write_text(csv_path, df.to_csv(index=index, float_format="%.6g", lineterminator="\n"))
+    backends = cfg.metric_backends() if callable(getattr(cfg, "metric_backends", None)) else {}
+    extra = {**backends, **extra}  # which clinical backend and BERTScore backbone this profile's metrics used here
     fields = {"profile": cfg.name, "seed": cfg.seed, "encoder": cfg.embedding.encoder, **extra}
-    header = "<!-- " + " ".join(f"{k}={v}" for k, v in fields.items()) + " -->\n\n"
+    header = "<!-- " + " ".join(f"{k}={_header_value(v)}" for k, v in fields.items()) + " -->\n\n"
     # object dtype keeps integer columns integer in the Markdown (tabulate sees a float matrix otherwise)
     body = (df if shown is None else shown).astype(object).to_markdown(index=index, floatfmt=floatfmt)
     atomic_write_text(md_path, header + body + "\n")
@@ -253,6 +257,12 @@ def save_table(df: "pd.DataFrame", name: str, cfg: Any, *, index: bool = False,
     meta["rows"], meta["columns"] = int(len(df)), [str(c) for c in df.columns]
     atomic_write_json(results / f"{name}.meta.json", meta)
     return csv_path, md_path
+
+
+def _header_value(v: Any) -> str:
+    """A value of the Markdown header line: quoted when it holds a space (``"offline-labeler (substitute ...)"``)."""
+    s = str(v)
+    return f'"{s}"' if " " in s else s
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Run the numbered notebooks in order with papermill (the engine behind ``run_all.sh``).
 
 Each ``notebooks/NN_*.ipynb`` is executed with the profile injected as the
-``profile`` parameter, a fixed kernel (``sdr``), a per-cell timeout, and the
+``profile`` parameter (and ``--set KEY=VALUE`` overrides as the ``overrides`` parameter), a fixed kernel (``sdr``), a per-cell timeout, and the
 executed copy written to ``<runs>/<profile>/notebooks/`` (never in place).
-The profile, ``--from`` / ``--only`` and ``--out`` are validated *before* anything
+The profile with its overrides, ``--from`` / ``--only`` and ``--out`` are validated *before* anything
 runs: bad usage exits with code 2 and one line on stderr (no traceback). When a
 notebook fails the run stops with exit code 1 and one line naming the notebook,
 the cell and the error.
@@ -44,13 +44,15 @@ from typing import Any
 
 from .config import ConfigError, load_profile, output_root, repo_root
 from .data import get_dataset
+from .estimates import DEFAULT_CELL_TIMEOUT, sized_cell_timeout, stage_estimates
 from .errors import SDRError
 from . import numerics
 from .cpuload import CpuSampler
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path, positive_int
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
-__all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary"]
+__all__ = ["UsageError", "NotebookRun", "discover", "packages_needed", "preflight", "run", "main", "write_summary",
+           "stage_estimates", "sized_cell_timeout", "DEFAULT_CELL_TIMEOUT"]
 
 KERNEL = "sdr"
 
@@ -136,7 +138,7 @@ def _version(dist: str) -> str | None:
 
 #: the optional packages a profile may ask for: import name -> how to install it (docs/install.md, Installing for a GPU)
 INSTALL = {
-    "unsloth": 'pip install -e ".[gpu]" (unsloth 2026.10.9)',
+    "unsloth": 'scripts/setup.sh --gpu (the gpu extra: unsloth 2026.10.9; docs/gpu.md)',
     "vllm": ("no vLLM release installs beside the gpu pins (each pins numba 0.65.0; docs/install.md, Installing for a "
              "GPU): set grpo.use_vllm: false, or build the separate vLLM environment described there"),
     "bitsandbytes": "pip install bitsandbytes (4-bit loading)",
@@ -184,8 +186,10 @@ def preflight(cfg) -> list[str]:
     Checked before any notebook starts: a CUDA GPU (a paper policy, ``grpo.use_vllm``, a device set to ``cuda``),
     the optional packages of :func:`packages_needed` (Unsloth, vLLM, bitsandbytes, flash-attention), a TRL that
     trains on the CPU for the tiny policy (>= 1.16), the paper policy's weights (a local folder or the Hugging Face
-    cache; never downloaded) and the dataset folder of a real ``data.source`` (unless ``data.standin_n`` writes a
-    stand-in there). Each phrase says how to provide it.
+    cache; never downloaded), the paper's metric backends when ``metrics.allow_substitutes`` is false (the official
+    CheXbert scorer, roberta-large for BERTScore: :func:`sdrlib.metrics.backends.missing_paper_metrics`) and the
+    dataset folder of a real ``data.source`` (unless ``data.standin_n`` writes a stand-in there). Each phrase says
+    how to provide it.
     Example: ``preflight(load_profile("paper"))`` on a laptop -> four phrases (GPU, unsloth, weights, data).
     """
     from sdrlib import models  # torch and transformers: deferred so a bad command line answers at once
@@ -196,7 +200,7 @@ def preflight(cfg) -> list[str]:
     wants += [f"{k}.device={getattr(cfg, k).device}" for k in ("embedding", "distances", "metrics")
               if getattr(cfg, k).device.startswith("cuda")]
     if wants and not _cuda_available():
-        out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after pip install -e \".[gpu]\", "
+        out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after scripts/setup.sh --gpu (docs/gpu.md), "
                    "or use --profile rehearsal (the paper's code paths on CPU) or cpu")
     for module, why in packages_needed(cfg):
         if not _module_available(module):
@@ -207,7 +211,12 @@ def preflight(cfg) -> list[str]:
     if not tiny and models.local_weights(cfg.sft.policy) is None:
         repo = models.PAPER_MODELS.get(cfg.sft.policy.lower(), cfg.sft.policy)
         out.append(f"no weights for sft.policy={cfg.sft.policy} (neither a folder with config.json nor {repo} in the "
-                   f"Hugging Face cache): huggingface-cli download {repo}, or set sft.policy to a local folder")
+                   f"Hugging Face cache): hf download {repo}, or set sft.policy to a local folder")
+    if not cfg.metrics.allow_substitutes:
+        from sdrlib.metrics.backends import missing_paper_metrics  # local files only
+
+        out += [m + " (or --allow-substitutes to go on with the substitute, recorded in every table)"
+                for m in missing_paper_metrics(cfg.metrics.clinical_backend, cfg.metrics.bertscore_model)]
     ds = get_dataset(cfg.data.source)
     if ds.real and not cfg.data.standin_n:
         root = Path(cfg.data.root)
@@ -355,10 +364,15 @@ def _usage(msg: object) -> int:
 
 
 def run(profile: str, start: str | None = None, only: list[str] | None = None,
-        cell_timeout: int = 3600, kernel: str = KERNEL, log_output: bool = False, out: str | None = None) -> int:
+        cell_timeout: int | None = None, kernel: str = KERNEL, log_output: bool = False, out: str | None = None,
+        overrides: dict[str, Any] | None = None) -> int:
     """Execute the selected notebooks; returns a process exit code (0 ok, 1 failed, 2 bad usage).
 
-    Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile,
+    ``cell_timeout`` None: sized from the profile's stated step costs (:func:`sized_cell_timeout`), printed with
+    each stage's estimate before the first notebook.
+    ``overrides`` (dotted keys to values, ``run_all.sh --set``) are validated with the profile here and handed to
+    every notebook as its ``overrides`` parameter (``load_profile(profile, overrides)`` in each).
+    Everything a user can get wrong (``start`` / ``only`` naming no notebook, an invalid profile or override,
     an ``out`` folder that cannot be written, a missing kernel, a GPU, policy weights or dataset folder the profile
     needs and this machine lacks: :func:`preflight`) is checked before the first
     notebook starts and answered with exit code 2 and one line on stderr.
@@ -366,7 +380,7 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     all_nbs = discover()
     try:
         nbs = _select(all_nbs, start, only)
-        cfg = _checked_profile(profile, out)
+        cfg = _checked_profile(profile, out, overrides)
         pm = _papermill(kernel)
         out_dir = _executed_dir(cfg)
     except UsageError as e:
@@ -376,9 +390,14 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     # the kernel runs in notebooks/, so a profile given as a relative path must travel as an absolute one
     prof_path = Path(os.path.expanduser(profile))  # as load_profile read it
     param = str(prof_path.resolve()) if prof_path.suffix in (".yaml", ".yml") else cfg.name
+    params: dict[str, Any] = {"profile": param, **({"overrides": dict(overrides)} if overrides else {})}
     machine = record_machine(cfg)
-    print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}")
+    print(f"run_all: profile={cfg.name} seed={cfg.seed} root={env_root} notebooks={[nn for nn, _ in nbs]}"
+          + (f" overrides={overrides}" if overrides else ""))
     print(f"run_all: {_machine_line(machine)}")
+    cell_timeout, lines = sized_cell_timeout(cfg, cell_timeout)
+    for line in lines:
+        print(f"run_all: {line}", flush=True)
     selected = {nn for nn, _ in nbs}
     rows = {nn: NotebookRun(nn, p.name, detail="" if nn in selected else "not selected")
             for nn, p in all_nbs}
@@ -388,7 +407,7 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     sampler = CpuSampler()
     try:
         with sampler:
-            rc = _execute(pm, nbs, rows, out_dir, param, kernel, cell_timeout, log_output, sampler)
+            rc = _execute(pm, nbs, rows, out_dir, params, kernel, cell_timeout, log_output, sampler)
     finally:  # also on failure and Ctrl-C: the summary says how far the run got
         _finish(rows, cfg, started, time.perf_counter() - t_run, machine)
         if sampler.rows:  # the busy-cores timeline beside the summary
@@ -400,13 +419,13 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     return rc
 
 
-def _checked_profile(profile: str, out: str | None) -> Any:
-    """The loaded profile, with ``--out`` checked and set as ``SDR_ROOT``, the profile's kernel path pinned and
+def _checked_profile(profile: str, out: str | None, overrides: dict[str, Any] | None = None) -> Any:
+    """The loaded profile (with ``overrides``), with ``--out`` checked and set as ``SDR_ROOT``, the profile's kernel path pinned and
     :func:`preflight` passed; :class:`UsageError` naming the first problem."""
     try:
-        cfg = load_profile(profile)
+        cfg = load_profile(profile, overrides or None)
     except ConfigError as e:
-        raise UsageError(f"invalid profile: {e}") from None
+        raise UsageError(f"invalid profile: {e}" + (" (with --set)" if overrides else "")) from None
     if out is not None:
         os.environ["SDR_ROOT"] = str(_check_out(out))
     # before preflight loads torch here and before any kernel starts: kernels inherit the environment
@@ -462,7 +481,7 @@ def _executed_dir(cfg: Any) -> Path:
     return out_dir
 
 
-def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, param: str,
+def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun], out_dir: Path, params: dict,
              kernel: str, cell_timeout: int, log_output: bool, sampler: CpuSampler | None = None) -> int:
     """Run ``nbs`` in order with papermill, filling their ``rows``; stops at the first failure (returns 1, else 0).
     Ctrl-C marks the notebook ``interrupted`` and propagates. A finished notebook's row gets its CPU seconds and,
@@ -473,7 +492,7 @@ def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun],
         t0, cpu0 = time.perf_counter(), _children_cpu()
         print(f"run_all: [{nn}] {path.name} ...", flush=True)
         try:
-            pm.execute_notebook(str(path), str(dest), parameters={"profile": param},
+            pm.execute_notebook(str(path), str(dest), parameters=params,
                                 kernel_name=kernel, execution_timeout=cell_timeout, progress_bar=False,
                                 log_output=log_output, cwd=str(path.parent))
         except pm.PapermillExecutionError as e:
@@ -525,6 +544,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"run_all: {message} (see ./run_all.sh --help)\n")
 
 
+def _override(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``--set`` as ``(key, value)``, the value read as YAML (``grpo.max_steps=10`` -> 10)."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--set takes KEY=VALUE (e.g. grpo.max_steps=10), got {text!r}")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError:
+        raise argparse.ArgumentTypeError(f"--set {text}: the value is not YAML (quote a string)") from None
+
+
 def _seconds(text: str) -> int:
     return positive_int(text, "a whole number of seconds")
 
@@ -536,9 +568,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="start", metavar="NN", help="start at notebook NN (resume)")
     ap.add_argument("--only", metavar="NN", action="append", help="run only notebook NN (repeatable)")
     ap.add_argument("--out", metavar="DIR", help="output root for data/results/figures/runs (sets SDR_ROOT)")
-    ap.add_argument("--cell-timeout", type=_seconds, default=3600, help="seconds per cell (default 3600)")
+    ap.add_argument("--cell-timeout", type=_seconds, default=None,
+                    help=f"seconds per cell (default {DEFAULT_CELL_TIMEOUT}, or twice the longest training stage "
+                         "the profile's stated step costs give)")
     ap.add_argument("--kernel", default=KERNEL, help=f"Jupyter kernel name (default {KERNEL})")
     ap.add_argument("--log-output", action="store_true", help="stream cell output to the terminal")
+    ap.add_argument("--set", dest="overrides", metavar="KEY=VALUE", type=_override, action="append", default=[],
+                    help="override a profile value for every notebook (repeatable; the value is YAML), e.g. "
+                         "--set grpo.max_steps=10; checked against the profile schema before any notebook starts")
+    ap.add_argument("--allow-substitutes", action="store_true",
+                    help="go on when the paper's metric backends (CheXbert, roberta-large) are missing: the same as "
+                         "--set metrics.allow_substitutes=true (each table records the substitute)")
     ap.add_argument("--list", action="store_true", help="list the notebooks and exit")
     try:
         args = ap.parse_args(argv)
@@ -548,7 +588,15 @@ def main(argv: list[str] | None = None) -> int:
         for nn, p in discover():
             print(nn, p.name)
         return 0
-    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out)
+    keys = [k for k, _ in args.overrides]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        return _usage(f"--set {twice[0]} given twice; give each key once")
+    overrides = dict(args.overrides)
+    if args.allow_substitutes:
+        overrides["metrics.allow_substitutes"] = True
+    return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out,
+               overrides=overrides)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,7 +43,7 @@ GLOSSARY_PATH = ROOT / "docs" / "glossary.md"
 
 #: the docs pages that hold what the README said before it was cut to a short read; their terms are the README's
 README_PAGES = ("install.md", "results.md", "running.md", "speed.md", "extending.md", "real_data.md",
-                "reproducibility.md")
+                "reproducibility.md", "gpu.md")
 
 #: terms the rules above miss (phrases, lower-case words with a meaning of their own here); each must occur in the
 #: README, a page of README_PAGES or a notebook
@@ -54,7 +54,7 @@ PHRASES = ("C-noise", "drift control", "Dr. GRPO", "paired bootstrap", "offline 
 NOT_TERMS = {
     # general computing, hardware, file-format and tool words (looked up anywhere, not this project's labels)
     **dict.fromkeys(("AMD", "API", "AVX-512", "AVX2", "BLAS", "CI", "CPU", "CUDA", "EPYC", "FMA", "GB", "GIL", "GPU",
-                     "JSON", "JSONL", "MFLOP", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
+                     "JSONL", "MFLOP", "FLOP", "NVIDIA", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
                      "CSV", "CPython", "IProgress", "Multi-GPU", "OpenBLAS", "OpenMP", "oneDNN", "PyPI",
                      "PyYAML", "SQLite", "OpenAI-compatible", "avx2", "avx512", "cpu", "gpu", "auto",
                      "python3.11", "python3.12", "python3.13", "nvidia-*"), "computing"),
@@ -62,10 +62,10 @@ NOT_TERMS = {
     **dict.fromkeys(("GRPOTrainer", "ImagePath", "Qwen3VLForConditionalGeneration", "RepeatSampler", "VLLMClient",
                      "_torch_transform", "_use_triton", "add_fused_lm_head", "build_inputs_with_special_tokens",
                      "emd2", "encode_plus", "log_metric", "omp_set_num_threads", "partial_wasserstein2",
-                     "sinkhorn_knopp_unbalanced", "unsloth_vs_plain", "wordnet-base", "sdr",
+                     "sinkhorn_knopp_unbalanced", "wordnet-base", "sdr",
                      "sdr-distance-pot", "export", "parameters"), "code"),
     # profile names and a dataset's download name: README "Profiles" and "Datasets" say what they are
-    **dict.fromkeys(("smoke", "rehearsal", "MIMIC-CXR-JPG"), "profile or dataset download"),
+    **dict.fromkeys(("smoke", "MIMIC-CXR-JPG"), "profile or dataset download"),
 }
 
 

@@ -43,15 +43,15 @@ Example::
 from __future__ import annotations
 
 from sdrlib.config._checks import (API_PROMPTS, CONSTRAINT_KEYS, GRPO_LOSS_TYPES, LR_SCHEDULERS, NAME_HELP,
-                                   NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, ConfigError)
+                                   NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, ConfigError, accumulation)
 from sdrlib.config._loader import load_profile, profile_names
 from sdrlib.config._plugins import import_plugins, plugin_digest
 from sdrlib.config._schema import (DataConfig, DistancesConfig, EmbeddingConfig, GRPOConfig, MetricsConfig,
                                    PathsConfig, Profile, PruningConfig, SelectionConfig, SFTConfig)
 from sdrlib.paths import output_root, repo_root
 
-__all__ = ["ConfigError", "Profile", "load_profile", "repo_root", "output_root", "profile_names", "import_plugins",
-           "plugin_digest",
+__all__ = ["ConfigError", "Profile", "load_profile", "accumulation", "repo_root", "output_root", "profile_names",
+           "import_plugins", "plugin_digest",
            "PathsConfig", "DataConfig", "EmbeddingConfig", "DistancesConfig", "MetricsConfig", "SFTConfig",
            "GRPOConfig", "SelectionConfig", "PruningConfig", "CONSTRAINT_KEYS", "LR_SCHEDULERS", "GRPO_LOSS_TYPES",
            "TINY_VOCAB_MIN", "NAME_PATTERN", "NAME_HELP", "SELECTION_AGGREGATIONS", "API_PROMPTS"]

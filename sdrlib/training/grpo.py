@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from sdrlib import models
+from sdrlib.config import accumulation
 from sdrlib.data import load_split
 from sdrlib.embedding import SentenceEmbedder
 from sdrlib.io import atomic_write_json
@@ -299,7 +300,7 @@ def _trl_args(g: Any, out: Path, steps: int, seed: int, weights: list[float], ru
         output_dir=str(out),
         max_steps=steps,
         per_device_train_batch_size=g.batch_size,
-        gradient_accumulation_steps=g.grad_accum,
+        gradient_accumulation_steps=accumulation(g, world_size(), "grpo"),  # the effective batch on any GPU count
         num_generations=g.num_generations,
         max_completion_length=g.max_completion_length,
         temperature=g.temperature,

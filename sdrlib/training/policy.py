@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sdrlib import models
+from sdrlib.metrics.backends import BackendUnavailable, missing_paper_metrics
 from sdrlib.training.processes import on_cpu
 
 __all__ = ["is_tiny", "tiny_spec", "device_kwargs", "preflight", "load_policy", "has_tiny_config", "has_policy"]
@@ -63,10 +64,18 @@ def preflight(cfg) -> None:
     """Fail fast, before any data or model work, when the profile's policy cannot run here.
 
     The tiny policy always can; a paper policy needs a CUDA GPU and local weights
-    (:func:`sdrlib.models.check_gpu_model` raises :class:`sdrlib.models.PolicyError`).
+    (:func:`sdrlib.models.check_gpu_model` raises :class:`sdrlib.models.PolicyError`). A profile with
+    ``metrics.allow_substitutes: false`` (the paper profile) also needs the paper's metric backends before any
+    training (:func:`sdrlib.metrics.backends.missing_paper_metrics`; :class:`BackendUnavailable` with the commands
+    that install them), the same check as the runner's preflight, for a notebook run on its own.
     """
     if not is_tiny(cfg):
         models.check_gpu_model(cfg.sft.policy)
+    if not cfg.metrics.allow_substitutes:
+        missing = missing_paper_metrics(cfg.metrics.clinical_backend, cfg.metrics.bertscore_model)
+        if missing:
+            raise BackendUnavailable(f"profile {cfg.name!r} needs the paper's metrics before training: "
+                                     + "; ".join(missing) + " (or set metrics.allow_substitutes: true)")
 
 
 def load_policy(cfg: Any, path: str | Path | None = None) -> tuple[Any, Any]:

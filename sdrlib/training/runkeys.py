@@ -61,11 +61,12 @@ def policy_dir(cfg, name: str, seed: int | None = None) -> Path:
 
 
 _SFT_KEY_SKIP = ("save_steps", "max_new_tokens", "eval_batch_size", "eval_do_sample", "eval_temperature",
-                 "processes")  # processes: the key's world_size says how many trained it
+                 "processes", "step_seconds")  # processes: the key's world_size says how many trained it;
+                 # step_seconds: a stated cost for the runner's estimate, trains nothing
 #: ``grpo.max_steps`` is left out on purpose: the learning rate is constant, so a run extended to more
 #: steps continues from its last checkpoint (``grpo(..., max_steps=k)`` then the profile's steps).
 _GRPO_KEY_SKIP = ("rewards", "seeds", "eval_n", "eval_draws", "save_steps", "max_steps", "ablations",
-                  "ablation_seeds")
+                  "ablation_seeds", "step_seconds")
 
 
 def records_digest(records: Sequence[Any]) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sdrlib import models
+from sdrlib.config import accumulation
 from sdrlib.data import load_split
 from sdrlib.errors import SDRError
 from sdrlib.io import atomic_write_json
@@ -161,7 +162,7 @@ def _trl_args(s: Any, out: Path, seed: int) -> Any:
         output_dir=str(out),
         max_steps=s.max_steps,
         per_device_train_batch_size=s.batch_size,
-        gradient_accumulation_steps=s.grad_accum,
+        gradient_accumulation_steps=accumulation(s, world_size(), "sft"),  # the effective batch on any GPU count
         learning_rate=s.learning_rate,
         lr_scheduler_type=s.lr_scheduler,
         warmup_steps=max(0, int(s.warmup_ratio * s.max_steps)),

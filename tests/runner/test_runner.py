@@ -33,6 +33,15 @@ def no_notebooks(monkeypatch, tmp_path):
     return calls
 
 
+@pytest.fixture()
+def paper_metrics_present(monkeypatch):
+    """The paper's metric backends (CheXbert, roberta-large) present, so a paper-profile test sees only what it
+    checks (their absence: tests/metrics/test_paper_metrics.py)."""
+    from sdrlib.metrics import backends
+
+    monkeypatch.setattr(backends, "missing_paper_metrics", lambda *a, **k: [])
+
+
 def _main(capsys, *argv):
     from sdrlib import runner
 
@@ -129,7 +138,8 @@ def test_run_all_sh_from_99_exits_2_before_papermill(tmp_path):
     assert proc.returncode == 2 and marker.exists(), proc.stderr
 
 
-def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch):
+def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_notebooks, capsys, tmp_path, monkeypatch,
+                                                                          paper_metrics_present):
     """The paper profile on a machine without a GPU, Qwen3-VL weights or a MIMIC-CXR folder: exit 2 before any
     notebook, one line naming each missing thing and how to provide it; nothing written under the output root."""
     from sdrlib import models, runner
@@ -140,7 +150,7 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     rc, _, err = _main(capsys, "--profile", "paper", "--out", str(out))
     assert rc == 2 and err.count("\n") == 1 and "profile 'paper' cannot run here" in err, err
     assert "no CUDA GPU (sft.policy=qwen3-vl-2b need one)" in err and "--profile rehearsal" in err
-    assert "no weights for sft.policy=qwen3-vl-2b" in err and "huggingface-cli download unsloth/Qwen3-VL-2B-Instruct" in err
+    assert "no weights for sft.policy=qwen3-vl-2b" in err and "hf download unsloth/Qwen3-VL-2B-Instruct" in err
     assert f"no MIMIC-CXR folder at {out / 'data' / 'mimic-cxr'} (data.root)" in err
     assert "python -m sdrlib.data.standin mimic" in err and "Traceback" not in err
     assert no_notebooks == [] and [p.name for p in out.iterdir()] == []
@@ -160,7 +170,7 @@ def test_runner_stops_a_profile_whose_gpu_weights_or_dataset_are_missing(no_note
     assert rc == 2 and "no CUDA GPU (distances.device=cuda need one)" in err, err
 
 
-def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path):
+def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, tmp_path, paper_metrics_present):
     """Unsloth for a paper policy, vLLM for grpo.use_vllm: one phrase each with its install command; the paper
     profile leaves vLLM off (no release installs beside the gpu pins)."""
     from sdrlib import models, runner
@@ -174,7 +184,7 @@ def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, 
     assert paper.grpo.use_vllm is False
     assert runner.packages_needed(paper) == [("unsloth", "sft.policy=qwen3-vl-2b")]
     assert runner.preflight(paper) == [
-        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): pip install -e ".[gpu]" (unsloth 2026.10.9)']
+        'unsloth is not installed (sft.policy=qwen3-vl-2b needs it): scripts/setup.sh --gpu (the gpu extra: unsloth 2026.10.9; docs/gpu.md)']
     got = runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True}))
     assert len(got) == 2 and got[1].startswith("vllm is not installed (grpo.use_vllm needs it): no vLLM release")
     assert "set grpo.use_vllm: false" in got[1]
@@ -182,7 +192,7 @@ def test_preflight_names_each_missing_package_the_profile_asks_for(monkeypatch, 
     assert runner.preflight(load_profile("paper", {"data.standin_n": 8, "grpo.use_vllm": True})) == []
 
 
-def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path):
+def test_preflight_refuses_a_trl_that_cannot_train_on_the_cpu(monkeypatch, tmp_path, paper_metrics_present):
     """trl 1.15's SFT / GRPO log-probabilities are Triton-only (None on a CPU torch): the tiny policy (CPU) needs
     trl >= 1.16, said in one line with the install command; a paper policy (GPU, Unsloth's trl 1.15) does not."""
     from sdrlib import models, runner
@@ -262,3 +272,85 @@ def test_a_missing_or_moved_kernel_exits_2_before_any_notebook(no_notebooks, cap
     rc, _, err = _main(capsys, "--profile", "smoke", "--only", "00", "--out", str(tmp_path / "o"))
     assert rc == 2 and f"points to {gone}, which does not exist" in err and err.count("\n") == 1
     assert no_notebooks == []
+
+
+# --------------------------------------------------------------------------- --set KEY=VALUE
+
+
+def test_set_overrides_reach_every_notebook_as_a_parameter(no_notebooks, capsys, tmp_path):
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "01", "--only", "04", "--out", str(tmp_path / "o"),
+                         "--set", "grpo.max_steps=3", "--set", "sft.learning_rate=2.0e-4", "--set", "grpo.seeds=2")
+    assert rc == 0, err
+    want = {"grpo.max_steps": 3, "sft.learning_rate": 2.0e-4, "grpo.seeds": 2}
+    assert [kw["parameters"] for _, _, kw in no_notebooks] == [{"profile": "smoke", "overrides": want}] * 2
+    assert "overrides=" in out
+    # what each notebook then loads: the profile with the overrides, as the runner validated it
+    cfg = load_profile("smoke", no_notebooks[0][2]["parameters"]["overrides"])
+    assert (cfg.grpo.max_steps, cfg.sft.learning_rate, cfg.grpo.seeds) == (3, 2.0e-4, 2)
+
+
+def test_without_set_the_parameters_are_the_profile_alone(no_notebooks, capsys, tmp_path):
+    rc, _, err = _main(capsys, "--profile", "smoke", "--only", "01", "--out", str(tmp_path / "o"))
+    assert rc == 0, err
+    assert no_notebooks[0][2]["parameters"] == {"profile": "smoke"}
+
+
+@pytest.mark.parametrize("sets, fragment", [
+    (["grpo.no_such_key=1"], "no_such_key"),
+    (["grpo.max_steps=many"], "grpo.max_steps"),
+    (["grpo.max_steps=0"], "grpo.max_steps = 0"),
+    (["sft.effective_batch=7"], "sft.effective_batch = 7"),
+    (["nokey"], "--set takes KEY=VALUE"),
+    (["=3"], "--set takes KEY=VALUE"),
+    (["grpo.max_steps=2", "grpo.max_steps=3"], "--set grpo.max_steps given twice"),
+])
+def test_a_bad_set_is_refused_before_any_notebook(no_notebooks, capsys, tmp_path, sets, fragment):
+    argv = [a for s in sets for a in ("--set", s)]
+    out = tmp_path / "o"
+    rc, _, err = _main(capsys, "--profile", "smoke", "--out", str(out), *argv)
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("run_all: ") and fragment in err, err
+    assert no_notebooks == [] and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- stage estimates and the cell timeout
+
+
+def test_stage_estimates_are_runs_x_steps_x_the_stated_step_cost():
+    from sdrlib import runner
+
+    est = runner.stage_estimates(load_profile("paper"))
+    assert [(e["stage"], e["runs"], e["steps"], e["seconds"]) for e in est] == [
+        ("SFT", 1, 3000, 3000 * 2.5), ("GRPO", 6 * 5 + 5 * 1, 1000, 35 * 1000 * 60.0)]
+    two = runner.stage_estimates(load_profile("cpu", {"grpo.workers": 2, "grpo.step_seconds": 1.0}))
+    cpu = load_profile("cpu").grpo
+    runs = len(cpu.rewards) * cpu.seeds + len(cpu.ablations) * cpu.ablation_seeds
+    assert two == [{"stage": "GRPO", "notebook": "04", "runs": runs, "steps": cpu.max_steps, "step_s": 1.0,
+                    "seconds": runs * cpu.max_steps / 2}]  # two runs side by side
+    assert runner.stage_estimates(load_profile("cpu")) == []  # no stated step cost: no estimate
+
+
+def test_the_cell_timeout_is_sized_from_the_profile_and_stated():
+    from sdrlib import runner
+
+    limit, lines = runner.sized_cell_timeout(load_profile("cpu"), None)
+    assert (limit, lines) == (runner.DEFAULT_CELL_TIMEOUT, [])  # the default profile: as before, unsaid
+    limit, lines = runner.sized_cell_timeout(load_profile("paper"), None)
+    assert limit == 2 * 2_100_000 + 1
+    assert lines[0] == ("estimate: SFT (notebook 03): 1 run(s) x 3000 steps x 2.5 s = 7,500 s (2.1 h) "
+                        "(stated per-step cost, training only)")
+    assert "GRPO (notebook 04): 35 run(s) x 1000 steps x 60 s = 2,100,000 s (24.3 days)" in lines[1]
+    assert lines[2] == "cell timeout: 4,200,001 s (twice the longest stage's estimate; --cell-timeout to choose)"
+    limit, lines = runner.sized_cell_timeout(load_profile("paper"), 3600)
+    assert limit == 3600 and sum(line.startswith("WARNING") for line in lines) == 2
+    assert "notebook 04 would be stopped before it finishes" in lines[-1]
+
+
+def test_the_runner_prints_the_estimate_and_hands_the_sized_timeout_to_papermill(no_notebooks, capsys, tmp_path):
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "03", "--out", str(tmp_path / "o"),
+                         "--set", "sft.step_seconds=100")
+    assert rc == 0, err
+    steps = load_profile("smoke").sft.max_steps
+    assert f"estimate: SFT (notebook 03): 1 run(s) x {steps} steps x 100 s" in out
+    assert no_notebooks[0][2]["execution_timeout"] == max(3600, 2 * steps * 100 + 1)
+    rc, out, err = _main(capsys, "--profile", "smoke", "--only", "03", "--out", str(tmp_path / "o"))
+    assert rc == 0 and "estimate:" not in out and no_notebooks[1][2]["execution_timeout"] == 3600
