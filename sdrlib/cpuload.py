@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["CpuSampler"]
+__all__ = ["CpuSampler", "children_cpu_seconds"]
 
 
 class CpuSampler:
@@ -70,3 +70,14 @@ class CpuSampler:
                 run = run + self.interval if busy < self.cores - 0.5 else 0.0
                 longest = max(longest, run)
         return longest
+
+    def csv(self, t0: float) -> str:
+        """The samples as CSV text, ``seconds,busy_cores``, seconds counted from ``t0``."""
+        return "seconds,busy_cores\n" + "".join(f"{t - t0:.1f},{b}\n" for t, b in self.rows)
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children (a notebook's kernel once it has exited,
+    with whatever the kernel itself waited for: GRPO workers, training processes)."""
+    t = os.times()
+    return t.children_user + t.children_system

@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import csv
 import datetime as _dt
@@ -47,7 +48,7 @@ from .data import get_dataset
 from .estimates import DEFAULT_CELL_TIMEOUT, sized_cell_timeout, stage_estimates
 from .errors import SDRError
 from . import numerics
-from .cpuload import CpuSampler
+from .cpuload import CpuSampler, children_cpu_seconds
 from .io import OutputPathError, atomic_write_json, atomic_write_text, output_path, positive_int
 from .results import RECORDED_VERSIONS, git_commit, library_versions
 
@@ -260,14 +261,6 @@ _SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
                    "torch_cpu_capability", "cpu_seconds", "idle_core_seconds")
 #: the machine's busy cores over the run, one row per :attr:`CpuSampler.interval` (``benchmarks/profile_run.py``)
 CPU_TIMELINE = "run_cpu.csv"
-def _children_cpu() -> float:
-    """User + system CPU seconds of this process's finished children (a notebook's kernel once it has exited,
-    with whatever the kernel itself waited for: GRPO workers, training processes)."""
-    t = os.times()
-    return t.children_user + t.children_system
-MACHINE_FILE = "machine.json"
-
-
 def _probe_machine() -> dict:
     """:func:`sdrlib.numerics.machine_record` as a notebook kernel would see it: measured in a child process
     of this environment that loads NumPy, torch and numba first and runs one parallel numba loop, so that numba's
@@ -411,11 +404,8 @@ def run(profile: str, start: str | None = None, only: list[str] | None = None,
     finally:  # also on failure and Ctrl-C: the summary says how far the run got
         _finish(rows, cfg, started, time.perf_counter() - t_run, machine)
         if sampler.rows:  # the busy-cores timeline beside the summary
-            try:
-                atomic_write_text(cfg.results_dir / CPU_TIMELINE, "seconds,busy_cores\n"
-                                  + "".join(f"{t - t_run:.1f},{b}\n" for t, b in sampler.rows))
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                atomic_write_text(cfg.results_dir / CPU_TIMELINE, sampler.csv(t_run))
     return rc
 
 
@@ -489,7 +479,7 @@ def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun],
     for nn, path in nbs:
         dest = out_dir / path.name
         row = rows[nn]
-        t0, cpu0 = time.perf_counter(), _children_cpu()
+        t0, cpu0 = time.perf_counter(), children_cpu_seconds()
         print(f"run_all: [{nn}] {path.name} ...", flush=True)
         try:
             pm.execute_notebook(str(path), str(dest), parameters=params,
@@ -514,7 +504,7 @@ def _execute(pm: Any, nbs: list[tuple[str, Path]], rows: dict[str, NotebookRun],
                   f"         executed copy: {dest}", file=sys.stderr)
             return 1
         row.status, row.seconds, row.executed = "ok", time.perf_counter() - t0, str(dest)
-        row.cpu_seconds = _children_cpu() - cpu0
+        row.cpu_seconds = children_cpu_seconds() - cpu0
         row.idle_core_seconds = sampler.idle_stretch(t0, t0 + row.seconds) if sampler is not None else None
         print(f"run_all: [{nn}] ok in {row.seconds:.0f} s -> {dest}", flush=True)
     return 0

@@ -88,7 +88,6 @@ from sdrlib.training.policy import has_policy
 from sdrlib.training.runkeys import policy_dir
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
-# MAX_SEED ... load_evidence: the evidence files' names (sdrlib.experiments.study_evidence), used here as well
 __all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "MAX_SEED", "StudyError", "check_seeds", "draw_seed",
            "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw", "run_study",
            "study_status", "table_runs", "study_scores", "run_policies", "study_pairs", "study_table",

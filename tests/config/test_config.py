@@ -70,8 +70,9 @@ def test_rehearsal_keeps_the_paper_profiles_lists():
             reh.pruning.sweep_warmup) == (paper.pruning.names, paper.pruning.live_names, paper.pruning.policies,
                                           paper.pruning.sweep_p, paper.pruning.sweep_warmup)
     assert reh.grpo.seeds >= 2 and reh.grpo.editgrpo == paper.grpo.editgrpo
+    # the encoder: the same code path with a 6-layer model (the paper's all-mpnet-base-v2 costs the suite minutes)
     assert (reh.sft.policy, reh.grpo.use_vllm, reh.data.source, reh.embedding.encoder) == (
-        "tiny", False, "mimic", paper.embedding.encoder)
+        "tiny", False, "mimic", "all-MiniLM-L6-v2") and paper.embedding.encoder == "all-mpnet-base-v2"
     assert reh.data.standin_n > 0 and reh.selection.api_serve == "sft" and reh.selection.api_prompts == ["p1", "p2"]
 
 
