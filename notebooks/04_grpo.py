@@ -514,7 +514,7 @@ positives.round(3)
 # stated positive findings, per stratum of the reference (no finding / single / multi); (c) the **content reward**.
 # `sdrlib.experiments.decomposition` measures them on the test generations above and on the training curves.
 # Since that run the vision tower stays frozen in GRPO as in SFT (`sdrlib.training.grpo`) and the loss is Dr.
-# GRPO's (`grpo.loss_type`, comment in `configs/cpu.yaml`): both were chosen to keep the drift step small. How
+# GRPO's (`grpo.loss_type`, `docs/evidence/cpu_profile_choices.md`): both were chosen to keep the drift step small. How
 # small it is in this run is the `SFT -> C-noise` row of the decomposition table below, not a number quoted here.
 
 # %% [markdown]
