@@ -25,12 +25,12 @@
 # Then it trains and watches training (sections 2-4). Last it scores the test split (section 5), tests every
 # comparison over seeds and studies (section 6) and closes with the sentences the result files allow.
 #
-# **A demonstration, not the answer.** On the default profile each configuration trains for a few dozen steps on
-# a few seeds and is scored on a slice of the test split, so a difference of the paper's size is below what this
-# notebook can detect (its conclusion prints the detectable difference beside each comparison). The paper's
-# question is answered at the size it needs by the GRPO study: `configs/study.yaml` (more steps, more seeds, more
-# test studies, its setup chosen on validation), run by `python scripts/study.py run`, its evidence and comparison
-# table in `docs/evidence/study/`.
+# **A demonstration, not the answer.** On the default profile each configuration trains for a few dozen steps on a few
+# seeds and is scored on a slice of the test split, so a difference of the paper's size is below what this notebook can
+# detect (its conclusion prints the detectable difference beside each comparison). The paper's question is answered at
+# the size it needs by the GRPO study: `configs/study.yaml` (more steps, more seeds, more test studies, its setup chosen
+# on validation), run by `python -m sdrlib.experiments.study_cli run`, its evidence and comparison table in
+# `docs/evidence/study/`.
 #
 # Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,
 # or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
@@ -514,7 +514,7 @@ positives.round(3)
 # stated positive findings, per stratum of the reference (no finding / single / multi); (c) the **content reward**.
 # `sdrlib.experiments.decomposition` measures them on the test generations above and on the training curves.
 # Since that run the vision tower stays frozen in GRPO as in SFT (`sdrlib.training.grpo`) and the loss is Dr.
-# GRPO's (`grpo.loss_type`, comment in `configs/cpu.yaml`): both were chosen to keep the drift step small. How
+# GRPO's (`grpo.loss_type`, `docs/evidence/cpu_profile_choices.md`): both were chosen to keep the drift step small. How
 # small it is in this run is the `SFT -> C-noise` row of the decomposition table below, not a number quoted here.
 
 # %% [markdown]

@@ -122,7 +122,7 @@ def save_fig(fig: "Figure", name: str, cfg: Any) -> Path:
 
 class ResultTableError(SDRError, ValueError):
     """A result file a reader needs is unreadable: not UTF-8 text, empty, not a table, or without a column it
-    needs. The message names the file and what is wrong (``scripts/readme_numbers.py`` prints it, exit 2)."""
+    needs. The message names the file and what is wrong (``python -m sdrlib.experiments.claims`` prints it, exit 2)."""
 
 
 class TableReader(os.PathLike):

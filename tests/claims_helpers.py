@@ -1,5 +1,5 @@
 """README blocks of small test runs: the groups a run cannot write removed, for the tests of
-``scripts/readme_numbers.py --check`` that are about other things than missing tables."""
+``python -m sdrlib.experiments.claims --check`` that are about other things than missing tables."""
 
 from __future__ import annotations
 

@@ -7,5 +7,8 @@ and the runner):
 - :mod:`.fidelity`        how well each distance setting tracks label disagreement (notebook 02);
 - :mod:`.text_distances`  distances between report texts (split, embedded, labelled, then measured).
 
+Command lines: ``python -m sdrlib.experiments.study_cli`` (the GRPO study) and ``python -m
+sdrlib.experiments.claims`` (the "Expected results" block of docs/results.md).
+
 Import the modules directly (``from sdrlib.experiments import candidates``); nothing heavy is imported here.
 """

@@ -15,7 +15,7 @@ and what a difference of the observed size would need: more seeds when seeds bin
 - :func:`conclusions`: the table, one row per comparison of ``grpo_significance`` (configurations vs SFT, vs R_Cham
   and vs R_exact, Findings macro F1 and BERTScore F1) and ``sft_vs_baselines_significance`` (SFT vs the image-blind
   baselines);
-- :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``scripts/readme_numbers.py``);
+- :func:`conclusion_lines` / :func:`machine_lines`: the README paragraphs (``python -m sdrlib.experiments.claims``);
 - :func:`readme_machine`, :func:`check_mode`: which check a run gets against a README: **exact** (every number,
   ``claims.check_block``) when its ``machine.json`` has the README run's CPU vendor and model, kernel path and
   library versions,
@@ -384,7 +384,7 @@ def check_verdicts(block: str, results_dir: str | Path, *, alpha: float = ALPHA,
                    also: Sequence[str | Path] = ()) -> tuple[list[str], list[str]]:
     """``(problems, notes)``: every conclusion bullet of ``block`` against the run's own verdict
     (:func:`conclusions` of that run alone, or with ``also``, of it and those runs: a direction must then hold in
-    every distinct run, as ``readme_numbers.py --also`` prints it).
+    every distinct run, as ``python -m sdrlib.experiments.claims --also`` prints it).
     A stated ``above`` / ``below`` must come out the same; a ``no
     difference detected`` whose comparison now shows a difference larger than the README's detectable effect is a
     problem, a smaller significant one a note (one run alone is what the rule refuses to conclude from). A

@@ -50,7 +50,7 @@ from sdrlib.results import CELL_COLUMNS, render_cell_table
 from sdrlib.metrics import paper_names as _paper_names
 from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
-from sdrlib.rewards import RewardError, parse_reward, prewarm
+from sdrlib.rewards import parse_reward, prewarm, reward_label
 from sdrlib.training.runlog import log_name, short_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,15 +81,10 @@ TABLE_GROUPS: dict[str, tuple[str, ...]] = {
     g: _paper_names.TABLES[f"grpo_{g}"] for g in ("headline", "bleu", "rouge", "lexical", "clinical")}
 
 
-def config_label(reward: str) -> str:
-    """Column label of a reward configuration, from its reward method (:attr:`sdrlib.rewards.RewardSpec.label`);
-    a name that is no reward configuration (a baseline) is ``R_<name>``. Example: ``config_label("chamfer") ->
-    "R_Cham"``, ``config_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``, ``config_label("editgrpo_opsall") ->
-    "EditGRPO-opsall"`` (``DrGRPO-clin``: EditGRPO's reward and loss, no edits)."""
-    try:
-        return parse_reward(reward).label
-    except RewardError:
-        return f"R_{reward}"
+#: Column label of a configuration: :func:`sdrlib.rewards.reward_label` itself (the label is its reward method's,
+#: one place), under the name the notebooks and tables use. Example: ``config_label("chamfer") -> "R_Cham"``,
+#: ``config_label("editgrpo_opsall") -> "EditGRPO-opsall"``.
+config_label = reward_label
 
 
 def model_name(cfg) -> str:

@@ -75,7 +75,7 @@ from sdrlib.data import load_split
 from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
-from sdrlib.experiments.study_evidence import (MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
+from sdrlib.experiments.study_evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, profile_settings, read_run_file,
                                                settings_differences, write_run_file)
 from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
@@ -293,12 +293,12 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     in common."""
     runs, where = load_evidence(evidence), Path(evidence) / "runs"
     if not runs:
-        raise StudyError(f"{where}: no run files (`scripts/study.py run` writes them)")
+        raise StudyError(f"{where}: no run files (`{COMMAND} run` writes them)")
     if seeds is not None:
         seeds = check_seeds(seeds)
         missing = sorted(set(seeds) - {s for _, s in runs})
         if missing:
-            raise StudyError(f"{where}: no run of seed(s) {missing}; `scripts/study.py run --seeds ...` trains them")
+            raise StudyError(f"{where}: no run of seed(s) {missing}; `{COMMAND} run --seeds ...` trains them")
         runs = {k: r for k, r in runs.items() if k[1] in seeds}
     if cfg is not None:
         _check_settings(cfg, runs, where)
@@ -314,7 +314,7 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     pairs = study_pairs(configs)
     if "sft" not in configs or not pairs:
         raise StudyError(f"{where}: runs of {configs} only; the table compares trained configurations with SFT: run "
-                         "both (`scripts/study.py run`)")
+                         f"both (`{COMMAND} run`)")
     for a, b in pairs:
         if not set(seeds[a]) & set(seeds[b]):
             raise StudyError(f"{where}: {a} (seeds {seeds[a]}) and {b} (seeds {seeds[b]}) share no seed: seed s of "
@@ -338,15 +338,15 @@ def _check_copies(runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> N
             if other != name:
                 raise StudyError(f"{where}: {other} and {name} come from the same policy ({str(r['policy'])[:12]}): "
                                  "a copy of one run counts once (each seed trains its own); delete the copy and "
-                                 "`scripts/study.py run` trains it again")
+                                 f"`{COMMAND} run` trains it again")
         for d, gens in enumerate(r["draws"]):
             name = evidence_path("", c, s, d).name
             # one policy's draws are compared with each other; across runs, the policy digest decides (above)
             other = by_gens.setdefault((c, s) if c in by_policy else c, {}).setdefault(tuple(gens), name)
             if other != name:
                 raise StudyError(f"{where}: {other} and {name} hold the same generations: a copy of one run counts "
-                                 "once (each seed and draw samples its own); delete the copy and `scripts/study.py "
-                                 "run` samples it again")
+                                 "once (each seed and draw samples its own); delete the copy and "
+                                 f"`{COMMAND} run` samples it again")
 
 
 def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> None:
@@ -379,7 +379,7 @@ def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
     if short:
         fewest = min(len(r["draws"]) for r in runs.values())
         raise StudyError(f"{Path(evidence) / 'runs'}: {len(short)} run(s) ({short[:3]}) hold fewer than the {k} "
-                         f"draws per study the profile asks (grpo.eval_draws): `scripts/study.py run` samples the "
+                         f"draws per study the profile asks (grpo.eval_draws): `{COMMAND} run` samples the "
                          f"rest, or read {fewest} with --set grpo.eval_draws={fewest}")
     groups = [g for g in METRIC_GROUPS if g in metric_kwargs(cfg).get("metrics", METRIC_GROUPS)]
     scores = score_all(cfg, {(*key, d): r["draws"][d] for key, r in runs.items() for d in range(k)}, test_records,

@@ -28,12 +28,14 @@ from sdrlib.io import atomic_write_bytes
 from sdrlib.results import git_commit, provenance
 from sdrlib.training.runkeys import records_digest, run_key, source_digest
 
-__all__ = ["MAX_SEED", "StudyError", "is_int", "check_seeds", "draw_seed", "evidence_key", "profile_settings",
-           "settings_differences", "evidence_path",
+__all__ = ["MAX_SEED", "COMMAND", "StudyError", "is_int", "check_seeds", "draw_seed", "evidence_key",
+           "profile_settings", "settings_differences", "evidence_path",
            "load_run_file", "read_run_file", "write_run_file", "load_evidence"]
 
 #: the largest seed: numpy's range, as the profile's ``seed``
 MAX_SEED = 2**32 - 1
+#: the study's command line (:mod:`sdrlib.experiments.study_cli`), as the messages name it
+COMMAND = "python -m sdrlib.experiments.study_cli"
 
 
 class StudyError(SDRError, ValueError):
@@ -154,7 +156,7 @@ def _record_problem(rec: Any) -> str:
 def load_run_file(path: Path) -> dict[str, Any]:
     """One run (or draw) file's record; :class:`StudyError` naming the file and the fix when it is not one: not gzip
     JSON, lacking a field, other than one generation per study id, or named otherwise than its content."""
-    fix = "delete it and `scripts/study.py run` redoes that run"
+    fix = f"delete it and `{COMMAND} run` redoes that run"
     try:
         rec = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, ValueError, EOFError, zlib.error) as e:
@@ -204,7 +206,7 @@ def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]
             extra.setdefault(k, {})[d] = (path, rec)
         else:
             runs[k] = {**rec, "draws": [rec["generations"]], "keys": [rec.get("key")]}
-    redo = "delete it and `scripts/study.py run` samples it again"
+    redo = f"delete it and `{COMMAND} run` samples it again"
     for k, draws in extra.items():
         for d, (path, rec) in sorted(draws.items()):
             if k not in runs:
@@ -216,7 +218,7 @@ def load_evidence(evidence: str | Path) -> dict[tuple[str, int], dict[str, Any]]
             if d != len(runs[k]["draws"]):
                 raise StudyError(f"{path}: draw {d} of {k[0]} seed {k[1]} after {len(runs[k]['draws'])} draw(s): "
                                  f"{evidence_path('', *k, len(runs[k]['draws'])).name} is missing; "
-                                 "`scripts/study.py run` samples it")
+                                 f"`{COMMAND} run` samples it")
             runs[k]["draws"].append(rec["generations"])
             runs[k]["keys"].append(rec.get("key"))
     return runs

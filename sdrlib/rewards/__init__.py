@@ -111,7 +111,7 @@ from sdrlib.rewards.scorer import RewardBreakdown, RewardScorer, prewarm
 from sdrlib.rewards.spec import (MethodScores, ReferenceTextError, RewardError, RewardMethod, RewardSpec,
                                  TrainOptions, get_method, method_of, parse_reward, register_method,
                                  registered_methods, reward_name_problem, reward_names_help, settings_sections,
-                                 unregister_method, validate_reward_name)
+                                 reward_label, unregister_method, validate_reward_name)
 from sdrlib.rewards.trl import trl_reward_functions
 
 __all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "format_reward", "RewardError", "ReferenceTextError", "RewardBreakdown", "RewardScorer",
@@ -119,4 +119,4 @@ __all__ = ["BAD_REASONS", "DEFAULT_MAX_CHARS", "FORMAT_MODES", "format_reward", 
            "check_weight", "completion_text", "exact_match_section", "normalize_sentence", "prewarm",
            "trl_reward_functions", "parse_reward", "validate_reward_name", "method_of", "register_method",
            "unregister_method", "get_method", "registered_methods", "reward_names_help", "reward_name_problem",
-           "settings_sections"]
+           "settings_sections", "reward_label"]

@@ -48,7 +48,8 @@ from sdrlib.reports import ReportTextError
 
 __all__ = ["RewardError", "ReferenceTextError", "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions",
            "register_method", "unregister_method", "get_method", "registered_methods", "parse_reward",
-           "validate_reward_name", "reward_name_problem", "method_of", "reward_names_help", "settings_sections"]
+           "validate_reward_name", "reward_name_problem", "method_of", "reward_names_help", "settings_sections",
+           "reward_label", "default_label"]
 
 
 class RewardError(SDRError, ValueError):
@@ -178,7 +179,8 @@ class RewardMethod:
         return RewardSpec(name, self.name) if name == self.name else None
 
     def label(self, spec: RewardSpec) -> str:
-        return f"R_{spec.name}"
+        """The configuration's column label; :func:`default_label` unless the method names its own."""
+        return default_label(spec.name)
 
     # -- settings ---------------------------------------------------------------------
     def default_settings(self) -> Any:
@@ -345,6 +347,24 @@ def reward_name_problem(name: Any) -> str | None:
 def validate_reward_name(name: Any) -> str:
     """``name`` when :func:`parse_reward` accepts it, else :class:`RewardError` (a ``ValueError``)."""
     return parse_reward(name).name
+
+
+def default_label(name: str) -> str:
+    """The label of a configuration whose method names none: ``R_<name>``.
+
+    Example: ``default_label("fmt") -> "R_fmt"``."""
+    return f"R_{name}"
+
+
+def reward_label(name: Any) -> str:
+    """The one column label of a configuration in tables and figures: its reward method's
+    (:attr:`RewardSpec.label`); a name that is no reward configuration (a baseline column) gets
+    :func:`default_label`. Example: ``reward_label("chamfer") -> "R_Cham"``, ``reward_label("sft") -> "SFT"``,
+    ``reward_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``."""
+    try:
+        return parse_reward(name).label
+    except RewardError:
+        return default_label(name)
 
 
 def method_of(name: Any) -> str:

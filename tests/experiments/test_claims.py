@@ -1,10 +1,9 @@
-"""README claims written from result tables (sdrlib.experiments.claims, scripts/readme_numbers.py), on small
+"""README claims written from result tables (sdrlib.experiments.claims and its command line), on small
 synthetic tables written with save_table: directions per configuration, the round trip through the check, and
 hand-written claims that outrun the tables failing it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -15,9 +14,9 @@ import pytest
 from claims_helpers import without_missing_groups
 
 from sdrlib.experiments import claims
+from sdrlib.experiments.claims import cli
 from sdrlib.results import read_result_table, save_table
 
-ROOT = Path(__file__).resolve().parents[2]
 MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "torch_cpu_capability": "AVX2",
            "logical_cpus": 2, "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "numpy": "2.4.6"}}
 
@@ -199,9 +198,7 @@ def test_sweeping_words(results):
 
 
 def test_script_prints_and_checks(results, tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = cli
     (results / "machine.json").write_text(json.dumps(MACHINE))  # the same machine: the exact check
     assert mod.main([str(results)]) == 0
     out = capsys.readouterr().out
@@ -318,10 +315,7 @@ def test_issue34_recall_choice_audit_and_comparisons(tmp_path):
 
 
 def _readme_numbers():
-    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return cli
 
 
 @pytest.mark.parametrize("damage", ["binary", "empty", "no_columns_it_reads"])
@@ -349,7 +343,7 @@ def test_script_names_every_results_table_it_cannot_read(results, tmp_path, caps
             skipped.append(table.stem)
             continue
         assert rc == 2, table.name
-        assert err.count("\n") == 1 and err.startswith(f"readme_numbers: {path}") and "Traceback" not in err, err
+        assert err.count("\n") == 1 and err.startswith(f"{mod.PROG}: {path}") and "Traceback" not in err, err
     # these groups look for their value columns first (an older run's table) and write nothing without them
     assert set(skipped) <= {"00_report_language", "grpo_policy_movement", "grpo_positive_findings"}, skipped
 
@@ -359,14 +353,14 @@ def test_script_names_a_readme_or_result_file_it_cannot_read(results, tmp_path, 
     readme = tmp_path / "README.md"
     readme.write_bytes("<!-- results:begin -->\nRésumé 0.5\n".encode("cp1252"))  # not UTF-8
     assert mod.main([str(results), "--check", str(readme)]) == 2
-    assert capsys.readouterr().err.startswith(f"readme_numbers: {readme}: not UTF-8")
+    assert capsys.readouterr().err.startswith(f"{mod.PROG}: {readme}: not UTF-8")
     assert mod.main([str(results), "--check", str(tmp_path / "nothing.md")]) == 2
     assert "nothing.md: cannot read (No such file" in capsys.readouterr().err
     mod.main([str(results)])
     readme.write_text(capsys.readouterr().out)
     (results / "grpo_headline_findings.md").write_bytes(b"\xff\xfe\x00\xd8")  # a broken UTF-16 mark
     assert mod.main([str(results), "--check", str(readme), "--mode", "exact"]) == 2  # the exact check reads it
-    assert capsys.readouterr().err.splitlines()[-1].startswith(f"readme_numbers: {results / 'grpo_headline_findings.md'}: ")
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"{mod.PROG}: {results / 'grpo_headline_findings.md'}: ")
 
 
 def test_a_group_whose_table_is_missing_is_a_note_and_a_problem_of_the_check(results, tmp_path, capsys):

@@ -1,9 +1,8 @@
 """Conclusions that hold across runs on other kernel paths (sdrlib.experiments.conclusions) and the two modes of
-``scripts/readme_numbers.py --check``: exact on the README run's machine, tolerant elsewhere."""
+``python -m sdrlib.experiments.claims --check``: exact on the README run's machine, tolerant elsewhere."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,9 +13,9 @@ from claims_helpers import without_missing_groups
 from scipy import stats
 
 from sdrlib.experiments import claims, conclusions as C
+from sdrlib.experiments.claims import cli
 from sdrlib.metrics import verdict as V
 
-ROOT = Path(__file__).resolve().parents[2]
 MACHINE = {"cpu_model": "AMD EPYC", "avx512": False, "kernel_path": "avx2", "torch_cpu_capability": "AVX2",
            "logical_cpus": 2, "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "numpy": "2.4.6"}}
 
@@ -114,10 +113,7 @@ def test_lines_name_their_table_and_state_the_detectable_effect(tmp_path):
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return cli
 
 
 def test_check_is_exact_on_the_same_machine_and_tolerant_elsewhere(tmp_path, capsys):
@@ -214,19 +210,3 @@ def test_runs_with_the_same_trained_numbers_count_once(tmp_path):
     lines = C.conclusion_lines([a, copy], labels=["box 1", "box 2"])
     assert "box 2 trained the same numbers as an earlier run and count once" in lines[0]
     assert "in this run (box 1)" in lines[0]
-
-
-def test_tables_rebuilt_from_a_readme_block_round_trip(tmp_path):
-    """scripts/tables_from_readme.py reads back what the block wrote (the evidence of a run whose files are gone)."""
-    spec = importlib.util.spec_from_file_location("tables_from_readme", ROOT / "scripts" / "tables_from_readme.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    a = _run(tmp_path / "a", ROWS)
-    sig, _ = mod.tables(claims.results_section(a))
-    got = sig.set_index("A")
-    for cfg, (d, p, s) in ROWS.items():
-        assert got.loc[cfg, "diff"] == pytest.approx(d, abs=5e-4) and got.loc[cfg, "p_value"] == pytest.approx(p)
-        assert f"{got.loc[cfg, 'n_same_sign']} of {got.loc[cfg, 'n_seeds']}" == s and got.loc[cfg, "B"] == "SFT"
-    # the committed evidence of the 5b7f196 run: what the README of 6cc3dd8 stated
-    old = pd.read_csv(ROOT / "docs" / "evidence" / "run-5b7f196" / "grpo_significance.csv").set_index(["A", "B", "metric"])
-    assert old.loc[("G-CARL", "SFT", "clinical_f1_macro14"), "p_value"] == 0.02

@@ -1,24 +1,20 @@
-"""scripts/readme_numbers.py, bad input round five: every argument checked before any work (one line, exit 2),
-nothing written into a results folder it reads, and a check against another profile's run says so instead of
-listing hundreds of mismatches."""
+"""python -m sdrlib.experiments.claims (scripts/readme_numbers.py), bad input: every argument checked before any work
+(one line, exit 2), nothing written into a results folder it reads, and a check against another profile's run says so
+instead of listing hundreds of mismatches."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 from claims_helpers import without_missing_groups
 from test_conclusions import ROWS, _run
 
-ROOT = Path(__file__).resolve().parents[2]
+from sdrlib.experiments.claims import cli
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "scripts" / "readme_numbers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return cli
 
 
 def _profile(folder: Path, name: str) -> None:
@@ -42,7 +38,7 @@ def test_only_here_with_a_label_no_run_has_is_refused(tmp_path, capsys):
     capsys.readouterr()
     assert _script().main([str(a), "--only-here", "G-CRAL"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("readme_numbers: --only-here 'G-CRAL': no run compares") and "G-CARL" in err
+    assert err.startswith(f"{cli.PROG}: --only-here 'G-CRAL': no run compares") and "G-CARL" in err
     assert len(err.splitlines()) == 1
 
 

@@ -1,14 +1,14 @@
-"""The GRPO study (sdrlib.experiments.study, scripts/study.py): one evidence file per finished run, resumed run by
-run, extended by seeds without retraining the others, a file of another setting redone, the comparison table
-under the rule (both families, vs SFT and vs R_exact, the study half's standard error), and the script's bad
-arguments refused before any work; bad seeds, run requests, evidence files and tables named (the probe pass of
-tests/probes/study_surfaces.py)."""
+"""The GRPO study (sdrlib.experiments.study; its command line sdrlib.experiments.study_cli): one evidence file per
+finished run, resumed run by run, extended by seeds without retraining the others, a file of another setting redone,
+the comparison table under the rule (both families, vs SFT and vs R_exact, the study half's standard error), and the
+command line's bad arguments refused before any work; bad seeds, run requests, evidence files and tables named (the
+probe pass of tests/probes/study_surfaces.py)."""
 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -187,9 +187,8 @@ def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
 ])
 def test_script_refuses_bad_arguments_in_one_line(argv, msg, capsys):
     """In process (the script's main), so the cases cost no interpreter start each."""
-    spec = importlib.util.spec_from_file_location("study_script", ROOT / "scripts" / "study.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    from sdrlib.experiments import study_cli as script
+
     try:
         rc = script.main(argv)
     except SystemExit as e:  # argparse's own errors
@@ -259,12 +258,9 @@ def _gens(test, tag):
 
 
 def _study_script():
-    import importlib.util
+    from sdrlib.experiments import study_cli
 
-    spec = importlib.util.spec_from_file_location("study_script", ROOT / "scripts" / "study.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return study_cli
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -650,9 +646,7 @@ def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatc
     that trains re-executes itself with the profile's pins set (sdrlib.numerics), never a caller's process."""
     from sdrlib import numerics
 
-    spec = importlib.util.spec_from_file_location("study_script_pin", ROOT / "scripts" / "study.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    from sdrlib.experiments import study_cli as script
     for k in numerics.KERNEL_PINS:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setattr(script, "pin_kernel_path", lambda path, env: env.update(numerics.KERNEL_PINS) or
@@ -670,8 +664,9 @@ def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatc
     monkeypatch.setattr(script.sys, "argv", ["scripts/study.py", "run", "--evidence", str(tmp_path / "ev")])
     with pytest.raises(Restarted):
         script.main()
-    assert seen["args"][1].endswith("study.py") and seen["args"][2:] == ["run", "--evidence", str(tmp_path / "ev")]
+    assert seen["args"][1:] == ["-m", "sdrlib.experiments.study_cli", "run", "--evidence", str(tmp_path / "ev")]
     assert all(seen["env"][k] == v for k, v in numerics.KERNEL_PINS.items())
+    assert seen["env"]["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)  # this checkout's sdrlib, however started
 
 
 def test_reading_counts_what_each_configuration_states_beside_the_references(smoke, tmp_path):

@@ -1,15 +1,15 @@
 """Run: ``PYTHONPATH=. .venv/bin/python tests/probes/study_surfaces.py`` (not collected by pytest; every fix it found has
-a test and a row in docs/bad_input.md). Probe pass over the GRPO study's machinery: ``scripts/study.py`` (its
-arguments, run in-process with every training / scoring call replaced by a sentinel, so an argument that reaches
-work was accepted), the evidence files and the functions of :mod:`sdrlib.experiments.study` and
-:mod:`sdrlib.experiments.study_pilot`, the tower pretraining (:mod:`sdrlib.training.tower`, ``sft.tiny_tower_*``)
-and the ``study_se`` column (``seed_study_test``, ``family_verdicts``, ``size_study``). Each probe: clear (a named
-error), defined (a documented result), crash (an unhelpful exception), silent (a wrong result without a word: for a
-script, a bad argument that reached work), hang. Takes about a minute (it scores a few tiny evidence folders)."""
+a test and a row in docs/bad_input.md). Probe pass over the GRPO study's machinery: its command line
+(``sdrlib.experiments.study_cli``: its arguments, run in-process with every training / scoring call replaced by a
+sentinel, so an argument that reaches work was accepted), the evidence files and the functions of
+:mod:`sdrlib.experiments.study` and :mod:`sdrlib.experiments.study_pilot`, the tower pretraining
+(:mod:`sdrlib.training.tower`, ``sft.tiny_tower_*``) and the ``study_se`` column (``seed_study_test``,
+``family_verdicts``, ``size_study``). Each probe: clear (a named error), defined (a documented result), crash (an
+unhelpful exception), silent (a wrong result without a word: for a script, a bad argument that reached work), hang.
+Takes about a minute (it scores a few tiny evidence folders)."""
 import contextlib
 import dataclasses
 import gzip
-import importlib.util
 import io
 import json
 import os
@@ -77,10 +77,9 @@ def table(ev, n_studies=None):
     return study.study_table(study.study_scores(CFG, ev, TEST), n_studies=n_studies or len(TEST), n_resamples=50)
 
 
-# --- scripts/study.py, in-process, every call that would train or score replaced by Work
-spec = importlib.util.spec_from_file_location("study_script", HERE.parent / "scripts" / "study.py")
-script = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(script)
+# --- the study's command line (sdrlib.experiments.study_cli; scripts/study.py wraps it), in-process, every call
+# that would train or score replaced by Work
+from sdrlib.experiments import study_cli as script  # noqa: E402
 
 
 def _work(*a, **k):

@@ -148,7 +148,7 @@ _KEY_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*:\s*(?P<value>[^#\s][^#]*?)?\s*(?:#\
 _SOURCE = re.compile(r"\bours\b|SDR paper|EditGRPO|G-CARL")
 
 
-@pytest.mark.parametrize("profile", ["cpu", "paper", "smoke"])
+@pytest.mark.parametrize("profile", ["cpu", "paper", "smoke", "study", "rehearsal"])
 def test_every_profile_value_says_where_it_comes_from(profile):
     """Each key with a value carries a comment naming its source: the SDR paper (with where), EditGRPO, G-CARL or ours."""
     lines = (ROOT / "configs" / f"{profile}.yaml").read_text(encoding="utf-8").splitlines()
@@ -164,6 +164,33 @@ def test_every_profile_value_says_where_it_comes_from(profile):
               and not re.search(r"SDR paper (sec|eq|app|Tab|Alg)\.? ?\w", comment)):
             untagged.append(f"{profile}.yaml:{n}: 'SDR paper' without a location: {line.strip()}")
     assert not untagged, "profile values without a source comment:\n" + "\n".join(untagged)
+
+
+@pytest.mark.parametrize("profile", ["cpu", "study", "smoke"])
+def test_profile_values_take_one_line_each_and_the_history_lives_in_an_evidence_page(profile):
+    """Below the header a profile holds key lines only: each value's comment is on its own line (no comment block, no
+    continuation line); the measurements behind the values are on the evidence page the header names, which exists."""
+    lines = (ROOT / "configs" / f"{profile}.yaml").read_text(encoding="utf-8").splitlines()
+    first_key = next(n for n, line in enumerate(lines) if re.match(r"[A-Za-z_]", line))
+    blocks = [f"{profile}.yaml:{n + 1}: {line.strip()}" for n, line in enumerate(lines[first_key:], first_key)
+              if line.lstrip().startswith("#")]
+    assert not blocks, "comment lines among the values (move the history to docs/evidence/):\n" + "\n".join(blocks)
+    if profile != "smoke":  # smoke's values are test sizes: no measurement behind them
+        header = " ".join(lines[:first_key])
+        pages = re.findall(r'"evidence page" =\s*#?\s*(docs/evidence/\S+\.md)', header)
+        assert pages and (ROOT / pages[0]).is_file(), f"{profile}.yaml's header names no existing evidence page"
+        assert any("evidence page" in line for line in lines[first_key:]), f"{profile}.yaml never points to it"
+
+
+def test_every_file_a_profile_names_exists():
+    """A profile's comments point to docs, benchmarks, tests and evidence pages by path; each one is there."""
+    missing = []
+    for f in sorted((ROOT / "configs").glob("*.yaml")):
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            for path in re.findall(r"\b((?:docs|benchmarks|tests|configs)/[\w./-]+\.(?:md|py|yaml|csv))", line):
+                if not (ROOT / path).is_file():
+                    missing.append(f"{f.name}:{n}: {path}")
+    assert not missing, "profiles name files that do not exist:\n" + "\n".join(missing)
 
 
 def test_cpu_profile_does_not_attribute_lora_or_its_step_counts_to_the_paper():

@@ -1,5 +1,6 @@
 """The project scripts name the file they cannot read, in one line, with exit 2 (issue 36 item 6): every file
-``scripts/hash_outputs.py`` and ``scripts/readme_numbers.py`` read, each way it can be wrong."""
+``scripts/hash_outputs.py`` and ``scripts/readme_numbers.py`` (``python -m sdrlib.experiments.claims``) read, each
+way it can be wrong."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from sdrlib.experiments.claims.cli import PROG
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,7 +100,7 @@ def test_readme_numbers_names_a_table_it_cannot_read(tmp_path, capsys, table, co
     p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
     mod = _load("readme_numbers")
     assert mod.main([str(res)]) == 2
-    _one_line(capsys, "readme_numbers:", f"{table}.csv", what)
+    _one_line(capsys, f"{PROG}:", f"{table}.csv", what)  # the wrapper script runs the module's main
 
 
 def test_readme_numbers_check_names_an_unreadable_readme_or_machine_record(tmp_path, capsys):

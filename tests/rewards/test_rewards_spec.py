@@ -113,7 +113,7 @@ def test_a_new_method_is_one_module_usable_everywhere_by_name(toy):
     from sdrlib.training import run_key
 
     # the name grammar and the label
-    assert parse_reward("toy").method == "toy" and config_label("toy") == "Toy"
+    assert parse_reward("toy").method == "toy" and config_label("toy") == "Toy" == parse_reward("toy").label
     with pytest.raises(RewardError, match="toy"):
         parse_reward("toy_x")
     # its TRL functions and weights, by name
@@ -142,3 +142,27 @@ def test_an_unregistered_method_leaves_the_profile(toy):
         load_profile("smoke", {"grpo.toy.bonus": 0.25})
     with pytest.raises(ConfigError, match="grpo.rewards"):
         load_profile("smoke", {"grpo.rewards": ["toy"]})
+
+
+def test_a_configuration_has_one_label_the_one_its_reward_method_gives():
+    """The tables' and notebooks' label (``posttrain.config_label``) is the reward registry's ``reward_label`` itself,
+    which is the method's ``spec.label``: for every configuration any profile trains, ablates, selects with or
+    prunes with, and distinct configurations never share one (a shared label would merge two table columns). A name
+    no method parses (a baseline column) gets the default ``R_<name>``, as a method that names no label of its own."""
+    from sdrlib.config import profile_names
+    from sdrlib.experiments import posttrain
+    from sdrlib.rewards import reward_label
+    from sdrlib.rewards.spec import RewardMethod, default_label
+
+    assert posttrain.config_label is reward_label
+    names = set()
+    for p in profile_names():
+        c = load_profile(p)
+        names |= {*c.grpo.rewards, *c.grpo.ablations, *c.selection.policies, *c.pruning.policies}
+    labels = {n: reward_label(n) for n in sorted(names)}
+    assert all(labels[n] == parse_reward(n).label for n in names)
+    assert len(set(labels.values())) == len(labels), labels
+    assert labels["chamfer"] == "R_Cham" and labels["sft"] == "SFT" and labels["editgrpo_tau0.3"] == "EditGRPO-t0.3"
+    assert reward_label("random") == default_label("random") == "R_random"  # a baseline: no reward method
+    assert RewardMethod().label(RewardSpec("x", "x")) == default_label("x")  # a method naming no label of its own
+

@@ -23,11 +23,11 @@ Every sentence names the file it quotes, states a direction per configuration an
 when the count says so. :data:`GROUPS` lists the groups with the tables each needs; :func:`results_section` joins
 them (a group whose table is missing gets a visible note in its place, :func:`missing_tables` lists those);
 :func:`check_block` verifies that every number in a marked block appears in the files its paragraph names
-(``scripts/readme_numbers.py --check README.md``).
+(``python -m sdrlib.experiments.claims RESULTS --check docs/results.md``).
 
 The parts: ``_grpo`` (notebook 04's GRPO groups), ``_audit`` (the reward audit and the recall setting), ``_runs``
 (notebooks 00, 03, 05, 06 and the run time), ``_common`` (what the groups share), ``_section`` (the block) and
-``_check`` (the number check).
+``_check`` (the number check); ``cli`` is the command line (``python -m sdrlib.experiments.claims``).
 
 Left out: numbers measured outside the run (they have no result file), and claims about figures.
 """

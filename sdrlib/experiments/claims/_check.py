@@ -1,5 +1,5 @@
 """The check of a README's marked block: every number it quotes must be a value of the result files its paragraph
-names (``scripts/readme_numbers.py --check``).
+names (``python -m sdrlib.experiments.claims --check``).
 
 :func:`marked_block` cuts the block out of a README, :func:`numbers_in` lists the numbers a sentence quotes,
 :func:`sweeping_words` the quantifiers a reader must check by eye, :func:`check_block` matches the numbers against
@@ -154,7 +154,7 @@ def check_tolerant(block: str, results_dir: str | Path, *, min_int: int = 10,
     the paragraphs that do not depend on the machine (``conclusions.MACHINE_INDEPENDENT``: the corpus statistics)
     number by number (:func:`check_block`) and the conclusions by ``conclusions.check_verdicts``. Nothing else is
     compared: other numbers move with the kernel path. ``also``: other runs the conclusions must hold in too
-    (``readme_numbers.py --also``)."""
+    (``python -m sdrlib.experiments.claims --also``)."""
     problems: list[str] = []
     for title, text in _conclusions.split_groups(block):
         if title in _conclusions.MACHINE_INDEPENDENT:

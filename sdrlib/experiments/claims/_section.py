@@ -3,7 +3,7 @@
 :data:`GROUPS` lists the claim groups (title -> :class:`ClaimGroup`: the function writing its lines and the tables
 it cannot be written without). :func:`results_section` writes the block; a group whose table the run lacks is not
 left out silently: in its place the block says ``table X missing: group "Y" not generated``, and
-:func:`missing_tables` gives the same lines for ``scripts/readme_numbers.py --check`` to report as problems.
+:func:`missing_tables` gives the same lines for ``python -m sdrlib.experiments.claims --check`` to report as problems.
 
 Scope: assembling the block. The sentences are the group functions' (:mod:`._grpo`, :mod:`._audit`,
 :mod:`._runs`); checking a block against a run is :mod:`._check`'s.
@@ -89,9 +89,10 @@ def _missing_lines(results_dir: str | os.PathLike, title: str, group: Callable[.
 def missing_tables(results_dir: str | os.PathLike, groups: Mapping[str, Callable[..., list[str]]] | None = None,
                    *, block: str | None = None) -> list[str]:
     """One line per table a claim group of ``groups`` (default :data:`GROUPS`) needs and the run lacks:
-    ``table 06_tokens missing: group "Pruning (notebook 06)" not generated`` (``scripts/readme_numbers.py --check``
-    prints them as problems). ``block``: only the groups this README block has a ``**title**`` paragraph for (its
-    claims, or the note written in place of one). Empty when every group can be written."""
+    ``table 06_tokens missing: group "Pruning (notebook 06)" not generated`` (``python -m
+    sdrlib.experiments.claims --check`` prints them as problems). ``block``: only the groups this README block has a
+    ``**title**`` paragraph for (its claims, or the note written in place of one). Empty when every group can be
+    written."""
     groups = GROUPS if groups is None else groups
     if block is not None:
         titles = {title for title, _ in _conclusions.split_groups(block)}
@@ -163,7 +164,7 @@ def results_section(results_dir: str | Path, *, groups: Mapping[str, Callable[..
                                  reads=(table_names.GRPO_SIGNIFICANCE, table_names.SFT_VS_BASELINES_SIGNIFICANCE))
         groups = {"Machine": _conclusions.machine_lines, _conclusions.TITLE: conclusions, **GROUPS}
     parts = [BEGIN] if markers else []
-    parts.append("<!-- written by scripts/readme_numbers.py from the result files; do not edit by hand -->")
+    parts.append("<!-- written by python -m sdrlib.experiments.claims from the result files; do not edit by hand -->")
     for title, group in groups.items():
         parts += _group_lines(results_dir, title, group)
     if markers:

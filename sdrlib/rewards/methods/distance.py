@@ -41,7 +41,7 @@ class DistanceMethod(RewardMethod):
                           tags=frozenset({"negation_aware"}) if d.needs_presence else frozenset())
 
     def label(self, spec: RewardSpec) -> str:
-        return LABELS.get(spec.name, f"R_{spec.name}")
+        return LABELS.get(spec.name) or super().label(spec)
 
     def score(self, scorer, valid, findings, impression, n) -> MethodScores:
         sem_f, sem_i = np.zeros(n), np.zeros(n)
