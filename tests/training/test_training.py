@@ -85,6 +85,27 @@ def test_grpo_logs_reward_components_kl_and_lengths(setup, reward):
     assert (res.final / "config.json").is_file()
 
 
+def test_grpo_records_the_reward_encoders_work_of_this_run(setup):
+    """run.json's encoder_stats: this run's share of the embedder's counters (an embedder passed in may have served
+    earlier runs); none for a reward without an encoder, or an embedder that keeps no counters."""
+
+    class Counting(FakeEmbedder):
+        @property
+        def stats(self):
+            return {"encoded": len(self.seen), "encoded_tokens": 3 * len(self.seen), "encode_seconds": 0.5}
+
+    cfg, recs, sft = setup
+    emb = Counting()
+    emb.seen.extend(["an earlier run's sentence."] * 5)  # counters the run must not count as its own
+    res = training.grpo(cfg, "chamfer", sft.final, recs, embedder=emb, force=True)
+    st = res.info["encoder_stats"]
+    assert st == {"encoded": len(emb.seen) - 5, "encoded_tokens": 3 * (len(emb.seen) - 5), "encode_seconds": 0.0}
+    assert json.loads((res.path / "run.json").read_text())["encoder_stats"] == st
+    assert training.grpo(cfg, "chamfer", sft.final, recs, embedder=FakeEmbedder(), force=True
+                         ).info["encoder_stats"] is None
+    assert training.grpo(cfg, "fmt", sft.final, recs, force=True).info["encoder_stats"] is None
+
+
 def test_grpo_resumes_from_last_checkpoint(setup):
     cfg, recs, sft = setup
     first = training.grpo(cfg, "exact", sft.final, recs, max_steps=1)
