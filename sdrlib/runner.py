@@ -261,6 +261,9 @@ _SUMMARY_FIELDS = ("notebook", "status", "seconds", "executed", "detail",
                    "torch_cpu_capability", "cpu_seconds", "idle_core_seconds")
 #: the machine's busy cores over the run, one row per :attr:`CpuSampler.interval` (``benchmarks/profile_run.py``)
 CPU_TIMELINE = "run_cpu.csv"
+MACHINE_FILE = "machine.json"
+
+
 def _probe_machine() -> dict:
     """:func:`sdrlib.numerics.machine_record` as a notebook kernel would see it: measured in a child process
     of this environment that loads NumPy, torch and numba first and runs one parallel numba loop, so that numba's
