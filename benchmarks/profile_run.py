@@ -27,15 +27,47 @@ from pathlib import Path
 
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # sdrlib from this checkout when run as a script
+from sdrlib.io import OneLineParser, positive_int  # noqa: E402
+
 STAGES = ("generation", "rewards", "scoring", "loss_forward", "backward_optimizer")
+
+
+class RunError(Exception):
+    """A root that holds no readable run (printed as one line, exit 2)."""
+
+
+def read_summary(root: Path) -> pd.DataFrame | None:
+    """``results/run_summary.csv`` of ``root`` (``None`` when the run has none); :class:`RunError` naming the file
+    when it is not a run summary (not UTF-8 CSV, or without its ``notebook``, ``status``, ``seconds`` columns)."""
+    path = root / "results" / "run_summary.csv"
+    if not path.is_file():
+        return None
+    try:
+        df = pd.read_csv(path)
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        raise RunError(f"{path}: not a run summary ({type(e).__name__}); run_all.sh writes it") from None
+    missing = [c for c in ("notebook", "status", "seconds") if c not in df.columns]
+    if missing:
+        raise RunError(f"{path}: not a run summary (no column {', '.join(missing)}); run_all.sh writes it")
+    return df
+
+
+def check_root(root: Path, profile: str, flag: str = "--root") -> None:
+    """:class:`RunError` unless ``root`` is a folder holding a run of ``profile`` (``results/run_summary.csv`` or
+    ``runs/<profile>/``)."""
+    if not root.is_dir():
+        raise RunError(f"{flag} {root}: " + ("not a folder" if root.exists() else "no such folder"))
+    if not (root / "results" / "run_summary.csv").is_file() and not (root / "runs" / profile).is_dir():
+        raise RunError(f"{flag} {root}: no run of profile {profile!r} there (neither results/run_summary.csv nor "
+                       f"runs/{profile}/); give the output root of a run_all.sh run and its --profile")
 
 
 def notebook_seconds(root: Path) -> pd.DataFrame:
     """``notebook, status, seconds`` of ``results/run_summary.csv`` (empty when the run has none)."""
-    path = root / "results" / "run_summary.csv"
-    if not path.is_file():
+    df = read_summary(root)
+    if df is None:
         return pd.DataFrame(columns=["notebook", "status", "seconds"])
-    df = pd.read_csv(path)
     return df[["notebook", "status", "seconds"]]
 
 
@@ -243,10 +275,9 @@ def floors(root: Path, profile: str, rate: dict[str, float]) -> pd.DataFrame:
 def idle_cores(root: Path) -> pd.DataFrame:
     """Per notebook: seconds, CPU seconds over seconds x cores, and the longest stretch with a core idle (the
     columns ``run_all.sh`` writes into ``run_summary.csv``; runs written before them show NaN)."""
-    path = root / "results" / "run_summary.csv"
-    if not path.is_file():
+    df = read_summary(root)
+    if df is None:
         return pd.DataFrame()
-    df = pd.read_csv(path)
     cores = os.cpu_count() or 1
     out = df[["notebook", "seconds"]].copy()
     out["cpu_seconds"] = df["cpu_seconds"] if "cpu_seconds" in df else float("nan")
@@ -266,14 +297,26 @@ def report(root: Path, profile: str, cells: int) -> dict[str, pd.DataFrame]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """The command line; exit 0 (printed) or 2 (bad arguments, or a root without a readable run: one line)."""
+    try:
+        return _main(argv)
+    except RunError as e:
+        print(f"profile_run: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv=None) -> int:
+    ap = OneLineParser(prog="profile_run", description=__doc__.split("\n")[0])
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1], help="the run's output root")
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--before", type=Path, default=None, help="an earlier run's root, shown beside it with ratios")
-    ap.add_argument("--cells", type=int, default=3, help="slowest cells shown per notebook")
+    ap.add_argument("--cells", type=positive_int, default=3, help="slowest cells shown per notebook (>= 1)")
     ap.add_argument("--floors", action="store_true",
                     help="also each stage's arithmetic floor at this CPU's measured rate (measures for ~10 s)")
     a = ap.parse_args(argv)
+    check_root(a.root, a.profile)
+    if a.before is not None:
+        check_root(a.before, a.profile, "--before")
     if a.floors and argv is None:  # measure the rate on the profile's kernel path, as the run's kernels ran
         from sdrlib.config import load_profile
         from sdrlib.numerics import pin_kernel_path

@@ -22,7 +22,7 @@ for arg in "$@"; do
     --gpu) GPU=1 ;;
     --dry-run) DRY=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "setup: unknown option $arg (allowed: --gpu, --dry-run, --help)"; exit 2 ;;
+    *) echo "setup: unknown option ${arg:-'' (an empty argument)} (allowed: --gpu, --dry-run, --help)"; exit 2 ;;
   esac
 done
 # run CMD...: run it, or with --dry-run print it ("+ CMD") and go on

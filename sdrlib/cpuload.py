@@ -8,10 +8,13 @@ work on the box shows up too).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 from typing import Any
+
+from sdrlib.errors import SDRError
 
 __all__ = ["CpuSampler", "children_cpu_seconds"]
 
@@ -62,6 +65,12 @@ class CpuSampler:
         self._thread.join(timeout=5)
 
     def idle_stretch(self, t0: float, t1: float) -> float | None:
+        """Seconds of the longest stretch with a core idle within ``[t0, t1]``; ``None`` when nothing was sampled.
+        Bounds that are not finite numbers with ``t0 <= t1`` raise :class:`~sdrlib.errors.SDRError`."""
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in (t0, t1)) \
+                or t0 > t1:
+            raise SDRError(f"idle_stretch({t0!r}, {t1!r}): not a window; allowed: two finite time.perf_counter() "
+                           "values, the start first")
         if not self.rows:
             return None
         longest = run = 0.0

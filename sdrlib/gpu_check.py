@@ -74,6 +74,8 @@ def parse_parts(text: str) -> list[str]:
     if not text.strip():
         return list(PARTS)
     want = [p.strip() for p in text.split(",") if p.strip()]
+    if not want:
+        raise ValueError(f"--only {text}: names no part; allowed: a comma-separated subset of {', '.join(PARTS)}")
     bad = [p for p in want if p not in PARTS]
     if bad:
         raise ValueError(f"--only {text}: unknown part {bad[0]!r}; allowed: {', '.join(PARTS)}")
@@ -325,10 +327,17 @@ def main(argv: list[str] | None = None) -> int:
         parts = parse_parts(args.only)
     except ValueError as e:
         return _usage(str(e))
-    out = Path(args.out).expanduser()
+    if not args.out.strip():
+        return _usage("--out '': an empty path; allowed: a folder for the report (default runs/gpu_check)")
+    out = Path(os.path.expanduser(args.out))
+    if args.out.startswith("~") and str(out).startswith("~"):
+        return _usage(f"--out {args.out}: cannot expand {args.out.split('/')[0]!r} (no such user); give a full path")
     if out.exists() and not out.is_dir():
         return _usage(f"--out {args.out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _usage(f"--out {args.out}: cannot create the folder ({e.strerror or type(e).__name__})")
     t_start = time.perf_counter()
     report: dict = {"cpu_rehearsal": args.cpu_rehearsal, "started": time.strftime("%Y-%m-%d %H:%M:%S"), "parts": {}}
     with tempfile.TemporaryDirectory(prefix="sdr-gpu-check-") as tmp:

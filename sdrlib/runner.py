@@ -586,6 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     if twice:
         return _usage(f"--set {twice[0]} given twice; give each key once")
     overrides = dict(args.overrides)
+    if args.allow_substitutes and overrides.get("metrics.allow_substitutes", True) is not True:
+        return _usage(f"--allow-substitutes with --set metrics.allow_substitutes="
+                      f"{overrides['metrics.allow_substitutes']}: they contradict each other; give one")
     if args.allow_substitutes:
         overrides["metrics.allow_substitutes"] = True
     return run(args.profile, args.start, args.only, args.cell_timeout, args.kernel, args.log_output, out=args.out,

@@ -325,7 +325,11 @@ def accumulation(section: Any, processes: int, key: str) -> int:
     Raises :class:`ConfigError` when that is not a whole number, naming the per-device batch sizes that work.
 
     Example: GRPO ``batch_size`` 8, ``effective_batch`` 64 -> 8 on 1 process, 4 on 2, 1 on 8.
+    ``processes`` must be a whole number >= 1 (``True``, ``2.5``, ``"2"``, 0 raise :class:`ConfigError`).
     """
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"{key}: processes = {processes!r}: not a number of training processes; allowed: a whole "
+                          "number >= 1 (1 without a launcher, N under accelerate launch --num_processes N)")
     target = section.effective_batch
     if not target:
         return section.grad_accum

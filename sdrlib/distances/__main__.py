@@ -18,6 +18,8 @@ import numpy as np
 _SECTIONS = ("No pneumothorax. Small left pleural effusion.", "The heart is enlarged.",
              "No focal consolidation. No effusion. Mild edema.", "Lungs are clear. No pneumothorax. Normal heart.")
 
+USAGE = "usage: python -m sdrlib.distances warm"
+
 
 def warm() -> dict[str, float]:
     """Call every registered setting once per engine entry point; returns the seconds per setting."""
@@ -40,9 +42,15 @@ def warm() -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``warm`` compiles the kernels (exit 0); ``-h`` / ``--help`` prints the usage (exit 0); anything else is one
+    line on stderr naming what was given (exit 2)."""
     args = sys.argv[1:] if argv is None else argv
+    if args in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{__doc__.splitlines()[0]}")
+        return 0
     if args != ["warm"]:
-        print("usage: python -m sdrlib.distances warm", file=sys.stderr)
+        got = "no command" if not args else f"{' '.join(args)!r}"
+        print(f"python -m sdrlib.distances: {got}: the one command is warm ({USAGE})", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     n = len(warm())

@@ -360,10 +360,18 @@ def reward_label(name: Any) -> str:
     """The one column label of a configuration in tables and figures: its reward method's
     (:attr:`RewardSpec.label`); a name that is no reward configuration (a baseline column) gets
     :func:`default_label`. Example: ``reward_label("chamfer") -> "R_Cham"``, ``reward_label("sft") -> "SFT"``,
-    ``reward_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``."""
+    ``reward_label("editgrpo_tau0.3") -> "EditGRPO-t0.3"``. A name that is not a non-blank string (``""``, ``None``,
+    ``3``) raises :class:`RewardError` (it would label a column ``R_`` or ``R_None``), and so does a name a method's
+    prefix claims but its grammar refuses (``"editgrpo_tau"``, ``"gcarl_x"``: a misspelt configuration of that
+    method, not a baseline column)."""
+    if not isinstance(name, (str, RewardSpec)) or (isinstance(name, str) and not name.strip()):
+        raise RewardError(f"reward_label({name!r}): a configuration name is a non-empty string (e.g. 'chamfer', "
+                          "'sft'); got " + (type(name).__name__ if not isinstance(name, str) else "a blank string"))
     try:
         return parse_reward(name).label
     except RewardError:
+        if any(m.prefix and name.startswith(m.prefix) for m in registered_methods()):
+            raise
         return default_label(name)
 
 

@@ -71,3 +71,10 @@ def test_the_trainers_hand_the_derived_accumulation_to_trl(paper, monkeypatch, t
     g_args = grpo._trl_args(paper.grpo, tmp_path / "grpo", 2, 0, [1.0], run)
     assert s_args.per_device_train_batch_size * s_args.gradient_accumulation_steps * world == PAPER_SFT
     assert g_args.per_device_train_batch_size * g_args.gradient_accumulation_steps * world == PAPER_GRPO
+
+
+@pytest.mark.parametrize("processes", [0, -2, True, 2.5, "2"])
+def test_accumulation_refuses_a_count_that_is_not_a_number_of_processes(paper, processes):
+    # before: 0 raised ZeroDivisionError, "2" a TypeError, -2 returned -12 steps and True was read as 1 process
+    with pytest.raises(ConfigError, match=r"sft: processes = .*allowed: a whole number >= 1"):
+        accumulation(paper.sft, processes, "sft")

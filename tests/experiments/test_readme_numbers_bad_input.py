@@ -84,3 +84,20 @@ def test_also_of_another_profile_is_refused_and_also_is_honoured_under_check(tmp
     out = capsys.readouterr()
     assert "EditGRPO vs SFT: the README says above" in out.out
     assert mod.main([str(a), "--also", str(smoke), "--check", str(readme)]) == 2     # refused under --check too
+
+
+def test_usage_errors_are_one_line(tmp_path, capsys):
+    # before: plain argparse printed its usage block (8 lines) above the error
+    f = tmp_path / "f.txt"
+    f.write_text("x")
+    for argv, fragment in [([], "results_dir"), ([str(tmp_path / "nope")], "is not a folder"),
+                           ([str(f)], "is not a folder"), ([str(tmp_path), "--mode", "x"], "--mode"),
+                           ([str(tmp_path), "--min-int", "abc"], "--min-int"),
+                           ([str(tmp_path), "--label", "a", "--label", "b"], "--label: 2 names for 1 runs"),
+                           ([str(tmp_path), "--also", str(tmp_path / "nope")], "is not a folder")]:
+        try:
+            rc = cli.main(argv)
+        except SystemExit as e:
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and err.startswith(cli.PROG) and fragment in err, (argv, err)

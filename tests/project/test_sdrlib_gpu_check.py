@@ -43,6 +43,25 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, fragment, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("argv, fragment", [
+    (["--only", ","], "--only ,: names no part"),
+    (["--out", ""], "--out '': an empty path"),
+    (["--out", "~nosuchuser_sdr/x"], "cannot expand '~nosuchuser_sdr'"),
+    (["--out", "/proc/sdr_gpu_check"], "cannot create the folder"),
+    (["--out", "FILE/sub"], "cannot create the folder"),
+])
+def test_an_out_or_only_it_cannot_use_is_one_line_before_any_part(argv, fragment, tmp_path, monkeypatch, capsys):
+    # before: --only , and --out '' ran (no part / into the current folder), --out under a file, in /proc or
+    # ~nosuchuser ended in a traceback (NotADirectoryError, FileNotFoundError, RuntimeError)
+    (tmp_path / "FILE").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(gpu_check, "run_part", lambda *a, **k: pytest.fail("a part ran"))
+    assert gpu_check.main([a.replace("FILE", str(tmp_path / "FILE")) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err, err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["FILE"]
+
+
 def test_an_out_that_is_a_file_is_refused(tmp_path):
     f = tmp_path / "f"
     f.write_text("x")

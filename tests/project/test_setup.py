@@ -88,3 +88,9 @@ def test_cpu_dry_run_is_unchanged_by_the_gpu_option():
 def test_an_unknown_option_is_refused_before_anything_runs(arg):
     rc, cmds, log = _plan(arg, "--dry-run")
     assert rc == 2 and cmds == [] and f"unknown option {arg}" in log
+
+
+def test_an_empty_argument_is_named_as_one():
+    # before: "setup: unknown option  (allowed: ...)", the argument invisible
+    rc, cmds, log = _plan("", "--dry-run")
+    assert rc == 2 and cmds == [] and "unknown option '' (an empty argument)" in log

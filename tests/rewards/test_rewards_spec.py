@@ -166,3 +166,13 @@ def test_a_configuration_has_one_label_the_one_its_reward_method_gives():
     assert reward_label("random") == default_label("random") == "R_random"  # a baseline: no reward method
     assert RewardMethod().label(RewardSpec("x", "x")) == default_label("x")  # a method naming no label of its own
 
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, 3, "editgrpo_tau", "gcarl_x", "chamfer_recall_9x"])
+def test_reward_label_refuses_what_is_no_name_and_a_method_s_misspelt_configuration(name):
+    # before: "R_", "R_  ", "R_None", "R_3", "R_editgrpo_tau": a column labelled without a word
+    from sdrlib.rewards import RewardError, reward_label
+
+    with pytest.raises(RewardError, match="non-empty string|configuration"):
+        reward_label(name)
+    assert reward_label("fmt") == "R_fmt" and reward_label("random") == "R_random"  # baseline columns: R_<name>

@@ -303,9 +303,11 @@ def test_without_set_the_parameters_are_the_profile_alone(no_notebooks, capsys, 
     (["nokey"], "--set takes KEY=VALUE"),
     (["=3"], "--set takes KEY=VALUE"),
     (["grpo.max_steps=2", "grpo.max_steps=3"], "--set grpo.max_steps given twice"),
+    # before: --allow-substitutes silently replaced the --set that said false
+    (["metrics.allow_substitutes=false", "--allow-substitutes"], "they contradict each other"),
 ])
 def test_a_bad_set_is_refused_before_any_notebook(no_notebooks, capsys, tmp_path, sets, fragment):
-    argv = [a for s in sets for a in ("--set", s)]
+    argv = [a for s in sets for a in (() if s.startswith("--") else ("--set",)) + (s,)]
     out = tmp_path / "o"
     rc, _, err = _main(capsys, "--profile", "smoke", "--out", str(out), *argv)
     assert rc == 2 and err.count("\n") == 1 and err.startswith("run_all: ") and fragment in err, err

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from sdrlib import table_names
 from sdrlib.experiments import claims, conclusions
-from sdrlib.io import one_line_errors
+from sdrlib.io import OneLineParser, one_line_errors
 from sdrlib.results import read_result_table
 
 #: the command a user types; every one-line error begins with it
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])  # a usage error: one line, exit 2
     ap.add_argument("results_dir", type=Path, help="a run's results/ folder")
     ap.add_argument("--check", type=Path, metavar="FILE",
                     help="check the marked block of this file (docs/results.md) instead of printing one")
