@@ -342,7 +342,7 @@ def _main(argv=None) -> int:
     print(sft_row(a.root, a.profile) or "(none)")
     print("\n## GRPO per configuration (seeds summed; stages from TRL's profiling points)\n")
     g = now["grpo"]
-    if a.before is not None and len(g):
+    if a.before is not None and len(g) and len(old["grpo"]):  # a before root may hold results only
         gb = old["grpo"][["config", "seconds", "eval_generation"]].rename(
             columns={"seconds": "seconds before", "eval_generation": "eval_generation before"})
         g = g.merge(gb, on="config", how="left")
