@@ -54,7 +54,7 @@ PHRASES = ("C-noise", "drift control", "Dr. GRPO", "paired bootstrap", "offline 
 NOT_TERMS = {
     # general computing, hardware, file-format and tool words (looked up anywhere, not this project's labels)
     **dict.fromkeys(("AMD", "API", "AVX-512", "AVX2", "BLAS", "CI", "CPU", "CUDA", "EPYC", "FMA", "GB", "GIL", "GPU",
-                     "JSONL", "MFLOP", "FLOP", "NVIDIA", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
+                     "JSONL", "MFLOP", "FLOP", "GFLOP", "ONNX", "onnx", "onnxruntime", "NVIDIA", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
                      "CSV", "CPython", "IProgress", "Multi-GPU", "OpenBLAS", "OpenMP", "oneDNN", "PyPI",
                      "PyYAML", "SQLite", "OpenAI-compatible", "avx2", "avx512", "cpu", "gpu", "auto",
                      "python3.11", "python3.12", "python3.13", "nvidia-*"), "computing"),
