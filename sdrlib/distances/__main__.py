@@ -15,6 +15,10 @@ import time
 
 import numpy as np
 
+from sdrlib.clinical import section_presence
+from sdrlib.distances import EXTENSIONS, REGISTRY, get, paired_distances, pairwise_distances
+from sdrlib.distances.synthetic import random_sets
+
 _SECTIONS = ("No pneumothorax. Small left pleural effusion.", "The heart is enlarged.",
              "No focal consolidation. No effusion. Mild edema.", "Lungs are clear. No pneumothorax. Normal heart.")
 
@@ -23,9 +27,6 @@ USAGE = "usage: python -m sdrlib.distances warm"
 
 def warm() -> dict[str, float]:
     """Call every registered setting once per engine entry point; returns the seconds per setting."""
-    from sdrlib.clinical import section_presence
-    from sdrlib.distances import EXTENSIONS, REGISTRY, get, paired_distances, pairwise_distances
-    from sdrlib.distances.synthetic import random_sets
 
     pres = section_presence(list(_SECTIONS))
     rng = np.random.default_rng(0)
