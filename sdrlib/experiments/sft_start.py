@@ -59,7 +59,7 @@ from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
 __all__ = ["OBSERVATIONS", "MARGIN", "StartInputError", "guesser_f1", "findings_of", "label_table", "start_summary",
-           "label_targets", "probe_ceiling", "main"]
+           "label_targets", "probe_ceiling", "comparison", "main"]
 
 #: the observations a start is judged on: CheXpert-14 without No Finding (13)
 OBSERVATIONS: tuple[str, ...] = tuple(c for c in CHEXPERT_14 if c != "No Finding")
@@ -213,6 +213,46 @@ def probe_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_s
     return pd.DataFrame(rows)
 
 
+#: the per-observation columns :func:`comparison` sets side by side, one block per start
+COMPARED = ("f1", "guesser_f1", "precision", "recall")
+#: the summary values :func:`comparison` lists under the observations
+SUMMARY_ROWS = ("micro14", "macro14", "macro_present", "pathologies_generated", "pathologies_reference",
+                "normal_share_generated", "normal_share_reference", "clear_guesser", "judged")
+
+
+def comparison(out: str | Path, names: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The starts ``names`` written to ``out`` by the command, side by side: ``(per_observation, summary)``.
+
+    ``per_observation``: observation, n_ref_pos, the ceiling columns of the first start that has them, then
+    ``<name>: f1`` / ``guesser_f1`` / ``precision`` / ``recall`` per start. ``summary``: one row per
+    :data:`SUMMARY_ROWS` value, one column per start. Every start must be on the same studies (``n_ref_pos``
+    equal): :class:`StartInputError` otherwise, or when a file is missing."""
+    out = Path(out)
+    if not names:
+        raise StartInputError("name at least one start to compare")
+    tabs, infos = {}, {}
+    for n in names:
+        csv, js = out / f"{n}.csv", out / f"{n}.json"
+        if not csv.is_file() or not js.is_file():
+            raise StartInputError(f"{csv} or {js} missing: run the command with --name {n} first")
+        tabs[n], infos[n] = pd.read_csv(csv), json.loads(js.read_text(encoding="utf-8"))
+    first = tabs[names[0]]
+    for n, t in tabs.items():
+        if list(t.observation) != list(first.observation) or list(t.n_ref_pos) != list(first.n_ref_pos):
+            raise StartInputError(f"{n} and {names[0]} were read on different studies (n_ref_pos differ)")
+    wide = first[["observation", "n_ref_pos"]].copy()
+    for t in tabs.values():
+        ceil = [c for c in t.columns if c.startswith("ceiling_")]
+        if ceil:
+            wide = wide.join(t[ceil])
+            break
+    for n, t in tabs.items():
+        wide = wide.join(t[list(COMPARED)].rename(columns={c: f"{n}: {c}" for c in COMPARED}))
+    summ = pd.DataFrame({n: [infos[n]["summary"][k] for k in SUMMARY_ROWS] for n in names},
+                        index=pd.Index(SUMMARY_ROWS, name="value"))
+    return wide, summ
+
+
 # --------------------------------------------------------------------------- command
 
 
@@ -237,7 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap = OneLineParser(prog="python -m sdrlib.experiments.sft_start",
                            description="an SFT start's per-label Findings F1 on validation studies")
         ap.add_argument("--profile", default="cpu")
-        ap.add_argument("--name", required=True, help="the run's name: <out>/<name>.csv and .json")
+        ap.add_argument("--name", help="the run's name: <out>/<name>.csv and .json")
+        ap.add_argument("--compare", nargs="+", metavar="NAME",
+                        help="no run: print the starts NAME ... of --out side by side (Markdown)")
         ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a profile value (YAML), e.g. --set sft.max_steps=2000 (repeatable)")
         ap.add_argument("--runs", default=None, help="paths.runs for this start (default: runs/sft_start/<name>)")
@@ -247,6 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also fit the supervised ceiling on pixels (32 x 32) or the policy's tower features")
         ap.add_argument("--force", action="store_true", help="overwrite <out>/<name>.* written before")
         args = ap.parse_args(argv)
+        if args.compare:
+            wide, summ = comparison(args.out, args.compare)
+            print(wide.to_markdown(index=False, floatfmt=".3f") + "\n\n" + summ.to_markdown(floatfmt=".3f"))
+            return 0
+        if not args.name:
+            ap.error("--name is required to run a start (or --compare NAME ... to show written ones)")
         if not args.name.replace("-", "_").isidentifier():
             ap.error(f"--name {args.name!r}: letters, digits, - and _ only")
         if args.seeds is not None and any(s < 0 for s in args.seeds):

@@ -178,3 +178,29 @@ def test_command_refuses_to_overwrite_its_tables_without_force(start_run, capsys
     assert (out / "tiny.csv").read_bytes() == before
     assert main(["--profile", "smoke", "--name", "x", "--set", "nokey"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_comparison_sets_written_starts_side_by_side_and_refuses_other_studies(start_run, tmp_path, capsys):
+    from sdrlib.experiments.sft_start import SUMMARY_ROWS, comparison
+
+    _, out, _ = start_run
+    wide, summ = comparison(out, ["tiny", "tiny"])
+    assert list(wide.observation) == list(OBSERVATIONS) + ["No Finding"]
+    assert {"tiny: f1", "tiny: guesser_f1", "ceiling_auroc_pixels"} <= set(wide.columns)
+    assert list(summ.index) == list(SUMMARY_ROWS)
+    assert main(["--compare", "tiny", "--out", str(out)]) == 0
+    assert "tiny: guesser_f1" in capsys.readouterr().out
+    with pytest.raises(StartInputError, match="--name other"):
+        comparison(out, ["tiny", "other"])
+    t = pd.read_csv(out / "tiny.csv")
+    t.loc[0, "n_ref_pos"] += 1
+    t.to_csv(tmp_path / "moved.csv", index=False)
+    (tmp_path / "moved.json").write_text((out / "tiny.json").read_text())
+    (tmp_path / "tiny.csv").write_text((out / "tiny.csv").read_text())
+    (tmp_path / "tiny.json").write_text((out / "tiny.json").read_text())
+    with pytest.raises(StartInputError, match="different studies"):
+        comparison(tmp_path, ["tiny", "moved"])
+    with pytest.raises(SystemExit) as e:  # neither --name nor --compare: argparse's one-line usage error
+        main(["--profile", "smoke"])
+    assert e.value.code == 2
+    assert "--name is required" in capsys.readouterr().err
