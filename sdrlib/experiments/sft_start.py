@@ -219,6 +219,9 @@ COMPARED = ("f1", "guesser_f1", "precision", "recall")
 SUMMARY_ROWS = ("micro14", "macro14", "macro_present", "pathologies_generated", "pathologies_reference",
                 "normal_share_generated", "normal_share_reference", "clear_guesser", "judged")
 
+#: the summary values the command also records per sampling seed (how much one draw moves them)
+SEED_KEYS = ("micro14", "macro14", "macro_present", "pathologies_generated", "clear_guesser")
+
 
 def comparison(out: str | Path, names: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The starts ``names`` written to ``out`` by the command, side by side: ``(per_observation, summary)``.
@@ -332,12 +335,13 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
     backend, label, detail = get_labeler(cfg.metrics.clinical_backend)
     ref = label([r.findings for r in val])
     t1 = time.perf_counter()
-    preds: list[dict[str, int]] = []
-    for s in seeds:
-        preds += label(findings_of(generate_test(cfg, res.final, val, seed=s, split="val")))
+    per_seed: dict[int, list[dict[str, int]]] = {
+        s: label(findings_of(generate_test(cfg, res.final, val, seed=s, split="val"))) for s in seeds}
     t_gen = time.perf_counter() - t1
+    preds = [d for s in seeds for d in per_seed[s]]
     tab = label_table(preds, ref)
     summ = start_summary(preds, ref, tab)
+    spread = {str(s): {k: start_summary(v, ref)[k] for k in SEED_KEYS} for s, v in per_seed.items()}
     ceil = None
     if ceiling != "none":
         y_fit, y_score = label_targets(label([r.findings for r in train])), label_targets(ref)
@@ -354,7 +358,7 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / f"{name}.csv", tab.to_csv(index=False, float_format="%.4f"))
     info = {"name": name, "split": "val", "n_studies": len(val), "seeds": list(seeds), "overrides": dict(over),
-            "labeler": f"{backend}: {detail}", "summary": summ, "sft_seconds": round(res.seconds, 1),
+            "labeler": f"{backend}: {detail}", "summary": summ, "per_seed": spread, "sft_seconds": round(res.seconds, 1),
             "sft_reused": bool(res.reused), "wall_seconds_sft_call": round(t_sft, 1),
             "wall_seconds_generation": round(t_gen, 1), "sft_steps": cfg.sft.max_steps, "n_train": len(train),
             "ceiling": ceiling, "provenance": provenance(cfg)}
