@@ -358,7 +358,8 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / f"{name}.csv", tab.to_csv(index=False, float_format="%.4f"))
     info = {"name": name, "split": "val", "n_studies": len(val), "seeds": list(seeds), "overrides": dict(over),
-            "labeler": f"{backend}: {detail}", "summary": summ, "per_seed": spread, "sft_seconds": round(res.seconds, 1),
+            "labeler": f"{backend}: {detail}", "summary": summ, "per_seed": spread,
+            "sft_seconds": round(res.seconds, 1),
             "sft_reused": bool(res.reused), "wall_seconds_sft_call": round(t_sft, 1),
             "wall_seconds_generation": round(t_gen, 1), "sft_steps": cfg.sft.max_steps, "n_train": len(train),
             "ceiling": ceiling, "provenance": provenance(cfg)}

@@ -168,7 +168,8 @@ def test_command_writes_the_validation_table_with_the_ceiling_and_the_summary(st
     assert info["split"] == "val" and info["n_studies"] == 12 and info["seeds"] == [0, 1]
     assert info["summary"]["n_reports"] == 24  # 12 validation studies x 2 draws
     assert set(info["per_seed"]) == {"0", "1"} and "clear_guesser" in info["per_seed"]["0"]
-    pooled, one = info["summary"]["pathologies_generated"], [v["pathologies_generated"] for v in info["per_seed"].values()]
+    pooled = info["summary"]["pathologies_generated"]
+    one = [v["pathologies_generated"] for v in info["per_seed"].values()]
     assert pooled == pytest.approx(np.mean(one))  # the pooled mean is the mean of the draws' means (equal sizes)
     assert info["overrides"]["sft.max_steps"] == 2 and info["provenance"]["profile"] == "smoke"
 
