@@ -27,7 +27,7 @@ from sdrlib.vocabulary import CHEXPERT_14
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["summary_table", "prevalence_table", "sentence_counts", "pixel_probe", "pick_examples",
+__all__ = ["summary_table", "prevalence_table", "sentence_counts", "pixel_features", "pixel_probe", "pick_examples",
            "language_stats", "language_table", "data_conclusion", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS", "LANGUAGE_TARGETS"]
 
 # Report-language statistics of 2,000 IU-Xray reports with both sections, with what each number counts: the
@@ -181,33 +181,37 @@ def pick_examples(records: Sequence[Record], n: int = 6, seed: int = 0) -> list[
     return out
 
 
+def pixel_features(records: Sequence[Record], size: int = 32) -> np.ndarray:
+    """``(n, size * size)`` float32 features of each record's first image: greyscale, resized to ``size`` x ``size``
+    (bilinear), scaled to [0, 1] and standardised per image (mean 0, SD 1), as :func:`pixel_probe` reads them."""
+    from PIL import Image
+
+    out = []
+    for r in records:
+        with Image.open(r.image_paths[0]) as im:
+            out.append(np.asarray(im.convert("L").resize((size, size), Image.BILINEAR), dtype=np.float32).ravel())
+    x = np.stack(out) / 255.0
+    return ((x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
+
+
 def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: Sequence[str] | None = None,
                 size: int = 32, seed: int = 0) -> "pd.DataFrame":
     """How much a linear model on raw pixels reads from the images: test AUROC per observation.
 
-    Each image is resized to ``size`` x ``size``, standardised, and a ridge classifier
+    Each image is resized to ``size`` x ``size``, standardised (:func:`pixel_features`), and a ridge classifier
     (scikit-learn) predicts "positive or uncertain" for each observation with at least 5
     positive and 5 negative training studies. A probe near 0.5 means the pixels carry little
     linear signal for that observation; near 1.0 means it is trivially readable.
     Returns a DataFrame: observation, n_pos_train, n_pos_test, auroc.
     """
     import pandas as pd
-    from PIL import Image
     from sklearn.linear_model import RidgeClassifier
     from sklearn.metrics import roc_auc_score
-
-    def feats(recs):
-        out = []
-        for r in recs:
-            with Image.open(r.image_paths[0]) as im:
-                out.append(np.asarray(im.convert("L").resize((size, size), Image.BILINEAR), dtype=np.float32).ravel())
-        x = np.stack(out) / 255.0
-        return (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
 
     def target(recs, o):
         return np.array([int((r.labels or {}).get(o) in (1, -1)) for r in recs])
 
-    xtr, xte = feats(train), feats(test)
+    xtr, xte = pixel_features(train, size), pixel_features(test, size)
     rows = []
     for o in observations or [c for c in CHEXPERT_14 if c != "No Finding"]:
         ytr, yte = target(train, o), target(test, o)
