@@ -10,9 +10,13 @@ from __future__ import annotations
 import importlib
 import json
 import types
+from pathlib import Path
 
 import pandas as pd
+
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 from runner_helpers import install_fakes
 from sdrlib.config import load_profile
@@ -96,7 +100,12 @@ def test_the_runner_stops_before_any_notebook_and_allow_substitutes_goes_on(miss
     err = capsys.readouterr().err
     assert rc == 2 and calls == [] and err.count("\n") == 1
     assert CHEXBERT_INSTALL in err and ROBERTA_LARGE_INSTALL in err and "--allow-substitutes" in err
-    rc = runner.main([*argv, "--allow-substitutes"])
+    assert runner.main([*argv, "--allow-substitutes"]) == 2 and calls == []  # the two contradict each other
+    assert "contradict" in capsys.readouterr().err
+    strict = tmp_path / "strict.yaml"  # a profile that asks for the paper's metrics, as the paper profile does
+    strict.write_text(f"extends: {ROOT / 'configs' / 'rehearsal.yaml'}\nname: rehearsal\n"
+                      "metrics:\n  allow_substitutes: false\n", encoding="utf-8")
+    rc = runner.main(["--profile", str(strict), "--only", "00", "--out", str(tmp_path / "o"), "--allow-substitutes"])
     assert rc == 0, capsys.readouterr().err
     assert calls[0]["parameters"]["overrides"]["metrics.allow_substitutes"] is True
 
