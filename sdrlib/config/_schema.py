@@ -164,6 +164,10 @@ class SFTConfig:
     tiny_freeze_vision: bool = field(default=False, metadata={
         "help": "tiny policy: keep the vision tower at its random initialisation during SFT and GRPO (only the "
                 "merger into the text model trains; sdrlib.models.freeze_vision_tower)"})
+    aux_label_weight: float = field(default=0.0, metadata={"min": 0,
+        "help": "tiny policy: weight of an auxiliary label loss in SFT (binary cross-entropy of the 13 CheXpert "
+                "observations read from the decoder's state where the report starts; 0 = off; "
+                "sdrlib.training.aux_labels)"})
     lora_r: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA rank"})
     lora_alpha: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA alpha"})
 

@@ -26,6 +26,7 @@ from sdrlib.data import load_split
 from sdrlib.errors import SDRError
 from sdrlib.io import atomic_write_json
 from sdrlib.paths import output_root, repo_root
+from sdrlib.training import aux_labels
 from sdrlib.training.datasets import report_texts, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
 from sdrlib.training.processes import barrier, init, is_main, main_first, world_size
@@ -70,6 +71,9 @@ def sft(cfg: Any, train_records: Sequence[Any] | None = None, *, seed: int | Non
     from trl import SFTTrainer  # noqa: F401
 
     preflight(cfg)
+    if cfg.sft.aux_label_weight > 0 and not is_tiny(cfg):
+        raise aux_labels.AuxLabelError(f"sft.aux_label_weight = {cfg.sft.aux_label_weight}: the auxiliary label loss "
+                                       f"is built for the tiny policy only, not {cfg.sft.policy!r}; set it to 0")
     seed = cfg.seed if seed is None else seed
     if cfg.sft.processes > 1 and world_size() == 1:  # the profile asks for several processes: launch them
         return _launch(cfg, train_records, seed, force)
@@ -112,7 +116,13 @@ def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progres
     ds = sft_dataset(train_records, s.max_images)
     args = _trl_args(s, out, seed)
     timer = StepTimer()
-    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer])
+    if s.aux_label_weight > 0:  # the decoder must state the findings where the report starts (module doc)
+        aux_labels.attach(model)
+        trainer = aux_labels.trainer_class()(model=model, args=args, train_dataset=aux_labels.with_labels(
+            ds, train_records), processing_class=processor, callbacks=[timer], aux_weight=s.aux_label_weight)
+    else:
+        trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor,
+                             callbacks=[timer])
     resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
     info = {
         "stage": "sft",
@@ -129,6 +139,7 @@ def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progres
         "gradient_checkpointing": s.gradient_checkpointing,
         "policy_digest": policy_digest(final),
         "world_size": args.world_size,
+        "aux_label_weight": s.aux_label_weight,
     }
     if is_main():
         atomic_write_json(out / "run.json", info, sort_keys=False)
@@ -179,6 +190,8 @@ def _trl_args(s: Any, out: Path, seed: int) -> Any:
         disable_tqdm=True,
         remove_unused_columns=False,
         gradient_checkpointing=s.gradient_checkpointing,  # TRL defaults to True (see the module doc)
+        # the auxiliary label head is applied in a hook, outside the outputs DDP searches for used parameters
+        **({"ddp_find_unused_parameters": False} if s.aux_label_weight > 0 else {}),
         **device_kwargs(),
     )
 
