@@ -3,8 +3,9 @@
 What it does: one dataclass per YAML section (``paths``, ``data``, ``embedding``, ``distances``, ``metrics``,
 ``sft``, ``grpo``, ``selection``, ``pruning``) and :class:`Profile`, their container, with its resolved output
 paths. Each field's constraints sit in its ``metadata`` (:data:`sdrlib.config._checks.CONSTRAINT_KEYS`). The
-``grpo`` section is built at load time as :class:`GRPOConfig` plus one nested section per registered reward method
-with settings (:func:`_grpo_class`), so no method is named here.
+``grpo``, ``data`` and ``metrics`` sections are built at load time as :class:`GRPOConfig`, :class:`DataConfig`,
+:class:`MetricsConfig` plus one nested section per registered reward method, dataset or metric group with settings
+(:func:`_with_settings`: ``grpo.<method>``, ``data.<dataset>``, ``metrics.<group>``), so no extension is named here.
 
 What it leaves out: enforcing the constraints and the rules between fields (:mod:`sdrlib.config._checks`), reading
 files (:mod:`sdrlib.config._loader`).
@@ -17,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdrlib.config._checks import (_DEVICE, _UNIQUE_DISTANCES, _UNIQUE_REWARDS, LR_SCHEDULERS, GRPO_LOSS_TYPES,
+from sdrlib.config._checks import (_DEVICE, _UNIQUE_DISTANCES, _UNIQUE_REWARDS, LR_SCHEDULERS, GRPO_LOSS_TYPES, ConfigError,
                                    NAME_HELP, NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, _aggregation,
                                    _build, _check_profile, _fraction, _nonneg, _reward_key)
 from sdrlib.config._plugins import import_plugins
-from sdrlib.data.registry import data_sources
+from sdrlib.data.registry import DATASETS, data_sources
+from sdrlib.metrics.registry import GROUPS
 from sdrlib.numerics import KERNEL_PATHS
 from sdrlib.paths import output_root
 from sdrlib.rewards import settings_sections
@@ -48,7 +50,7 @@ class PathsConfig:
 @dataclass(frozen=True)
 class DataConfig:
     source: str = field(default="synthetic", metadata={"choices": data_sources,  # every registered dataset
-        "help": "synthetic | mimic | rexgradient | iuxray"})
+        "help": "a registered dataset (sdrlib.data.registry: synthetic, mimic, rexgradient, iuxray and any a plugin adds)"})
     root: str = field(default="", metadata={"path": True,
         "help": "folder of a real dataset download (not for synthetic)"})
     standin_n: int = field(default=0, metadata={"min": 0,
@@ -58,6 +60,11 @@ class DataConfig:
     n_val: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the validation split"})
     n_test: int = field(default=200, metadata={"min": 1, "help": "synthetic studies in the test split"})
     image_size: int = field(default=96, metadata={"min": 16, "help": "side of the square grayscale image, pixels"})
+
+    @classmethod
+    def _section_class(cls) -> type:
+        """The class the profile's ``data`` section is built as (:func:`_data_class`; read by ``_build``)."""
+        return _data_class()
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,11 @@ class MetricsConfig:
     comet_model: str = field(default="", metadata={"path": True,
         "help": "COMET checkpoint path or Hub id already in the HF cache; empty = COMET off"})
     device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for BERTScore / COMET"})
+
+    @classmethod
+    def _section_class(cls) -> type:
+        """The class the profile's ``metrics`` section is built as (:func:`_metrics_class`; read by ``_build``)."""
+        return _metrics_class()
 
 
 @dataclass(frozen=True)
@@ -241,21 +253,44 @@ class GRPOConfig:
         return _grpo_class()
 
 
+def _with_settings(base: type, sections: dict[str, type]) -> type:
+    """``base`` plus one nested section per registered extension with settings (``name: settings dataclass``, the
+    extension's defaults and field constraints), made once per set of sections. No extension is named here."""
+    key = (base, tuple((name, cls) for name, cls in sorted(sections.items())))
+    if not key[1] and base is not GRPOConfig:  # no extension with settings: the section as written
+        return base
+    if key not in _SECTION_CLASSES:
+        taken = {f.name for f in dataclasses.fields(base)}
+        clash = sorted(name for name, _ in key[1] if name in taken or not name.isidentifier())
+        if clash:
+            raise ConfigError(f"{base.__name__}: extension settings section(s) {clash} would shadow a key of the "
+                              f"section or are no identifier; rename the extension")
+        fields = [(name, cls, field(default_factory=cls, metadata={"help": f"{name} settings ({cls.__name__})"}))
+                  for name, cls in key[1]]
+        _SECTION_CLASSES[key] = dataclasses.make_dataclass(
+            base.__name__, fields, bases=(base,), frozen=True, namespace={"__module__": __name__})
+    return _SECTION_CLASSES[key]
+
+
+_SECTION_CLASSES: dict[tuple, type] = {}
+
+
 def _grpo_class() -> type:
     """The ``grpo`` section's class: :class:`GRPOConfig` plus one nested section per registered reward method
-    with settings (``grpo.gcarl``, ``grpo.editgrpo``, ...: the method's settings dataclass, its defaults and
-    field constraints), rebuilt when the registry changes. No method is named here."""
-    sections = settings_sections()
-    key = tuple((name, cls) for name, cls in sorted(sections.items()))
-    if _GRPO_CLASSES.get("key") != key:
-        fields = [(name, cls, field(default_factory=cls, metadata={"help": f"{name} settings ({cls.__name__})"}))
-                  for name, cls in key]
-        _GRPO_CLASSES.update(key=key, cls=dataclasses.make_dataclass(
-            "GRPOConfig", fields, bases=(GRPOConfig,), frozen=True, namespace={"__module__": __name__}))
-    return _GRPO_CLASSES["cls"]
+    with settings (``grpo.gcarl``, ``grpo.editgrpo``, ...), rebuilt when the registry changes."""
+    return _with_settings(GRPOConfig, settings_sections())
 
 
-_GRPO_CLASSES: dict[str, Any] = {}
+def _data_class() -> type:
+    """The ``data`` section's class: :class:`DataConfig` plus ``data.<dataset>`` per registered dataset with
+    settings (:attr:`sdrlib.data.Dataset.settings`)."""
+    return _with_settings(DataConfig, DATASETS.settings_sections())
+
+
+def _metrics_class() -> type:
+    """The ``metrics`` section's class: :class:`MetricsConfig` plus ``metrics.<group>`` per registered metric group
+    with settings (:attr:`sdrlib.metrics.registry.MetricGroup.settings`)."""
+    return _with_settings(MetricsConfig, GROUPS.settings_sections())
 
 
 @dataclass(frozen=True)
@@ -354,10 +389,10 @@ class Profile:
         "family, a dataset, a reward method): importable module names or .py paths relative to the profile file "
         "(sdrlib.config._plugins); empty = none"})
     paths: PathsConfig = field(default_factory=PathsConfig)
-    data: DataConfig = field(default_factory=DataConfig)
+    data: DataConfig = field(default_factory=lambda: _data_class()())
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     distances: DistancesConfig = field(default_factory=DistancesConfig)
-    metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    metrics: MetricsConfig = field(default_factory=lambda: _metrics_class()())
     sft: SFTConfig = field(default_factory=SFTConfig)
     grpo: GRPOConfig = field(default_factory=lambda: _grpo_class()())
     selection: SelectionConfig = field(default_factory=SelectionConfig)

@@ -10,7 +10,8 @@ skipped and why (missing section, missing image, duplicate study id, bad row,
 undecodable text), so nothing is dropped silently. :func:`load_split` picks the
 loader from the profile (``data.source``) and generates the synthetic set on demand
 (regenerating it when any file, images included, no longer matches its manifest). Each dataset is one
-registration (:mod:`sdrlib.data.registry`: loader, download or not, stand-in writer), made by its own module.
+registration (:mod:`sdrlib.data.registry`: loader, download or not, stand-in writer), made by its own module
+(SynthCXR's in :mod:`sdrlib.data.synthcxr.dataset`) and found on the registry's first read.
 
 The record types live in :mod:`sdrlib.data.records`. Shared rules of the real-data loaders (:mod:`sdrlib.data._common`): every index /
 metadata table is read by ``read_table``, so a truncated ``.csv.gz``, a CSV / JSON /
@@ -49,16 +50,12 @@ statistics (:mod:`sdrlib.data.stats`).
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-# the real datasets' modules register themselves (sdrlib.data.registry) on import
-from sdrlib.data import mimic as _mimic, rexgradient as _rexgradient, iuxray as _iuxray  # noqa: F401  (this order)
 from sdrlib.data.records import SPLITS, STRATA, DataError, LoadReport, Record, check_split, stratum
-from sdrlib.data.registry import Dataset, _mark_builtin, dataset_names, get_dataset, register_dataset
-from sdrlib.data.synthcxr import ensure_dataset
+from sdrlib.data.registry import Dataset, dataset_names, get_dataset, register_dataset
 from sdrlib.vocabulary import CHEXPERT_14
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,36 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Record", "LoadReport", "DataError", "SPLITS", "load_split", "stratum", "STRATA",
            "records_to_frame", "Dataset", "register_dataset", "get_dataset", "dataset_names"]
-
-
-def _load_synthetic(cfg: Any, split: str) -> tuple[list[Record], LoadReport]:
-    import pyarrow.parquet as pq
-
-    root = ensure_dataset(cfg)
-    table = pq.read_table(root / f"{split}.parquet").to_pylist()
-    rep = LoadReport(source="synthetic", split=split)
-    out = []
-    for row in table:
-        out.append(Record(
-            study_id=row["study_id"], image_paths=[str(root / row["image_path"])], findings=row["findings"],
-            impression=row["impression"], labels=json.loads(row["labels"]), split=split,
-            meta={"labels_findings": json.loads(row["labels_findings"]),
-                  "labels_impression": json.loads(row["labels_impression"]),
-                  "truth": json.loads(row["truth"]), "devices": list(row["devices"] or [])}))
-    rep.n_loaded = len(out)
-    return out, rep
-
-
-def _check_synthetic(p: Any) -> str | None:
-    if p.grpo.eval_n > p.data.n_test:
-        return (f"grpo.eval_n = {p.grpo.eval_n}: more than the test split (data.n_test = {p.data.n_test}); "
-                f"allowed: 0 (all) to {p.data.n_test}")
-    return None
-
-
-register_dataset(Dataset("synthetic", "SynthCXR", _load_synthetic, real=False, aliases=("synthcxr",),
-                         check_profile=_check_synthetic))
-_mark_builtin()  # the four above are built in: a plugin replaces one only with replace=True, never removes one
 
 
 @overload

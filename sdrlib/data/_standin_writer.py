@@ -25,7 +25,6 @@ import numpy as np
 
 from sdrlib.io import OutputPathError, output_path
 
-from ._iuxray_split import iuxray_split_of
 from ._standin import DEFECTS, StandInError, StandInStudy, make_drafts, split_sizes
 from .registry import get_dataset, standin_layouts
 
@@ -53,8 +52,9 @@ class StandIn:
     packed: bool = False
 
     def split_of(self, study: StandInStudy, iu_seed: int = 0) -> str:
-        """The split the loader assigns ``study`` to (IU-Xray: the uid hash with ``iu_seed``)."""
-        return study.split if study.split is not None else iuxray_split_of(study.study_id, iu_seed)
+        """The split the loader assigns ``study`` to (a layout without splits: its dataset's ``split_of`` rule, IU-Xray's
+        uid hash with ``iu_seed``)."""
+        return study.split if study.split is not None else get_dataset(self.layout).split_of(study.study_id, iu_seed)
 
     def expected(self, split: str, iu_seed: int = 0) -> tuple[list[str], Counter]:
         """``(study ids loaded in order, Counter of skip reasons)`` for ``split``.

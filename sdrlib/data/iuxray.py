@@ -48,12 +48,12 @@ Example: ``records, rep = load_iuxray("data/iu-xray", "test", seed=0)``
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from sdrlib.data._common import (check_require, check_root, clean_section, existing_images, find_file, is_blank_row,
                                  normalize_id, read_table, resolve_data_path, row_line, sections_ok)
-from sdrlib.data._iuxray_split import iuxray_split_of
 from sdrlib.data._iuxray_standin import write_iuxray_layout
 from sdrlib.data.download import real_root
 from sdrlib.data.records import DataError, LoadReport, Record, check_split
@@ -210,6 +210,19 @@ def _report_labels(reports: "pd.DataFrame", i: int, rep: LoadReport) -> dict[str
     return labels
 
 
+def iuxray_split_of(uid: str, seed: int = 0, fractions: tuple[float, float, float] = (0.7, 0.1, 0.2)) -> str:
+    """Deterministic split of a uid: ``sha256(f"{seed}:{uid}")`` as a number in [0, 1).
+
+    Example: ``iuxray_split_of("1")`` -> one of ``"train"``, ``"val"``, ``"test"`` (always the same).
+    """
+    if len(fractions) != 3 or abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
+        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions!r}")
+    h = int.from_bytes(hashlib.sha256(f"{seed}:{uid}".encode()).digest()[:8], "big") / 2**64
+    if h < fractions[0]:
+        return "train"
+    return "val" if h < fractions[0] + fractions[1] else "test"
+
+
 def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
                 fractions: tuple[float, float, float] = (0.7, 0.1, 0.2),
                 require: Sequence[str] = ("findings", "impression")) -> tuple[list[Record], LoadReport]:
@@ -284,4 +297,4 @@ def load_iuxray(root: str | Path, split: str, *, seed: int = 0,
 
 register_dataset(Dataset(
     "iuxray", "IU-Xray", lambda cfg, split: load_iuxray(real_root(cfg), split, seed=int(cfg.seed)),
-    standin=write_iuxray_layout, standin_code=3, standin_splits=False))
+    standin=write_iuxray_layout, standin_code=3, standin_splits=False, split_of=iuxray_split_of))

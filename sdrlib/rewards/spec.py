@@ -6,9 +6,10 @@ A reward configuration is named by a string (``"chamfer"``, ``"editgrpo_tau0.3"`
 the TRL adapters, the profile validation, training, run keys, table labels) asks the spec and its
 :class:`RewardMethod`, never the string.
 
-Methods register themselves: every module of :mod:`sdrlib.rewards.methods` is imported on first use
-of the registry (``pkgutil.iter_modules``) and calls :func:`register_method` with one
-:class:`RewardMethod` instance. A method declares
+Methods register themselves: each module of :mod:`sdrlib.rewards.methods` named in :data:`BUILTIN_METHODS` is
+imported on the first read of the registry and calls :func:`register_method` with one :class:`RewardMethod` instance
+(the registration pattern shared with distance families, datasets and metric groups: :mod:`sdrlib.extension`); a
+plugin's method registers the same way from its own module. A method declares
 
 - its **name grammar** (:meth:`RewardMethod.parse`: a name -> options, or ``None`` when the name is not
   one of its own; ``prefix`` and ``grammar`` make a half-specified name fail with the method's grammar),
@@ -23,7 +24,8 @@ of the registry (``pkgutil.iter_modules``) and calls :func:`register_method` wit
 - and what training needs beyond TRL's ``GRPOTrainer`` (:meth:`RewardMethod.train_options`: trainer,
   loss, learning rate; named by dotted path, so this layer never imports training).
 
-Adding a reward method is one new module under ``sdrlib/rewards/methods/`` (plus its tests and docs).
+Adding a built-in reward method is one new module under ``sdrlib/rewards/methods/`` and its line in
+:data:`BUILTIN_METHODS` (plus its tests and docs); a plugin's method is its module alone.
 Left out: every method's reward (one module each under :mod:`sdrlib.rewards.methods`) and scoring batches
 (:mod:`sdrlib.rewards.scorer`).
 
@@ -36,18 +38,18 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sdrlib.distances.registry import distance_key
 from sdrlib.errors import SDRError
+from sdrlib.extension import Registry
 from sdrlib.reports import ReportTextError
 
 __all__ = ["RewardError", "ReferenceTextError", "RewardSpec", "RewardMethod", "MethodScores", "TrainOptions",
-           "register_method", "unregister_method", "get_method", "registered_methods", "parse_reward",
+           "register_method", "unregister_method", "get_method", "registered_methods", "METHODS", "BUILTIN_METHODS",
+           "parse_reward",
            "validate_reward_name", "reward_name_problem", "method_of", "reward_names_help", "settings_sections",
            "reward_label", "default_label"]
 
@@ -260,47 +262,44 @@ class RewardMethod:
         return {}
 
 
-_METHODS: dict[str, RewardMethod] = {}
-_DISCOVERED = False
-
-
-def register_method(method: RewardMethod) -> RewardMethod:
-    """Add ``method`` to the registry (a method module calls this once at import); returns it."""
-    if not isinstance(method, RewardMethod) or not method.name:
+def _check_method(method: RewardMethod) -> None:
+    if not isinstance(method, RewardMethod) or not isinstance(method.name, str) or not method.name:
         raise RewardError(f"register_method needs a named RewardMethod, got {method!r}")
-    _METHODS[method.name] = method
-    return method
+    if method.settings is not None and not dataclasses.is_dataclass(method.settings):
+        raise RewardError(f"reward method {method.name!r}: settings must be a dataclass, got {method.settings!r}")
+
+
+#: the built-in methods' modules, imported in this order on the first read of the registry
+BUILTIN_METHODS = tuple(f"sdrlib.rewards.methods.{m}"
+                        for m in ("sft", "fmt", "control", "exact", "distance", "gcarl", "recall", "editgrpo"))
+#: the registered reward methods, by name (:func:`register_method`)
+METHODS: Registry[RewardMethod] = Registry("reward method", error=RewardError, builtins=BUILTIN_METHODS,
+                                           check=_check_method)
+
+
+def register_method(method: RewardMethod, *, replace: bool = False) -> RewardMethod:
+    """Add ``method`` to the registry (a method module calls this once at import); returns it.
+
+    Registering the same method object again changes nothing; another method under a taken name raises
+    :class:`RewardError` unless ``replace=True``; a built-in method is never removed. Example:
+    ``register_method(FmtMethod())`` (:mod:`sdrlib.rewards.methods.fmt`)."""
+    return METHODS.register(method, replace=replace)
 
 
 def unregister_method(name: str) -> None:
-    """Remove a method (tests that register a toy method clean up with this)."""
-    _METHODS.pop(name, None)
-
-
-def _discover() -> None:
-    """Import every module of :mod:`sdrlib.rewards.methods` once; each registers its method."""
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    _DISCOVERED = True
-    pkg = importlib.import_module("sdrlib.rewards.methods")
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{pkg.__name__}.{info.name}")
+    """Remove a method (tests that register a toy method clean up with this); built-in ones stay."""
+    METHODS.unregister(name)
 
 
 def registered_methods() -> list[RewardMethod]:
     """The registered methods in parse order."""
-    _discover()
-    return sorted(_METHODS.values(), key=lambda m: (m.order, m.name))
+    return sorted(METHODS.entries(), key=lambda m: (m.order, m.name))
 
 
 def get_method(name: str) -> RewardMethod:
-    _discover()
-    try:
-        return _METHODS[name]
-    except KeyError:
-        raise RewardError(f"no reward method {name!r}; registered: {sorted(_METHODS)}") from None
+    if not isinstance(name, str) or name not in METHODS:
+        raise RewardError(f"no reward method {name!r}; registered: {sorted(METHODS)}")
+    return METHODS[name]
 
 
 def settings_sections() -> dict[str, type]:

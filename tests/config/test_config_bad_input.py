@@ -145,21 +145,24 @@ def test_reward_names_are_what_validate_reward_name_accepts(name):
         _refuse({"grpo.rewards": [name]}, f"grpo.rewards[0] = {name!r}", "fmt", "exact")
 
 
-def test_data_sources_are_the_ones_load_split_dispatches(monkeypatch, tmp_path):
+def test_data_sources_are_the_ones_load_split_dispatches(tmp_path):
     """Every accepted source reaches a loader; a source outside the list is one load_split refuses too."""
     import sdrlib.data as data
     from sdrlib.data import registry
 
-    stub = dataclasses.replace(data.get_dataset("synthetic"), load=lambda cfg, split: ([], data.LoadReport("synthetic", split)))
-    for key in ("synthetic", "synthcxr"):
-        monkeypatch.setitem(registry._DATASETS, key, stub)
-    smoke = load_profile("smoke")
-    for source in registry.data_sources():
-        cfg = load_profile("smoke", {"data.source": source, "data.root": str(tmp_path)})
-        try:
-            data.load_split(cfg, "train")
-        except data.DataError as e:  # an empty folder is no dataset, but the loader was reached
-            assert "unknown data.source" not in str(e)
+    synthetic = data.get_dataset("synthetic")
+    registry.register_dataset(dataclasses.replace(
+        synthetic, load=lambda cfg, split: ([], data.LoadReport("synthetic", split))), replace=True)
+    try:
+        smoke = load_profile("smoke")
+        for source in registry.data_sources():
+            cfg = load_profile("smoke", {"data.source": source, "data.root": str(tmp_path)})
+            try:
+                data.load_split(cfg, "train")
+            except data.DataError as e:  # an empty folder is no dataset, but the loader was reached
+                assert "unknown data.source" not in str(e)
+    finally:
+        registry.register_dataset(synthetic, replace=True)
     for source in ("chexpert", "padchest", "Synthetic"):
         _refuse({"data.source": source, "data.root": str(tmp_path)}, "data.source", "allowed: one of")
         bypass = dataclasses.replace(smoke, data=dataclasses.replace(smoke.data, source=source))

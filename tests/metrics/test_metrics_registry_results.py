@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sdrlib.metrics.base import EvaluationInputError, mean_result
-from sdrlib.metrics.registry import register_metric_group, unregister_metric_group
+from sdrlib.metrics.registry import MetricGroup, register_metric_group, unregister_metric_group
 from sdrlib.metrics.suite import score_reports
 
 PREDS = ["No pneumothorax. Small effusion.", "Mild cardiomegaly."]
@@ -27,7 +27,7 @@ def group():
     names = []
 
     def register(name, **kw):
-        register_metric_group(name, **kw)
+        register_metric_group(MetricGroup(name, **kw))
         names.append(name)
     yield register
     for n in names:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from sdrlib.metrics.base import MetricResult, mean_result
-from sdrlib.metrics.registry import PaperMetric, metric_group_names, register_metric_group, unregister_metric_group
+from sdrlib.metrics.registry import MetricGroup, PaperMetric, metric_group_names, register_metric_group, unregister_metric_group
 from sdrlib.reports import split_sentences
 
 NAME = "sentence_count"
@@ -30,11 +30,11 @@ def sentence_count_section(predictions: Sequence[str], references: Sequence[str]
 
 
 def register() -> None:
-    register_metric_group(
+    register_metric_group(MetricGroup(
         NAME, section=sentence_count_section,
         paper_names=[PaperMetric((PAPER_NAME, "sentence count difference"), (METRIC,), NAME, "ours",
                                  "a toy metric of the test suite", label="sentence count |diff|")],
-        description="absolute difference in sentence count (toy)")
+        description="absolute difference in sentence count (toy)"))
 
 
 def unregister() -> None:

@@ -15,10 +15,10 @@ probe = P.probe
 
 # --- metric registry
 from sdrlib.metrics import registry as MR
-probe("metric: register a built-in name", lambda: MR.register_metric_group("rouge", section=lambda *a: []), "error")
-probe("metric: empty name", lambda: MR.register_metric_group("", section=lambda *a: []), "error")
-probe("metric: no compute", lambda: MR.register_metric_group("toyx"), "error")
-probe("metric: section not callable", lambda: MR.register_metric_group("toyy", section=3), "error")
+probe("metric: register a built-in name", lambda: MR.register_metric_group(MR.MetricGroup("rouge", section=lambda *a: [])), "error")
+probe("metric: empty name", lambda: MR.register_metric_group(MR.MetricGroup("", section=lambda *a: [])), "error")
+probe("metric: no compute", lambda: MR.register_metric_group(MR.MetricGroup("toyx")), "error")
+probe("metric: section not callable", lambda: MR.register_metric_group(MR.MetricGroup("toyy", section=3)), "error")
 probe("metric: unregister a built-in", lambda: MR.unregister_metric_group("bleu"), "error")
 probe("metric: get unknown", lambda: MR.metric_group("nope"), "error")
 from sdrlib.metrics.suite import score_reports

@@ -2,7 +2,8 @@
 
 Every study has its own ``numpy`` generator seeded from ``(seed, split, index)``; a dataset folder
 holds Parquet tables, one PNG per study and a manifest with each file's size and sha256, checked
-(and the folder regenerated when damaged or out of date) by :func:`ensure_dataset`.
+(and the folder regenerated when damaged or out of date) by :func:`ensure_dataset`. Registers the dataset
+``synthetic`` (alias ``synthcxr``) that profiles name as ``data.source`` (:mod:`sdrlib.data.registry`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from sdrlib.errors import SDRError
+from sdrlib.data.records import LoadReport, Record
+from sdrlib.data.registry import Dataset, register_dataset
 from sdrlib.data.synthcxr.findings import Labels, Study, sample_findings
 from sdrlib.data.synthcxr.image import render_image
 from sdrlib.data.synthcxr.report import write_report
+from sdrlib.errors import SDRError
 from sdrlib.vocabulary import CHEXPERT_14, merge_labels
 
 __all__ = ["GENERATOR_VERSION", "SPLITS", "SynthCXRError",
@@ -293,3 +296,33 @@ def ensure_dataset(cfg: Any) -> Path:
         generate_dataset(out, seed=cfg.seed, n_train=d.n_train, n_val=d.n_val, n_test=d.n_test,
                          image_size=d.image_size)
     return out
+
+
+def _load_synthetic(cfg: Any, split: str) -> tuple[list[Record], LoadReport]:
+    """The profile's SynthCXR split (generated on first use, :func:`ensure_dataset`) as records."""
+    import pyarrow.parquet as pq
+
+    root = ensure_dataset(cfg)
+    table = pq.read_table(root / f"{split}.parquet").to_pylist()
+    rep = LoadReport(source="synthetic", split=split)
+    out = []
+    for row in table:
+        out.append(Record(
+            study_id=row["study_id"], image_paths=[str(root / row["image_path"])], findings=row["findings"],
+            impression=row["impression"], labels=json.loads(row["labels"]), split=split,
+            meta={"labels_findings": json.loads(row["labels_findings"]),
+                  "labels_impression": json.loads(row["labels_impression"]),
+                  "truth": json.loads(row["truth"]), "devices": list(row["devices"] or [])}))
+    rep.n_loaded = len(out)
+    return out, rep
+
+
+def _check_synthetic(p: Any) -> str | None:
+    if p.grpo.eval_n > p.data.n_test:
+        return (f"grpo.eval_n = {p.grpo.eval_n}: more than the test split (data.n_test = {p.data.n_test}); "
+                f"allowed: 0 (all) to {p.data.n_test}")
+    return None
+
+
+register_dataset(Dataset("synthetic", "SynthCXR", _load_synthetic, real=False, aliases=("synthcxr",),
+                         check_profile=_check_synthetic))

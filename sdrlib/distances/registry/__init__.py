@@ -4,10 +4,12 @@ A setting is a :class:`DistanceSpec`: a family (one of the nine of appendix A, o
 plus its parameters. New settings are made with :func:`make_spec` or parsed from
 a name by :func:`get` (``get("sinkhorn_0.05")``); nothing is copied per setting.
 
-A family is one registration, :func:`register_family` with a :class:`Family`: its per-pair reference, its batched
+A family is one registration, :func:`register_family` with a :class:`Family` (the registration pattern shared with
+datasets, metric groups and reward methods: :mod:`sdrlib.extension`): its per-pair reference, its batched
 engine kernel (``kernel(batch)``, :class:`sdrlib.distances.engine.PairBatch`), its parameter defaults and checks, and
 whether it has negation-aware (``neg_kernel``), unscaled (``rescalable``) or CUDA variants or reads presence itself
-(``presence="required"``). The built-in families are registered below; ``tests/distances/toy_family.py`` registers
+(``presence="required"``). The built-in families are those of ``_builtin``,
+registered on the first read of :data:`FAMILIES`; ``tests/distances/toy_family.py`` registers
 one from a module of its own and uses it through every entry point with no other edit.
 
 ``exact`` on a spec means the batched engine (:mod:`sdrlib.distances.engine`)
@@ -85,10 +87,10 @@ against tau: the plan carries more than unit mass) raises
 - ``_spec``       :class:`DistanceSpec`, :func:`make_spec`, :data:`PAPER_SETTINGS` / :data:`REGISTRY`,
   :data:`EXTENSION_SETTINGS` / :data:`EXTENSIONS`
 - ``_names``      :func:`get` (names to settings), :func:`distance_key`, :func:`available_distances`,
-  :func:`registry_table`
+  :func:`registry_table`, :func:`register_family` (the family's checks, and that its name is no other family's
+  setting)
 - ``_reference``  :func:`set_distance` (one pair, the reference), :func:`check_mode`, :func:`handle_nonconvergence`,
   :func:`reward`
-- ``_register``   :func:`register_family` (the family's checks, and that its name is no other family's setting)
 """
 
 from sdrlib.distances.registry._builtin import GW_MIN_EPS, RECALL_ALPHA_RANGE, SINKHORN_MIN_EPS, UOT_MIN_EPS
@@ -99,8 +101,7 @@ from sdrlib.distances.registry._family import (
     resolve,
     unregister_family,
 )
-from sdrlib.distances.registry._names import available_distances, distance_key, get, registry_table
-from sdrlib.distances.registry._register import register_family
+from sdrlib.distances.registry._names import available_distances, distance_key, get, register_family, registry_table
 from sdrlib.distances.registry._reference import (
     NONCONVERGENCE_MODES,
     check_mode,

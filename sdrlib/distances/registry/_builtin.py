@@ -1,7 +1,8 @@
 """The built-in families, registered on import: the nine of the paper's appendix A and ours
 (``chamfer_recall``), each naming its reference (:mod:`sdrlib.distances.reference`,
 :mod:`sdrlib.distances.recall`) and its engine kernels (:mod:`sdrlib.distances.engine`, by name: the engine is
-imported on first use), with the float64 ``eps`` floors of the iterative solvers (the package docstring derives
+imported on first use), registered on the first read of :data:`~sdrlib.distances.registry.FAMILIES` in this
+order, with the float64 ``eps`` floors of the iterative solvers (the package docstring derives
 them) and the families' own parameter checks. Leaves out the settings built from them
 (:mod:`sdrlib.distances.registry._spec`).
 """
@@ -14,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sdrlib.distances.errors import DistanceSpecError
-from sdrlib.distances.registry._family import _BUILTIN, Family, _add_family, _is_real
+from sdrlib.distances.registry._family import FAMILIES, Family, _is_real
 
 
 #: -ln of the smallest normal float64: exp(-x) underflows (to subnormals, then 0) beyond this
@@ -115,6 +116,5 @@ for _fam in (
                               "alpha x reference->generated + (1 - alpha) x generated->reference on chamfer_neg's "
                               "cost, missed / hallucinated positive findings floored at 1"),
 ):
-    _add_family(_fam, replace=False)
-    _BUILTIN.add(_fam.name)
+    FAMILIES.register(_fam)
 del _fam

@@ -1,7 +1,8 @@
 """The family registry: :class:`Family` (one registration per distance family), :data:`FAMILIES`, the checks of a
-registration (:func:`_add_family`; the public :func:`~sdrlib.distances.registry.register_family` is in
-:mod:`._register`), :func:`unregister_family` and :func:`resolve` (a family's ``"module:function"`` references). Leaves out the built-in families (:mod:`sdrlib.distances.registry._builtin`) and settings
-(:mod:`sdrlib.distances.registry._spec`).
+registration (:func:`_check_family`; the public :func:`~sdrlib.distances.registry.register_family`, which also
+refuses a name that already means a setting, is in :mod:`._names`), :func:`unregister_family` and :func:`resolve`
+(a family's ``"module:function"`` references). Leaves out the built-in families
+(:mod:`sdrlib.distances.registry._builtin`) and settings (:mod:`sdrlib.distances.registry._spec`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sdrlib.distances.errors import DistanceSpecError
+from sdrlib.extension import Registry
 
 
 def _fmt(v: Any) -> str:
@@ -109,25 +111,14 @@ def resolve(ref: "str | Callable") -> Callable:
     return getattr(importlib.import_module(module), attr)
 
 
-#: the registered families, by name (:func:`register_family`)
-FAMILIES: dict[str, Family] = {}
-_BUILTIN: set[str] = set()
-_FAMILY_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*$")
-_FUNCTION_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-def _add_family(family: Family, *, replace: bool, check_name: Callable[[str], None] | None = None) -> Family:
-    """:func:`sdrlib.distances.registry.register_family`'s work; ``check_name`` refuses a name that already means
-    a setting (the built-ins register without it, while the setting parser is still loading; they never collide)."""
+def _check_family(family: Family) -> None:
+    """What every family registration must satisfy (:func:`register_family`'s checks but the setting-name one)."""
     if not isinstance(family, Family):
         raise DistanceSpecError(f"register_family needs a Family, got {type(family).__name__}")
     name = family.name
     if not isinstance(name, str) or not _FAMILY_NAME.match(name) or name.split("_")[-1] in ("raw", "neg"):
         raise DistanceSpecError(f"family name {name!r}: use lower-case words joined by '_' (not ending in _raw "
                                 "or _neg, which the setting grammar adds)")
-    if name in FAMILIES and (not replace or name in _BUILTIN):
-        raise DistanceSpecError(f"family {name!r} is already registered"
-                                + (" (built in)" if name in _BUILTIN else "; pass replace=True"))
     if family.primary is not None and family.primary not in family.defaults:
         raise DistanceSpecError(f"family {name!r}: primary parameter {family.primary!r} has no default")
     if family.rescalable and "rescale" not in family.defaults:
@@ -141,14 +132,17 @@ def _add_family(family: Family, *, replace: bool, check_name: Callable[[str], No
                 or (what == "neg_kernel" and ref is None)):
             raise DistanceSpecError(f"family {name!r}: {what} must be a function or a 'module:function' string, "
                                     f"got {ref!r}")
-    if check_name is not None:
-        check_name(name)
-    FAMILIES[name] = family
-    return family
+
+
+_FAMILY_NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*$")
+_FUNCTION_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+#: the registered families, by name (:func:`~sdrlib.distances.registry.register_family`); the built-in ones are
+#: those of :mod:`sdrlib.distances.registry._builtin`, registered on the first read
+FAMILIES: Registry[Family] = Registry("distance family", error=DistanceSpecError, check=_check_family,
+                                      builtins=("sdrlib.distances.registry._builtin",))
 
 
 def unregister_family(name: str) -> None:
     """Remove a family registered with :func:`register_family` (tests, notebooks); built-in ones stay."""
-    if name in _BUILTIN:
-        raise DistanceSpecError(f"family {name!r} is built in and cannot be removed")
-    FAMILIES.pop(name, None)
+    FAMILIES.unregister(name)

@@ -1,6 +1,7 @@
 """Setting names: :func:`get` (a registered name, ``family_value``, ``<setting>_raw``, ``<setting>_neg[_<c>]`` or a
 hand-built spec, checked), :func:`distance_key` (one key for two spellings of a setting),
-:func:`available_distances` and :func:`registry_table`. Leaves out building a setting from parameters
+:func:`available_distances`, :func:`registry_table`, and :func:`register_family` (a family's name must not already
+mean a setting of another family, which only the setting parser can tell). Leaves out building a setting from parameters
 (:func:`~sdrlib.distances.registry.make_spec`).
 """
 
@@ -10,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from sdrlib.distances.errors import DistanceNameTypeError, DistanceSpecError, UnknownDistanceError
-from sdrlib.distances.registry._family import FAMILIES
+from sdrlib.distances.registry._family import FAMILIES, Family
 from sdrlib.distances.registry._spec import (
     EXTENSIONS,
     REGISTRY,
@@ -122,3 +123,31 @@ def get(name: "str | DistanceSpec") -> DistanceSpec:
     raise UnknownDistanceError(f"unknown distance {name!r}; registered: {list(REGISTRY)}, ours: {list(EXTENSIONS)}; "
                                f"or use family_value ({grammar}), <setting>_raw (OT, Sinkhorn, UOT, partial), "
                                "<setting>_neg[_<c>] (not GW) or make_spec()")
+
+
+def register_family(family: Family, *, replace: bool = False) -> Family:
+    """Register a distance family: afterwards ``make_spec(family.name, ...)``, :func:`get` on its names, every
+    distance entry point (:func:`set_distance`, the engine's ``pairwise_distances`` / ``paired_distances``),
+    the rewards (a distance name is a reward name), best-of-K selection and MBR use it like a built-in one.
+
+    Raises :class:`DistanceSpecError` for a name that is not lower-case words joined by ``_``, that ends in a
+    suffix of the grammar (``raw``, ``neg``), that is taken (unless ``replace``; a built-in family is never
+    removed), or for fields that do not fit together (a ``primary`` not in ``defaults``, ``rescalable``
+    without a ``rescale`` default, an unknown ``presence``, a ``reference`` / ``kernel`` / ``neg_kernel`` that is
+    neither a function nor a ``"module:function"`` string), or for a name that already means a setting of another
+    family (``partial_adaptive``). Example: ``tests/distances/toy_family.py``.
+    """
+    return FAMILIES.register(family, replace=replace, check=_check_not_a_setting)
+
+
+def _check_not_a_setting(family: Family) -> None:
+    """A family's name must not already mean a setting of another family (``partial_adaptive`` is ``partial`` with
+    ``rho="adaptive"``): one name, one distance, in :func:`get`, :func:`make_spec` and the engine alike."""
+    name = family.name
+    try:
+        spec = get(name)
+    except DistanceSpecError:  # UnknownDistanceError derives from it: the name is free
+        return
+    if spec.family != name:
+        raise DistanceSpecError(f"family name {name!r} is already the setting {spec.name!r} of family "
+                                f"{spec.family!r}; choose another name")

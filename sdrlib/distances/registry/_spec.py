@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-import sdrlib.distances.registry._builtin  # noqa: F401  (registers the built-in families the settings below use)
 from sdrlib.distances.costs import ZERO_COST_ATOL, check_range
 from sdrlib.distances.errors import DistanceSpecError
 from sdrlib.distances.negation import presence_pair, rescale_divisor

@@ -14,9 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import defined_subset, load_module, scatter
-from sdrlib.metrics._registry import MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import Backbone, BackendUnavailable, package_version, resolve_bertscore_backbone
 from sdrlib.metrics.base import MetricResult, mean_result
+from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
 __all__ = ["BertScoreSetup", "bertscore_f1", "bertscore_result", "bertscore_section"]
 
@@ -88,6 +88,7 @@ PAPER_NAMES = (
                 "ours is roberta-large L17 (rescaled) when cached, else a local sentence encoder (after '@')"),
 )
 
-register_metric_group("bertscore", compute=_compute, section=bertscore_section, available=_available,
-                      paper_names=PAPER_NAMES, versions=("bert-score", "transformers", "torch"),
-                      description="BERTScore F1 (bert-score)")
+register_metric_group(MetricGroup("bertscore", compute=_compute, section=bertscore_section,
+                                  available=_available,
+                                  paper_names=PAPER_NAMES, versions=("bert-score", "transformers", "torch"),
+                                  description="BERTScore F1 (bert-score)"))

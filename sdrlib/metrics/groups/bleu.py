@@ -13,9 +13,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import run_module, scatter, stats_full
-from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result, stats_result
+from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_group
 
 __all__ = ["bleu_section"]
 
@@ -31,7 +31,7 @@ def _corpus_reducer(k: int):
                 vals.append(np.nan)
                 continue
             score = BLEU.compute_bleu([int(x) for x in row[2:2 + k]], [int(x) for x in row[6:6 + k]],
-                                      int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
+                                    int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
             vals.append(score.score / 100.0)
         return np.asarray(vals)
 
@@ -63,5 +63,5 @@ PAPER_NAMES = (
       for n in range(1, 5)),
 )
 
-register_metric_group("bleu", section=bleu_section, paper_names=PAPER_NAMES, versions=("sacrebleu",),
-                      description="sentence and corpus BLEU-1..4 (sacrebleu)")
+register_metric_group(MetricGroup("bleu", section=bleu_section, paper_names=PAPER_NAMES, versions=("sacrebleu",),
+                                  description="sentence and corpus BLEU-1..4 (sacrebleu)"))

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import run_module, scatter, stats_full
-from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, stats_result
+from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_group
 
 __all__ = ["chrf_section"]
 
@@ -42,5 +42,5 @@ PAPER_NAMES = (
                 "Tabs. 9, 13, 17, 21; the paper prints it on sacrebleu's 0-100 scale, ours is 0-1"),
 )
 
-register_metric_group("chrf", section=chrf_section, paper_names=PAPER_NAMES, versions=("sacrebleu",),
-                      description="chrF++ (sacrebleu), 0-1")
+register_metric_group(MetricGroup("chrf", section=chrf_section, paper_names=PAPER_NAMES, versions=("sacrebleu",),
+                                  description="chrF++ (sacrebleu), 0-1"))

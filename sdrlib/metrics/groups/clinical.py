@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from sdrlib.metrics._registry import MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import BackendUnavailable, why_unavailable
 from sdrlib.metrics.base import MetricResult
 from sdrlib.metrics.clinical import clinical_results, get_labeler
+from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
 __all__ = ["labeler_setup"]
 
@@ -57,5 +57,6 @@ PAPER_NAMES = (
                 "(docs/glossary.md)"),
 )
 
-register_metric_group("clinical", compute=_compute, available=labeler_setup, paper_names=PAPER_NAMES,
-                      versions=("f1chexbert",), description="CheXpert-14 label F1 (CheXbert or the offline labeler)")
+register_metric_group(MetricGroup("clinical", compute=_compute, available=labeler_setup, paper_names=PAPER_NAMES,
+                                  versions=("f1chexbert",),
+                                  description="CheXpert-14 label F1 (CheXbert or the offline labeler)"))

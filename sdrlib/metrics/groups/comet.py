@@ -14,9 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import run_module, scatter
-from sdrlib.metrics._registry import MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import comet_checkpoint, package_version, why_unavailable
 from sdrlib.metrics.base import MetricResult, mean_result
+from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
 __all__ = ["CometSetup", "comet_section"]
 
@@ -54,5 +54,6 @@ PAPER_NAMES = (
                 "Tabs. 1-2, 5-6, 9, 13, 17, 21; checkpoint not named by the paper: metrics.comet_model"),
 )
 
-register_metric_group("comet", section=comet_section, available=_available, paper_names=PAPER_NAMES,
-                      versions=("unbabel-comet",), description="COMET (unbabel-comet), local checkpoint only")
+register_metric_group(MetricGroup("comet", section=comet_section, available=_available, paper_names=PAPER_NAMES,
+                                  versions=("unbabel-comet",),
+                                  description="COMET (unbabel-comet), local checkpoint only"))

@@ -12,10 +12,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import run_module, scatter
-from sdrlib.metrics._registry import PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result
 from sdrlib.metrics.wordnet import load_wordnet
+from sdrlib.metrics.registry import MetricGroup, PaperMetric, ScoreContext, register_metric_group
 
 __all__ = ["meteor_section"]
 
@@ -54,5 +54,5 @@ PAPER_NAMES = (
                 "Tabs. 3, 9, 13, 17, 21, 23-28; meteor_exact_stem (no synonyms) only when WordNet is missing"),
 )
 
-register_metric_group("meteor", section=meteor_section, available=_available, paper_names=PAPER_NAMES,
-                      versions=("nltk",), provenance=_provenance, description="METEOR with WordNet (nltk)")
+register_metric_group(MetricGroup("meteor", section=meteor_section, available=_available, paper_names=PAPER_NAMES,
+                                  versions=("nltk",), provenance=_provenance, description="METEOR with WordNet (nltk)"))

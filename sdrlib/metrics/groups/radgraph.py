@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from sdrlib.metrics import radgraph_compat
-from sdrlib.metrics._registry import MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 from sdrlib.metrics.backends import package_version, radgraph_model_dir, radgraph_unavailable_reason
 from sdrlib.metrics.base import MetricResult, mean_result
+from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
 __all__ = ["RADGRAPH_LEVELS", "RadGraphOutputError", "radgraph_results"]
 
@@ -66,7 +66,7 @@ def radgraph_results(scorer: Any, preds: list[str], refs: list[str], ok: np.ndar
         r = np.asarray(rewards, dtype=np.float64)
         if r.shape != (3, len(idx)):
             raise RadGraphOutputError(f"F1RadGraph(reward_level='all') returned rewards of shape {r.shape}; "
-                                      f"expected level-major (3, {len(idx)}) as radgraph 0.1.18 documents")
+                                    f"expected level-major (3, {len(idx)}) as radgraph 0.1.18 documents")
         vals[idx] = r.T
     backend = f"radgraph=={package_version('radgraph')} {model_type}"
     return [mean_result(f"radgraph_{lvl}@{model_type}", backend, vals[:, j])
@@ -107,5 +107,5 @@ PAPER_NAMES = (
                 "Tabs. 10, 14, 18, 22 (entities and whether each has a relation)"),
 )
 
-register_metric_group("radgraph", compute=_compute, available=_available, paper_names=PAPER_NAMES,
-                      versions=("radgraph",), description="RadGraph F1 at three levels (radgraph)")
+register_metric_group(MetricGroup("radgraph", compute=_compute, available=_available, paper_names=PAPER_NAMES,
+                                  versions=("radgraph",), description="RadGraph F1 at three levels (radgraph)"))

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from sdrlib.metrics._evaluate import run_module, scatter
-from sdrlib.metrics._registry import PaperMetric, register_metric_group
 from sdrlib.metrics.backends import package_version
 from sdrlib.metrics.base import MetricResult, mean_result
+from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_group
 
 __all__ = ["rouge_section"]
 
@@ -32,5 +32,5 @@ PAPER_NAMES = (
     PaperMetric(("ROUGE-2", "R2-F"), ("rouge2",), "rouge", "paper", "Tabs. 8, 12, 16, 20"),
 )
 
-register_metric_group("rouge", section=rouge_section, paper_names=PAPER_NAMES, versions=("rouge-score",),
-                      description="ROUGE-1 / -2 / -L F1 (rouge-score)")
+register_metric_group(MetricGroup("rouge", section=rouge_section, paper_names=PAPER_NAMES, versions=("rouge-score",),
+                                  description="ROUGE-1 / -2 / -L F1 (rouge-score)"))

@@ -17,8 +17,8 @@ import pandas as pd
 from sdrlib.metrics.base import EvaluationInputError, MetricResult
 from sdrlib.metrics.clinical import strata_from_labels
 from sdrlib.metrics.groups.clinical import labeler_setup
-from sdrlib.metrics.registry import (MetricUnavailable, ScoreContext, ScoreOptions, metric_group, metric_group_names,
-                                     metric_groups)
+from sdrlib.metrics.registry import (GROUPS, MetricUnavailable, ScoreContext, ScoreOptions, metric_group,
+                                     metric_group_names, metric_groups)
 from sdrlib.metrics.suite._inputs import NormalizedInputs, normalize_inputs
 from sdrlib.metrics.suite._scores import ReportScores
 from sdrlib.results import library_versions
@@ -29,7 +29,7 @@ __all__ = ["evaluate_reports", "metric_kwargs", "score_reports"]
 _VERSIONED = ("evaluate",)
 
 
-def _context(inp: NormalizedInputs, options: ScoreOptions) -> ScoreContext:
+def _context(inp: NormalizedInputs, options: ScoreOptions, settings: Mapping[str, Any] | None = None) -> ScoreContext:
     """Stripped section texts and ``defined`` masks; appends the per-section issues to ``inp.issues``."""
     n, issues = len(inp.predictions), inp.issues
     text_p: dict[str, list[str]] = {s: [d[s].strip() for d in inp.predictions] for s in inp.sections}
@@ -46,7 +46,7 @@ def _context(inp: NormalizedInputs, options: ScoreOptions) -> ScoreContext:
                 issues.append((i, s, "non_ascii_prediction"))
             if any(ord(c) > 127 for c in text_r[s][i]):
                 issues.append((i, s, "non_ascii_reference"))
-    return ScoreContext(inp.sections, text_p, text_r, defined, options)
+    return ScoreContext(inp.sections, text_p, text_r, defined, options, settings=dict(settings or {}))
 
 
 def _setups(ctx: ScoreContext, groups: Sequence[str]) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
                   bertscore_model: str = "auto", bertscore_batch_size: int = 64, device: str = "cpu",
                   clinical_backend: str = "auto", uncertain: str = "positive",
                   wordnet_dir: str | None = "auto", comet_model: str | None = None,
-                  radgraph_model: str = "radgraph") -> ReportScores:
+                  radgraph_model: str = "radgraph", settings: Mapping[str, Any] | None = None) -> ReportScores:
     """Score ``predictions`` against ``references`` (see :mod:`sdrlib.metrics.suite` for inputs).
 
     Parameters
@@ -179,6 +179,8 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
         backend's labels of the joined reference report.
         ``versions["strata_source"]`` records which.
     wordnet_dir : ``"auto"``, a folder, or ``None`` to force ``meteor_exact_stem``.
+    settings : ``{group name: settings object}`` for the groups with :attr:`~sdrlib.metrics.registry.MetricGroup.settings`
+        (the profile's ``metrics.<group>`` sections, :func:`metric_kwargs`); a group left out runs with its defaults.
     """
     if uncertain not in ("positive", "negative"):
         raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
@@ -187,7 +189,7 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
                            prediction_format=prediction_format)
     options = ScoreOptions(bertscore_model, bertscore_batch_size, _device(device), clinical_backend, uncertain,
                            wordnet_dir, comet_model, radgraph_model)
-    ctx = _context(inp, options)
+    ctx = _context(inp, options, settings)
     setups = _setups(ctx, inp.groups)
     results = _run_groups(ctx, setups)
     strata, strata_source = _strata(ctx, inp, setups)
@@ -224,4 +226,7 @@ def metric_kwargs(cfg: Any) -> dict[str, Any]:
         kw["comet_model"] = m.comet_model
     if hasattr(m, "bertscore") and not m.bertscore:
         kw["metrics"] = [g for g in metric_group_names() if g != "bertscore"]
+    sections = {name: getattr(m, name) for name in GROUPS.settings_sections() if hasattr(m, name)}
+    if sections:  # the registered groups' own sections (metrics.<group>)
+        kw["settings"] = sections
     return kw

@@ -1,8 +1,9 @@
 """Reward methods, one module each; every module registers its :class:`sdrlib.rewards.spec.RewardMethod`.
 
-The registry imports every module here on first use (:func:`sdrlib.rewards.spec.registered_methods`), so a
-new method is one new module (its name grammar, settings, reward, TRL functions, label, run-key settings and,
-when it needs one, its trainer), with nothing to edit elsewhere: the profile section ``grpo.<name>``, the
+The registry imports the modules here on its first read, in the order of
+:data:`sdrlib.rewards.spec.BUILTIN_METHODS`, so a new method is one new module (its name grammar, settings, reward,
+TRL functions, label, run-key settings and, when it needs one, its trainer) and its line there, with nothing else to
+edit: the profile section ``grpo.<name>``, the
 reward-name validation, training and the notebooks' labels all come from the registry.
 
 - :mod:`~sdrlib.rewards.methods.sft`       ``"sft"``: no GRPO (the SFT policy evaluated as is)
