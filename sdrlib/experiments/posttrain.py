@@ -64,6 +64,7 @@ __all__ = [
     "generate_test",
     "generate_all",
     "worker_pool",
+    "longest_first",
     "eval_runs",
     "baseline_reports",
     "score_all",
@@ -128,9 +129,11 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
             f"({float(stats.get('encode_seconds', 0.0)):.1f} s)")
     if cfg.grpo.workers > 1 and len(runs) > 1:
         with worker_pool(cfg) as pool:
-            jobs = [pool.submit(_grpo_job, cfg, reward, seed, base.final, list(train_records)) for reward, seed in runs]
-            for (reward, seed), job in zip(runs, jobs):  # in submission order: the log reads the same every time
-                res = job.result()
+            # started longest first, so the workers finish close together; a run's arguments are the same either way
+            jobs = {rs: pool.submit(_grpo_job, cfg, rs[0], rs[1], base.final, list(train_records))
+                    for rs in longest_first(runs)}
+            for reward, seed in runs:  # in the profile's order: the log reads the same every time
+                res = jobs[(reward, seed)].result()
                 log(f"GRPO {reward} seed {seed}: reused" if res.reused else training.summary_line(res, with_log=False))
                 out[(reward, seed)] = res.final
         # one line for every run's log, not its path on each line (the notebook cell stays short)
@@ -143,6 +146,17 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
             log(f"GRPO {reward} seed {seed}: reused")
         out[(reward, seed)] = res.final
     return out
+
+
+def longest_first(runs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The GRPO runs ``[(reward, seed), ...]`` in the order :func:`train_all` starts them on its workers: runs
+    whose reward needs the sentence encoder first (most of such a run's time goes to the encoder: about twice the
+    time of an ``fmt``, ``exact`` or control run), the profile's order within each kind.
+    Started longest first, the last run to finish is a short one, so neither worker waits long for the other.
+    Only the start order changes: each run is a function of its own profile, reward, seed, SFT policy and
+    records (:func:`worker_pool`). Example: ``longest_first([("fmt", 0), ("chamfer", 0)])`` ->
+    ``[("chamfer", 0), ("fmt", 0)]``."""
+    return sorted(runs, key=lambda rs: not parse_reward(rs[0]).needs_embedder)
 
 
 #: environment of the worker processes: one thread for every library (two workers on two cores)
