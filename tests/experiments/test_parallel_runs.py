@@ -1,10 +1,10 @@
 """GRPO runs side by side (``grpo.workers: 2``) train the same weights, byte for byte, as one after the other.
 
 The same tiny SFT policy (100 steps, so GRPO samples completions on the template and the distance reward
-really runs: real encoder, embedding cache, numba kernels) is post-trained with ``exact`` and ``chamfer_neg`` at
+really runs: real encoder, embedding cache, numba kernels) is post-trained with ``exact`` and ``chamfer`` at
 two seeds, once with ``grpo.workers: 1`` (in this process, one run after the other, in the profile's order) and
 once with ``grpo.workers: 2`` (two spawned worker processes sharing one cold embedding cache, the two
-``chamfer_neg`` runs started first and side by side: :func:`sdrlib.experiments.posttrain.longest_first`); the
+``chamfer`` runs started first and side by side: :func:`sdrlib.experiments.posttrain.longest_first`); the
 final weights, the per-step rewards and the test generations of :func:`sdrlib.experiments.posttrain.generate_all`
 must agree, whatever the order the runs started in.
 """
@@ -22,7 +22,7 @@ from training_helpers import GRPO_TINY, TINY_POLICY, make_records
 TINY = {
     **GRPO_TINY,
     "grpo.seeds": 2,
-    "grpo.rewards": ["exact", "chamfer_neg"],
+    "grpo.rewards": ["exact", "chamfer"],
     "grpo.ablations": [],
 }
 
