@@ -63,6 +63,7 @@ __all__ = [
     "train_all",
     "generate_test",
     "generate_all",
+    "generate_side_by_side",
     "worker_pool",
     "longest_first",
     "eval_runs",
@@ -217,22 +218,45 @@ def _grpo_job(cfg, reward: str, seed: int, init_from: Path, train_records: list)
     return training.grpo(cfg, reward, init_from, train_records, seed=seed, embedder=embedder, progress=False)
 
 
-def _generate_job(cfg, policy_dir: Path, test_records: list, seed: int | None, shuffle_images: bool) -> list[str]:
+def _generate_job(cfg, kwargs: dict[str, Any]) -> list[str]:
     """:func:`generate_test` in a worker process (:func:`worker_pool`)."""
-    return generate_test(cfg, policy_dir, test_records, seed=seed, shuffle_images=shuffle_images)
+    return generate_test(cfg, **kwargs)
+
+
+def generate_side_by_side(cfg, calls: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """:func:`generate_test` for each of ``calls`` (its keyword arguments: ``policy_dir``, ``test_records``, and
+    ``seed``, ``shuffle_images``, ``split`` where not the defaults), side by side in ``cfg.grpo.workers`` processes
+    when two or more are not cached yet (cached ones are read here, a single one runs here). Returns the
+    generations in the order of ``calls``.
+
+    Why the texts are the same as one call after the other: each call seeds its own sampling before its first
+    batch and decodes its batches in order in one process, on ``sft.threads`` threads wherever it runs
+    (:func:`worker_pool`; ``tests/experiments/test_generate_side_by_side.py`` compares them). A call itself is
+    never split across processes: its batches draw from one random stream in turn, so a study's sample depends
+    on the studies decoded before it in the same call. Example: a policy's test generations and its
+    shuffled-image control, ``generate_side_by_side(cfg, [{"policy_dir": p, "test_records": t},
+    {"policy_dir": p, "test_records": t, "shuffle_images": True}])``.
+    """
+    calls = [dict(c) for c in calls]
+    todo = [i for i, c in enumerate(calls) if cfg.grpo.workers > 1 and _generated(
+        cfg, Path(c["policy_dir"]), c["test_records"], c.get("seed"), c.get("shuffle_images", False),
+        c.get("split", "test")) is None]
+    out: dict[int, list[str]] = {}
+    if len(todo) > 1:
+        with worker_pool(cfg) as pool:
+            jobs = {i: pool.submit(_generate_job, cfg, {**calls[i], "test_records": list(calls[i]["test_records"])})
+                    for i in todo}
+            out.update({i: job.result() for i, job in jobs.items()})
+    return [out[i] if i in out else generate_test(cfg, **c) for i, c in enumerate(calls)]
 
 
 def generate_all(cfg, runs: dict[tuple[str, int], Path], test_records: Sequence[Any]) -> dict[tuple[str, int], list[str]]:
     """:func:`generate_test` for every ``(config, seed) -> policy folder`` of ``runs`` (e.g. :func:`eval_runs`),
-    with the seed of each key; side by side in ``cfg.grpo.workers`` processes when there are several (cached
-    generations are read here, only the missing ones go to the workers). Returns the same keys, same order."""
-    todo = {k: p for k, p in runs.items() if cfg.grpo.workers > 1 and _generated(cfg, p, test_records, k[1]) is None}
-    out: dict[tuple[str, int], list[str]] = {}
-    if len(todo) > 1:
-        with worker_pool(cfg) as pool:
-            jobs = {k: pool.submit(_generate_job, cfg, p, list(test_records), k[1], False) for k, p in todo.items()}
-            out.update({k: job.result() for k, job in jobs.items()})
-    return {k: out[k] if k in out else generate_test(cfg, p, test_records, seed=k[1]) for k, p in runs.items()}
+    with the seed of each key; side by side in ``cfg.grpo.workers`` processes when there are several
+    (:func:`generate_side_by_side`). Returns the same keys, same order."""
+    gens = generate_side_by_side(cfg, [{"policy_dir": p, "test_records": test_records, "seed": k[1]}
+                                       for k, p in runs.items()])
+    return dict(zip(runs, gens))
 
 
 # --------------------------------------------------------------------------- generation
@@ -289,10 +313,10 @@ def _generation_key(cfg, policy_dir: Path, test_records: Sequence[Any], seed: in
 
 
 def _generated(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int | None,
-               shuffle_images: bool = False) -> list[str] | None:
-    """The cached test generations of :func:`generate_test` when their key matches, else ``None``."""
+               shuffle_images: bool = False, split: str = "test") -> list[str] | None:
+    """The cached generations of :func:`generate_test` when their key matches, else ``None``."""
     seed = cfg.seed if seed is None else seed
-    return _read_generations(*_generation_key(cfg, policy_dir, test_records, seed, shuffle_images))
+    return _read_generations(*_generation_key(cfg, policy_dir, test_records, seed, shuffle_images, split))
 
 
 def _read_generations(cache: Path, key: dict) -> list[str] | None:
