@@ -70,7 +70,7 @@ def test_candidate_columns_side_by_side_match_one_process(trained):
     assert any(len(set(row)) > 1 for row in side["sft"])  # the columns are different samples
     # the cache written side by side is the one local_candidates reads
     assert candidates.local_candidates(cfg, sft, test, 3, paths["sft"], log=lines.append) == side["sft"]
-    assert lines[-1].endswith("reused (7 studies x 3)"), lines
+    assert all("worker-seconds" in x for x in lines[:2]) and lines[-1].endswith("reused (7 studies x 3)"), lines
 
 
 def test_all_local_candidates_names_mismatched_paths(tmp_path):
