@@ -120,7 +120,10 @@ plt.show()
 # most frequent one occurs. A policy that writes one report for every study cannot be reading the image.
 
 # %%
-gens = posttrain.generate_test(cfg, res.final, test)
+# with the shuffled-image control of section 4, side by side on `grpo.workers` processes: the same texts as one
+# after the other (`posttrain.generate_side_by_side` says why); section 4 reads the control back from its cache
+gens, _ = posttrain.generate_side_by_side(cfg, [{"policy_dir": res.final, "test_records": test},
+                                               {"policy_dir": res.final, "test_records": test, "shuffle_images": True}])
 valid = np.mean([parse_template(g) is not None for g in gens])
 variety = report_variety(gens)
 print(f"decoding: do_sample={cfg.sft.eval_do_sample}, temperature={cfg.sft.eval_temperature}\n"

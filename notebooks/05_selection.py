@@ -48,7 +48,7 @@ from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
 from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
-from sdrlib.experiments.candidates import api_serve_dir, local_candidates, policy_dirs
+from sdrlib.experiments.candidates import all_local_candidates, api_serve_dir, policy_dirs
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_improvement_heatmap, plot_selection_space, style
 from sdrlib.results import save_fig, save_table
@@ -85,11 +85,12 @@ print(cfg.name, f"K={sc.n_candidates}", f"N={len(bank)} bank reports", f"{len(te
 # `<think>/<answer>` template.
 
 # %%
-cands, formats = {}, {}
-for name, path in policy_dirs(cfg).items():
-    label = posttrain.config_label(name)
-    cands[label] = local_candidates(cfg, path, test, sc.n_candidates, out_dir / f"candidates_{name}.jsonl")
-    formats[label] = "template"
+# every policy's K candidate columns side by side on `grpo.workers` processes: the same candidates as one policy
+# after the other (`sdrlib.experiments.candidates.all_local_candidates` says why)
+dirs = policy_dirs(cfg)
+local = all_local_candidates(cfg, dirs, test, sc.n_candidates, {n: out_dir / f"candidates_{n}.jsonl" for n in dirs})
+cands = {posttrain.config_label(n): c for n, c in local.items()}
+formats = {label: "template" for label in cands}
 
 # %% [markdown]
 # API models, when the profile lists any: each model is asked for K reports per study with each prompt of
@@ -219,8 +220,9 @@ sel.headline_view(heads["impression"], shown)
 val_split = None
 if sc.n_val:
     val = load_split(cfg, "val")[: sc.n_val]
-    vcands = {posttrain.config_label(n): local_candidates(cfg, path, val, sc.n_candidates, out_dir / f"candidates_{n}_val.jsonl",
-                                                          log=None) for n, path in policy_dirs(cfg).items()}
+    vlocal = all_local_candidates(cfg, dirs, val, sc.n_candidates, {n: out_dir / f"candidates_{n}_val.jsonl" for n in dirs},
+                                  log=None)
+    vcands = {posttrain.config_label(n): c for n, c in vlocal.items()}
     with folded_warnings():  # the same solver / template warnings as in section 2, counted
         val_split = sel.evaluate_split(vcands, val, emb, bank, sc.names, **split_kw)
     vprotocol = f"picked on {len(val)} validation studies, reported on " + protocol

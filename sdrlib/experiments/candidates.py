@@ -3,7 +3,8 @@
 :func:`policy_dirs` finds the trained policies (notebooks 03 and 04), :func:`local_candidates` samples K
 reports per test study from one of them (:func:`sdrlib.generation.generate_candidates`) and caches them
 (:func:`write_candidates` / :func:`read_candidates`, reused when the policy, K, decoding settings, seed and
-study ids match). Scoring the candidates is :mod:`sdrlib.selection`'s.
+study ids match); :func:`all_local_candidates` does it for several policies, their candidate columns side by side
+in ``grpo.workers`` processes. Scoring the candidates is :mod:`sdrlib.selection`'s.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sdrlib.generation import generate_candidates, load_images
+from sdrlib.experiments.posttrain import worker_pool
+from sdrlib.generation import generate_candidates, generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.selection.errors import SelectionError
 from sdrlib.training import load_policy, policy_dir
 
-__all__ = ["policy_dirs", "api_serve_dir", "write_candidates", "read_candidates", "local_candidates"]
+__all__ = ["policy_dirs", "api_serve_dir", "write_candidates", "read_candidates", "local_candidates",
+           "all_local_candidates"]
 
 
 def policy_dirs(cfg) -> dict[str, Path]:
@@ -83,8 +86,7 @@ def local_candidates(cfg, policy_dir: str | Path, records: Sequence[Any], n_cand
     s = cfg.sft
     seed = cfg.seed if seed is None else seed
     ids = [r.study_id for r in records]
-    key = {"policy": str(Path(policy_dir).resolve()), "k": int(n_candidates), "temperature": s.eval_temperature,
-           "max_new_tokens": s.max_new_tokens, "seed": int(seed)}
+    key = _key(cfg, policy_dir, n_candidates, seed)
     cached = read_candidates(path, key, ids)
     if cached is not None:
         if log:
@@ -99,3 +101,67 @@ def local_candidates(cfg, policy_dir: str | Path, records: Sequence[Any], n_cand
     if log:
         log(f"{Path(path).name}: {len(cands)} studies x {n_candidates} sampled in {time.perf_counter() - t0:.0f} s")
     return cands
+
+
+def _key(cfg, policy_dir: str | Path, n_candidates: int, seed: int) -> dict[str, Any]:
+    """What :func:`local_candidates` keys a policy's cached candidates by."""
+    s = cfg.sft
+    return {"policy": str(Path(policy_dir).resolve()), "k": int(n_candidates), "temperature": s.eval_temperature,
+            "max_new_tokens": s.max_new_tokens, "seed": int(seed)}
+
+
+def all_local_candidates(cfg, policies: Mapping[str, str | Path], records: Sequence[Any], n_candidates: int,
+                         paths: Mapping[str, str | Path], *, seed: int | None = None,
+                         log: Callable[[str], None] | None = print) -> dict[str, list[list[str]]]:
+    """:func:`local_candidates` for every ``{name: policy folder}`` of ``policies`` (cache files ``paths[name]``),
+    the same candidates, with the uncached policies' K candidate columns sampled side by side in ``cfg.grpo.workers``
+    processes (one column, all studies, per job). Returns ``{name: [n][K] reports}`` in the order of ``policies``.
+
+    Why the candidates are the same as one policy after the other: column ``j`` is one
+    :func:`sdrlib.generation.generate_reports` call seeded ``seed + j`` before its first batch, exactly the call
+    :func:`sdrlib.generation.generate_candidates` makes, decoded on ``sft.threads`` threads wherever it runs
+    (:func:`sdrlib.experiments.posttrain.worker_pool`); ``tests/experiments/test_generate_side_by_side.py``
+    compares them. A column is never split across processes: its batches draw from one random stream in turn.
+    """
+    if set(paths) != set(policies):
+        raise ValueError(f"paths names {sorted(paths)} but policies are {sorted(policies)}")
+    seed = cfg.seed if seed is None else seed
+    ids = [r.study_id for r in records]
+    out = {n: read_candidates(paths[n], _key(cfg, d, n_candidates, seed), ids) for n, d in policies.items()}
+    todo = [(n, j) for n, c in out.items() if c is None for j in range(n_candidates)]
+    if cfg.grpo.workers <= 1 or len(todo) <= 1:
+        return {n: local_candidates(cfg, d, records, n_candidates, paths[n], seed=seed, log=log)
+                for n, d in policies.items()}
+    with worker_pool(cfg) as pool:
+        jobs = {(n, j): pool.submit(_column_job, cfg, str(policies[n]), list(records), seed + j) for n, j in todo}
+        cols = {nj: job.result() for nj, job in jobs.items()}
+    for n, d in policies.items():
+        if out[n] is not None:
+            if log:
+                log(f"{Path(paths[n]).name}: reused ({len(out[n])} studies x {n_candidates})")
+            continue
+        columns = [cols[(n, j)] for j in range(n_candidates)]
+        out[n] = [list(c) for c in zip(*(texts for texts, _ in columns))]
+        write_candidates(paths[n], _key(cfg, d, n_candidates, seed), ids, out[n])
+        if log:
+            log(f"{Path(paths[n]).name}: {len(out[n])} studies x {n_candidates} sampled in "
+                f"{sum(t for _, t in columns):.0f} worker-seconds")
+    return out
+
+
+_WORKER_POLICY: dict[str, Any] = {}
+
+
+def _column_job(cfg, policy_dir: str, records: list, seed: int) -> tuple[list[str], float]:
+    """One candidate column in a worker process (:func:`all_local_candidates`): the call
+    :func:`sdrlib.generation.generate_candidates` makes for it, and its seconds. The worker keeps the policies it
+    loaded (a policy is not changed by sampling from it)."""
+    t0 = time.perf_counter()
+    s = cfg.sft
+    if policy_dir not in _WORKER_POLICY:
+        _WORKER_POLICY[policy_dir] = load_policy(cfg, policy_dir)
+    model, processor = _WORKER_POLICY[policy_dir]
+    images = [load_images(r.image_paths, s.max_images) for r in records]
+    texts = generate_reports(model, processor, images, do_sample=True, temperature=s.eval_temperature, seed=seed,
+                             max_new_tokens=s.max_new_tokens, batch_size=s.eval_batch_size)
+    return texts, time.perf_counter() - t0

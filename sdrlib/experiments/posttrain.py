@@ -63,7 +63,9 @@ __all__ = [
     "train_all",
     "generate_test",
     "generate_all",
+    "generate_side_by_side",
     "worker_pool",
+    "longest_first",
     "eval_runs",
     "baseline_reports",
     "score_all",
@@ -128,9 +130,11 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
             f"({float(stats.get('encode_seconds', 0.0)):.1f} s)")
     if cfg.grpo.workers > 1 and len(runs) > 1:
         with worker_pool(cfg) as pool:
-            jobs = [pool.submit(_grpo_job, cfg, reward, seed, base.final, list(train_records)) for reward, seed in runs]
-            for (reward, seed), job in zip(runs, jobs):  # in submission order: the log reads the same every time
-                res = job.result()
+            # started longest first, so the workers finish close together; a run's arguments are the same either way
+            jobs = {rs: pool.submit(_grpo_job, cfg, rs[0], rs[1], base.final, list(train_records))
+                    for rs in longest_first(runs)}
+            for reward, seed in runs:  # in the profile's order: the log reads the same every time
+                res = jobs[(reward, seed)].result()
                 log(f"GRPO {reward} seed {seed}: reused" if res.reused else training.summary_line(res, with_log=False))
                 out[(reward, seed)] = res.final
         # one line for every run's log, not its path on each line (the notebook cell stays short)
@@ -143,6 +147,17 @@ def train_all(cfg, train_records: Sequence[Any], *, rewards: Sequence[str] | Non
             log(f"GRPO {reward} seed {seed}: reused")
         out[(reward, seed)] = res.final
     return out
+
+
+def longest_first(runs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The GRPO runs ``[(reward, seed), ...]`` in the order :func:`train_all` starts them on its workers: runs
+    whose reward needs the sentence encoder first (most of such a run's time goes to the encoder: about twice the
+    time of an ``fmt``, ``exact`` or control run), the profile's order within each kind.
+    Started longest first, the last run to finish is a short one, so neither worker waits long for the other.
+    Only the start order changes: each run is a function of its own profile, reward, seed, SFT policy and
+    records (:func:`worker_pool`). Example: ``longest_first([("fmt", 0), ("chamfer", 0)])`` ->
+    ``[("chamfer", 0), ("fmt", 0)]``."""
+    return sorted(runs, key=lambda rs: not parse_reward(rs[0]).needs_embedder)
 
 
 #: environment of the worker processes: one thread for every library (two workers on two cores)
@@ -203,22 +218,45 @@ def _grpo_job(cfg, reward: str, seed: int, init_from: Path, train_records: list)
     return training.grpo(cfg, reward, init_from, train_records, seed=seed, embedder=embedder, progress=False)
 
 
-def _generate_job(cfg, policy_dir: Path, test_records: list, seed: int | None, shuffle_images: bool) -> list[str]:
+def _generate_job(cfg, kwargs: dict[str, Any]) -> list[str]:
     """:func:`generate_test` in a worker process (:func:`worker_pool`)."""
-    return generate_test(cfg, policy_dir, test_records, seed=seed, shuffle_images=shuffle_images)
+    return generate_test(cfg, **kwargs)
+
+
+def generate_side_by_side(cfg, calls: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """:func:`generate_test` for each of ``calls`` (its keyword arguments: ``policy_dir``, ``test_records``, and
+    ``seed``, ``shuffle_images``, ``split`` where not the defaults), side by side in ``cfg.grpo.workers`` processes
+    when two or more are not cached yet (cached ones are read here, a single one runs here). Returns the
+    generations in the order of ``calls``.
+
+    Why the texts are the same as one call after the other: each call seeds its own sampling before its first
+    batch and decodes its batches in order in one process, on ``sft.threads`` threads wherever it runs
+    (:func:`worker_pool`; ``tests/experiments/test_generate_side_by_side.py`` compares them). A call itself is
+    never split across processes: its batches draw from one random stream in turn, so a study's sample depends
+    on the studies decoded before it in the same call. Example: a policy's test generations and its
+    shuffled-image control, ``generate_side_by_side(cfg, [{"policy_dir": p, "test_records": t},
+    {"policy_dir": p, "test_records": t, "shuffle_images": True}])``.
+    """
+    calls = [dict(c) for c in calls]
+    todo = [i for i, c in enumerate(calls) if cfg.grpo.workers > 1 and _generated(
+        cfg, Path(c["policy_dir"]), c["test_records"], c.get("seed"), c.get("shuffle_images", False),
+        c.get("split", "test")) is None]
+    out: dict[int, list[str]] = {}
+    if len(todo) > 1:
+        with worker_pool(cfg) as pool:
+            jobs = {i: pool.submit(_generate_job, cfg, {**calls[i], "test_records": list(calls[i]["test_records"])})
+                    for i in todo}
+            out.update({i: job.result() for i, job in jobs.items()})
+    return [out[i] if i in out else generate_test(cfg, **c) for i, c in enumerate(calls)]
 
 
 def generate_all(cfg, runs: dict[tuple[str, int], Path], test_records: Sequence[Any]) -> dict[tuple[str, int], list[str]]:
     """:func:`generate_test` for every ``(config, seed) -> policy folder`` of ``runs`` (e.g. :func:`eval_runs`),
-    with the seed of each key; side by side in ``cfg.grpo.workers`` processes when there are several (cached
-    generations are read here, only the missing ones go to the workers). Returns the same keys, same order."""
-    todo = {k: p for k, p in runs.items() if cfg.grpo.workers > 1 and _generated(cfg, p, test_records, k[1]) is None}
-    out: dict[tuple[str, int], list[str]] = {}
-    if len(todo) > 1:
-        with worker_pool(cfg) as pool:
-            jobs = {k: pool.submit(_generate_job, cfg, p, list(test_records), k[1], False) for k, p in todo.items()}
-            out.update({k: job.result() for k, job in jobs.items()})
-    return {k: out[k] if k in out else generate_test(cfg, p, test_records, seed=k[1]) for k, p in runs.items()}
+    with the seed of each key; side by side in ``cfg.grpo.workers`` processes when there are several
+    (:func:`generate_side_by_side`). Returns the same keys, same order."""
+    gens = generate_side_by_side(cfg, [{"policy_dir": p, "test_records": test_records, "seed": k[1]}
+                                       for k, p in runs.items()])
+    return dict(zip(runs, gens))
 
 
 # --------------------------------------------------------------------------- generation
@@ -275,10 +313,10 @@ def _generation_key(cfg, policy_dir: Path, test_records: Sequence[Any], seed: in
 
 
 def _generated(cfg, policy_dir: Path, test_records: Sequence[Any], seed: int | None,
-               shuffle_images: bool = False) -> list[str] | None:
-    """The cached test generations of :func:`generate_test` when their key matches, else ``None``."""
+               shuffle_images: bool = False, split: str = "test") -> list[str] | None:
+    """The cached generations of :func:`generate_test` when their key matches, else ``None``."""
     seed = cfg.seed if seed is None else seed
-    return _read_generations(*_generation_key(cfg, policy_dir, test_records, seed, shuffle_images))
+    return _read_generations(*_generation_key(cfg, policy_dir, test_records, seed, shuffle_images, split))
 
 
 def _read_generations(cache: Path, key: dict) -> list[str] | None:
