@@ -59,7 +59,7 @@ from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
 __all__ = ["OBSERVATIONS", "MARGIN", "StartInputError", "guesser_f1", "findings_of", "label_table", "start_summary",
-           "label_targets", "probe_ceiling", "comparison", "main"]
+           "label_targets", "probe_ceiling", "comparison", "draw_spread", "main"]
 
 #: the observations a start is judged on: CheXpert-14 without No Finding (13)
 OBSERVATIONS: tuple[str, ...] = tuple(c for c in CHEXPERT_14 if c != "No Finding")
@@ -256,6 +256,33 @@ def comparison(out: str | Path, names: Sequence[str]) -> tuple[pd.DataFrame, pd.
     return wide, summ
 
 
+def draw_spread(out: str | Path, names: Sequence[str]) -> pd.DataFrame:
+    """Per start and :data:`SEED_KEYS` value, over its draws (the ``.json`` files' ``per_seed``): n, mean, sd, min,
+    max, and Welch's t-test of the draws against the first start's (``p_vs_first``; NaN for the first start and
+    where a start has fewer than 2 draws). The starts are read on the same studies, so the draws differ by sampling
+    only: the test says whether two policies differ **on these studies** beyond sampling noise, not on other studies
+    and not across SFT training seeds (one run per start). :class:`StartInputError` for a missing file."""
+    from scipy.stats import ttest_ind
+
+    out = Path(out)
+    draws: dict[str, dict[str, np.ndarray]] = {}
+    for n in names:
+        js = out / f"{n}.json"
+        if not js.is_file():
+            raise StartInputError(f"{js} missing: run the command with --name {n} first")
+        per = json.loads(js.read_text(encoding="utf-8"))["per_seed"]
+        draws[n] = {k: np.array([float(v[k]) for v in per.values()]) for k in SEED_KEYS}
+    rows = []
+    for n in names:
+        for k in SEED_KEYS:
+            x, x0 = draws[n][k], draws[names[0]][k]
+            p = (float(ttest_ind(x, x0, equal_var=False).pvalue) if n != names[0] and len(x) > 1 and len(x0) > 1
+                 and (x.std() > 0 or x0.std() > 0) else math.nan)
+            rows.append({"start": n, "value": k, "n": len(x), "mean": x.mean(), "sd": x.std(ddof=1) if len(x) > 1
+                         else math.nan, "min": x.min(), "max": x.max(), "p_vs_first": p})
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- command
 
 
@@ -294,7 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ap.parse_args(argv)
         if args.compare:
             wide, summ = comparison(args.out, args.compare)
-            print(wide.to_markdown(index=False, floatfmt=".3f") + "\n\n" + summ.to_markdown(floatfmt=".3f"))
+            print(wide.to_markdown(index=False, floatfmt=".3f") + "\n\n" + summ.to_markdown(floatfmt=".3f")
+                  + "\n\n" + draw_spread(args.out, args.compare).to_markdown(index=False, floatfmt=".3f"))
             return 0
         if not args.name:
             ap.error("--name is required to run a start (or --compare NAME ... to show written ones)")

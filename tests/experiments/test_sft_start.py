@@ -208,3 +208,21 @@ def test_comparison_sets_written_starts_side_by_side_and_refuses_other_studies(s
         main(["--profile", "smoke"])
     assert e.value.code == 2
     assert "--name is required" in capsys.readouterr().err
+
+
+def test_draw_spread_tests_each_start_against_the_first_over_its_draws(tmp_path):
+    from sdrlib.experiments.sft_start import SEED_KEYS, draw_spread
+
+    def write(name, micro):
+        per = {str(i): {k: (m if k == "micro14" else 0.5) for k in SEED_KEYS} for i, m in enumerate(micro)}
+        (tmp_path / f"{name}.json").write_text(json.dumps({"per_seed": per}), encoding="utf-8")
+
+    write("a", [0.40, 0.42, 0.41, 0.43])
+    write("b", [0.50, 0.52, 0.51, 0.53])  # far above a's draws
+    write("c", [0.41, 0.43, 0.40, 0.42])  # a's draws in another order
+    t = draw_spread(tmp_path, ["a", "b", "c"]).set_index(["start", "value"])
+    assert t.loc[("a", "micro14"), "mean"] == pytest.approx(0.415) and math.isnan(t.loc[("a", "micro14"), "p_vs_first"])
+    assert t.loc[("b", "micro14"), "p_vs_first"] < 0.001 and t.loc[("c", "micro14"), "p_vs_first"] > 0.9
+    assert math.isnan(t.loc[("b", "macro14"), "p_vs_first"])  # no spread in either: no test
+    with pytest.raises(StartInputError, match="--name d"):
+        draw_spread(tmp_path, ["a", "d"])
