@@ -46,12 +46,12 @@ from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.experiments.candidates import api_serve_dir, local_candidates, policy_dirs
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_improvement_heatmap, plot_selection_space, style
 from sdrlib.results import save_fig, save_table
+from sdrlib.rewards import reward_label
 from sdrlib.utils import folded_warnings, quiet, set_seed
 
 # %% [markdown]
@@ -87,7 +87,7 @@ print(cfg.name, f"K={sc.n_candidates}", f"N={len(bank)} bank reports", f"{len(te
 # %%
 cands, formats = {}, {}
 for name, path in policy_dirs(cfg).items():
-    label = posttrain.config_label(name)
+    label = reward_label(name)
     cands[label] = local_candidates(cfg, path, test, sc.n_candidates, out_dir / f"candidates_{name}.jsonl")
     formats[label] = "template"
 
@@ -219,7 +219,7 @@ sel.headline_view(heads["impression"], shown)
 val_split = None
 if sc.n_val:
     val = load_split(cfg, "val")[: sc.n_val]
-    vcands = {posttrain.config_label(n): local_candidates(cfg, path, val, sc.n_candidates, out_dir / f"candidates_{n}_val.jsonl",
+    vcands = {reward_label(n): local_candidates(cfg, path, val, sc.n_candidates, out_dir / f"candidates_{n}_val.jsonl",
                                                           log=None) for n, path in policy_dirs(cfg).items()}
     with folded_warnings():  # the same solver / template warnings as in section 2, counted
         val_split = sel.evaluate_split(vcands, val, emb, bank, sc.names, **split_kw)

@@ -14,6 +14,8 @@ import pytest
 
 from radgraph_standin import StandInAnnotator, install
 
+from sdrlib.rewards import reward_label
+
 LEVELS = ("simple", "partial", "complete")
 
 # (prediction, reference) per sample and section; n = 7 (not 3, so a transposed layout cannot pass by shape)
@@ -150,7 +152,7 @@ def test_smoke_grpo_headline_and_clinical_tables_carry_radgraph(standin, smoke):
     cfg, test, train = smoke
     configs, scores, tables = _grpo_tables(cfg, test, train, metrics=["clinical", "radgraph", "comet"])
     head = tables["headline"].set_index("Metric")
-    labels = [posttrain.config_label(c) for c in configs]
+    labels = [reward_label(c) for c in configs]
     seed = posttrain.seeds_of(cfg)[0]
     for c, lbl in zip(configs, labels):  # one seed: the cell is that run's corpus value, ±0
         want = scores[(c, seed)].result("findings", "radgraph_complete@radgraph").corpus
@@ -300,10 +302,10 @@ def test_one_configuration_failing_is_named_in_its_cells(standin, monkeypatch, s
     scores = posttrain.score_all(cfg, gens, test[:4], metrics=["radgraph", "rouge"])
     long = posttrain.scores_long(scores, "m")
     row = _rows(posttrain.reward_table(long, "findings", "headline", configs)).iloc[0]
-    assert row[posttrain.config_label(configs[0])].startswith(("0.", "**0.", "1.", "**1."))
-    assert row[posttrain.config_label(configs[1])] == "not computed"
+    assert row[reward_label(configs[0])].startswith(("0.", "**0.", "1.", "**1."))
+    assert row[reward_label(configs[1])] == "not computed"
     assert long.attrs["unavailable"]["radgraph"] == (f"radgraph failed to run: RuntimeError: annotator crashed "
-                                                      f"(stand-in) ({posttrain.config_label(bad[0])}/s{bad[1]})")
+                                                      f"(stand-in) ({reward_label(bad[0])}/s{bad[1]})")
 
 
 def test_wrong_output_layout_is_refused_not_reshaped(standin, monkeypatch):
