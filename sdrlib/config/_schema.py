@@ -240,8 +240,18 @@ def _grpo_class() -> type:
 _GRPO_CLASSES: dict[str, Any] = {}
 
 
+class _CandidatesPerStudy:
+    """The sections whose profile key ``k`` is the paper's K (``selection``, ``pruning``)."""
+
+    @property
+    def n_candidates(self) -> int:
+        """The profile key ``k`` (the paper's K, candidates per study) under the name the code gives it everywhere
+        (``n_candidates``): the one place the two names meet (``tests/config/test_config.py`` checks it)."""
+        return self.k
+
+
 @dataclass(frozen=True)
-class SelectionConfig:
+class SelectionConfig(_CandidatesPerStudy):
     k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
     n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
     n_val: int = field(default=20, metadata={"min": 0,
@@ -279,15 +289,9 @@ class SelectionConfig:
     api_temperature: float = field(default=1.0, metadata={"min": 0, "help": "API sampling temperature"})
     api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
 
-    @property
-    def n_candidates(self) -> int:
-        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
-        (``n_candidates``): the one place the two names meet."""
-        return self.k
-
 
 @dataclass(frozen=True)
-class PruningConfig:
+class PruningConfig(_CandidatesPerStudy):
     k: int = field(default=5, metadata={"min": 1, "help": "candidates per study (K)"})
     p: float = field(default=0.5, metadata={"gt": 0, "max": 1,
         "help": "fraction of the active candidates dropped per round, in (0, 1) (Algorithm 1; paper: 0.5)"})
@@ -313,12 +317,6 @@ class PruningConfig:
     min_template_share: float = field(default=0.5, metadata={"min": 0, "max": 1, "help":
         "notebook 06 stops when a policy writes fewer of its standard candidates on the <think>/<answer> template "
         "(off-template text scores 0 on every metric; sdrlib.experiments.pruning_checks.require_template)"})
-
-    @property
-    def n_candidates(self) -> int:
-        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
-        (``n_candidates``): the one place the two names meet."""
-        return self.k
 
 
 @dataclass(frozen=True)
