@@ -84,7 +84,7 @@ from sdrlib.metrics.clinical import label_matrix
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
 from sdrlib.metrics.verdict import family_verdicts
 from sdrlib.reports import parse_template
-from sdrlib.rewards import reward_label
+from sdrlib.rewards import parse_reward, reward_label
 from sdrlib.training.policy import has_policy
 from sdrlib.training.runkeys import policy_dir
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
@@ -168,7 +168,6 @@ def _job(cfg: Any, config: str, seed: int, train_records: list, test_records: li
     then the draws ``draws`` (:func:`sample_draw`); a run trained to another policy than ``policy`` has every draw
     sampled again. Returns the records to write, the run's first (when it has a new one)."""
     from sdrlib.embedding import SentenceEmbedder
-    from sdrlib.rewards import parse_reward
 
     folder = Path(sft_policy) if config == "sft" else policy_dir(cfg, config, seed)
     out = []
