@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +96,7 @@ def mrope_for(head_dim: int) -> tuple[int, int, int]:
     return (half - 2 * hw, hw, hw)
 
 
-def with_tiny_keys(after: str):
+def with_tiny_keys(after: str) -> Callable[[type], type]:
     """Class decorator (applied before ``@dataclass``): add one field ``tiny_<name>`` per field of
     :func:`profile_fields` (same type, default and metadata) right after the field ``after``, so the section's keys
     keep their order in ``to_dict`` and profiles. A missing ``after`` is a :class:`TypeError`."""
