@@ -74,7 +74,7 @@ from sdrlib.metrics.significance import format_p
 from sdrlib.plots import plot_audit, style
 from sdrlib.results import format_mean_sd, render_cell_table, save_fig, save_table
 from sdrlib.reports import build_template, parse_template, split_sentences
-from sdrlib.rewards import RewardScorer, parse_reward
+from sdrlib.rewards import RewardScorer, parse_reward, reward_label
 from sdrlib.rewards.methods.editgrpo import edit_report
 from sdrlib.utils import folded_warnings, quiet, set_seed
 from IPython.display import display
@@ -128,7 +128,7 @@ for name in ["fmt", "exact", "chamfer", "hausdorff", "editgrpo", "gcarl"]:
     # the profile's weights and method settings (grpo.gcarl.*, grpo.editgrpo.*), as a GRPO run scores
     b = RewardScorer.from_profile(name, emb, g).score(list(cases.values()), [ref.findings] * len(cases),
                                                       [ref.impression] * len(cases))
-    rows[posttrain.config_label(name)] = b.total
+    rows[reward_label(name)] = b.total
 pd.DataFrame(rows, index=list(cases)).round(3)
 
 # %% [markdown]
@@ -222,7 +222,7 @@ orderings = audit.broken_orderings(aud)
 save_table(orderings, table_names.REWARD_AUDIT_ORDERINGS, cfg, encoder_id=emb.encoder_id)
 broken = orderings[orderings["broken"]]
 # the drift control's reward is random by design: its broken orderings are counted, not listed
-controls = [posttrain.config_label(r) for r in audit_rewards if parse_reward(r).method in ("const", "noise")]
+controls = [reward_label(r) for r in audit_rewards if parse_reward(r).method in ("const", "noise")]
 if controls:
     print(f"{int(broken.label.isin(controls).sum())} broken orderings of the drift control {', '.join(controls)} "
           "(a random reward) not shown")
@@ -347,7 +347,7 @@ curves = pd.concat([training.read_curves(p.parent).assign(config=k[0], seed=k[1]
 from sdrlib.plots import plot_grpo_curves, plot_reward_sparsity, plot_semantic_reward
 
 with style():
-    fig = plot_grpo_curves(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs}, smooth=5)
+    fig = plot_grpo_curves(curves, grpo_configs, {r: reward_label(r) for r in grpo_configs}, smooth=5)
     save_fig(fig, "grpo_curves", cfg)
 plt.show()
 
@@ -355,7 +355,7 @@ plt.show()
 sem_cols = [c for c in curves.columns if c.startswith("rewards/r_sem_") and c.endswith("/mean")]
 if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) on its own axis
     with style():
-        fig = plot_semantic_reward(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
+        fig = plot_semantic_reward(curves, grpo_configs, {r: reward_label(r) for r in grpo_configs})
         save_fig(fig, "grpo_semantic_reward", cfg)
     plt.show()
 
@@ -367,7 +367,7 @@ if sem_cols:  # R_sem (0-2) of the set-distance rewards; EditGRPO's S_neg (0-1) 
 # steps, with a KL near 0, is a policy GRPO left where SFT put it: its test scores should then match SFT's.
 
 # %%
-movement = grpo_report.movement_table(curves, grpo_configs, label=posttrain.config_label, n_steps=4)
+movement = grpo_report.movement_table(curves, grpo_configs, label=reward_label, n_steps=4)
 save_table(movement, table_names.GRPO_POLICY_MOVEMENT, cfg, shown=format_mean_sd(movement))
 format_mean_sd(movement)
 
@@ -380,11 +380,11 @@ format_mean_sd(movement)
 # R_exact for R_exact, none for R_fmt) and of the total reward, and TRL's share of groups with zero reward spread.
 
 # %%
-sparsity = grpo_report.sparsity_table(curves, grpo_configs, label=posttrain.config_label)
+sparsity = grpo_report.sparsity_table(curves, grpo_configs, label=reward_label)
 save_table(sparsity, table_names.GRPO_REWARD_SPARSITY, cfg, shown=format_mean_sd(sparsity))
 if {"reward_groups/exact_all_zero", "reward_groups/content_std"} <= set(curves.columns):
     with style():  # (a) exact-match sparsity per config; (b) each content reward's spread on its own axis
-        fig = plot_reward_sparsity(curves, grpo_configs, {r: posttrain.config_label(r) for r in grpo_configs})
+        fig = plot_reward_sparsity(curves, grpo_configs, {r: reward_label(r) for r in grpo_configs})
         save_fig(fig, "grpo_reward_sparsity", cfg)
 plt.show()
 format_mean_sd(sparsity)
@@ -399,7 +399,7 @@ format_mean_sd(sparsity)
 # rewards, scoring, loss, backward) is what `benchmarks/profile_run.py` prints.
 
 # %%
-cost = grpo_report.cost_table(runs, label=posttrain.config_label)
+cost = grpo_report.cost_table(runs, label=reward_label)
 save_table(cost, table_names.GRPO_REWARD_COST, cfg)
 cost_per_config = cost.groupby("config", sort=False)[["step_s_per_step", "reward_s_per_step", "edit_s_per_step",
                                                       "reward_share"]].mean()
@@ -421,7 +421,7 @@ with style():
         d = curves[curves.config == r]
         if "reward_time/seconds" in d:
             m = d.groupby("step")["reward_time/seconds"].mean()
-            ax.plot(m.index, m, color=f"C{i}", label=posttrain.config_label(r))
+            ax.plot(m.index, m, color=f"C{i}", label=reward_label(r))
     ax.set_xlabel("step")
     ax.set_ylabel("reward time per step (s)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -442,7 +442,7 @@ cost_per_config.round(3)
 edit_cols = [c for c in curves.columns if c.startswith("edits/") and c != "edits/seconds"]
 edit_cfgs = [r for r in grpo_configs if any(c in curves for c in edit_cols)
              and curves[curves.config == r][edit_cols].notna().any().any()] if edit_cols else []
-edit_totals = pd.DataFrame([{"config": posttrain.config_label(k[0]), "seed": k[1], "level": v.get("edit_level"),
+edit_totals = pd.DataFrame([{"config": reward_label(k[0]), "seed": k[1], "level": v.get("edit_level"),
                              "tau": v.get("edit_tau"), **v["edits"]} for k, v in runs.items() if v.get("edits")])
 if len(edit_totals):
     save_table(edit_totals, table_names.GRPO_EDIT_COUNTS, cfg)
@@ -462,7 +462,7 @@ if len(edit_totals):
             for j, c in enumerate(edit_cols):
                 if d[c].sum() > 0:
                     ax.plot(d.index, d[c], color=f"C{j}", label=c.split("/")[1])
-            ax.set_title(posttrain.config_label(r))
+            ax.set_title(reward_label(r))
             ax.set_xlabel("step")
         axes[0][0].set_ylabel("edits per step (mean over seeds)")
         seen = {}  # one legend for all panels: a rule keeps its colour in every panel
@@ -487,7 +487,7 @@ with contextlib.redirect_stdout(io.StringIO()), folded_warnings():
     scores = posttrain.score_all(cfg, gens, test)
 long = posttrain.scores_long(scores, model)
 save_table(long, table_names.grpo_scores(cfg.name), cfg)
-valid = {posttrain.config_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
+valid = {reward_label(k[0]) + f"/s{k[1]}": np.mean([parse_template(g) is not None for g in v])
          for k, v in gens.items()}
 valid_cfg = pd.Series(valid).groupby(lambda k: k.rsplit("/", 1)[0], sort=False).mean()
 print("valid template share (mean over seeds):", ", ".join(f"{k} {v:.2f}" for k, v in valid_cfg.items()))
@@ -531,7 +531,7 @@ from sdrlib.experiments import decomposition
 tok = AutoTokenizer.from_pretrained(policies[("sft", cfg.seed)])
 n_tokens = lambda t: len(tok(t, add_special_tokens=False).input_ids)  # noqa: E731
 by_stratum = decomposition.stratum_table(gens, test, count_tokens=n_tokens, limit=cfg.sft.max_new_tokens,
-                                         label=posttrain.config_label)
+                                         label=reward_label)
 save_table(by_stratum, table_names.GRPO_DECOMPOSITION_STRATA, cfg)
 # shown: positives stated, tokens and cut share per stratum (the saved table has every column)
 by_stratum.pivot_table(index="config", columns="stratum", values=["positives", "tokens", "cut"], sort=False).round(1)
@@ -542,7 +542,7 @@ by_stratum.pivot_table(index="config", columns="stratum", values=["positives", "
 # completion length, R_fmt and the KL to SFT, first and last 4 steps (mean over seeds).
 
 # %%
-during = decomposition.training_table(curves, label=posttrain.config_label)
+during = decomposition.training_table(curves, label=reward_label)
 save_table(during, table_names.GRPO_DECOMPOSITION_TRAINING, cfg)
 during.round({c: (0 if c.startswith("length") else 3) for c in during.columns if c not in ("config", "seeds")})
 
@@ -565,15 +565,15 @@ control = "noise" if "noise" in configs else None
 content = [r for r in grpo_configs if parse_reward(r).method not in ("const", "noise", "fmt")]
 chains = [[("sft", control), (control, c)] if control else [("sft", c)] for c in content]
 chains += [[("sft", "fmt")]] if "fmt" in configs else []
-decomp = pd.concat([decomposition.decomposition_table(f1, ch, label=posttrain.config_label)
-                    .assign(chain=posttrain.config_label(ch[-1][1])) for ch in chains], ignore_index=True)
+decomp = pd.concat([decomposition.decomposition_table(f1, ch, label=reward_label)
+                    .assign(chain=reward_label(ch[-1][1])) for ch in chains], ignore_index=True)
 save_table(decomp, table_names.GRPO_DECOMPOSITION, cfg)
 step_pairs = list(dict.fromkeys([(b, a) for ch in chains for a, b in ch] + [(c, "sft") for c in content]))
 with folded_warnings():
     decomp_sig = decomposition.paired_f1_table(gens, test, step_pairs, n_resamples=cfg.metrics.bootstrap,
-                                               seed=cfg.seed, label=posttrain.config_label)
+                                               seed=cfg.seed, label=reward_label)
 save_table(decomp_sig, table_names.GRPO_DECOMPOSITION_SIGNIFICANCE, cfg)
-decomposition.share_view(decomp, f1, chains, label=posttrain.config_label)
+decomposition.share_view(decomp, f1, chains, label=reward_label)
 
 # %%
 # one row per step: mean difference over seeds, and each seed's p (full table: grpo_decomposition_significance)
@@ -593,7 +593,7 @@ tables = {}
 for section in ("findings", "impression"):
     for group in posttrain.TABLE_GROUPS:
         cells = posttrain.reward_cells(long, section, group, configs)  # numbers, one row per cell (the CSV)
-        t = render_cell_table(cells, [posttrain.config_label(r) for r in configs])  # shown
+        t = render_cell_table(cells, [reward_label(r) for r in configs])  # shown
         tables[(section, group)] = t
         save_table(cells, table_names.grpo_group(group, section), cfg, shown=t)
 for group, why in next(iter(scores.values())).unavailable.items():  # rows "not computed: <why>" in the tables
@@ -703,12 +703,12 @@ print("Findings CheXpert-14 macro F1 (the file results/grpo_significance.csv has
 # `test_generations_s<seed>.json`; do not judge content from these openings.
 
 # %%
-w = max(len(posttrain.config_label(c)) for c in configs)
+w = max(len(reward_label(c)) for c in configs)
 print(f"first 80 characters of each report (all of them: test_generations_s{cfg.seed}.json in each run's folder)")
 for i, rec in enumerate(test[:n_show]):
     print(f"--- {rec.study_id}\n{'REF':{w}s} {textwrap.shorten(build_template(rec.findings, rec.impression), 80)}")
     for c in configs:
-        print(f"{posttrain.config_label(c):{w}s} {textwrap.shorten(gens[(c, cfg.seed)][i], 80)}")
+        print(f"{reward_label(c):{w}s} {textwrap.shorten(gens[(c, cfg.seed)][i], 80)}")
 
 # %% [markdown]
 # ## 8. Headline file

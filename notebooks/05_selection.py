@@ -46,12 +46,12 @@ from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments import posttrain
 from sdrlib.experiments import tables as compare
 from sdrlib.experiments.candidates import all_local_candidates, api_serve_dir, policy_dirs
 from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_improvement_heatmap, plot_selection_space, style
 from sdrlib.results import save_fig, save_table
+from sdrlib.rewards import reward_label
 from sdrlib.utils import folded_warnings, quiet, set_seed
 
 # %% [markdown]
@@ -89,7 +89,7 @@ print(cfg.name, f"K={sc.n_candidates}", f"N={len(bank)} bank reports", f"{len(te
 # after the other (`sdrlib.experiments.candidates.all_local_candidates` says why)
 dirs = policy_dirs(cfg)
 local = all_local_candidates(cfg, dirs, test, sc.n_candidates, {n: out_dir / f"candidates_{n}.jsonl" for n in dirs})
-cands = {posttrain.config_label(n): c for n, c in local.items()}
+cands = {reward_label(n): c for n, c in local.items()}
 formats = {label: "template" for label in cands}
 
 # %% [markdown]
@@ -222,7 +222,7 @@ if sc.n_val:
     val = load_split(cfg, "val")[: sc.n_val]
     vlocal = all_local_candidates(cfg, dirs, val, sc.n_candidates, {n: out_dir / f"candidates_{n}_val.jsonl" for n in dirs},
                                   log=None)
-    vcands = {posttrain.config_label(n): c for n, c in vlocal.items()}
+    vcands = {reward_label(n): c for n, c in vlocal.items()}
     with folded_warnings():  # the same solver / template warnings as in section 2, counted
         val_split = sel.evaluate_split(vcands, val, emb, bank, sc.names, **split_kw)
     vprotocol = f"picked on {len(val)} validation studies, reported on " + protocol

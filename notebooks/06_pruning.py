@@ -47,12 +47,13 @@ from sdrlib import table_names
 from sdrlib.config import load_profile
 from sdrlib.data import load_split
 from sdrlib.embedding import ReportBank, SentenceEmbedder
-from sdrlib.experiments import posttrain, pruning_checks as checks
+from sdrlib.experiments import pruning_checks as checks
 from sdrlib.experiments import tables as compare
 from sdrlib.generation import load_images
 from sdrlib.metrics.suite import TemplateFormatWarning, metric_kwargs
 from sdrlib.plots import plot_pruning_sweep, result_ci, style
 from sdrlib.results import save_fig, save_table
+from sdrlib.rewards import reward_label
 from sdrlib.training import load_policy, policy_dir
 from sdrlib.utils import quiet, set_seed
 
@@ -106,7 +107,7 @@ print(cfg.name, params, f"N={len(bank)} bank reports, {len(test)} test studies, 
 # %%
 std, live = {}, {}
 for name, path in dirs.items():
-    label = posttrain.config_label(name)
+    label = reward_label(name)
     model, processor = load_policy(cfg, path)
     std[label], live[label] = [], {n: [] for n in pc.live_names}
     t0 = time.perf_counter()

@@ -31,10 +31,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from sdrlib.config import TinyVLSpec  # the shape, written once: also the profile's sft.tiny_* keys
 from sdrlib.errors import SDRError
 
 __all__ = [
@@ -254,39 +255,6 @@ def build_processor(tokenizer, image_size: int = 96, patch_size: int = 16,
 
 
 # --------------------------------------------------------------------------- tiny model
-
-
-@dataclass(frozen=True)
-class TinyVLSpec:
-    """Shape of the tiny Qwen3-VL (text decoder + vision tower); defaults suit 2 CPU cores.
-
-    ``head_dim`` must be even and ``mrope_section`` must sum to ``head_dim // 2``.
-    """
-
-    hidden_size: int = 128
-    layers: int = 4
-    heads: int = 4
-    kv_heads: int = 2
-    head_dim: int = 32
-    intermediate_size: int = 384
-    vision_hidden_size: int = 96
-    vision_layers: int = 2
-    vision_heads: int = 4
-    vision_intermediate_size: int = 256
-    patch_size: int = 16
-    merge_size: int = 2
-    image_size: int = 96
-    max_positions: int = 1024
-    mrope_section: tuple[int, int, int] = (6, 5, 5)
-
-    def __post_init__(self) -> None:
-        if self.head_dim % 2 or sum(self.mrope_section) != self.head_dim // 2:
-            raise ValueError(f"mrope_section {self.mrope_section} must sum to head_dim // 2 = {self.head_dim // 2}")
-        if self.heads % self.kv_heads:
-            raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
-        if self.merge_size < 1 or self.image_size % (self.merge_size * self.patch_size):
-            raise ValueError(f"image_size ({self.image_size}) must be a multiple of merge_size * patch_size "
-                             f"({self.merge_size} * {self.patch_size})")
 
 
 def _tiny_config(spec: TinyVLSpec, tokenizer):

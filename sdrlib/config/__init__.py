@@ -28,8 +28,9 @@ is the home folder, as in a shell. ``run_all.sh --out DIR`` sets ``SDR_ROOT`` so
 run (or the smoke test) never writes into the checkout.
 
 Layout: :mod:`~sdrlib.config._schema` (the section dataclasses), :mod:`~sdrlib.config._checks` (type, field
-and cross-field validation), :mod:`~sdrlib.config._plugins` (the ``plugins`` key), :mod:`~sdrlib.config._loader`
-(YAML, ``extends``, overrides, :func:`load_profile`). What this package leaves out: what a profile's values mean to
+and cross-field validation), :mod:`~sdrlib.config._plugins` (the ``plugins`` key), :mod:`~sdrlib.config._tiny`
+(the tiny policy's shape, :class:`TinyVLSpec`, whose fields are also the ``sft.tiny_*`` keys),
+:mod:`~sdrlib.config._loader` (YAML, ``extends``, overrides, :func:`load_profile`). What this package leaves out: what a profile's values mean to
 the notebooks (each consumer reads its own section), and method- or dataset-specific rules (each registered reward
 method and dataset checks its own: :meth:`sdrlib.rewards.RewardMethod.check_profile`,
 :attr:`sdrlib.data.Dataset.check_profile`).
@@ -46,6 +47,7 @@ from sdrlib.config._checks import (API_PROMPTS, CONSTRAINT_KEYS, GRPO_LOSS_TYPES
                                    NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, ConfigError, accumulation)
 from sdrlib.config._loader import load_profile, profile_names
 from sdrlib.config._plugins import import_plugins, plugin_digest
+from sdrlib.config._tiny import TinyVLSpec
 from sdrlib.config._schema import (DataConfig, DistancesConfig, EmbeddingConfig, GRPOConfig, MetricsConfig,
                                    PathsConfig, Profile, PruningConfig, SelectionConfig, SFTConfig)
 from sdrlib.paths import output_root, repo_root
@@ -53,5 +55,5 @@ from sdrlib.paths import output_root, repo_root
 __all__ = ["ConfigError", "Profile", "load_profile", "accumulation", "repo_root", "output_root", "profile_names",
            "import_plugins", "plugin_digest",
            "PathsConfig", "DataConfig", "EmbeddingConfig", "DistancesConfig", "MetricsConfig", "SFTConfig",
-           "GRPOConfig", "SelectionConfig", "PruningConfig", "CONSTRAINT_KEYS", "LR_SCHEDULERS", "GRPO_LOSS_TYPES",
+           "GRPOConfig", "SelectionConfig", "PruningConfig", "TinyVLSpec", "CONSTRAINT_KEYS", "LR_SCHEDULERS", "GRPO_LOSS_TYPES",
            "TINY_VOCAB_MIN", "NAME_PATTERN", "NAME_HELP", "SELECTION_AGGREGATIONS", "API_PROMPTS"]

@@ -422,7 +422,7 @@ def _check_pruning_names(p: Any) -> None:
 
 def _check_policy_shape(p: Any) -> None:
     """Parallel GRPO workers for the tiny policy only, and the tiny policy's shape rules
-    (:class:`sdrlib.models.TinyVLSpec`, plus the vision tower's head split)."""
+    (:class:`sdrlib.config.TinyVLSpec`, plus the vision tower's head split)."""
     g, s = p.grpo, p.sft
     if g.workers > 1 and s.policy != "tiny":
         raise ConfigError(f"grpo.workers = {g.workers}: parallel GRPO runs are for the tiny CPU policy (one thread "

@@ -22,6 +22,7 @@ from sdrlib.config._checks import (_DEVICE, _UNIQUE_DISTANCES, _UNIQUE_REWARDS, 
                                    NAME_HELP, NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, _aggregation,
                                    _build, _check_profile, _fraction, _nonneg, _reward_key)
 from sdrlib.config._plugins import import_plugins
+from sdrlib.config._tiny import with_tiny_keys
 from sdrlib.data.registry import DATASETS, data_sources
 from sdrlib.metrics.registry import GROUPS
 from sdrlib.numerics import KERNEL_PATHS
@@ -114,6 +115,7 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True)
+@with_tiny_keys(after="vocab_size")  # sft.tiny_hidden_size ... sft.tiny_image_size: the fields of TinyVLSpec
 class SFTConfig:
     max_steps: int = field(default=200, metadata={"min": 1, "help": "optimizer steps of supervised fine-tuning"})
     learning_rate: float = field(default=1.0e-4, metadata={"gt": 0, "help": "AdamW learning rate"})
@@ -152,22 +154,6 @@ class SFTConfig:
         "help": "TRL gradient checkpointing (TRL's default True: saves GPU memory; False for the tiny CPU policy)"})
     vocab_size: int = field(default=1024, metadata={"min": TINY_VOCAB_MIN,
         "help": "tiny policy: byte-level BPE vocabulary size"})
-    tiny_hidden_size: int = field(default=128, metadata={"min": 1, "help": "tiny policy: text hidden size"})
-    tiny_layers: int = field(default=4, metadata={"min": 1, "help": "tiny policy: decoder layers"})
-    tiny_heads: int = field(default=4, metadata={"min": 1, "help": "tiny policy: attention heads"})
-    tiny_kv_heads: int = field(default=2, metadata={"min": 1, "help": "tiny policy: key/value heads"})
-    tiny_head_dim: int = field(default=32, metadata={"min": 2, "help": "tiny policy: head dimension"})
-    tiny_intermediate_size: int = field(default=384, metadata={"min": 1, "help": "tiny policy: MLP width"})
-    tiny_vision_hidden_size: int = field(default=96, metadata={"min": 1, "help": "tiny policy: vision tower width"})
-    tiny_vision_layers: int = field(default=2, metadata={"min": 1, "help": "tiny policy: vision tower depth"})
-    tiny_vision_heads: int = field(default=4, metadata={"min": 1, "help": "tiny policy: vision heads"})
-    tiny_vision_intermediate_size: int = field(default=256, metadata={"min": 1,
-        "help": "tiny policy: vision MLP width"})
-    tiny_patch_size: int = field(default=16, metadata={"min": 1, "help": "tiny policy: vision patch size (pixels)"})
-    tiny_merge_size: int = field(default=2, metadata={"min": 1,
-        "help": "tiny policy: patches merged per side into one image token ((image/patch/merge)^2 tokens)"})
-    tiny_image_size: int = field(default=96, metadata={"min": 16,
-        "help": "tiny policy: images resized to at most this side"})
     tiny_tower_epochs: int = field(default=0, metadata={"min": 0,
         "help": "tiny policy: epochs of label pretraining of the vision tower on the training split before SFT "
                 "(0 = none: the tower starts at its random init; sdrlib.training.tower)"})
@@ -293,8 +279,18 @@ def _metrics_class() -> type:
     return _with_settings(MetricsConfig, GROUPS.settings_sections())
 
 
+class _CandidatesPerStudy:
+    """The sections whose profile key ``k`` is the paper's K (``selection``, ``pruning``)."""
+
+    @property
+    def n_candidates(self) -> int:
+        """The profile key ``k`` (the paper's K, candidates per study) under the name the code gives it everywhere
+        (``n_candidates``): the one place the two names meet (``tests/config/test_config.py`` checks it)."""
+        return self.k
+
+
 @dataclass(frozen=True)
-class SelectionConfig:
+class SelectionConfig(_CandidatesPerStudy):
     k: int = field(default=5, metadata={"min": 1, "help": "candidates sampled per test study (paper: K = 5)"})
     n_test: int = field(default=0, metadata={"min": 0, "help": "test studies used for selection (0 = all)"})
     n_val: int = field(default=20, metadata={"min": 0,
@@ -332,15 +328,9 @@ class SelectionConfig:
     api_temperature: float = field(default=1.0, metadata={"min": 0, "help": "API sampling temperature"})
     api_max_tokens: int = field(default=512, metadata={"min": 1, "help": "API completion length cap"})
 
-    @property
-    def n_candidates(self) -> int:
-        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
-        (``n_candidates``): the one place the two names meet."""
-        return self.k
-
 
 @dataclass(frozen=True)
-class PruningConfig:
+class PruningConfig(_CandidatesPerStudy):
     k: int = field(default=5, metadata={"min": 1, "help": "candidates per study (K)"})
     p: float = field(default=0.5, metadata={"gt": 0, "max": 1,
         "help": "fraction of the active candidates dropped per round, in (0, 1) (Algorithm 1; paper: 0.5)"})
@@ -366,12 +356,6 @@ class PruningConfig:
     min_template_share: float = field(default=0.5, metadata={"min": 0, "max": 1, "help":
         "notebook 06 stops when a policy writes fewer of its standard candidates on the <think>/<answer> template "
         "(off-template text scores 0 on every metric; sdrlib.experiments.pruning_checks.require_template)"})
-
-    @property
-    def n_candidates(self) -> int:
-        """The profile key ``k`` (the paper's K, candidates per study) under the name the API gives it everywhere
-        (``n_candidates``): the one place the two names meet."""
-        return self.k
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ Example: a tiny SynthCXR set (generated into a temporary folder on first use, th
     >>> train[0].labels["Cardiomegaly"], train[0].image_paths[0].endswith(".png")
     (1, True)
     >>> tmp.cleanup()
+    >>> get_dataset("synthcxr").name, get_dataset("synthcxr").title  # the registry: an alias names the same dataset
+    ('synthetic', 'SynthCXR')
 
 Layout of the package: the loaders :mod:`~sdrlib.data.mimic`, :mod:`~sdrlib.data.rexgradient`,
 :mod:`~sdrlib.data.iuxray` (their shared rules in :mod:`sdrlib.data._common`), the registry

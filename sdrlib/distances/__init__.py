@@ -42,8 +42,18 @@ Example (two small sets of unit sentence embeddings; no encoder needed)::
     array([[0.   , 0.175],
            [0.175, 0.   ]])
 
-Zipped pairs with presence (a negation-aware setting): ``paired_distances(A_sets, B_sets, "chamfer_neg",
-presence=(section_presence(gen), section_presence(ref)))``.
+A name is read once into its registry entry (the family and its parameters), and zipped pairs go through
+:func:`paired_distances` (one distance per pair, the generated set first):
+
+    >>> from sdrlib.distances import get, paired_distances
+    >>> spec = get("sinkhorn_0.05")
+    >>> spec.family, spec.params["eps"], get("chamfer_neg").family
+    ('sinkhorn', 0.05, 'chamfer')
+    >>> paired_distances([A], [B[:1]], "chamfer"), paired_distances([A], [B[:1]], "hausdorff")
+    (array([0.125]), array([0.5]))
+
+A negation-aware setting reads each sentence's finding presence too: ``paired_distances(A_sets, B_sets,
+"chamfer_neg", presence=(section_presence(gen), section_presence(ref)))`` (:func:`sdrlib.clinical.section_presence`).
 """
 
 from sdrlib.distances.errors import (

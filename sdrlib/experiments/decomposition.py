@@ -80,7 +80,7 @@ def stratum_table(generations: Mapping[tuple[str, int], Sequence[str]], records:
     """Means per configuration and stratum (``all`` too), averaged over seeds; the references first.
 
     Columns ``config, stratum, n, seeds, valid, cut, tokens, sentences, positives, no positive`` (``valid``,
-    ``cut`` and ``no positive`` are shares). ``label`` names a configuration (``posttrain.config_label``).
+    ``cut`` and ``no positive`` are shares). ``label`` names a configuration (:func:`sdrlib.rewards.reward_label`).
     Example: ``stratum_table({("sft", 0): texts}, test, count_tokens=lambda t: len(t.split()))``.
     """
     refs = [build_template(r.findings, r.impression) for r in records]

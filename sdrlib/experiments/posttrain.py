@@ -59,7 +59,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "TABLE_GROUPS",
     "reward_cells",
-    "config_label",
     "train_all",
     "generate_test",
     "generate_all",
@@ -81,12 +80,6 @@ __all__ = [
 #: lack is a row ``not computed: <why>``, never left out.
 TABLE_GROUPS: dict[str, tuple[str, ...]] = {
     g: _paper_names.TABLES[f"grpo_{g}"] for g in ("headline", "bleu", "rouge", "lexical", "clinical")}
-
-
-#: Column label of a configuration: :func:`sdrlib.rewards.reward_label` itself (the label is its reward method's,
-#: one place), under the name the notebooks and tables use. Example: ``config_label("chamfer") -> "R_Cham"``,
-#: ``config_label("editgrpo_opsall") -> "EditGRPO-opsall"``.
-config_label = reward_label
 
 
 def model_name(cfg) -> str:
@@ -378,7 +371,7 @@ def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:
             for metric, value in zip(summ["metric"], summ[sec]):
                 rows.append((model, reward, seed, sec, metric, float(value)))
         for group, reason in getattr(sc, "unavailable", {}).items():
-            why.setdefault(group, {}).setdefault(reason, []).append(f"{config_label(reward)}/s{seed}")
+            why.setdefault(group, {}).setdefault(reason, []).append(f"{reward_label(reward)}/s{seed}")
     out = pd.DataFrame(rows, columns=["model", "reward", "seed", "section", "metric", "value"])
     n = len(scores)
     out.attrs["unavailable"] = {
@@ -410,7 +403,7 @@ def reward_cells(long: pd.DataFrame, section: str, group: str, rewards: Sequence
     if unavailable is None:
         unavailable = dict(long.attrs.get("unavailable", {}))
     d = long[long.section == section]
-    cols = [config_label(r) for r in rewards]
+    cols = [reward_label(r) for r in rewards]
     models = list(dict.fromkeys(d.model))
     stats, missing, labels, scored = _group_stats(d, models, TABLE_GROUPS[group], rewards, unavailable)
     if not labels:
@@ -442,7 +435,7 @@ def _group_stats(d: pd.DataFrame, models: list[str], names: Sequence[str], rewar
     scored: dict[str, set[str]] = {}
     for model in models:
         dm = d[d.model == model]
-        scored[model] = {config_label(r) for r in set(dm.reward)}
+        scored[model] = {reward_label(r) for r in set(dm.reward)}
         present = list(dict.fromkeys(dm.metric))
         for name in names:
             metric = _paper_names.find(name, present)
@@ -457,7 +450,7 @@ def _group_stats(d: pd.DataFrame, models: list[str], names: Sequence[str], rewar
                     v = dmm[dmm.reward == r].value.to_numpy(float)
                     v = v[np.isfinite(v)]
                     if v.size:
-                        cell[config_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                        cell[reward_label(r)] = (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0,
                                                  int(v.size))
                 stats[(model, label)] = cell
             if label not in labels:
@@ -514,7 +507,7 @@ def reward_table(long: pd.DataFrame, section: str, group: str, rewards: Sequence
     """The paper-style table shown (:func:`sdrlib.results.render_cell_table` of :func:`reward_cells`): cells are strings
     ``mean ±std`` (``**`` marks the best column of each row, ties all bold), or the cell's note."""
     return render_cell_table(reward_cells(long, section, group, rewards, unavailable=unavailable),
-                             [config_label(r) for r in rewards])
+                             [reward_label(r) for r in rewards])
 
 
 def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_records: Sequence[Any]) -> pd.DataFrame:
@@ -541,7 +534,7 @@ def positive_findings_table(generations: dict[tuple[str, int], list[str]], test_
         ks = [npos(t.findings) if (t := parse_template(x)) is not None else 0 for x in texts]
         per.setdefault(config, []).append((float(np.mean(ks)), float(np.mean([k == 0 for k in ks]))))
     for config, vals in per.items():
-        rows.append({"config": config_label(config), "seeds": len(vals),
+        rows.append({"config": reward_label(config), "seeds": len(vals),
                      "positives per report": float(np.mean([v[0] for v in vals])),
                      "share with no positive finding": float(np.mean([v[1] for v in vals]))})
     return pd.DataFrame(rows)

@@ -74,7 +74,7 @@ import pandas as pd
 from sdrlib.data import load_split
 from sdrlib import training
 from sdrlib.clinical import label_report
-from sdrlib.experiments.posttrain import config_label, generate_test, score_all, seeds_of, worker_pool
+from sdrlib.experiments.posttrain import generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study_evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, profile_settings, read_run_file,
                                                settings_differences, write_run_file)
@@ -84,6 +84,7 @@ from sdrlib.metrics.clinical import label_matrix
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
 from sdrlib.metrics.verdict import family_verdicts
 from sdrlib.reports import parse_template
+from sdrlib.rewards import parse_reward, reward_label
 from sdrlib.training.policy import has_policy
 from sdrlib.training.runkeys import policy_dir
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
@@ -137,7 +138,7 @@ def run_one(cfg: Any, config: str, seed: int, train_records: Sequence[Any], test
         policy, folder, train_s = res.final, res.path, (res.info.get("seconds", res.seconds) or 0.0)
     t1 = time.perf_counter()
     gens = generate_test(cfg, policy, test_records, seed=seed)
-    return {"config": config, "seed": seed, "label": config_label(config),
+    return {"config": config, "seed": seed, "label": reward_label(config),
             "train_seconds": round(float(train_s), 1), "eval_seconds": round(time.perf_counter() - t1, 1),
             "wall_seconds": round(time.perf_counter() - t0, 1), "policy": training.policy_digest(policy),
             "curves": _curve_summary(folder) if config != "sft" else {},
@@ -150,7 +151,7 @@ def sample_draw(cfg: Any, config: str, seed: int, draw: int, test_records: Seque
     :func:`draw_seed` (the profile's decoding); returns the draw's evidence record (not written)."""
     t0 = time.perf_counter()
     gens = generate_test(cfg, policy, test_records, seed=draw_seed(seed, draw))
-    return {"config": config, "seed": seed, "draw": int(draw), "label": config_label(config),
+    return {"config": config, "seed": seed, "draw": int(draw), "label": reward_label(config),
             "eval_seconds": round(time.perf_counter() - t0, 1), "policy": training.policy_digest(policy),
             "study_ids": [r.study_id for r in test_records], "generations": gens}
 
@@ -167,7 +168,6 @@ def _job(cfg: Any, config: str, seed: int, train_records: list, test_records: li
     then the draws ``draws`` (:func:`sample_draw`); a run trained to another policy than ``policy`` has every draw
     sampled again. Returns the records to write, the run's first (when it has a new one)."""
     from sdrlib.embedding import SentenceEmbedder
-    from sdrlib.rewards import parse_reward
 
     folder = Path(sft_policy) if config == "sft" else policy_dir(cfg, config, seed)
     out = []
@@ -590,7 +590,7 @@ def study_reading(evidence: str | Path, test_records: Sequence[Any], seeds: Sequ
             P = _positives([x.findings if x is not None else "" for x in parsed])
             per_seed.append(((P.sum(1) == 0).mean(), P.sum(1).mean(), np.mean([x is not None for x in parsed])))
         v = np.asarray(per_seed, np.float64)
-        rows.append({"config": config_label(config), "seeds": len(v),
+        rows.append({"config": reward_label(config), "seeds": len(v),
                      "normal_share": v[:, 0].mean(), "normal_share_min": v[:, 0].min(),
                      "normal_share_max": v[:, 0].max(), "pathologies": v[:, 1].mean(),
                      "pathologies_min": v[:, 1].min(), "pathologies_max": v[:, 1].max(), "parsed": v[:, 2].mean()})

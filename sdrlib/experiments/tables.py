@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from sdrlib.errors import SDRError
-from sdrlib.experiments.posttrain import config_label
 from sdrlib.metrics.base import MetricResult
 from sdrlib.metrics.significance import format_p, paired_bootstrap, seed_study_test
 from sdrlib.metrics.suite import compare_systems
+from sdrlib.rewards import reward_label
 
 __all__ = ["system_comparisons", "paired_table", "seed_row", "significance_table", "metric_prefixes",
            "compact_significance", "SignificanceRequestError"]
@@ -162,7 +162,7 @@ def significance_table(scores: dict[tuple[str, int], Any], pairs: Sequence[tuple
                     runs_b = [sb.result(sec, ra.name) for _, sb in matched]
                 except KeyError:
                     continue
-                rows.append({"A": config_label(a), "B": config_label(b), "section": sec, "metric": ra.name,
+                rows.append({"A": reward_label(a), "B": reward_label(b), "section": sec, "metric": ra.name,
                              **seed_row(runs_a, runs_b, n_resamples=n_resamples, seed=seed,
                                         b_deterministic=b in deterministic, a_deterministic=a in deterministic)})
     return pd.DataFrame(rows)

@@ -29,6 +29,19 @@ offline labeler, and the study's ground-truth stratum)::
     [1.0, 0.0]
     >>> scores.strata.tolist()
     ['single']
+
+Two systems on the same studies, compared by a paired bootstrap (A - B, every metric, per section)::
+
+    >>> from sdrlib.metrics import compare_systems
+    >>> refs = [{"findings": "Small left pleural effusion.", "impression": "Pleural effusion."},
+    ...         {"findings": "Mild cardiomegaly.", "impression": "Cardiomegaly."}]
+    >>> def system(reports):
+    ...     return score_reports(reports, refs, metrics=["clinical"], clinical_backend="labeler")
+    >>> a = system([f"<think> {r['findings']} </think> <answer> {r['impression']} </answer>" for r in refs])
+    >>> b = system(["<think> Lungs clear. </think> <answer> No acute disease. </answer>"] * 2)
+    >>> t = compare_systems(a, b, n_resamples=200, seed=0)
+    >>> t[t.metric == "clinical_f1_sample@labeler"][["section", "value_a", "value_b", "diff"]].to_dict("records")
+    [{'section': 'findings', 'value_a': 1.0, 'value_b': 0.0, 'diff': 1.0}, {'section': 'impression', 'value_a': 1.0, 'value_b': 0.0, 'diff': 1.0}]
 """
 
 from __future__ import annotations

@@ -35,6 +35,21 @@ the lowest index):
 (array([0.1, 0.2]), array([0.3  , 0.433]), array([0.2, 0.2]))
 >>> int(argmin_first(aggregate(D, "avg"))), int(argmin_first(aggregate(D, "knn", knn_k=2)))
 (0, 0)
+
+MBR without a bank (eq. 9 between the K candidates of a study), and each method's pick scored by a metric given
+per candidate as an ``(S, K)`` array, beside a random pick (its expectation) and the oracle:
+
+>>> from sdrlib.selection import evaluate_methods, mbr_scores, method_choices
+>>> e = np.eye(3)  # one study, K = 3 candidates of unit sentence embeddings (one section)
+>>> mbr = mbr_scores({"findings": [e[[2]], e[[0]], e[[0, 1]]]}, ["chamfer"], n_candidates=3)
+>>> mbr["chamfer"].round(3)  # candidates 1 and 2 agree most
+array([[0.5  , 0.312, 0.312]])
+>>> choices = method_choices(mbr=mbr)
+>>> choices
+{'first': array([0]), 'mbr:chamfer': array([1])}
+>>> table = evaluate_methods(choices, {"toy": np.array([[0.1, 0.8, 0.6]])}, 3)
+>>> table.set_index("method")["value"].round(3).to_dict()
+{'random': 0.5, 'oracle': 0.8, 'first': 0.1, 'mbr:chamfer': 0.8}
 """
 
 from sdrlib.selection.bank import draw_bank_records, draw_indices, head_bank, sample_bank

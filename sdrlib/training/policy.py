@@ -23,30 +23,9 @@ def is_tiny(cfg) -> bool:
 
 
 def tiny_spec(cfg: Any) -> models.TinyVLSpec:
-    """The profile's :class:`sdrlib.models.TinyVLSpec` (the ``sft.tiny_*`` keys)."""
-    s = cfg.sft
-    return models.TinyVLSpec(
-        hidden_size=s.tiny_hidden_size,
-        layers=s.tiny_layers,
-        heads=s.tiny_heads,
-        kv_heads=s.tiny_kv_heads,
-        head_dim=s.tiny_head_dim,
-        intermediate_size=s.tiny_intermediate_size,
-        vision_hidden_size=s.tiny_vision_hidden_size,
-        vision_layers=s.tiny_vision_layers,
-        vision_heads=s.tiny_vision_heads,
-        vision_intermediate_size=s.tiny_vision_intermediate_size,
-        patch_size=s.tiny_patch_size,
-        merge_size=s.tiny_merge_size,
-        image_size=s.tiny_image_size,
-        mrope_section=_mrope(s.tiny_head_dim),
-    )
-
-
-def _mrope(head_dim: int) -> tuple[int, int, int]:
-    half = head_dim // 2
-    hw = (half * 5) // 16  # Qwen3-VL's [24, 20, 20] proportions for head_dim 128
-    return (half - 2 * hw, hw, hw)
+    """The profile's :class:`sdrlib.models.TinyVLSpec` (the ``sft.tiny_*`` keys:
+    :meth:`~sdrlib.config.TinyVLSpec.from_profile`)."""
+    return models.TinyVLSpec.from_profile(cfg.sft)
 
 
 def device_kwargs() -> dict[str, Any]:

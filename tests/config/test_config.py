@@ -91,3 +91,16 @@ def test_api_prompt_takes_one_prompt_or_a_list_and_api_serve_a_trained_policy():
                                   "selection.api_base_url": "http://127.0.0.1:8011/v1"}).selection.api_serve == "sft"
     with pytest.raises(ConfigError, match="data.standin_n = -1: out of range"):
         load_profile("smoke", {"data.standin_n": -1})
+
+
+@pytest.mark.parametrize("name", profile_names())
+@pytest.mark.parametrize("section", ["selection", "pruning"])
+def test_the_profile_key_k_is_the_codes_n_candidates(name, section):
+    """Profiles write the paper's K as ``selection.k`` / ``pruning.k``; the code reads it as ``n_candidates``
+    (``sdrlib.selection``, ``sdrlib.pruning.PruneParams``). The sections' ``n_candidates`` is the one mapping."""
+    cfg = load_profile(name)
+    assert getattr(cfg, section).n_candidates == getattr(cfg, section).k
+    assert getattr(load_profile(name, {f"{section}.k": 7}), section).n_candidates == 7
+    assert "n_candidates" not in cfg.to_dict()[section]  # one key a user writes, not two
+    with pytest.raises(ConfigError, match="n_candidates"):
+        load_profile(name, {f"{section}.n_candidates": 7})

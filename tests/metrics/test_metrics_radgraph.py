@@ -14,6 +14,8 @@ import pytest
 
 from radgraph_standin import StandInAnnotator, install
 
+from sdrlib.rewards import reward_label
+
 LEVELS = ("simple", "partial", "complete")
 
 # (prediction, reference) per sample and section; n = 7 (not 3, so a transposed layout cannot pass by shape)
@@ -150,7 +152,7 @@ def test_smoke_grpo_headline_and_clinical_tables_carry_radgraph(standin, smoke):
     cfg, test, train = smoke
     configs, scores, tables = _grpo_tables(cfg, test, train, metrics=["clinical", "radgraph", "comet"])
     head = tables["headline"].set_index("Metric")
-    labels = [posttrain.config_label(c) for c in configs]
+    labels = [reward_label(c) for c in configs]
     seed = posttrain.seeds_of(cfg)[0]
     for c, lbl in zip(configs, labels):  # one seed: the cell is that run's corpus value, ±0
         want = scores[(c, seed)].result("findings", "radgraph_complete@radgraph").corpus
@@ -178,26 +180,26 @@ def test_smoke_selection_table_3_carries_radgraph(standin, smoke, small_encoder)
     emb = SentenceEmbedder(small_encoder)
     bank = ReportBank.build(emb, [r.findings for r in train], [r.impression for r in train])
     cands = [[build_template(train[(5 * i + j) % len(train)].findings, train[(5 * i + j) % len(train)].impression)
-              for j in range(sc.k)] for i in range(len(test))]
+              for j in range(sc.n_candidates)] for i in range(len(test))]
     neg = any(get_distance(n).negation_aware for n in sc.names)
     sets = sel.candidate_sets(cands, emb)
     pres = sel.candidate_presence(cands) if neg else None
-    res = sel.bank_distances(sets, bank, sc.names, n_candidates=sc.k, study_ids=[r.study_id for r in test],
+    res = sel.bank_distances(sets, bank, sc.names, n_candidates=sc.n_candidates, study_ids=[r.study_id for r in test],
                              aggregations=sc.aggregations, knn_k=sc.knn_k, presence=pres,
                              bank_presence=sel.bank_presence_of(bank) if neg else None, progress=None)
-    mbr = sel.mbr_scores(sets, sc.names, n_candidates=sc.k, presence=pres)
+    mbr = sel.mbr_scores(sets, sc.names, n_candidates=sc.n_candidates, presence=pres)
     mscores = sel.score_candidate_metrics(cands, test, metrics=["rouge", "clinical", "radgraph"])
-    ev = sel.evaluate_methods(sel.method_choices(res, mbr), sel.pick_metrics(mscores, "findings"), sc.k,
-                              strata=mscores.strata[:: sc.k]).assign(policy="SFT", section="findings")
+    ev = sel.evaluate_methods(sel.method_choices(res, mbr), sel.pick_metrics(mscores, "findings"), sc.n_candidates,
+                              strata=mscores.strata[:: sc.n_candidates]).assign(policy="SFT", section="findings")
     metrics = [m for m in sel.HEADLINE_METRICS if m in set(ev.metric)]
     missing = sel.not_computed(mscores, "findings")
     t3 = sel.best_vs_random(ev, metrics, not_computed=missing).set_index("metric")
     assert {"RG-F1", "RG-E"} <= set(metrics)
     rg = mscores.result("findings", "radgraph_complete@radgraph")  # Table 3's RG-F1: the complete level
-    assert t3.loc["RG-F1", "random"] == pytest.approx(sel.selected_result(rg, "random", sc.k).corpus)
+    assert t3.loc["RG-F1", "random"] == pytest.approx(sel.selected_result(rg, "random", sc.n_candidates).corpus)
     assert t3.loc["RG-F1", "oracle"] >= t3.loc["RG-F1", "best"] >= 0
     ent = mscores.result("findings", "radgraph_simple@radgraph")
-    assert t3.loc["RG-E", "random"] == pytest.approx(sel.selected_result(ent, "random", sc.k).corpus)
+    assert t3.loc["RG-E", "random"] == pytest.approx(sel.selected_result(ent, "random", sc.n_candidates).corpus)
     assert t3.loc["BS-F1", "best_method"].startswith("not computed: no bertscore_f1 values")  # not requested: named
     print("\n" + t3.reset_index().round(3).to_markdown(index=False))
 
@@ -300,10 +302,10 @@ def test_one_configuration_failing_is_named_in_its_cells(standin, monkeypatch, s
     scores = posttrain.score_all(cfg, gens, test[:4], metrics=["radgraph", "rouge"])
     long = posttrain.scores_long(scores, "m")
     row = _rows(posttrain.reward_table(long, "findings", "headline", configs)).iloc[0]
-    assert row[posttrain.config_label(configs[0])].startswith(("0.", "**0.", "1.", "**1."))
-    assert row[posttrain.config_label(configs[1])] == "not computed"
+    assert row[reward_label(configs[0])].startswith(("0.", "**0.", "1.", "**1."))
+    assert row[reward_label(configs[1])] == "not computed"
     assert long.attrs["unavailable"]["radgraph"] == (f"radgraph failed to run: RuntimeError: annotator crashed "
-                                                      f"(stand-in) ({posttrain.config_label(bad[0])}/s{bad[1]})")
+                                                      f"(stand-in) ({reward_label(bad[0])}/s{bad[1]})")
 
 
 def test_wrong_output_layout_is_refused_not_reshaped(standin, monkeypatch):

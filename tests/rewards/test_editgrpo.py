@@ -141,9 +141,9 @@ def test_group_slots_and_names():
     assert parse_name("editgrpo_noedit") == ("none", None, None)
     assert parse_name("editgrpo_tau0") == (None, 0.0, None) and parse_name("chamfer") is None
     assert parse_name("editgrpo_opsall") == (None, None, 0) and parse_name("editgrpo_ops3_tau0.9") == (None, 0.9, 3)
-    from sdrlib.experiments.posttrain import config_label
+    from sdrlib.rewards import reward_label
 
-    assert config_label("editgrpo_opsall") == "EditGRPO-opsall" and config_label("editgrpo_ops2") == "EditGRPO-ops2"
+    assert reward_label("editgrpo_opsall") == "EditGRPO-opsall" and reward_label("editgrpo_ops2") == "EditGRPO-ops2"
 
 
 @pytest.mark.parametrize("bad", [(6, 4, "sentence"), (4, 1, "sentence"), (4, 2, "word")])

@@ -109,11 +109,11 @@ def toy(tmp_path, monkeypatch):
 
 
 def test_a_new_method_is_one_module_usable_everywhere_by_name(toy):
-    from sdrlib.experiments.posttrain import config_label
+    from sdrlib.rewards import reward_label
     from sdrlib.training import run_key
 
     # the name grammar and the label
-    assert parse_reward("toy").method == "toy" and config_label("toy") == "Toy" == parse_reward("toy").label
+    assert parse_reward("toy").method == "toy" and reward_label("toy") == "Toy" == parse_reward("toy").label
     with pytest.raises(RewardError, match="toy"):
         parse_reward("toy_x")
     # its TRL functions and weights, by name
@@ -145,7 +145,7 @@ def test_an_unregistered_method_leaves_the_profile(toy):
 
 
 def test_a_configuration_has_one_label_the_one_its_reward_method_gives():
-    """The tables' and notebooks' label (``posttrain.config_label``) is the reward registry's ``reward_label`` itself,
+    """The tables' and notebooks' label is the reward registry's ``reward_label`` (no other name for it),
     which is the method's ``spec.label``: for every configuration any profile trains, ablates, selects with or
     prunes with, and distinct configurations never share one (a shared label would merge two table columns). A name
     no method parses (a baseline column) gets the default ``R_<name>``, as a method that names no label of its own."""
@@ -154,7 +154,7 @@ def test_a_configuration_has_one_label_the_one_its_reward_method_gives():
     from sdrlib.rewards import reward_label
     from sdrlib.rewards.spec import RewardMethod, default_label
 
-    assert posttrain.config_label is reward_label
+    assert not hasattr(posttrain, "config_label")  # one label, one name
     names = set()
     for p in profile_names():
         c = load_profile(p)

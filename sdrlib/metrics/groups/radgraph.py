@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from sdrlib.errors import SDRError
 from sdrlib.metrics import radgraph_compat
 from sdrlib.metrics.backends import package_version, radgraph_model_dir, radgraph_unavailable_reason
 from sdrlib.metrics.base import MetricResult, mean_result
@@ -24,7 +25,7 @@ __all__ = ["RADGRAPH_LEVELS", "RadGraphOutputError", "radgraph_results"]
 RADGRAPH_LEVELS = ("simple", "partial", "complete")
 
 
-class RadGraphOutputError(RuntimeError):
+class RadGraphOutputError(SDRError, RuntimeError):
     """``F1RadGraph`` returned per-sample rewards in a layout other than the documented level-major one."""
 
 

@@ -14,4 +14,12 @@ reward-name validation, training and the notebooks' labels all come from the reg
 - :mod:`~sdrlib.rewards.methods.gcarl`     ``"gcarl"``: G-CARL's R_fact + R_check
 - :mod:`~sdrlib.rewards.methods.recall`    ``"chamfer_recall_<alpha>"`` (ours): recall-weighted negation-aware Chamfer
 - :mod:`~sdrlib.rewards.methods.editgrpo`  ``"editgrpo*"``: EditGRPO's composite clinical reward and its edits
+
+Example: the built-in methods (a plugin's are listed too) and the method each name belongs to:
+
+>>> from sdrlib.rewards import method_of, registered_methods
+>>> sorted(m.name for m in registered_methods() if type(m).__module__.startswith("sdrlib.rewards.methods."))
+['chamfer_recall', 'const', 'distance', 'editgrpo', 'exact', 'fmt', 'gcarl', 'noise', 'sft']
+>>> [method_of(n) for n in ("chamfer", "sinkhorn_0.1", "chamfer_recall_0.75", "editgrpo_tau0.3")]
+['distance', 'distance', 'chamfer_recall', 'editgrpo']
 """

@@ -18,7 +18,16 @@ Both fix ``lambda_fmt = 0, lambda_sem = 1`` (:meth:`RewardMethod.default_lambdas
 logged, with weight 0, so the total reward TRL sees is the control alone, ``const`` = 1 and ``noise`` in [0, 1).
 An explicit ``lambda_fmt`` given to the scorer wins (then the control is no longer one).
 Left out: a label-permutation control (a content reward scored against another study's reference).
-Example: ``RewardScorer("const").score([c], [f], [i]).total -> [1.]`` for any completion ``c``.
+Example: ``const`` scores every completion 1, on the template or not; ``noise`` gives the same completion and
+reference the same value in [0, 1):
+
+>>> from sdrlib.rewards import RewardScorer
+>>> good = "<think> Lungs clear. </think> <answer> Normal. </answer>"
+>>> RewardScorer("const").score([good, "junk"], ["Lungs clear."] * 2, ["Normal."] * 2).total.tolist()
+[1.0, 1.0]
+>>> r = RewardScorer("noise").score([good, good], ["Lungs clear."] * 2, ["Normal."] * 2).total
+>>> bool(r[0] == r[1] and 0 <= r[0] < 1)
+True
 """
 
 from __future__ import annotations

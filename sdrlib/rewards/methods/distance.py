@@ -6,6 +6,23 @@ sentence embeddings of section ``S``; ``R_sem := 0`` when ``R_fmt = 0``. Names: 
 (``"chamfer_neg"``) also labels the sentences (:mod:`sdrlib.distances.negation`). The distance's spec is
 built when the name is parsed, so a setting :mod:`sdrlib.distances` refuses fails then, not at the first
 score. The distances themselves are computed by :meth:`sdrlib.rewards.RewardScorer.section_distances`.
+
+Example with the sentence embeddings written out (any object with ``encode_sections`` stands in for the
+encoder: one ``(n_sentences, d)`` array per section text). The second completion's Findings sentence is
+orthogonal to the reference's, so its Chamfer distance is 0.5 and its Findings term ``1 - D`` is 0.5:
+
+>>> import numpy as np
+>>> from sdrlib.reports import split_sentences
+>>> from sdrlib.rewards import RewardScorer
+>>> class Given:
+...     vec = {"Lungs clear.": [1.0, 0.0], "No effusion.": [0.0, 1.0], "Normal.": [0.6, 0.8]}
+...     def encode_sections(self, texts):
+...         return [np.array([self.vec[s] for s in split_sentences(t)], np.float32).reshape(-1, 2) for t in texts]
+>>> b = RewardScorer("chamfer", Given()).score(
+...     ["<think> Lungs clear. </think> <answer> Normal. </answer>",
+...      "<think> No effusion. </think> <answer> Normal. </answer>"], ["Lungs clear."] * 2, ["Normal."] * 2)
+>>> b.sem_findings.round(3).tolist(), b.sem_impression.round(3).tolist(), b.total.round(3).tolist()
+([1.0, 0.5], [1.0, 1.0], [3.0, 2.5])
 """
 
 from __future__ import annotations

@@ -78,6 +78,23 @@ EditGRPO's AdamW weight decay (1e-2 in its appendix) is ``grpo.editgrpo.weight_d
 0 elsewhere, TRL's default and every other GRPO run's).
 
 Left out: multi-view / longitudinal inputs, the normalised-advantage variant ("norm"), the GREEN metric.
+
+Example: the name grammar, and one section edited against its reference (the sentence embeddings written out):
+the generated side conflicts with the reference, so rule (a) replaces one sentence per operation.
+
+>>> import numpy as np
+>>> from sdrlib.rewards.methods.editgrpo import edit_section, parse_name, positive_f1
+>>> parse_name("editgrpo_ops2_tau0.9"), parse_name("chamfer")
+(EditName(level=None, tau=0.9, ops=2), None)
+>>> gen, ref = ["No pneumothorax.", "Small left pleural effusion."], ["Small right pneumothorax.", "No pleural effusion."]
+>>> gen_vecs, ref_vecs = np.eye(2), np.array([[0.9, 0.1], [0.1, 0.9]])
+>>> edit_section(gen, ref, gen_vecs, ref_vecs, rng=np.random.default_rng(0), ops=2)
+(['Small right pneumothorax.', 'No pleural effusion.'], Counter({'replace_conflict': 2}))
+>>> edit_section(["Heart normal."], ["Heart normal.", "Small left pleural effusion."], np.eye(2)[:1], np.eye(2),
+...              rng=np.random.default_rng(0))  # rule (d): the missed finding is added
+(['Heart normal.', 'Small left pleural effusion.'], Counter({'add': 1}))
+>>> round(positive_f1({"Cardiomegaly": 1, "Edema": -1}, {"Cardiomegaly": 1}), 3)  # uncertain counts positive
+0.667
 """
 
 from __future__ import annotations

@@ -4,6 +4,19 @@
 sentences* equals the reference's. A sentence is normalised by lower-casing, collapsing white space and
 dropping trailing punctuation (:func:`sdrlib.reports.normalize_sentence`); sentence order and duplicates are
 ignored, matching the paper's view of a section as an unordered set of findings. ``R_exact := 0`` when ``R_fmt = 0``.
+
+Example: sentence order, case and trailing punctuation do not matter; a missing sentence does:
+
+>>> from sdrlib.rewards import RewardScorer
+>>> from sdrlib.rewards.methods.exact import exact_match_section
+>>> exact_match_section("Lungs are clear. No effusion.", "no effusion. Lungs are clear")
+1.0
+>>> exact_match_section("Lungs are clear.", "Lungs are clear. No effusion.")
+0.0
+>>> b = RewardScorer("exact").score(["<think> Lungs clear. </think> <answer> Normal. </answer>"],
+...                                 ["Lungs clear."], ["Edema."])
+>>> b.fmt.tolist(), b.exact.tolist(), b.total.tolist()  # Findings match, Impression does not
+([1.0], [1.0], [2.0])
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""``"fmt"``: the format reward R_fmt alone (paper sec. 3.1; :func:`sdrlib.rewards.check_completion`)."""
+"""``"fmt"``: the format reward R_fmt alone (paper sec. 3.1; :func:`sdrlib.rewards.check_completion`).
+
+Example: a completion on the template scores 1, one without it 0 (no encoder needed):
+
+>>> from sdrlib.rewards import RewardScorer
+>>> good = "<think> Lungs clear. </think> <answer> Normal. </answer>"
+>>> RewardScorer("fmt").score([good, "Lungs clear."], ["Lungs clear."] * 2, ["Normal."] * 2).total.tolist()
+[1.0, 0.0]
+"""
 
 from __future__ import annotations
 

@@ -55,6 +55,24 @@ is what the extractor would return); *clinician-written checklists* (built here 
 reference labels, so "demand satisfaction" and "expression quality" items, which need a person or an
 LLM, are absent); the *LLM verifier* (support is an embedding match, truth and relevance a check of the
 labeler's findings with their sides, so a fluent sentence with a wrong severity still counts as supported).
+
+Example: the checklist of a reference with cardiomegaly and no pneumothorax, a report that gets both right,
+one that misses the pertinent negative, one that states a pitfall; then R_fact of three claims, two valid,
+against a reference of two:
+
+>>> import numpy as np
+>>> from sdrlib.rewards.methods.gcarl import build_checklist, check_reward, dedup_claims, fact_reward
+>>> checklist = build_checklist({"Cardiomegaly": 1, "Pneumothorax": 0})
+>>> [(i.observation, i.level, i.weight) for i in checklist]  # doctest: +NORMALIZE_WHITESPACE
+[('Cardiomegaly', 'essential', 4.0), ('Pneumothorax', 'important', 2.0), ('Pneumothorax', 'pitfall', -2.0),
+ ('Fracture', 'pitfall', -2.0)]
+>>> [round(check_reward(labels, checklist)[0], 3)
+...  for labels in ({"Cardiomegaly": 1, "Pneumothorax": 0}, {"Cardiomegaly": 1}, {"Fracture": 1})]
+[1.0, 0.667, 0.0]
+>>> [round(x, 3) for x in fact_reward(np.array([1, 1, 0]), 2)]  # R_fact, P, C
+[0.8, 0.667, 1.0]
+>>> dedup_claims(["Lungs clear.", "lungs clear", "No effusion."], np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+[0, 2]
 """
 
 from __future__ import annotations

@@ -25,12 +25,21 @@ mix. Both R_sem and R_fmt are weighted: weighting R_sem alone would not be promp
 Left out: the distance itself (:mod:`sdrlib.distances.recall`) and the choice of ``alpha`` / ``w`` on validation
 studies (:mod:`sdrlib.experiments.reward_choice`).
 
-Example::
+Example:
 
-    spec = parse_reward("chamfer_recall_0.75")
-    spec.opts["alpha"], spec.label       # -> (0.75, "R_Cham_rec0.75")
-    parse_reward("chamfer_recall_1_bal2").opts["weight"]   # -> 2.0 (prompts of abnormal references weigh 2x)
-    parse_reward("chamfer_recall")       # raises RewardError naming the grammar
+>>> from sdrlib.rewards import parse_reward
+>>> from sdrlib.rewards.methods.recall import abnormal_references
+>>> spec = parse_reward("chamfer_recall_0.75")
+>>> spec.opts["alpha"], spec.label, spec.distance
+(0.75, 'R_Cham_rec0.75', 'chamfer_recall_0.75')
+>>> parse_reward("chamfer_recall_1_bal2").opts["weight"]  # prompts of abnormal references weigh 2x
+2.0
+>>> abnormal_references(["Small left pleural effusion.", "Lungs clear."], ["Effusion.", "Normal."])
+array([ True, False])
+>>> parse_reward("chamfer_recall")
+Traceback (most recent call last):
+...
+sdrlib.rewards.spec.RewardError: unknown chamfer_recall configuration 'chamfer_recall': use chamfer_recall_<alpha>...
 """
 
 from __future__ import annotations

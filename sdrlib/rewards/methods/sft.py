@@ -1,4 +1,16 @@
-"""``"sft"``: no GRPO; the SFT policy is evaluated as it is (a column of the tables, never a GRPO run)."""
+"""``"sft"``: no GRPO; the SFT policy is evaluated as it is (a column of the tables, never a GRPO run).
+
+Example: the name parses (a table column labelled ``SFT``) but there is nothing to score:
+
+>>> from sdrlib.rewards import RewardScorer, parse_reward
+>>> spec = parse_reward("sft")
+>>> spec.label, spec.trains
+('SFT', False)
+>>> RewardScorer("sft")
+Traceback (most recent call last):
+...
+sdrlib.rewards.spec.RewardError: reward 'sft' means no GRPO: there is nothing to score
+"""
 
 from __future__ import annotations
 
