@@ -318,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.add_argument("--ceiling", choices=("none", "pixels", "tower"), default="none",
                         help="also fit the supervised ceiling on pixels (32 x 32) or the policy's tower features")
         ap.add_argument("--force", action="store_true", help="overwrite <out>/<name>.* written before")
+        ap.add_argument("--sft-seed", type=int, default=None,
+                        help="the SFT run's seed (default: the profile's seed, which also makes the data; this one "
+                             "seeds the policy only, so two SFT seeds are read on the same studies)")
         args = ap.parse_args(argv)
         if args.compare:
             wide, summ = comparison(args.out, args.compare)
@@ -330,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--name {args.name!r}: letters, digits, - and _ only")
         if args.seeds is not None and any(s < 0 for s in args.seeds):
             ap.error("--seeds are non-negative integers")
+        if args.sft_seed is not None and args.sft_seed < 0:
+            ap.error("--sft-seed is a non-negative integer")
         from sdrlib.config import load_profile
         from sdrlib.numerics import pin_kernel_path
 
@@ -344,12 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = dict(os.environ)
         if argv is None and pin_kernel_path(cfg.kernel_path, env):  # as python -m sdrlib.training (sdrlib.numerics)
             os.execve(sys.executable, [sys.executable, "-m", "sdrlib.experiments.sft_start", *sys.argv[1:]], env)
-        return _run(cfg, args.name, out, args.seeds or [cfg.seed], args.ceiling, over)
+        return _run(cfg, args.name, out, args.seeds or [cfg.seed], args.ceiling, over, args.sft_seed)
 
     return run(argv)
 
 
-def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, over: Mapping[str, Any]) -> int:
+def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, over: Mapping[str, Any],
+         sft_seed: int | None = None) -> int:
     """The command's work: SFT (reused by run key), validation draws, the labeler, the tables."""
     from sdrlib import training
     from sdrlib.experiments.posttrain import generate_test
@@ -358,7 +364,8 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
 
     train, val = load_split(cfg, "train"), load_split(cfg, "val")
     t0 = time.perf_counter()
-    res = training.sft(cfg, train)
+    sft_seed = cfg.seed if sft_seed is None else sft_seed
+    res = training.sft(cfg, train, seed=sft_seed)
     t_sft = time.perf_counter() - t0
     backend, label, detail = get_labeler(cfg.metrics.clinical_backend)
     ref = label([r.findings for r in val])
@@ -389,7 +396,8 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
             "labeler": f"{backend}: {detail}", "summary": summ, "per_seed": spread,
             "sft_seconds": round(res.seconds, 1),
             "sft_reused": bool(res.reused), "wall_seconds_sft_call": round(t_sft, 1),
-            "wall_seconds_generation": round(t_gen, 1), "sft_steps": cfg.sft.max_steps, "n_train": len(train),
+            "wall_seconds_generation": round(t_gen, 1), "sft_steps": cfg.sft.max_steps, "sft_seed": sft_seed,
+            "n_train": len(train),
             "ceiling": ceiling, "provenance": provenance(cfg)}
     atomic_write_json(out / f"{name}.json", info, sort_keys=False)
     show = tab.drop(columns=["clears"]).round(3)

@@ -172,6 +172,7 @@ def test_command_writes_the_validation_table_with_the_ceiling_and_the_summary(st
     one = [v["pathologies_generated"] for v in info["per_seed"].values()]
     assert pooled == pytest.approx(np.mean(one))  # the pooled mean is the mean of the draws' means (equal sizes)
     assert info["overrides"]["sft.max_steps"] == 2 and info["provenance"]["profile"] == "smoke"
+    assert info["sft_seed"] == 0  # the profile's seed unless --sft-seed says otherwise
 
 
 def test_command_refuses_to_overwrite_its_tables_without_force(start_run, capsys):
@@ -182,6 +183,10 @@ def test_command_refuses_to_overwrite_its_tables_without_force(start_run, capsys
     assert (out / "tiny.csv").read_bytes() == before
     assert main(["--profile", "smoke", "--name", "x", "--set", "nokey"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # argparse's one line, as for its own errors
+        main(["--profile", "smoke", "--name", "x", "--sft-seed", "-1"])
+    assert stop.value.code == 2
+    assert "--sft-seed" in capsys.readouterr().err
 
 
 def test_comparison_sets_written_starts_side_by_side_and_refuses_other_studies(start_run, tmp_path, capsys):
