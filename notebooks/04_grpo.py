@@ -29,7 +29,7 @@
 # seeds and is scored on a slice of the test split, so a difference of the paper's size is below what this notebook can
 # detect (its conclusion prints the detectable difference beside each comparison). The paper's question is answered at
 # the size it needs by the GRPO study: `configs/study.yaml` (more steps, more seeds, more test studies, its setup chosen
-# on validation), run by `python -m sdrlib.experiments.study_cli run`, its evidence and comparison table in
+# on validation), run by `python -m sdrlib.experiments.study run`, its evidence and comparison table in
 # `docs/evidence/study/`.
 #
 # Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,

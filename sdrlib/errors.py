@@ -80,7 +80,7 @@ PUBLIC_ERRORS: dict[str, str] = {
     "SignificanceRequestError": "sdrlib.experiments.tables",
     "StandInError": "sdrlib.data.standin",
     "StartInputError": "sdrlib.experiments.sft_start",
-    "StudyError": "sdrlib.experiments.study_evidence",
+    "StudyError": "sdrlib.experiments.study.evidence",
     "SynthCXRError": "sdrlib.data.synthcxr.dataset",
     "TextDecodeError": "sdrlib.io",
     "TokenizerObjectError": "sdrlib.metrics.radgraph_compat",

@@ -215,8 +215,9 @@ class GRPOConfig:
     eval_n: int = field(default=0, metadata={"min": 0,
         "help": "test studies scored per configuration and seed (0 = all)"})
     eval_draws: int = field(default=1, metadata={"min": 1, "help":
-        "the GRPO study only (sdrlib.experiments.study_cli): sampled reports per test study and run (draw 0 with "
-        "the run's seed, draw d with sdrlib.experiments.study.draw_seed), pooled in the table; notebooks sample one"})
+        "the GRPO study only (python -m sdrlib.experiments.study): sampled reports per test study and run (draw 0 "
+        "with the run's seed, draw d with sdrlib.experiments.study.runs.draw_seed), pooled in the table; notebooks "
+        "sample one"})
     ablations: list[str] = field(default_factory=list, metadata={**_UNIQUE_REWARDS,
         "help": "extra configurations run at ablation_seeds seeds (e.g. editgrpo_para, editgrpo_tau0.9)"})
     ablation_seeds: int = field(default=1, metadata={"min": 1, "help": "seeds per ablation configuration"})

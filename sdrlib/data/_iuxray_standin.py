@@ -23,8 +23,8 @@ from typing import Callable
 
 from sdrlib.vocabulary import CHEXPERT_14, apply_no_finding, ordered_labels
 
-from ._standin import (INDICATIONS, Draft, StandInStudy, csv_bytes, pick_defect_target, png_bytes, section_texts,
-                       write_file)
+from .standin import (INDICATIONS, Draft, StandInStudy, csv_bytes, pick_defect_target, png_bytes, section_texts,
+                      write_file)
 
 __all__ = ["write_iuxray_layout"]
 

@@ -33,8 +33,8 @@ import numpy as np
 
 from sdrlib.vocabulary import CHEXPERT_14, ordered_labels
 
-from ._standin import (INDICATIONS, Draft, StandInStudy, csv_bytes, hex_digest, jpg_bytes, layout_rng,
-                       pick_defect_target, section_texts, write_file)
+from .standin import (INDICATIONS, Draft, StandInStudy, csv_bytes, hex_digest, jpg_bytes, layout_rng,
+                      pick_defect_target, section_texts, write_file)
 from .records import SPLITS
 
 __all__ = ["write_mimic_layout"]

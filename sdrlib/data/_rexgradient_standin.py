@@ -35,8 +35,8 @@ import tarfile
 from pathlib import Path
 from typing import Any, Callable
 
-from ._standin import (INDICATIONS, Draft, StandInError, StandInStudy, csv_bytes, dicom_uid, hex_digest,
-                       pick_defect_target, png_bytes, section_texts, write_file)
+from .standin import (INDICATIONS, Draft, StandInError, StandInStudy, csv_bytes, dicom_uid, hex_digest,
+                      pick_defect_target, png_bytes, section_texts, write_file)
 from .records import SPLITS
 
 __all__ = ["write_rexgradient_layout", "unpack_rexgradient"]

@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from sdrlib.data._standin_writer import write_standin
+from sdrlib.data.standin import write_standin
 from sdrlib.data.records import DataError
 from sdrlib.data.registry import get_dataset
 from sdrlib.paths import output_root

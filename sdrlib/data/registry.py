@@ -13,7 +13,7 @@ the profile is loaded (``tests/data/toy_dataset.py`` is such a
 module, run end to end by ``tests/data/test_data_registry.py``).
 
 A stand-in writer is called as ``writer(root, drafts, seed, image_size, defect, tick)`` with SynthCXR drafts of
-the studies (:mod:`sdrlib.data._standin`; the built-in writers sit beside their loaders, e.g.
+the studies (:mod:`sdrlib.data.standin`; the built-in writers sit beside their loaders, e.g.
 :mod:`sdrlib.data._mimic_standin`) and returns ``(studies, defect_study)``: the
 :class:`~sdrlib.data.standin.StandInStudy` rows it wrote and the study a ``defect`` damaged (``None`` without one).
 
@@ -76,8 +76,9 @@ class Dataset:
 
 def deferred(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported when first called: how a dataset module names a function of a module that must not
-    load with the package (:mod:`sdrlib.data.standin` runs as ``python -m``, and runpy warns about a module the
-    package already imported). Example: ``deferred("sdrlib.data.standin", "write_standin")``."""
+    load with the package (a command module such as :mod:`sdrlib.data.standin.__main__`, which ``python -m`` runs:
+    runpy warns about a module the package already imported). Example: ``deferred("sdrlib.data.standin.__main__",
+    "main")``."""
     def call(*args: Any, **kwargs: Any) -> Any:
         import importlib
 

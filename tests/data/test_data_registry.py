@@ -17,7 +17,8 @@ from sdrlib import runner  # noqa: E402
 from sdrlib.config import ConfigError, load_profile  # noqa: E402
 from sdrlib.data import DataError, get_dataset, load_split, register_dataset  # noqa: E402
 from sdrlib.data.registry import data_sources, dataset_names, standin_layouts  # noqa: E402
-from sdrlib.data.standin import LAYOUTS, write_standin  # noqa: E402
+from sdrlib.data.standin import write_standin  # noqa: E402
+from sdrlib.data.standin.__main__ import LAYOUTS  # noqa: E402
 
 
 @pytest.fixture()

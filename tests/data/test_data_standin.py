@@ -15,8 +15,9 @@ from sdrlib.config import load_profile
 from sdrlib.data import DataError, load_split
 from sdrlib.data.iuxray import load_iuxray
 from sdrlib.data.mimic import load_mimic
-from sdrlib.data.rexgradient import load_rexgradient
-from sdrlib.data.standin import DEFECTS, LAYOUTS, StandInError, main, unpack_rexgradient, write_standin
+from sdrlib.data.rexgradient import load_rexgradient, unpack_rexgradient
+from sdrlib.data.standin import DEFECTS, StandInError, write_standin
+from sdrlib.data.standin.__main__ import LAYOUTS, main
 from sdrlib.data.synthcxr import generate_study
 from sdrlib.reports import normalize_text
 from sdrlib.vocabulary import apply_no_finding, ordered_labels

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdrlib.data import _standin, _standin_writer
-from sdrlib.data.standin import StandInError, main, write_standin
+from sdrlib.data import standin
+from sdrlib.data.standin import StandInError, write_standin
+from sdrlib.data.standin.__main__ import main
 from sdrlib.data.synthcxr import generate_study, render_image
 
 pytestmark = pytest.mark.usefixtures("no_network")  # tests/conftest.py
@@ -50,11 +51,11 @@ def test_streamed_output_is_byte_identical_to_the_in_memory_writer(tmp_path, lay
 
 def test_images_drawn_on_writing_are_the_images_drawn_up_front(tmp_path):
     """Reference: the eager drawing the drafts did before (SynthCXR's image, then each extra view)."""
-    drafts = _standin.make_drafts("mimic", 12, 3, 48, 0.1, _standin.split_sizes(12))
+    drafts = standin.make_drafts("mimic", 12, 3, 48, 0.1, standin.split_sizes(12))
     for d in drafts:
         st = generate_study(3, d.split, d.index, 48)
-        sp = _standin.SPLITS.index(d.split)
-        want = [st.image] + [render_image(st.truth, st.devices, _standin.layout_rng(3, "mimic", 7, sp, d.index, j),
+        sp = standin.SPLITS.index(d.split)
+        want = [st.image] + [render_image(st.truth, st.devices, standin.layout_rng(3, "mimic", 7, sp, d.index, j),
                                           size=48) for j in range(1, len(d.views))]
         got = d.render()
         assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
@@ -105,8 +106,8 @@ def test_memory_holds_one_studys_images_not_every_study(tmp_path, monkeypatch, l
         return dataclasses.replace(generate_report(seed, split, index),
                                    image=np.full((image_size, image_size), index % 256, np.uint8))
 
-    monkeypatch.setattr(_standin, "generate_study", flat_study)
-    monkeypatch.setattr(_standin, "render_image", lambda truth, devices, rng, size: np.full((size, size), 7, np.uint8))
+    monkeypatch.setattr(standin, "generate_study", flat_study)
+    monkeypatch.setattr(standin, "render_image", lambda truth, devices, rng, size: np.full((size, size), 7, np.uint8))
     n, size = 30, 512
     write_standin(layout, tmp_path / "warm", n=3, seed=0, image_size=size)  # imports and caches, once
     tracemalloc.start()
@@ -130,7 +131,7 @@ def test_a_size_that_cannot_fit_the_disk_is_refused_in_one_line_before_anything_
 
 def test_the_disk_check_uses_the_measured_size_per_study(tmp_path, monkeypatch):
     free = {"b": 0}
-    monkeypatch.setattr(_standin_writer.shutil, "disk_usage", lambda p: type("U", (), {"free": free["b"]})())
+    monkeypatch.setattr(standin.shutil, "disk_usage", lambda p: type("U", (), {"free": free["b"]})())
     with pytest.raises(StandInError, match=r"30 iuxray studies need about .* KB per study at image size 64"):
         write_standin("iuxray", tmp_path / "a", n=30, seed=0)
     assert not (tmp_path / "a").exists()
@@ -139,7 +140,7 @@ def test_the_disk_check_uses_the_measured_size_per_study(tmp_path, monkeypatch):
 
 
 def test_progress_goes_to_stderr_while_the_summary_goes_to_stdout(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(_standin_writer, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(standin, "PROGRESS_EVERY_S", 0.0)
     assert main(["iuxray", str(tmp_path / "p"), "--n", "20"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("iuxray stand-in: 20 studies") and captured.out.count("\n") == 1

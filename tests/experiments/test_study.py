@@ -1,4 +1,4 @@
-"""The GRPO study (sdrlib.experiments.study; its command line sdrlib.experiments.study_cli): one evidence file per
+"""The GRPO study (sdrlib.experiments.study; its command line sdrlib.experiments.study.cli): one evidence file per
 finished run, resumed run by run, extended by seeds without retraining the others, a file of another setting redone,
 the comparison table under the rule (both families, vs SFT and vs R_exact, the study half's standard error), and the
 command line's bad arguments refused before any work; bad seeds, run requests, evidence files and tables named (the
@@ -28,7 +28,7 @@ SMALL = {**TINY_POLICY, "sft.max_steps": 4, "sft.batch_size": 4, "grpo.max_steps
 @pytest.fixture(scope="module")
 def study_run(tmp_path_factory):
     from sdrlib.config import load_profile
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     root = tmp_path_factory.mktemp("study")
     mp = pytest.MonkeyPatch()
@@ -43,7 +43,7 @@ def study_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_every_run_writes_one_evidence_file_with_its_key(study_run):
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     cfg, ev, first, log = study_run
     assert [p.name for p in first] == [f"{c}_s{s}.json.gz" for s in (0, 1) for c in ("sft", "exact", "chamfer")]
@@ -58,7 +58,7 @@ def test_every_run_writes_one_evidence_file_with_its_key(study_run):
 @pytest.mark.slow
 def test_the_study_resumes_and_extends_by_seeds_only(study_run):
     from sdrlib.config import load_profile
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     cfg, ev, _, _ = study_run
     assert study.run_study(cfg, ev, log=lambda s: None) == []  # nothing left to do
@@ -77,7 +77,7 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     import numpy as np
 
     from sdrlib.data import load_split
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
     from sdrlib.reports import build_template
 
     cfg, _, _, _ = study_run
@@ -133,14 +133,14 @@ def test_answer_of_no_table_is_a_study_error():
     line)."""
     import pandas as pd
 
-    from sdrlib.experiments.study import StudyError, study_answer
+    from sdrlib.experiments.study.runs import StudyError, study_answer
 
     with pytest.raises(StudyError, match="study_table's output"):
         study_answer(pd.DataFrame())
 
 
 def test_pairs_compare_every_configuration_with_sft_then_with_exact():
-    from sdrlib.experiments.study import study_pairs
+    from sdrlib.experiments.study.runs import study_pairs
 
     assert study_pairs(["sft", "exact", "chamfer", "hausdorff"]) == [
         ("exact", "sft"), ("chamfer", "sft"), ("hausdorff", "sft"), ("chamfer", "exact"), ("hausdorff", "exact")]
@@ -149,7 +149,7 @@ def test_pairs_compare_every_configuration_with_sft_then_with_exact():
 
 def test_the_study_profile_meets_its_floors():
     from sdrlib.config import load_profile
-    from sdrlib.experiments.study_size import MIN_SEEDS, MIN_STUDIES
+    from sdrlib.experiments.study.size import MIN_SEEDS, MIN_STUDIES
 
     cfg = load_profile("study")
     assert cfg.grpo.seeds >= MIN_SEEDS and cfg.data.n_test >= MIN_STUDIES and cfg.grpo.eval_n == 0
@@ -187,7 +187,7 @@ def test_script_writes_the_table_beside_the_run_files_not_among_them(tmp_path):
 ])
 def test_script_refuses_bad_arguments_in_one_line(argv, msg, capsys):
     """In process (the script's main), so the cases cost no interpreter start each."""
-    from sdrlib.experiments import study_cli as script
+    from sdrlib.experiments.study import cli as script
 
     try:
         rc = script.main(argv)
@@ -232,7 +232,7 @@ def smoke(tmp_path_factory):
 def no_work(monkeypatch):
     """Every call that would train or score fails the test: a refusal must come before any work."""
     from sdrlib import training
-    from sdrlib.experiments import study, study_pilot
+    from sdrlib.experiments.study import pilot as study_pilot, runs as study
 
     def work(*a, **k):
         raise AssertionError("work started")
@@ -258,7 +258,7 @@ def _gens(test, tag):
 
 
 def _study_script():
-    from sdrlib.experiments import study_cli
+    from sdrlib.experiments.study import cli as study_cli
 
     return study_cli
 
@@ -355,7 +355,7 @@ def test_an_existing_output_is_overwritten_when_this_command_wrote_it_or_under_f
 
 
 def test_seeds_are_distinct_integers_in_numpys_range(smoke):
-    from sdrlib.experiments.study import StudyError, study_runs
+    from sdrlib.experiments.study.runs import StudyError, study_runs
 
     cfg, _ = smoke
     assert study_runs(cfg, [1, 0])[:2] == [("sft", 1), ("exact", 1)] and study_runs(cfg, []) == []
@@ -376,7 +376,7 @@ def test_seeds_are_distinct_integers_in_numpys_range(smoke):
 def test_a_run_request_is_checked_before_any_work(kw, msg, smoke, tmp_path, no_work):
     """Before: a configs string matched by substring, max_runs -1 dropped the last run, max_runs 0 / unknown configs
     did nothing without a word, an evidence file failed only after training."""
-    from sdrlib.experiments.study import StudyError, run_study
+    from sdrlib.experiments.study.runs import StudyError, run_study
 
     cfg, _ = smoke
     (tmp_path / "file").write_text("x")
@@ -389,7 +389,7 @@ def test_a_run_file_that_is_no_run_record_is_redone(smoke, tmp_path, monkeypatch
     """Before: a run file holding a JSON list stopped the study (AttributeError)."""
     from types import SimpleNamespace
 
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     cfg, test = smoke
     (tmp_path / "sft_policy").mkdir()
@@ -420,7 +420,7 @@ def test_a_run_file_that_is_no_run_record_is_redone(smoke, tmp_path, monkeypatch
 def test_an_evidence_file_that_is_no_run_record_of_its_name_is_named(runs, msg, tmp_path):
     """Before: skipped without a word (not gzip, not JSON, a key missing), a KeyError / TypeError / ValueError, or
     read under the name of its content (a copy replaced the run it copies)."""
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     ev = tmp_path / "ev"
     (ev / "runs").mkdir(parents=True)
@@ -437,8 +437,8 @@ def test_the_table_refuses_runs_made_under_other_settings(smoke, tmp_path, no_wo
     read as one more seed beside the profile's runs. Now the table names the file and the setting; the same runs
     are read under the settings they were made with."""
     from sdrlib.config import load_profile
-    from sdrlib.experiments import study
-    from sdrlib.experiments.study_evidence import profile_settings
+    from sdrlib.experiments.study import runs as study
+    from sdrlib.experiments.study.evidence import profile_settings
 
     cfg, test = smoke
     key = {c: profile_settings(cfg, c) for c in ("sft", "exact", "chamfer")}
@@ -469,7 +469,7 @@ def test_the_table_refuses_runs_made_under_other_settings(smoke, tmp_path, no_wo
 def test_the_table_reads_only_runs_it_can_compare(smoke, tmp_path, no_work):
     """Before: runs on other studies were dropped without a word, a copied run reached the statistics (SFT: a bare
     ValueError; a trained configuration: counted twice, silently), SFT alone crashed after scoring."""
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     _, test = smoke
     other = {"config": "sft", "seed": 1, "study_ids": [f"x{i}" for i in range(len(test))],
@@ -495,7 +495,7 @@ def test_study_table_refuses_scores_it_cannot_compare():
     sized the study on the wrong count without a word."""
     from types import SimpleNamespace
 
-    from sdrlib.experiments.study import StudyError, study_table
+    from sdrlib.experiments.study.runs import StudyError, study_table
 
     six = SimpleNamespace(sample_ids=list("abcdef"))
     with pytest.raises(StudyError, match="no scores"):
@@ -521,7 +521,7 @@ class _Scores:
 
 
 def _run_scores(rng, shift=0.0, labels=None):
-    from sdrlib.experiments.study import PRIMARY, SECONDARY
+    from sdrlib.experiments.study.runs import PRIMARY, SECONDARY
 
     n = 30
     labels = rng.integers(0, 2, n).astype(float) if labels is None else labels
@@ -535,7 +535,7 @@ def test_distinct_runs_equal_on_one_metric_are_compared_and_copies_are_refused()
     passed to study_table were refused only by that ValueError."""
     import numpy as np
 
-    from sdrlib.experiments.study import StudyError, study_table
+    from sdrlib.experiments.study.runs import StudyError, study_table
 
     rng = np.random.default_rng(0)
     same = rng.integers(0, 2, 30).astype(float)
@@ -555,7 +555,7 @@ def test_separately_trained_runs_that_score_the_same_are_two_runs_and_one_policy
     files; files without a digest (and SFT, one policy sampled per seed) keep the generations rule."""
     import numpy as np
 
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     cfg, test = smoke
     same = ["<think> </think> <answer> </answer>"] * len(test)   # both policies write the same empty template
@@ -592,7 +592,7 @@ def test_separately_trained_runs_that_score_the_same_are_two_runs_and_one_policy
 def no_training(monkeypatch):
     """Training, the encoder and the reward scorer fail the test: the pilot's and the choice's checks come first."""
     from sdrlib import embedding, training
-    from sdrlib.experiments import study_pilot
+    from sdrlib.experiments.study import pilot as study_pilot
 
     def work(*a, **k):
         raise AssertionError("work started")
@@ -612,8 +612,8 @@ def no_training(monkeypatch):
 def test_the_pilot_refuses_bad_buckets_counts_and_seeds_before_training(kw, msg, smoke, no_training):
     """Before: bare ValueError / TypeError (text, NaN, no bucket, n_val text), or accepted: a bucket of 1.5 read as
     1, n_val beyond the validation studies read as all of them, a seed outside numpy's range failing in training."""
-    from sdrlib.experiments.study import StudyError
-    from sdrlib.experiments.study_pilot import pilot_table
+    from sdrlib.experiments.study.runs import StudyError
+    from sdrlib.experiments.study.pilot import pilot_table
 
     cfg, _ = smoke
     with pytest.raises(StudyError, match=msg):
@@ -634,7 +634,7 @@ def test_the_choice_refuses_bad_variants_and_seeds_before_training(variants, see
     """Before: a bare ValueError, a variant given as text or a name with a path read until training, repeated seeds
     trained twice, and a later variant the profile refuses failed only after the earlier ones trained."""
     from sdrlib.errors import SDRError
-    from sdrlib.experiments.study_pilot import choice_table
+    from sdrlib.experiments.study.pilot import choice_table
 
     cfg, _ = smoke
     with pytest.raises(SDRError, match=msg):
@@ -646,7 +646,7 @@ def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatc
     that trains re-executes itself with the profile's pins set (sdrlib.numerics), never a caller's process."""
     from sdrlib import numerics
 
-    from sdrlib.experiments import study_cli as script
+    from sdrlib.experiments.study import cli as script
     for k in numerics.KERNEL_PINS:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setattr(script, "pin_kernel_path", lambda path, env: env.update(numerics.KERNEL_PINS) or
@@ -664,7 +664,7 @@ def test_the_command_line_restarts_itself_on_the_profiles_kernel_path(monkeypatc
     monkeypatch.setattr(script.sys, "argv", ["scripts/study.py", "run", "--evidence", str(tmp_path / "ev")])
     with pytest.raises(Restarted):
         script.main()
-    assert seen["args"][1:] == ["-m", "sdrlib.experiments.study_cli", "run", "--evidence", str(tmp_path / "ev")]
+    assert seen["args"][1:] == ["-m", "sdrlib.experiments.study", "run", "--evidence", str(tmp_path / "ev")]
     assert all(seen["env"][k] == v for k, v in numerics.KERNEL_PINS.items())
     assert seen["env"]["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)  # this checkout's sdrlib, however started
 
@@ -675,7 +675,7 @@ def test_reading_counts_what_each_configuration_states_beside_the_references(smo
     seed; a seed writing off the template lowers ``parsed``."""
     import numpy as np
 
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
     from sdrlib.reports import build_template
 
     _, test = smoke
@@ -705,7 +705,7 @@ def test_the_committed_answer_blocks_are_the_committed_tables():
     # paper column is sdrlib.experiments.paper_values' (the one source of the paper's numbers)
     import pandas as pd
 
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     t = pd.read_csv(ROOT / "docs" / "evidence" / "study" / "table.csv")
     block = "\n\n".join(study.study_answer(t)) + "\n\n" + study.study_markdown(t, compact=True)

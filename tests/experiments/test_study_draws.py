@@ -11,8 +11,8 @@ import json
 import numpy as np
 import pytest
 
-from sdrlib.experiments import study
-from sdrlib.experiments.study import StudyError
+from sdrlib.experiments.study import runs as study
+from sdrlib.experiments.study.runs import StudyError
 
 REFS = [{"findings": f, "impression": "No acute disease."} for f in (
     "Small left pleural effusion. Heart size is normal.", "No pleural effusion or pneumothorax.",

@@ -1,4 +1,4 @@
-"""sdrlib.experiments.study_size: seeds and test studies for a detectable effect of the paper's size."""
+"""sdrlib.experiments.study.size: seeds and test studies for a detectable effect of the paper's size."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from sdrlib.experiments.study_size import PAPER_EFFECTS, size_study, study_plan
+from sdrlib.experiments.study.size import PAPER_EFFECTS, size_study, study_plan
 from sdrlib.metrics.verdict import VerdictInputError, interval_se
 
 

@@ -186,7 +186,7 @@ def test_a_study_se_column_the_rule_cannot_read_is_named_and_a_missing_one_stand
     """Before: text in ``study_se`` was read as missing without a word (family_verdicts) or a bare ValueError /
     TypeError (size_study, also for None); a negative value gave a negative detectable effect in size_study; one
     test study gave study_se 0 (no study noise) where there is no variance to measure."""
-    from sdrlib.experiments.study_size import size_study
+    from sdrlib.experiments.study.size import size_study
     from sdrlib.metrics.base import mean_result
     from sdrlib.metrics.significance import seed_study_test
 

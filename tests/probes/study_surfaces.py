@@ -1,8 +1,8 @@
 """Run: ``PYTHONPATH=. .venv/bin/python tests/probes/study_surfaces.py`` (not collected by pytest; every fix it found has
 a test and a row in docs/bad_input.md). Probe pass over the GRPO study's machinery: its command line
-(``sdrlib.experiments.study_cli``: its arguments, run in-process with every training / scoring call replaced by a
+(``sdrlib.experiments.study.cli``: its arguments, run in-process with every training / scoring call replaced by a
 sentinel, so an argument that reaches work was accepted), the evidence files and the functions of
-:mod:`sdrlib.experiments.study` and :mod:`sdrlib.experiments.study_pilot`, the tower pretraining
+:mod:`sdrlib.experiments.study` and :mod:`sdrlib.experiments.study.pilot`, the tower pretraining
 (:mod:`sdrlib.training.tower`, ``sft.tiny_tower_*``) and the ``study_se`` column (``seed_study_test``,
 ``family_verdicts``, ``size_study``). Each probe: clear (a named error), defined (a documented result), crash (an
 unhelpful exception), silent (a wrong result without a word: for a script, a bad argument that reached work), hang.
@@ -40,7 +40,7 @@ os.environ["SDR_ROOT"] = str(tmp / "root")
 
 from sdrlib.config import load_profile  # noqa: E402
 from sdrlib.data import load_split  # noqa: E402
-from sdrlib.experiments import study, study_pilot  # noqa: E402
+from sdrlib.experiments.study import pilot as study_pilot, runs as study  # noqa: E402
 from sdrlib.reports import build_template  # noqa: E402
 
 CFG = load_profile("smoke", {"data.n_test": 6, "grpo.rewards": ["exact", "chamfer"], "grpo.seeds": 2,
@@ -77,9 +77,9 @@ def table(ev, n_studies=None):
     return study.study_table(study.study_scores(CFG, ev, TEST), n_studies=n_studies or len(TEST), n_resamples=50)
 
 
-# --- the study's command line (sdrlib.experiments.study_cli; scripts/study.py wraps it), in-process, every call
+# --- the study's command line (sdrlib.experiments.study.cli; scripts/study.py wraps it), in-process, every call
 # that would train or score replaced by Work
-from sdrlib.experiments import study_cli as script  # noqa: E402
+from sdrlib.experiments.study import cli as script  # noqa: E402
 
 
 def _work(*a, **k):
@@ -410,7 +410,7 @@ probe("profile: tiny_tower_lr NaN", lambda: prof("sft.tiny_tower_lr", float("nan
 probe("profile: tiny_tower_lr 'abc'", lambda: prof("sft.tiny_tower_lr", "abc"), "error")
 
 # --- study_se: seed_study_test, family_verdicts, size_study
-from sdrlib.experiments.study_size import size_study  # noqa: E402
+from sdrlib.experiments.study.size import size_study  # noqa: E402
 from sdrlib.metrics import verdict as V  # noqa: E402
 from sdrlib.metrics.base import mean_result  # noqa: E402
 from sdrlib.metrics.significance import seed_study_test  # noqa: E402

@@ -315,14 +315,14 @@ probe("gpu_check: --help (exit 0)", lambda: cli(gmain, ["--help"], patches=G), l
 probe("gpu_check: --out a new folder (reaches the first part)", lambda: cli(gmain, ["--out", str(tmp / "g1")],
                                                                             patches=G), lambda rc: False)
 
-# --- python -m sdrlib.experiments.study_cli (training / scoring replaced by Work)
-from sdrlib.experiments import study, study_cli, study_pilot  # noqa: E402
+# --- python -m sdrlib.experiments.study (training / scoring replaced by Work)
+from sdrlib.experiments.study import cli as study_cli, pilot as study_pilot, runs as study  # noqa: E402
 
 SW = ((study_pilot, "pilot_table", _work), (study_pilot, "choice_table", _work), (study, "score_all", _work),
       (study.training, "sft", _work), (study.training, "grpo", _work))
 SP = ("--profile", "smoke")
 sc = study_cli.main
-probe("study_cli: no subcommand", lambda: cli(sc, [], must=("study_cli",), patches=SW), "error")
+probe("study_cli: no subcommand", lambda: cli(sc, [], must=("sdrlib.experiments.study",), patches=SW), "error")
 probe("study_cli: unknown subcommand", lambda: cli(sc, ["nosuch"], must=("nosuch",), patches=SW), "error")
 probe("study_cli: pilot --reward nosuch", lambda: cli(sc, ["pilot", *SP, "--reward", "nosuch", "--n-val", "4"],
                                                       must=("nosuch",), patches=SW), "error")

@@ -154,11 +154,9 @@ def heavy_modules() -> set[str]:
     return heavy
 
 
-#: deferred imports of light modules, and why
-DEFERRED_LIGHT = {
-    # a module-level import in the package makes `python -m sdrlib.data.standin` warn (runpy: already imported)
-    ("sdrlib.data", "sdrlib.data.standin"),
-}
+#: deferred imports of light modules, and why (none now: a command that ``python -m`` runs lives in a module nothing
+#: imports, e.g. ``sdrlib/data/standin/__main__.py``, so runpy has no imported module to warn about)
+DEFERRED_LIGHT: set[tuple[str, str]] = set()
 
 
 def test_in_package_imports_are_module_level_unless_the_module_is_heavy():

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: wrapper script -> (the module ``python -m`` runs, the module holding its ``main``)
-WRAPPERS = {"study": ("sdrlib.experiments.study_cli", "sdrlib.experiments.study_cli"),
+WRAPPERS = {"study": ("sdrlib.experiments.study", "sdrlib.experiments.study.cli"),
             "readme_numbers": ("sdrlib.experiments.claims", "sdrlib.experiments.claims.cli")}
 
 
@@ -51,7 +51,8 @@ def test_the_module_and_the_wrapper_print_the_same_help(name):
 
 def test_the_study_messages_name_the_command_the_study_cli_is():
     """The study's error messages tell the user to run ``study_evidence.COMMAND`` (kept there: the command line must
-    not import the study's heavy modules to print its help); it is the module that ``python -m`` runs."""
-    from sdrlib.experiments import study_cli, study_evidence
+    not import the study's heavy modules to print its help); it is the package that ``python -m`` runs (its
+    ``__main__`` runs the command line's ``main``)."""
+    from sdrlib.experiments.study import cli as study_cli, evidence as study_evidence
 
-    assert study_evidence.COMMAND == study_cli.COMMAND == f"python -m {study_cli.__name__}"
+    assert study_evidence.COMMAND == study_cli.COMMAND == f"python -m {study_cli.__package__}"

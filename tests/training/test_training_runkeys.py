@@ -77,7 +77,7 @@ def test_grpo_keys_hold_only_the_runs_own_method_settings():
 
 def test_how_many_reports_the_study_samples_is_no_part_of_a_grpo_key():
     """Before: grpo.eval_draws entered the GRPO key, so adding it to the schema made every trained study run (and
-    its evidence file) look like a run of other settings: the next `python -m sdrlib.experiments.study_cli run` would
+    its evidence file) look like a run of other settings: the next `python -m sdrlib.experiments.study run` would
     have trained all of them again."""
     k1 = run_key(load_profile("smoke"), "grpo", _records(), reward="chamfer")
     k4 = run_key(load_profile("smoke", {"grpo.eval_draws": 4}), "grpo", _records(), reward="chamfer")

@@ -3,7 +3,7 @@
 The paper's headline (sec. 4) is that GRPO with a set-distance reward (R_Cham, R_Haus) writes better Findings than
 SFT and than exact matching (R_exact). The default profile's notebook 04 asks the same question at a size that
 cannot see an effect of the paper's size (a demonstration); this study is sized for it
-(:mod:`sdrlib.experiments.study_size`, ``docs/evidence/study_sizing.md``) and kept as evidence in the repository.
+(:mod:`sdrlib.experiments.study.size`, ``docs/evidence/study_sizing.md``) and kept as evidence in the repository.
 
 **Runs.** SFT once (the profile's seed), then every ``grpo.rewards`` configuration at every seed of
 ``grpo.seeds`` from that policy, and the SFT policy sampled once per seed (:func:`study_runs`). Each run's test
@@ -23,7 +23,7 @@ every draw and pools them per study (:func:`sdrlib.metrics.suite.pool_scores`): 
 policy's over K reports per study, so the seed-to-seed spread holds less of the sampling's noise.
 
 **Evidence files** (names, keys, reading and writing, every check on what a file holds):
-:mod:`sdrlib.experiments.study_evidence`, whose public names this module also exports.
+:mod:`sdrlib.experiments.study.evidence`, whose public names this module also exports.
 
 **Bad input.** Seeds are distinct integers in [0, 2**32 - 1] (:func:`check_seeds`); a request to run names the
 profile's configurations and an evidence folder that is a folder (or does not exist yet), checked before any
@@ -75,7 +75,7 @@ from sdrlib.data import load_split
 from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import generate_test, score_all, seeds_of, worker_pool
-from sdrlib.experiments.study_evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
+from sdrlib.experiments.study.evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, profile_settings, read_run_file,
                                                settings_differences, write_run_file)
 from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
@@ -282,7 +282,7 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
                seeds: Sequence[int] | None = None, cfg: Any = None) -> dict[tuple[str, int], dict[str, Any]]:
     """The runs a comparison table reads: every run file (:func:`load_evidence`), or those of ``seeds`` (each must
     have one), checked before any scoring. With ``cfg``, a run (or draw) whose key records other settings than the
-    profile's (:func:`~sdrlib.experiments.study_evidence.profile_settings`: GRPO steps, learning rate, reward
+    profile's (:func:`~sdrlib.experiments.study.evidence.profile_settings`: GRPO steps, learning rate, reward
     settings, decoding, ...) is a :class:`StudyError` naming the files and the settings: it is no seed of this
     study (before: a ``max_steps: 999`` run was read as one more seed beside ``max_steps: 2`` runs).
 

@@ -12,7 +12,7 @@ policy itself.
 The table (:func:`pilot_table`) is what the study's step count is chosen from (``configs/study.yaml`` says which
 rule it applied); the pilot writes nothing but the run under ``runs/`` and its validation samples there.
 
-Bad input (:class:`~sdrlib.experiments.study.StudyError`, before any training): buckets and ``n_val`` that are not
+Bad input (:class:`~sdrlib.experiments.study.runs.StudyError`, before any training): buckets and ``n_val`` that are not
 whole numbers >= 1, ``n_val`` beyond the profile's validation studies, seeds outside [0, 2**32 - 1] or repeated,
 no variant or seed, a variant that is not ``{key: value}`` overrides or that the profile refuses.
 
@@ -33,7 +33,7 @@ from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.experiments.audit import audit_scorer
 from sdrlib.experiments.posttrain import generate_test
-from sdrlib.experiments.study import StudyError, check_seeds
+from sdrlib.experiments.study.runs import StudyError, check_seeds
 from sdrlib.metrics.clinical import label_matrix, per_sample_f1
 from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14

@@ -1,4 +1,4 @@
-"""The GRPO study's evidence files (:mod:`sdrlib.experiments.study`): one gzip JSON file per finished run and per
+"""The GRPO study's evidence files (:mod:`sdrlib.experiments.study.runs`): one gzip JSON file per finished run and per
 extra draw, ``<evidence>/runs/<config>_s<seed>[_d<draw>].json.gz``, with the key that decides its generations.
 
 A file holds the run's (or draw's) test generations, one per study id, its ``key`` (:func:`evidence_key`: the
@@ -8,7 +8,7 @@ and the machine (:func:`write_run_file`). :func:`load_evidence` reads a folder o
 draws in order; every check on what a file holds is here (:func:`load_run_file`). Seeds are checked by
 :func:`check_seeds` (numpy's range, each once).
 
-Leaves out training, sampling and the table (:mod:`sdrlib.experiments.study`).
+Leaves out training, sampling and the table (:mod:`sdrlib.experiments.study.runs`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ __all__ = ["MAX_SEED", "COMMAND", "StudyError", "is_int", "check_seeds", "draw_s
 
 #: the largest seed: numpy's range, as the profile's ``seed``
 MAX_SEED = 2**32 - 1
-#: the study's command line (:mod:`sdrlib.experiments.study_cli`), as the messages name it
-COMMAND = "python -m sdrlib.experiments.study_cli"
+#: the study's command line (:mod:`sdrlib.experiments.study.cli`), as the messages name it
+COMMAND = "python -m sdrlib.experiments.study"
 
 
 class StudyError(SDRError, ValueError):

@@ -1,8 +1,8 @@
 """The GRPO study's command line: pilot, setup choices, resumable runs, status and the comparison table.
 
-The work is :mod:`sdrlib.experiments.study` (runs, table), :mod:`sdrlib.experiments.study_pilot` (pilot, choose).
+The work is :mod:`sdrlib.experiments.study.runs` (runs, table), :mod:`sdrlib.experiments.study.pilot` (pilot, choose).
 
-    python -m sdrlib.experiments.study_cli COMMAND [options]      # or: python scripts/study.py COMMAND [options]
+    python -m sdrlib.experiments.study COMMAND [options]      # or: python scripts/study.py COMMAND [options]
 
     pilot  [--profile study] [--reward chamfer] [--buckets 32 64 128] [--n-val 100] [--out F]
     choose [--profile cpu] [--reward chamfer] --variants NAME[:KEY=VALUE,...] ... [--seeds 0 1] [--n-val 200] [--out F]
@@ -19,14 +19,14 @@ every pending run of the profile (each finished run's evidence file is written a
 resumes where it stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on
 disk. ``table`` scores the runs (``--seeds``: those seeds' only; each run's first ``grpo.eval_draws`` draws pooled
 per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and both
-families as Markdown tables, :func:`sdrlib.experiments.study.study_markdown`; ``--answer-block FILE``: the answer and
-the compact primary table between FILE's ``<!-- study-answer:start -->`` and ``<!-- study-answer:end -->``, e.g. the
-README's). Every argument is
+families as Markdown tables, :func:`sdrlib.experiments.study.runs.study_markdown`; ``--answer-block FILE``: the
+answer and the compact primary table between FILE's ``<!-- study-answer:start -->`` and
+``<!-- study-answer:end -->``, e.g. the README's). Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
 numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
 ``table`` reads, no two outputs one file, an existing ``--out`` / ``--markdown`` one this command wrote (else
-``--force``), and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need this module's
-``__main__`` guard.
+``--force``), and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need the
+``__main__`` guard (:mod:`sdrlib.experiments.study.__main__`).
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from sdrlib.numerics import pin_kernel_path
 from sdrlib.paths import repo_root
 
 #: the command a user types (messages name it)
-COMMAND = "python -m sdrlib.experiments.study_cli"
+COMMAND = "python -m sdrlib.experiments.study"
 
 DEFAULT_EVIDENCE = "docs/evidence/study"
-MAX_SEED = 2**32 - 1  # sdrlib.experiments.study.MAX_SEED (imported late: the study module loads torch)
+MAX_SEED = 2**32 - 1  # sdrlib.experiments.study.runs.MAX_SEED (imported late: the study module loads torch)
 
 
 def _seed(text: str) -> int:
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     over = _overrides(args.set, ap)
     variants = _variants(args.variants, ap) if args.cmd == "choose" else {}
     if variants:
-        from sdrlib.experiments.study_pilot import check_variant_keys
+        from sdrlib.experiments.study.pilot import check_variant_keys
 
         check_variant_keys(variants)  # a key the choice would not apply: one line, before any profile or training
     cfg = load_profile(args.profile, over)
@@ -166,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         # as python -m sdrlib.training and run_all.sh do, so the study trains the floats the profile names; with
         # this checkout's sdrlib first on the path, whichever way the command started (here or the script wrapper)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo_root()), env.get("PYTHONPATH", "")]))
-        os.execve(sys.executable, [sys.executable, "-m", "sdrlib.experiments.study_cli", *sys.argv[1:]], env)
+        os.execve(sys.executable, [sys.executable, "-m", "sdrlib.experiments.study", *sys.argv[1:]], env)
     if args.cmd in ("pilot", "choose"):
-        from sdrlib.experiments.study_pilot import choice_table, pilot_table
+        from sdrlib.experiments.study.pilot import choice_table, pilot_table
         from sdrlib.rewards import parse_reward
 
         parse_reward(args.reward)  # an unknown reward fails here, before any training
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         if out is not None:
             t.to_csv(out, index=False)
         return 0
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     if args.cmd == "run":
         unknown = sorted(set(args.configs or ()) - {"sft", *cfg.grpo.rewards})
@@ -259,9 +259,9 @@ def _write_block(f: Path, block: str) -> None:
 
 def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, seeds: list[int] | None = None,
            blocks: list[Path] = ()) -> int:
-    """``table``: score the runs (:func:`sdrlib.experiments.study.table_runs` checks them first) and print the
+    """``table``: score the runs (:func:`sdrlib.experiments.study.runs.table_runs` checks them first) and print the
     comparisons."""
-    from sdrlib.experiments import study
+    from sdrlib.experiments.study import runs as study
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
@@ -295,7 +295,7 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
 
 
 def _reading_markdown(reading: pd.DataFrame) -> str:
-    """:func:`sdrlib.experiments.study.study_reading` as a Markdown table."""
+    """:func:`sdrlib.experiments.study.runs.study_reading` as a Markdown table."""
     def cell(r, col, fmt):
         lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
         rng = f" [{lo:{fmt}}, {hi:{fmt}}]" if r.seeds > 1 and pd.notna(lo) else ""

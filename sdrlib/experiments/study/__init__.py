@@ -1,0 +1,14 @@
+"""The GRPO study (``configs/study.yaml``): do set-distance rewards beat SFT and R_exact, with the power to see it?
+
+- :mod:`.runs`      the study's runs (SFT once, every reward at every seed, extra draws), resumable, and its
+  comparison table, answer and reading;
+- :mod:`.evidence`  the evidence files (one gzip JSON per run and draw), their keys, reading, writing and checks;
+- :mod:`.pilot`     the pilot (does the policy move, and how far, per step bucket) and the setup choices, read on
+  validation studies;
+- :mod:`.size`      how many seeds and test studies see an effect of the paper's size;
+- :mod:`.cli`       the command line, ``python -m sdrlib.experiments.study pilot | choose | run | status | table``
+  (:mod:`.__main__`).
+
+Import the modules directly (``from sdrlib.experiments.study import runs``); nothing is imported here, so the
+command line prints its help without loading the training stack.
+"""
