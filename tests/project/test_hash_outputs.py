@@ -13,6 +13,8 @@ _spec.loader.exec_module(hash_outputs)
 
 def _run(root: Path, value: str = "0.083", seconds: str = "1.2", weights: bytes = b"w1") -> Path:
     (root / "results").mkdir(parents=True)
+    trace = "".join(f"{2 * i}.0,1.9\n" for i in range(1, 2 + int(float(seconds))))  # as long as the run
+    (root / "results" / "run_cpu.csv").write_text("seconds,busy_cores\n" + trace)
     (root / "results" / "t.csv").write_text(f"config,macro_f1,seconds\nR_Cham,{value},{seconds}\n")
     (root / "results" / "t.md").write_text(f"| R_Cham | {value} | {seconds} |\n")
     (root / "results" / "t.meta.json").write_text(json.dumps({"commit": seconds}))
@@ -31,6 +33,7 @@ def _compare(tmp_path, capsys, **kw) -> tuple[int, str]:
 def test_same_values_different_times_and_metadata_match(tmp_path, capsys):
     rc, out = _compare(tmp_path, capsys, seconds="9.9")
     assert rc == 0 and "timing only: results/t.csv" in out and "every value identical" in out
+    assert "timing only: results/run_cpu.csv" in out  # the cores-busy trace is timing as a whole
     assert "meta" not in out and "t.md" not in out  # metadata is not hashed; the Markdown goes with its CSV
 
 
