@@ -267,3 +267,13 @@ image_gap.round(4)
 
 # %% tags=["conclusion"]
 print("\n".join(sft_conclusion(cfg.results_dir)))
+
+# %% [markdown]
+# **What this start reads, per finding.** Beating image-blind baselines on average is not the same as stating each
+# finding the image shows. Read per CheXpert observation on the validation studies (`docs/evidence/sft_start`,
+# `python -m sdrlib.experiments.sft_start`), this profile's start states the large findings (cardiomegaly, edema,
+# effusion) clearly more often than a guesser that ignores the image, but is within 0.05 of that guesser on about
+# half the labels (opacity, lesion, consolidation, pneumothorax, pleural other, fracture) although a pixel classifier
+# reads several of them, and it states about half as many pathologies per report as the references. GRPO (notebook
+# 04) starts from this policy. Longer SFT (twice the steps) and an auxiliary label loss (`sft.aux_label_weight`) each
+# help on validation; neither makes the rare findings readable; the evidence page has the per-label tables.
