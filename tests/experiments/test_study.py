@@ -714,3 +714,29 @@ def test_the_committed_answer_blocks_are_the_committed_tables():
         assert f"<!-- study-answer:start -->\n{block}\n<!-- study-answer:end -->" in text, page
     full = (ROOT / "docs" / "evidence" / "study" / "table.md").read_text(encoding="utf-8")
     assert study.study_markdown(t) in full and study.study_markdown(t, family="secondary") in full
+
+
+def test_the_validation_reading_sees_a_drift_to_normal_reports(monkeypatch, smoke):
+    """val_reading's macro14 and pathology gap fall when a policy writes normal reports for abnormal studies, which a
+    reward and the per-report F1 (1.0 for a normal study read as normal) can rise through."""
+    from types import SimpleNamespace
+
+    from sdrlib.experiments.study import pilot
+
+    cfg, _ = smoke
+    refs = ["There is a large left pleural effusion.", "The heart is enlarged. There is pulmonary edema.",
+            "The lungs are clear.", "The lungs are clear."]
+    val = [SimpleNamespace(study_id=f"v{i}", findings=f, impression="See findings.") for i, f in enumerate(refs)]
+    scorer = SimpleNamespace(score=lambda gens, rf, ri: SimpleNamespace(total=[1.0] * len(gens)))
+
+    def reading(findings):
+        gens = [f"<think> {f} </think> <answer> See findings. </answer>" for f in findings]
+        monkeypatch.setattr(pilot, "generate_test", lambda *a, **k: gens)
+        return pilot.val_reading(cfg, "policy", val, scorer, seed=0)
+
+    reads = reading(refs)
+    assert reads["pathology_gap"] == 0 and reads["pathologies"] == reads["ref_pathologies"] == 0.75
+    assert reads["macro14"] > 0 and reads["normal_share"] == reads["ref_normal_share"] == 0.5
+    normal = reading(["The lungs are clear."] * 4)
+    assert normal["pathologies"] == 0 and normal["pathology_gap"] == -0.75 and normal["macro14"] < reads["macro14"]
+    assert normal["normal_share"] == 1.0 and normal["parsed"] == 1.0

@@ -5,7 +5,9 @@ One GRPO run (one reward, one seed) from the profile's SFT policy, extended step
 each bucket the policy is read on **validation** studies (never test): its mean training reward on them (the reward
 the run optimises, :func:`sdrlib.experiments.audit.audit_scorer`), the share of Findings that state no positive
 finding (``normal_share``: a policy that drifts to normal reports raises it), and per-report CheXpert-14 label F1
-of the Findings (offline labeler, against the reference Findings' labels). Beside them, from the run's own log
+of the Findings (offline labeler, against the reference Findings' labels), and two readings that see a drift to
+normal reports where the reward and per-report F1 rise through it: CXB-14 macro F1 and the gap between the
+pathologies stated per Findings and the references'. Beside them, from the run's own log
 (``curves.csv``), the bucket's mean KL to the SFT policy, mean training reward and step seconds. Bucket 0 is the SFT
 policy itself.
 
@@ -34,7 +36,7 @@ from sdrlib.clinical import label_report
 from sdrlib.experiments.audit import audit_scorer
 from sdrlib.experiments.posttrain import generate_test
 from sdrlib.experiments.study.runs import StudyError, check_seeds
-from sdrlib.metrics.clinical import label_matrix, per_sample_f1
+from sdrlib.metrics.clinical import f1_counts, label_matrix, per_sample_f1
 from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14
 
@@ -47,7 +49,10 @@ _PATHO = [j for j, o in enumerate(CHEXPERT_14) if o not in ("No Finding", "Suppo
 def val_reading(cfg: Any, policy: Any, val_records: Sequence[Any], scorer: Any, *, seed: int) -> dict[str, float]:
     """One policy on validation studies: ``val_reward`` (mean total reward of ``scorer``), ``normal_share`` (Findings
     with no positive finding other than support devices), ``label_f1`` (mean per-report CheXpert-14 F1 of the
-    Findings), ``parsed`` (share of reports on the template)."""
+    Findings), ``parsed`` (share of reports on the template), and two readings that fall when the policy drifts to
+    normal reports, a drift the reward and ``label_f1`` can rise through: ``macro14`` (CXB-14 macro F1 of the Findings, corpus counts) and
+    ``pathologies`` / ``ref_pathologies`` / ``pathology_gap`` (mean pathologies stated per Findings, of the 12
+    CheXpert pathologies, generated and reference, and generated minus reference)."""
     gens = generate_test(cfg, policy, val_records, seed=seed, split="val")
     refs_f = [r.findings for r in val_records]
     refs_i = [r.impression for r in val_records]
@@ -56,9 +61,12 @@ def val_reading(cfg: Any, policy: Any, val_records: Sequence[Any], scorer: Any, 
     findings = [p.findings if p is not None else "" for p in parsed]
     P = label_matrix([label_report(f) for f in findings])  # uncertain counts positive, as in the evaluation
     R = label_matrix([label_report(f) for f in refs_f])
+    patho, ref_patho = float(P[:, _PATHO].sum(1).mean()), float(R[:, _PATHO].sum(1).mean())
     return {"val_reward": float(total.mean()), "normal_share": float((P[:, _PATHO].sum(1) == 0).mean()),
             "ref_normal_share": float((R[:, _PATHO].sum(1) == 0).mean()),
-            "label_f1": float(per_sample_f1(P, R).mean()), "parsed": float(np.mean([p is not None for p in parsed]))}
+            "label_f1": float(per_sample_f1(P, R).mean()), "parsed": float(np.mean([p is not None for p in parsed])),
+            "macro14": f1_counts(P, R)["macro14"], "pathologies": patho, "ref_pathologies": ref_patho,
+            "pathology_gap": patho - ref_patho}
 
 
 def _count(value: Any, what: str) -> int:
@@ -88,8 +96,8 @@ def pilot_table(cfg: Any, reward: str, *, buckets: Sequence[int], n_val: int, se
                 embedder: Any = None, sft_policy: str | Path | None = None, log: Any = print) -> pd.DataFrame:
     """Train ``reward`` at ``seed`` (default the profile's) up to each step count of ``buckets`` in turn and read
     the policy on the first ``n_val`` validation studies after each (module doc). One row per bucket (0 = SFT):
-    ``steps, kl, train_reward, step_seconds`` (the bucket's log means; NaN at 0), ``val_reward, normal_share,
-    ref_normal_share, label_f1, parsed``. ``sft_policy``: start from this saved policy instead of the profile's
+    ``steps, kl, train_reward, step_seconds`` (the bucket's log means; NaN at 0), then :func:`val_reading`'s
+    columns. ``sft_policy``: start from this saved policy instead of the profile's
     SFT run (trained or reused by :func:`sdrlib.training.sft`)."""
     from sdrlib.embedding import SentenceEmbedder
 
@@ -148,8 +156,7 @@ def choice_table(cfg: Any, reward: str, variants: dict[str, dict[str, Any]], *, 
     ``{"dr_grpo": {}, "grpo": {"grpo.loss_type": "grpo"}}``), every seed of ``seeds``, all from the profile's own
     SFT policy, each variant in its own runs folder (``<runs>/choice/<variant>``, so a variant never reuses
     another's run), read on the first ``n_val`` validation studies (:func:`val_reading`). One row per (variant,
-    seed): ``variant, seed, kl_last`` (mean KL of the last quarter of steps), ``val_reward, normal_share,
-    ref_normal_share, label_f1, parsed``. A variant sets only what the choice applies (:func:`check_variant_keys`:
+    seed): ``variant, seed, kl_last`` (mean KL of the last quarter of steps), then :func:`val_reading`'s columns. A variant sets only what the choice applies (:func:`check_variant_keys`:
     ``grpo.*`` and the ``sft.*`` keys GRPO reads, :data:`CHOICE_SFT_KEYS`): the SFT policy is the profile's.
     ``overrides``: those ``cfg`` was loaded with
     (each variant is the profile ``cfg.name`` with ``overrides`` and then its own); ``sft_policy`` as in
