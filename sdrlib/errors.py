@@ -86,6 +86,7 @@ PUBLIC_ERRORS: dict[str, str] = {
     "TokenizerObjectError": "sdrlib.metrics.radgraph_compat",
     "TowerInputError": "sdrlib.training.tower",
     "AuxLabelError": "sdrlib.training.aux_labels",
+    "SamplingError": "sdrlib.training.sampling",
     "UnknownDistanceError": "sdrlib.distances",
     "UsageError": "sdrlib.runner",
     "VerdictInputError": "sdrlib.metrics.verdict",

@@ -166,6 +166,10 @@ class SFTConfig:
         "help": "tiny policy: weight of an auxiliary label loss in SFT (binary cross-entropy of the 13 CheXpert "
                 "observations read from the decoder's state where the report starts; 0 = off; "
                 "sdrlib.training.aux_labels)"})
+    balanced_sampling: float = field(default=0.0, metadata={"min": 0,
+        "help": "tiny policy: SFT draws study i with probability proportional to rarity_i ** -this, rarity_i the "
+                "training prevalence of its rarest finding (of studies without one: their share); 0 = uniform "
+                "shuffle; 1 = each finding about equally often (sdrlib.training.sampling)"})
     lora_r: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA rank"})
     lora_alpha: int = field(default=16, metadata={"min": 1, "help": "GPU policy: LoRA alpha"})
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sdrlib.models import PolicyError
-from sdrlib.training.datasets import usable_records
+from sdrlib.training.datasets import row_records
 from sdrlib.training.tower import TOWER_OBSERVATIONS, tower_labels
 
 __all__ = ["AuxLabelError", "HEAD", "attach", "detach", "with_labels", "start_positions", "trainer_class"]
@@ -89,10 +89,8 @@ def with_labels(ds: Any, records: Sequence[Any]) -> Any:
     """``ds`` (from :func:`sdrlib.training.datasets.sft_dataset` on ``records``) with an ``aux_labels`` column.
 
     Rows are matched by ``study_id``; the labels are :func:`sdrlib.training.tower.tower_labels` of the records
-    the dataset kept (:func:`sdrlib.training.datasets.usable_records`)."""
-    recs = {r.study_id: r for r in usable_records(records)}
-    ordered = [recs[s] for s in ds["study_id"]]
-    return ds.add_column("aux_labels", tower_labels(ordered).tolist())
+    the dataset kept (:func:`sdrlib.training.datasets.row_records`)."""
+    return ds.add_column("aux_labels", tower_labels(row_records(ds, records)).tolist())
 
 
 def start_positions(labels: Any) -> Any:

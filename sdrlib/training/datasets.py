@@ -13,7 +13,7 @@ from typing import Any
 from sdrlib.generation import PROMPT, prompt_messages
 from sdrlib.reports import build_template
 
-__all__ = ["report_texts", "sft_dataset", "grpo_dataset", "image_dataset", "usable_records"]
+__all__ = ["report_texts", "sft_dataset", "grpo_dataset", "image_dataset", "usable_records", "row_records"]
 
 
 def report_texts(records: Sequence[Any]) -> tuple[list[str], int]:
@@ -41,6 +41,13 @@ def usable_records(records: Sequence[Any]) -> list[Any]:
     if not out:
         raise ValueError("no record has an image and both report sections; check the data split")
     return out
+
+
+def row_records(ds: Any, records: Sequence[Any]) -> list[Any]:
+    """The records behind the rows of ``ds`` (a dataset built from ``records`` by this module), in row order, matched
+    by ``study_id``."""
+    recs = {r.study_id: r for r in usable_records(records)}
+    return [recs[s] for s in ds["study_id"]]
 
 
 def sft_dataset(records: Sequence[Any], max_images: int = 1, prompt: str | None = None) -> Any:

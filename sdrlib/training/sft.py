@@ -26,12 +26,12 @@ from sdrlib.data import load_split
 from sdrlib.errors import SDRError
 from sdrlib.io import atomic_write_json
 from sdrlib.paths import output_root, repo_root
-from sdrlib.training import aux_labels
-from sdrlib.training.datasets import report_texts, sft_dataset
+from sdrlib.training import aux_labels, sampling
+from sdrlib.training.datasets import report_texts, row_records, sft_dataset
 from sdrlib.training.policy import device_kwargs, is_tiny, load_policy, preflight, tiny_spec
 from sdrlib.training.processes import barrier, init, is_main, main_first, world_size
 from sdrlib.training.runkeys import claim, policy_digest, records_digest, reusable, run_dir, run_key
-from sdrlib.training.tower import pretrain_tower
+from sdrlib.training.tower import pretrain_tower, tower_labels
 from sdrlib.training.runlog import (Progress, SFTResult, StepTimer, log_name, logs_to, read_curves, short_path,
                                     train_and_save)
 from sdrlib.utils import set_seed
@@ -74,6 +74,9 @@ def sft(cfg: Any, train_records: Sequence[Any] | None = None, *, seed: int | Non
     if cfg.sft.aux_label_weight > 0 and not is_tiny(cfg):
         raise aux_labels.AuxLabelError(f"sft.aux_label_weight = {cfg.sft.aux_label_weight}: the auxiliary label loss "
                                        f"is built for the tiny policy only, not {cfg.sft.policy!r}; set it to 0")
+    if cfg.sft.balanced_sampling > 0 and not is_tiny(cfg):
+        raise sampling.SamplingError(f"sft.balanced_sampling = {cfg.sft.balanced_sampling}: balanced sampling is "
+                                     f"built for the tiny policy only, not {cfg.sft.policy!r}; set it to 0")
     seed = cfg.seed if seed is None else seed
     if cfg.sft.processes > 1 and world_size() == 1:  # the profile asks for several processes: launch them
         return _launch(cfg, train_records, seed, force)
@@ -116,13 +119,17 @@ def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progres
     ds = sft_dataset(train_records, s.max_images)
     args = _trl_args(s, out, seed)
     timer = StepTimer()
-    if s.aux_label_weight > 0:  # the decoder must state the findings where the report starts (module doc)
+    trainer_cls, extra = SFTTrainer, {}
+    if s.aux_label_weight > 0:  # the decoder must state the findings where the report starts (aux_labels)
         aux_labels.attach(model)
-        trainer = aux_labels.trainer_class()(model=model, args=args, train_dataset=aux_labels.with_labels(
-            ds, train_records), processing_class=processor, callbacks=[timer], aux_weight=s.aux_label_weight)
-    else:
-        trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=processor,
-                             callbacks=[timer])
+        trainer_cls, extra["aux_weight"] = aux_labels.trainer_class(), s.aux_label_weight
+        ds = aux_labels.with_labels(ds, train_records)
+    if s.balanced_sampling > 0:  # studies with rare findings drawn more often (sampling)
+        trainer_cls = sampling.balanced_trainer(trainer_cls)
+        extra["sample_weights"] = sampling.balanced_weights(tower_labels(row_records(ds, train_records)),
+                                                            s.balanced_sampling)
+    trainer = trainer_cls(model=model, args=args, train_dataset=ds, processing_class=processor, callbacks=[timer],
+                          **extra)
     resume, seconds, final, curves = train_and_save(trainer, processor, out, timer, progress)
     info = {
         "stage": "sft",
@@ -140,6 +147,7 @@ def _train(cfg: Any, train_records: Sequence[Any], seed: int, out: Path, progres
         "policy_digest": policy_digest(final),
         "world_size": args.world_size,
         "aux_label_weight": s.aux_label_weight,
+        "balanced_sampling": s.balanced_sampling,
     }
     if is_main():
         atomic_write_json(out / "run.json", info, sort_keys=False)
