@@ -14,7 +14,9 @@ policy's shape, loading), :mod:`~sdrlib.training.runlog` (progress line, library
 saving), :mod:`~sdrlib.training.runkeys` (run folders and the keys that decide reuse: every file of the
 sdrlib package is in them), :mod:`~sdrlib.training.sft`, :mod:`~sdrlib.training.grpo`,
 :mod:`~sdrlib.training.editgrpo_trainer`, :mod:`~sdrlib.training.cli`, :mod:`~sdrlib.training.processes` (rank and
-world size under ``accelerate launch``). The names below are re-exported
+world size under ``accelerate launch``), :mod:`~sdrlib.training.tower` (label pretraining and probe of the tiny
+policy's vision tower), :mod:`~sdrlib.training.aux_labels` (an auxiliary label loss in SFT) and
+:mod:`~sdrlib.training.sampling` (balanced sampling of SFT studies), the last three options of the tiny policy. The names below are re-exported
 here; note that ``sdrlib.training.sft`` and ``sdrlib.training.grpo`` are the *functions* (import the
 modules with ``importlib.import_module("sdrlib.training.grpo")`` when a test needs them).
 
