@@ -275,5 +275,6 @@ print("\n".join(sft_conclusion(cfg.results_dir)))
 # effusion) clearly more often than a guesser that ignores the image, but is within 0.05 of that guesser on about
 # half the labels (opacity, lesion, consolidation, pneumothorax, pleural other, fracture) although a pixel classifier
 # reads several of them, and it states about half as many pathologies per report as the references. GRPO (notebook
-# 04) starts from this policy. Longer SFT (twice the steps) and an auxiliary label loss (`sft.aux_label_weight`) each
-# help on validation; neither makes the rare findings readable; the evidence page has the per-label tables.
+# 04) starts from this policy. Longer SFT (twice the steps) and an auxiliary label loss (`sft.aux_label_weight`) were
+# measured on validation, one SFT run each (point values, not tested across SFT seeds); in none of them are the rare
+# findings read; the evidence page has the per-label tables and what they leave open.
