@@ -85,6 +85,7 @@ PUBLIC_ERRORS: dict[str, str] = {
     "TextDecodeError": "sdrlib.io",
     "TokenizerObjectError": "sdrlib.metrics.radgraph_compat",
     "TowerInputError": "sdrlib.training.tower",
+    "VisibilityInputError": "sdrlib.experiments.synthcxr_visibility",
     "AuxLabelError": "sdrlib.training.aux_labels",
     "SamplingError": "sdrlib.training.sampling",
     "UnknownDistanceError": "sdrlib.distances",

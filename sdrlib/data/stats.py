@@ -27,8 +27,9 @@ from sdrlib.vocabulary import CHEXPERT_14
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["summary_table", "prevalence_table", "sentence_counts", "pixel_features", "pixel_probe", "pick_examples",
-           "language_stats", "language_table", "data_conclusion", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS", "LANGUAGE_TARGETS"]
+__all__ = ["summary_table", "prevalence_table", "sentence_counts", "image_features", "pixel_features", "pixel_probe",
+           "pick_examples", "language_stats", "language_table", "data_conclusion", "IU_XRAY_LANGUAGE", "LANGUAGE_COUNTS",
+           "LANGUAGE_TARGETS"]
 
 # Report-language statistics of 2,000 IU-Xray reports with both sections, with what each number counts: the
 # vocabulary was counted over Findings only (issue 26: set beside our both-sections count it looked like 1,006
@@ -181,17 +182,35 @@ def pick_examples(records: Sequence[Record], n: int = 6, seed: int = 0) -> list[
     return out
 
 
+def image_features(images: Sequence[np.ndarray], size: int = 32) -> np.ndarray:
+    """``(n, size * size)`` float32 features of greyscale uint8 images (each ``(h, w)``): resized to ``size`` x
+    ``size`` (bilinear), scaled to [0, 1] and standardised per image (mean 0, SD 1). Another shape or dtype raises
+    :class:`ValueError`."""
+    from PIL import Image
+
+    out = []
+    for k, im in enumerate(images):
+        im = np.asarray(im)
+        if im.ndim != 2 or im.dtype != np.uint8:
+            raise ValueError(f"image {k} is {im.dtype} of shape {im.shape}: pass greyscale uint8 (h, w) arrays")
+        out.append(np.asarray(Image.fromarray(im, mode="L").resize((size, size), Image.BILINEAR),
+                              dtype=np.float32).ravel())
+    if not out:
+        raise ValueError("no images: pass at least one")
+    x = np.stack(out) / 255.0
+    return ((x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
+
+
 def pixel_features(records: Sequence[Record], size: int = 32) -> np.ndarray:
-    """``(n, size * size)`` float32 features of each record's first image: greyscale, resized to ``size`` x ``size``
-    (bilinear), scaled to [0, 1] and standardised per image (mean 0, SD 1), as :func:`pixel_probe` reads them."""
+    """``(n, size * size)`` float32 features of each record's first image, greyscale (:func:`image_features`), as
+    :func:`pixel_probe` reads them."""
     from PIL import Image
 
     out = []
     for r in records:
         with Image.open(r.image_paths[0]) as im:
-            out.append(np.asarray(im.convert("L").resize((size, size), Image.BILINEAR), dtype=np.float32).ravel())
-    x = np.stack(out) / 255.0
-    return ((x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
+            out.append(np.asarray(im.convert("L"), dtype=np.uint8))
+    return image_features(out, size)
 
 
 def pixel_probe(train: Sequence[Record], test: Sequence[Record], observations: Sequence[str] | None = None,
