@@ -122,6 +122,41 @@ def test_images_carry_the_findings(findings, devices, region, sign):
     assert sign * (with_f - without) > 4.0, (with_f, without)
 
 
+_EFF = Finding("effusion", side="bilateral", severity="moderate")
+
+
+@pytest.mark.parametrize("findings, base", [
+    ([Finding("opacity", location="right upper lobe")], []),
+    ([Finding("nodule", location="right upper lobe", size_cm=0.6, detail="nodule")], []),  # the smallest nodule
+    ([Finding("nodule", location="lingula", size_cm=2.2, detail="nodule")], []),  # over the heart: still denser
+    ([Finding("fracture", side="left", location="7th", detail="acute")], []),
+    ([Finding("fracture", side="right", location="5th", detail="healed")], []),
+    ([Finding("atelectasis", side="right", location="right base", detail="linear", hedged=True)], []),
+    ([_EFF, Finding("atelectasis", side="left", location="left base", detail="compressive")], [_EFF]),
+])
+def test_findings_a_radiologist_sees_span_several_pixels_at_96_px(findings, base):
+    """Drawn and not drawn under one nuisance: at least 15 pixels change by 10 grey levels or more, and the finding
+    adds density (a compressive atelectasis shows above the fluid; before SynthCXR 2.3 it lay under it, unseen)."""
+    for seed in range(3):
+        d = (render_image(findings, [], np.random.default_rng(seed)).astype(int)
+             - render_image(base, [], np.random.default_rng(seed)).astype(int))
+        assert (d >= 10).sum() >= 15 and d[d > 0].sum() > 3 * -d[d < 0].sum(), (seed, (d >= 10).sum())
+
+
+def test_fractures_are_drawn_on_their_rib_and_hedged_atelectasis_as_a_patchy_opacity():
+    def rows(f):
+        d = (render_image([f], [], np.random.default_rng(0)).astype(int)
+             - render_image([], [], np.random.default_rng(0)).astype(int))
+        return np.nonzero(d >= 10)[0].mean()
+
+    assert rows(Finding("fracture", side="right", location="9th", detail="healed")) > 20 + rows(
+        Finding("fracture", side="right", location="4th", detail="healed"))  # a 9th-rib fracture was drawn on the 4th
+    at = dict(side="right", location="right base", detail="linear")
+    stated, hedged = (render_image([Finding("atelectasis", hedged=h, **at)], [], np.random.default_rng(0))
+                      for h in (False, True))
+    assert np.abs(stated.astype(int) - hedged.astype(int)).max() >= 10
+
+
 def test_image_is_grayscale_uint8_of_requested_size():
     img = render_image([Finding("nodule", location="right upper lobe", size_cm=1.5)], ["cvc"],
                        np.random.default_rng(1), size=80)

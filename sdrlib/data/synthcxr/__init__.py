@@ -26,12 +26,18 @@ Each study is drawn from a seeded generator in three steps:
    labels are exactly what a perfect CheXpert labeler would read from the report.
 3. **Image** (``render_image``): a grayscale radiograph-like picture whose pixels
    carry the findings (heart width for cardiomegaly, fluid level blunting the
-   costophrenic angle for effusion, a dense blob for consolidation, a band for
-   atelectasis, perihilar haze for edema, a round density for a nodule, a dark
-   rim without lung markings and a pleural line for pneumothorax, a broken rib,
-   bright lines for tubes and a box for a pacemaker), under patient-level nuisance:
-   rotation, scale, shift, body habitus, inspiration, exposure (gamma, contrast)
-   and noise.
+   costophrenic angle for effusion, a dense blob for consolidation, a larger hazier
+   area for a lung opacity, a band for atelectasis (a patchy basilar opacity where
+   the report hedges it as one, a density along the meniscus where an effusion
+   compresses the lung), perihilar haze for edema, a sharp-margined round density
+   for a nodule or mass, a dark rim without lung markings and a pleural line for
+   pneumothorax, a displaced rib break with an extrapleural haematoma for an acute
+   fracture and a callus for a healed one, bright lines for tubes and a box for a
+   pacemaker), under patient-level nuisance: rotation, scale, shift, body habitus,
+   inspiration, exposure (gamma, contrast) and noise. Each finding is drawn as
+   visibly as a radiologist sees it, which at 96 px means over several pixels
+   (``image.py``'s docstrings state each one's size and density; how well a pixel
+   classifier reads each label: ``docs/evidence/synthcxr_visibility.md``).
 
 Same seed -> same bytes: every study has its own ``numpy`` generator seeded from
 ``(seed, split, index)``, so the first studies of a larger dataset equal those of

@@ -33,7 +33,14 @@ __all__ = ["GENERATOR_VERSION", "SPLITS", "SynthCXRError",
            "generate_study", "generate_report", "generate_dataset", "dataset_dir",
            "ensure_dataset", "read_manifest"]
 
-GENERATOR_VERSION = "2.2.0"  # 2.2: other-side negatives, "no new X", more bilateral wording; images unchanged
+#: 2.3: images only (reports and labels unchanged): lung opacity denser (0.26, was 0.18) and never faded out by its
+#: mottle; nodules drawn at least about 2 cm across (radius 0.04 + 0.015 cm, was 0.02 + 0.017 cm) and adding density
+#: (they darkened the heart); an acute rib fracture a displaced break (a 2 px gap and step at 96 px) with an
+#: extrapleural haematoma, a healed one a callus three times a rib's density; a 9th-rib fracture on the lowest rib
+#: drawn (it was drawn on the 4th's); hedged atelectasis ("basilar opacity, likely atelectasis") a patchy basilar
+#: opacity, compressive atelectasis a density along the effusion's meniscus (it lay under the fluid, unseen).
+#: 2.2: other-side negatives, "no new X", more bilateral wording; images unchanged.
+GENERATOR_VERSION = "2.3.0"
 SPLITS = ("train", "val", "test")
 _SPLIT_CODE = {"train": 0, "val": 1, "test": 2}
 

@@ -3,6 +3,14 @@
 Heart width for cardiomegaly, fluid blunting the costophrenic angle for effusion, a dense blob for
 consolidation, ... under patient-level nuisance (rotation, scale, shift, habitus, inspiration,
 exposure and noise). A cartoon of the thorax, learnable by a tiny vision model.
+
+Scale: anatomy is drawn on a ``[-1, 1]`` grid where the thorax is about 1.26 units wide, so one unit is about
+22 cm and, at 96 px, one pixel about 4.6 mm. Each finding is drawn as visibly as a radiologist sees it on a
+full-resolution radiograph, which at 96 px means a finding spans several pixels: small nodules are drawn larger
+than their stated size (a floor), and a rib fracture shows with the signs that make it visible (a displaced break
+with an extrapleural haematoma when acute, callus when healed). Sizes and densities are stated where each
+finding is drawn (densities: added grey level on a 0-1 scale before exposure, where lung is 0.10-0.18 and soft
+tissue 0.42).
 """
 
 from __future__ import annotations
@@ -162,30 +170,58 @@ def _draw_heart(img: np.ndarray, x: np.ndarray, y: np.ndarray, nz: _Nuisance, ca
     return img, heart
 
 
+#: where a rib fracture is drawn: along its rib, at ``x = +-_FRACTURE_X * bw`` (the lateral arc)
+_FRACTURE_X = 0.5
+#: an acute fracture's displacement in rib half-widths (about 0.8 px each at 96 px): the lateral fragment's step
+#: down and the lucent gap between the fragments
+_ACUTE_STEP, _ACUTE_GAP = 2.5, 2.4
+
+
 def _fractured_ribs(ribs: np.ndarray, x: np.ndarray, y: np.ndarray, frac: Finding, bw: float, rw: float,
-                    lungs: dict[str, dict]) -> np.ndarray:
-    """``ribs`` with the fractured rib of ``frac`` replaced, on each of its sides, by a gap and a step."""
+                    lungs: dict[str, dict]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ribs, soft)``: ``ribs`` (rib units: 1 is a rib's density) with the fractured rib of ``frac`` redrawn on
+    each of its sides, and the soft-tissue density the fracture adds (image units, shape of ``x``; zero if healed).
+
+    Site: rib ``k = 2 + `` the location's index in ``_RIBS`` (the 4th to 9th rib are the 3rd to 8th of the 8 ribs
+    drawn, top to bottom), where it crosses ``x = +-0.5 bw``, the lateral arc where most rib fractures are seen.
+    Sizes at 96 px, where a rib is about 6 mm tall (FWHM; ``rw`` 0.017, 0.8 px) and a pixel about 4.6 mm:
+    acute, a displaced break, the fragments ``_ACUTE_GAP`` rib half-widths apart (a lucent gap of about 2 px, 9 mm)
+    and the lateral one stepped down by ``_ACUTE_STEP`` half-widths (a cortical step-off of about 2 px, more than a
+    rib's height), with an extrapleural haematoma: a lenticular soft-tissue density (0.25) against the inner chest
+    wall at the fracture's level, at most a quarter of the lung's half-width thick (about 1.5 cm, 3 px) and about
+    3.5 cm long (FWHM), tapering into the wall. Healed: the old break bridged by callus, a fusiform bony density
+    three times a rib's, about 2 cm along the rib and twice its height (FWHM about 4 x 3 px), over a residual step
+    of one half-width.
+    """
     ax = np.abs(x)
-    k = 2 + _RIBS.index(frac.location or "6th") % 5
+    k = 2 + _RIBS.index(frac.location or "6th")
+    healed = frac.detail == "healed"
+    step, gap = (1.0, 0.0) if healed else (_ACUTE_STEP, _ACUTE_GAP)
+    soft = np.zeros_like(x)
     for side in _sides(frac):
-        sgn = lungs[side]["sgn"]
+        L = lungs[side]
+        sgn = L["sgn"]
         on_side = (sgn * x > 0) * _sig(ax - 0.08, 0.02) * _sig(0.72 * bw - ax, 0.02)
         y_rib = -0.66 + 0.135 * k + 0.28 * (ax - 0.1) ** 2
         rib = np.exp(-((y - y_rib) / rw) ** 2) * on_side
-        xf = sgn * 0.5 * bw
-        gap = 1.0 - np.exp(-((x - xf) / (1.3 * rw)) ** 2)
-        lateral = _sig(sgn * (x - xf), 0.005)
-        stepped = np.exp(-((y - y_rib - 2 * rw) / rw) ** 2) * on_side
-        new = (rib * (1 - lateral) + stepped * lateral) * gap
-        if frac.detail == "healed":
-            new = new + 0.8 * np.exp(-(((x - xf) / 0.03) ** 2 + ((y - y_rib - 0.014) / 0.03) ** 2))
+        u = sgn * (x - sgn * _FRACTURE_X * bw)  # along the rib from the break, positive laterally
+        medial = rib * _sig(-u - 0.5 * gap * rw, 0.004)
+        lateral = np.exp(-((y - y_rib - step * rw) / rw) ** 2) * on_side * _sig(u - 0.5 * gap * rw, 0.004)
+        new = medial + lateral
+        if healed:
+            new = new + 3.0 * np.exp(-((u / 0.055) ** 2 + ((y - y_rib - 0.5 * step * rw) / (2.2 * rw)) ** 2))
+        else:
+            y_h = -0.66 + 0.135 * k + 0.28 * (_FRACTURE_X * bw - 0.1) ** 2
+            t = 0.25 * np.exp(-((y - y_h) / 0.09) ** 2)  # the haematoma's thickness, in lung radii
+            lens = _sig(np.sqrt(L["e"]) - (1.0 - t), 0.012) * _sig(t - 0.02, 0.005)
+            soft = soft + 0.25 * lens * _sig(sgn * (x - L["cx"]), 0.03) * L["m"]
         ribs = ribs - rib + new
-    return ribs
+    return ribs, soft
 
 
 def _draw_ribs(img: np.ndarray, x: np.ndarray, y: np.ndarray, bw: float, body: np.ndarray, frac: Finding | None,
                lungs: dict[str, dict]) -> np.ndarray:
-    """Ribs and clavicles (a fracture: a gap and a step in one rib, :func:`_fractured_ribs`)."""
+    """Ribs and clavicles (a fracture: a displaced break or a callus in one rib, :func:`_fractured_ribs`)."""
     # All 8 ribs of a side in one pass: the vertical distance to the nearest rib centre line
     # y_k = -0.66 + 0.135 k + 0.28 (|x| - 0.1)^2.
     ax = np.abs(x)
@@ -194,9 +230,10 @@ def _draw_ribs(img: np.ndarray, x: np.ndarray, y: np.ndarray, bw: float, body: n
     rw = max(0.014, 0.8 * 2.0 / x.shape[0])  # rib half-width, at least 0.8 px
     ribs = np.exp(-(((t - k_near) * 0.135) / rw) ** 2) * ((k_near >= 0) & (k_near <= 7))
     ribs = ribs * _sig(ax - 0.08, 0.02) * _sig(0.72 * bw - ax, 0.02)
+    soft = 0.0
     if frac is not None:
-        ribs = _fractured_ribs(ribs, x, y, frac, bw, rw, lungs)
-    img += 0.085 * ribs * body
+        ribs, soft = _fractured_ribs(ribs, x, y, frac, bw, rw, lungs)
+    img += (0.085 * ribs + soft) * body
     for sgn in (-1.0, 1.0):
         clav = _polyline(x, y, [(sgn * 0.08, -0.70), (sgn * 0.62 * bw, -0.82)], 0.022)
         img += 0.22 * clav * body
@@ -219,9 +256,50 @@ def _draw_edema(img: np.ndarray, x: np.ndarray, y: np.ndarray, edema: Finding, l
     return img
 
 
+def _draw_atelectasis(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict],
+                      heart: np.ndarray, nz: _Nuisance, effusion: Finding | None) -> np.ndarray:
+    """Atelectasis at each of its bases, drawn as the report words it.
+
+    Stated by type (linear, plate-like, subsegmental, mild): a band about 5.5 cm long and 8 mm thick (FWHM; 12 x
+    2 px at 96 px) 0.10 above the dome, tilted down laterally, density 0.30. Hedged ("basilar opacity, likely
+    atelectasis", which the labeler reads as Lung Opacity and uncertain Atelectasis): what makes a reader hedge, a
+    patchy ill-defined basilar opacity instead of a crisp band, about 6 x 2.4 cm (FWHM; 13 x 5 px), density 0.28
+    x a mottle of 0.45-1.3 (mean 0.8). Compressive (beside a moderate or large effusion): the collapsed lung as a
+    hazy density about 1.5 cm thick (FWHM, 3 px) along the fluid's meniscus, density 0.22 (the fluid, drawn
+    later, covers what lies below the meniscus; without an effusion on that side, the band).
+    """
+    for side in _sides(f):
+        L = lungs[side]
+        x0 = L["cx"] + L["sgn"] * 0.03
+        if f.detail == "compressive" and effusion is not None and side in _sides(effusion):
+            y_men = _fluid_top(L, x, effusion)
+            zone = np.exp(-((y - y_men + 0.04) / 0.04) ** 2) * _sig(L["sgn"] * (x - L["cx"]) + 0.8 * L["rx"], 0.03)
+            img += 0.22 * zone * L["m_ell"] * (1.0 - heart) * (0.85 + 0.3 * nz.tex_fine)
+        elif f.hedged:
+            y0 = L["top"] - 0.09
+            patch = np.exp(-(((x - x0) / 0.16) ** 2 + ((y - y0) / 0.065) ** 2))
+            mottle = np.clip(0.8 + 0.35 * nz.tex_coarse + 0.25 * nz.tex_fine, 0.45, 1.3)
+            img += 0.28 * patch * L["m_ell"] * (1.0 - heart) * mottle
+        else:
+            y0 = L["top"] - 0.10
+            t = 0.12 * L["sgn"]
+            band = np.exp(-(((x - x0) / 0.15) ** 2 + ((y - y0 - t * (x - x0)) / 0.022) ** 2))
+            img += 0.30 * band * L["m_ell"] * (1.0 - heart)
+    return img
+
+
 def _draw_lung_finding(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict],
-                       heart: np.ndarray, nz: _Nuisance) -> np.ndarray:
-    """One consolidation, opacity, atelectasis, nodule or pleural thickening (other kinds: ``img`` unchanged)."""
+                       heart: np.ndarray, nz: _Nuisance, effusion: Finding | None = None) -> np.ndarray:
+    """One consolidation, opacity, atelectasis (:func:`_draw_atelectasis`; ``effusion``: the study's, for a
+    compressive one), nodule or pleural thickening (other kinds: ``img`` unchanged). Sizes are FWHM at 96 px.
+
+    Consolidation: a dense blob (0.34) about 4.4 x 3.7 cm (10 x 8 px) at its lobe, fainter over the heart.
+    Opacity: a larger (5.5 x 4.8 cm, 12 x 10 px), less dense, mottled area at its lobe, density 0.26 x a mottle of
+    0.45-1.3 (mean 0.8): always visible, hazier than a consolidation. Nodule or mass: a disc with a sharp margin
+    at its lobe's centre, radius ``0.04 + 0.015 size_cm`` units (a 6 mm nodule drawn about 2 cm across, 4.7 px,
+    so that it spans more than a pixel or two; a 5 cm mass at its true size, 11 px across), adding density 0.32
+    (0.16 over the heart) to what lies behind it. Pleural thickening: a band along the apex or the lateral wall.
+    """
     if f.kind in ("consolidation", "opacity"):
         lx, ly, side = _LOBES[f.location or "right lower lobe"]
         L = lungs[side]
@@ -230,20 +308,14 @@ def _draw_lung_finding(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding
             img += 0.34 * blob * L["m"] * (0.85 + 0.25 * nz.tex_fine) * (1.0 - 0.6 * heart)
         else:
             blob = np.exp(-(((x - lx) / 0.15) ** 2 + ((y - ly) / 0.13) ** 2))
-            img += 0.18 * blob * L["m"] * np.clip(0.6 + 0.9 * nz.tex_coarse + 0.4 * nz.tex_fine, 0, 1.5)
+            img += 0.26 * blob * L["m"] * np.clip(0.8 + 0.35 * nz.tex_coarse + 0.25 * nz.tex_fine, 0.45, 1.3)
     elif f.kind == "atelectasis":
-        for side in _sides(f):
-            L = lungs[side]
-            y0 = L["top"] - 0.10
-            x0 = L["cx"] + L["sgn"] * 0.03
-            t = 0.12 * L["sgn"]
-            band = np.exp(-(((x - x0) / 0.15) ** 2 + ((y - y0 - t * (x - x0)) / 0.022) ** 2))
-            img += 0.30 * band * L["m_ell"] * (1.0 - heart)
+        img = _draw_atelectasis(img, x, y, f, lungs, heart, nz, effusion)
     elif f.kind == "nodule":
         lx, ly, side = _LOBES[f.location or "right upper lobe"]
-        r = 0.02 + 0.017 * float(f.size_cm or 1.0)
+        r = 0.04 + 0.015 * float(f.size_cm or 1.0)
         disc = _sig(r - np.hypot(x - lx, y - ly), 0.006)
-        img = _paint(img, disc * lungs[side]["m"], 0.52)
+        img += 0.32 * disc * lungs[side]["m"] * (1.0 - 0.5 * heart)
     elif f.kind == "pleural_other":
         for side in _sides(f):
             L = lungs[side]
@@ -255,14 +327,22 @@ def _draw_lung_finding(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding
     return img
 
 
+#: an effusion's height above the base by size, in anatomical units
+_EFFUSION_H = {"small": 0.10, "moderate": 0.26, "large": 0.46}
+
+
+def _fluid_top(L: dict, x: np.ndarray, f: Finding) -> np.ndarray:
+    """The effusion ``f``'s meniscus on lung ``L``: its height y over x (higher laterally), shape of ``x``."""
+    lat = np.clip(L["sgn"] * (x - L["cx"]) / L["rx"], 0, 1)
+    return L["top"] + 0.06 - _EFFUSION_H[f.severity or "small"] - 0.12 * lat
+
+
 def _draw_effusion(img: np.ndarray, x: np.ndarray, y: np.ndarray, f: Finding, lungs: dict[str, dict],
                    body: np.ndarray, heart: np.ndarray) -> np.ndarray:
     """Fluid filling each side's lung from the base up, hiding the dome and the costophrenic angle."""
-    h = {"small": 0.10, "moderate": 0.26, "large": 0.46}[f.severity or "small"]
     for side in _sides(f):
         L = lungs[side]
-        lat = np.clip(L["sgn"] * (x - L["cx"]) / L["rx"], 0, 1)
-        y_top = L["top"] + 0.06 - h - 0.12 * lat
+        y_top = _fluid_top(L, x, f)
         # fluid fills the lung from the base up, hiding the dome and the costophrenic angle
         fluid = _sig(y - y_top, 0.015) * _sig(1.05 - L["e"], 0.04) * _sig(L["top"] + 0.4 - y, 0.02)
         img = _paint(img, fluid * body * (1.0 - heart), 0.5)
@@ -292,7 +372,7 @@ def _draw_findings(img: np.ndarray, x: np.ndarray, y: np.ndarray, findings: Sequ
     if "edema" in by:
         img = _draw_edema(img, x, y, by["edema"], lungs, nz.tex_coarse)
     for f in findings:
-        img = _draw_lung_finding(img, x, y, f, lungs, heart, nz)
+        img = _draw_lung_finding(img, x, y, f, lungs, heart, nz, by.get("effusion"))
     if "effusion" in by:
         img = _draw_effusion(img, x, y, by["effusion"], lungs, body, heart)
     if "pneumothorax" in by:
