@@ -131,7 +131,7 @@ def comparison(out: str | Path, names: Sequence[str]) -> tuple[pd.DataFrame, pd.
         files = [out / f"{n}.csv", out / f"{n}_signal.csv"]
         if not all(f.is_file() for f in files):
             raise VisibilityInputError(f"{[str(f) for f in files if not f.is_file()]} missing: run --name {n} first")
-        c, s = pd.read_csv(files[0]), pd.read_csv(files[1])
+        c, s = pd.read_csv(files[0]), pd.read_csv(files[1], keep_default_na=False)  # variant "" stays ""
         vals = [k for k in c.columns if k.startswith(("auroc_", "f1_"))]
         c = c.rename(columns={k: f"{n}: {k}" for k in vals})
         s = s.rename(columns={k: f"{n}: {k}" for k in ("n_studies", "max_d", "sum_d")})

@@ -37,7 +37,7 @@ Each study is drawn from a seeded generator in three steps:
    inspiration, exposure (gamma, contrast) and noise. Each finding is drawn as
    visibly as a radiologist sees it, which at 96 px means over several pixels
    (``image.py``'s docstrings state each one's size and density; how well a pixel
-   classifier reads each label: ``docs/evidence/synthcxr_visibility.md``).
+   classifier reads each label: ``docs/evidence/synthcxr_visibility/``).
 
 Same seed -> same bytes: every study has its own ``numpy`` generator seeded from
 ``(seed, split, index)``, so the first studies of a larger dataset equal those of
