@@ -1,8 +1,8 @@
 """End to end: ``run_all.sh --profile smoke`` over every notebook that exists, into a temporary root.
 
-The run takes fewer studies than configs/smoke.yaml (:data:`SIZES`, passed with ``--set``): the same notebooks,
-profile keys and synthetic layout. configs/smoke.yaml itself stays as it is (scripts/hash_outputs.py compares runs
-of it).
+The run takes fewer studies than configs/smoke.yaml and one process where the profile has two side by side
+(:data:`SIZES`, passed with ``--set``): the same notebooks, profile keys and synthetic layout. configs/smoke.yaml
+itself stays as it is (scripts/hash_outputs.py compares runs of it).
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ SIZES = {
     "data.n_val": 4,  # 16
     "data.n_test": 6,  # 16
     "embedding.bank_size": 24,  # 48: all 24 training reports
+    "grpo.workers": 1,  # 2 (from cpu.yaml): see below
 }
+# grpo.workers: 1 runs notebooks 03-05's generations and GRPO runs in the notebook's own process, one after the
+# other, instead of in two spawned worker processes. At these sizes each of the run's five worker pools cost more
+# in process start and model loading than its work, and under the README's test command both cores are busy with
+# the two pytest workers anyway. The side-by-side path stays covered: the rehearsal run (tests/notebooks/
+# test_rehearsal.py) runs it in every notebook with the same keys, and tests/experiments/test_parallel_runs.py and
+# test_generate_side_by_side.py hold it to the one-process weights, rewards and texts.
 
 
 @pytest.mark.slow
