@@ -4,14 +4,14 @@ The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself,
 (GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
 at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
 The test runs the profile with the smaller sizes of :data:`SIZES` (``--set``): the same notebooks, profile keys
-and stand-in layout, fewer studies and a smaller group; configs/rehearsal.yaml keeps the sizes a user's rehearsal
-runs (it says why each is what it is). What the sizes keep: the SFT steps that write the template (the sweep and
-the distance rewards score parsed reports), and the 4 test studies of notebooks 04 and 05 (the first 4 of the
-stand-in's test split hold the no-finding and several-findings strata, so the strata tables are written).
-Cost, run alone on the 2-core box while another job trained on both cores (2026-12-07): 691 s (the notebook run
-619 s and 454 CPU-seconds, then the notebook 05 rerun); with configs/rehearsal.yaml's own sizes 1,072 s (996 s, 528
-CPU-seconds; load 5-7 against 4-5). Slow, like the smoke run: under pytest-xdist (README's test command)
-tests/conftest.py starts the two first, on different workers.
+and stand-in layout, with fewer studies, K = 3 candidates, a group of 2 and a 2-layer tiny policy;
+configs/rehearsal.yaml keeps the sizes a user's rehearsal runs (it says why each is what it is). What the sizes
+keep: the SFT steps that write the template (the sweep and the distance rewards score parsed reports), and the 4
+test studies of notebooks 04 and 05 (the first 4 of the stand-in's test split hold the no-finding and
+several-findings strata, so the strata tables are written). Cost, run alone on the 2-core box while another job
+trained on both cores (2026-12-07, load 4-7): 819 s (the notebook run 765 s and 425 CPU-seconds, then the notebook
+05 rerun); with configs/rehearsal.yaml's own sizes 1,072 s (996 s, 528 CPU-seconds). Slow, like the smoke run:
+under pytest-xdist (README's test command) tests/conftest.py starts the two first, on different workers.
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The test's sizes on top of configs/rehearsal.yaml (its values in the comments), passed to both runs with --set.
 SIZES = {
     "data.standin_n": 40,  # 60: 24 / 5 / 6 studies kept; the first 4 test studies are the same
-    "embedding.bank_size": 8,  # 16: still >= selection.knn_k and K (5)
+    "sft.tiny_layers": 2,  # 4 (from cpu.yaml): 150 SFT steps still write the template (4 of the 6 test studies'
+    #                        sampled reports parse, against 5 of 6 with 4 layers: training.sft, then
+    #                        posttrain.generate_test, on these sizes)
+    "selection.k": 3,  # 5: K candidates per study in notebook 05 (pruning.k stays 5)
+    "embedding.bank_size": 8,  # 16: still >= selection.knn_k and pruning.k (5)
     "grpo.num_generations": 2,  # 4: a group of 2 completions of one prompt
     "grpo.batch_size": 2,  # 4
     "selection.n_val": 1,  # 2: notebook 05's validation pick on one study
