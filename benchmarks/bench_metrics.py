@@ -88,7 +88,7 @@ def hand_table(backbone: str = "auto") -> pd.DataFrame:
     preds = [{"findings": p, "impression": p} for _, p, _ in HAND_PAIRS]
     refs = [{"findings": r, "impression": r} for _, _, r in HAND_PAIRS]
     s = score_reports(preds, refs, sections=("findings",), sample_ids=[k for k, _, _ in HAND_PAIRS],
-                      bertscore_model=backbone)
+                      settings={"bertscore": {"model": backbone}})
     df = s.to_frame(strata=False)
     samp = df[(df.level == "sample")].pivot_table(index=["metric", "backend"], columns="sample_id",
                                                   values="value", sort=False)
@@ -151,7 +151,8 @@ def bench(n: int, backbones: list[str], repeat: int) -> pd.DataFrame:
             continue
         bertscore_f1(["warm up"], ["warm up"], bb)
         rows.append(("one-off", f"load BERTScore backbone {bb.label}", time.perf_counter() - t, ""))
-        sec = _time(lambda: score_reports(preds, refs, metrics=["bertscore"], bertscore_model=name), repeat)
+        sec = _time(lambda: score_reports(preds, refs, metrics=["bertscore"],
+                                          settings={"bertscore": {"model": name}}), repeat)
         rows.append(("per 1000 x 2 sections", f"bertscore {bb.label}", sec * scale, "batch 64, CPU"))
     kw = dict(metrics=["bleu", "rouge", "meteor", "chrf", "clinical"])
     a = score_reports(preds, refs, **kw)

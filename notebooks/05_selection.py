@@ -52,7 +52,7 @@ from sdrlib.metrics.suite import metric_kwargs
 from sdrlib.plots import plot_improvement_heatmap, plot_selection_space, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.rewards import reward_label
-from sdrlib.utils import folded_warnings, quiet, set_seed
+from sdrlib.utils import folded_warnings, one_line, quiet, set_seed
 
 # %% [markdown]
 # The setup loads the profile, the test split (cut to `selection.n_test` studies when set) and the bank. The bank
@@ -384,7 +384,7 @@ for s_i in np.argsort(-width, kind="stable")[:n_examples]:
     plt.show()
     print(f"REFERENCE  F: {rec.findings}\n           I: {rec.impression}")
     for tag, j in (("CHOSEN  ", ch), ("REJECTED", rej)):
-        print(f"{tag} #{j}  distance {res0.total[i_m, j_m, s_i, j]:.4f}  BS-F1 {bs_v[s_i, j]:.3f}\n   {cands[p0][s_i][j]}")
+        print(f"{tag} #{j}  distance {res0.total[i_m, j_m, s_i, j]:.4f}  BS-F1 {bs_v[s_i, j]:.3f}\n   {one_line(cands[p0][s_i][j])}")
     print()
 
 # %% [markdown]

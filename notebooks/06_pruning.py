@@ -55,7 +55,7 @@ from sdrlib.plots import plot_pruning_sweep, result_ci, style
 from sdrlib.results import save_fig, save_table
 from sdrlib.rewards import reward_label
 from sdrlib.training import load_policy, policy_dir
-from sdrlib.utils import quiet, set_seed
+from sdrlib.utils import one_line, quiet, set_seed
 
 # %% [markdown]
 # ## 0. Setup
@@ -326,7 +326,7 @@ for i in range(min(n_examples, len(test))):
     for rd in q.rounds:
         print(f"  round t={rd['t']}: active {rd['active']} sentences {rd['sentences']} scores "
               f"{[round(x, 3) for x in rd['scores']]} -> dropped {rd['dropped']}")
-    print("  SURVIVOR:", q.survivor_text)
+    print("  SURVIVOR:", one_line(q.survivor_text))
     print("  REFERENCE F:", test[i].findings, "| I:", test[i].impression)
 
 # %% [markdown]

@@ -18,6 +18,8 @@ same rules:
   defaults and ``metadata`` constraints, as in :mod:`sdrlib.config`) are the profile's nested section of that
   extension (``data.<dataset>``, ``metrics.<group>``, ``grpo.<method>``; :meth:`Registry.settings_sections`).
   Distance families have none: their parameters are written in the setting's name (``sinkhorn_0.05``).
+  :data:`DEVICE` is the constraint of a torch device field, shared by the extensions' settings and the profile's
+  own sections.
 
 Left out: what each extension point checks about its objects (the ``check`` each registry is given) and what the
 objects mean (their own modules).
@@ -44,9 +46,13 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "DEVICE"]
 
 T = TypeVar("T")
+
+#: the ``metadata`` constraint of a torch device field (``cpu``, ``auto``: cuda when torch sees a GPU, ``cuda``,
+#: ``cuda:<index>``), as :mod:`sdrlib.config` reads it; a settings dataclass writes ``metadata={**DEVICE, "help": ...}``
+DEVICE = {"pattern": r"cpu|auto|cuda(:[0-9]+)?", "pattern_help": "cpu, auto, cuda or cuda:<index>"}
 
 
 class Registry(Mapping[str, T], Generic[T]):

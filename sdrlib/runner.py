@@ -198,8 +198,9 @@ def preflight(cfg) -> list[str]:
     out: list[str] = []
     tiny = cfg.sft.policy == "tiny"
     wants = ([f"sft.policy={cfg.sft.policy}"] if not tiny else []) + (["grpo.use_vllm"] if cfg.grpo.use_vllm else [])
-    wants += [f"{k}.device={getattr(cfg, k).device}" for k in ("embedding", "distances", "metrics")
-              if getattr(cfg, k).device.startswith("cuda")]
+    devices = {"embedding": cfg.embedding.device, "distances": cfg.distances.device,
+               "metrics.bertscore": cfg.metrics.bertscore.device}
+    wants += [f"{k}.device={d}" for k, d in devices.items() if d.startswith("cuda")]
     if wants and not _cuda_available():
         out.append(f"no CUDA GPU ({', '.join(wants)} need one): run on a GPU machine after scripts/setup.sh --gpu (docs/gpu.md), "
                    "or use --profile rehearsal (the paper's code paths on CPU) or cpu")
@@ -217,7 +218,7 @@ def preflight(cfg) -> list[str]:
         from sdrlib.metrics.backends import missing_paper_metrics  # local files only
 
         out += [m + " (or --allow-substitutes to go on with the substitute, recorded in every table)"
-                for m in missing_paper_metrics(cfg.metrics.clinical_backend, cfg.metrics.bertscore_model)]
+                for m in missing_paper_metrics(cfg.metrics.clinical.backend, cfg.metrics.bertscore.model)]
     ds = get_dataset(cfg.data.source)
     if ds.real and not cfg.data.standin_n:
         root = Path(cfg.data.root)

@@ -6,6 +6,7 @@
 - :func:`folded_warnings`: a long step's warnings as one counted line per category, not one block each.
 - :func:`output_problems` / :func:`output_sizes`: cells of an executed notebook whose output is too long
   for a learner or holds a raw progress bar (``scripts/check_notebook_outputs.py``, the smoke test).
+- :func:`one_line`: a generated report as one printable line (its carriage returns and line breaks as spaces).
 
 Leaves out logging configuration: library log messages (not progress bars) still show.
 """
@@ -24,7 +25,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 __all__ = ["set_seed", "quiet", "folded_warnings", "MAX_OUTPUT_LINES", "MAX_OUTPUT_CHARS", "cell_output_text",
-           "output_sizes", "output_problems"]
+           "output_sizes", "output_problems", "one_line"]
 
 
 def set_seed(seed: int) -> None:
@@ -100,8 +101,18 @@ def folded_warnings(*, show: Callable[[str], None] = print, examples: int = 1) -
         show(f"folded {len(ws)} {cat} ({', '.join(mods)}), first: " + " | ".join(firsts))
 
 
+def one_line(text: str) -> str:
+    """``text`` as one printable line: each run of white space (line breaks and carriage returns included) becomes
+    one space. Notebooks print a policy's generated reports through it: a tiny policy can sample a ``\\r``, which
+    redraws the line in a terminal and which :func:`output_problems` reads as a raw progress bar.
+
+    Example: ``one_line("Heart normal.\\r  No effusion.\\n")`` -> ``"Heart normal. No effusion."``.
+    """
+    return " ".join(str(text).split())
+
+
 def _one_line(msg: str, width: int = 160) -> str:
-    msg = " ".join(msg.split())
+    msg = one_line(msg)
     return msg if len(msg) <= width else msg[:width - 3] + "..."
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: offline environment, an isolated output root, a small real encoder; the order of parallel work."""
+"""Shared fixtures: offline environment, an isolated output root, a small real encoder, a tiny SFT policy trained
+once per session; the order of parallel work."""
 
 from __future__ import annotations
 
@@ -79,6 +80,43 @@ def sdr_root(tmp_path, monkeypatch):
     """Point the output root (data/results/figures/cache/runs) at a temporary folder."""
     monkeypatch.setenv("SDR_ROOT", str(tmp_path))
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def grpo_tiny_sft(request, tmp_path_factory):
+    """The SFT run of the determinism, parallel-run and side-by-side tests, trained once for the whole test session:
+    ``training_helpers.GRPO_TINY`` on ``make_records(12, ...)`` (profile smoke, seed 0, 100 steps). Returns its run
+    folder (``runs/smoke/sft``): a test copies it to ``runs/smoke/sft`` under its own output root, where
+    ``training.sft`` with those settings finds it finished and reuses it (the run key names the records by image
+    file name and size, not folder; any other key trains anew, as always). Under pytest-xdist the workers share one
+    copy (the session's base folder; the first trains it while the others wait on a lock)."""
+    import fcntl
+
+    import torch
+
+    from sdrlib import training
+    from sdrlib.config import load_profile
+    from training_helpers import GRPO_TINY, TINY_POLICY, make_records
+
+    base = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # an xdist worker: its base folder is one per worker, the parent
+        base = base.parent                      # is the session's
+    root = base / "grpo_tiny_sft"
+    with open(base / "grpo_tiny_sft.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        done = root / "trained"
+        if not done.is_file():
+            mp = pytest.MonkeyPatch()
+            before = torch.get_num_threads()
+            try:
+                mp.setenv("SDR_ROOT", str(root))
+                cfg = load_profile("smoke", {**TINY_POLICY, **GRPO_TINY})
+                training.sft(cfg, make_records(12, root / "img"), progress=False)
+            finally:
+                torch.set_num_threads(before)
+                mp.undo()
+            done.write_text("ok\n")
+    return root / "runs" / "smoke" / "sft"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,10 @@ distance and reward names are asked of their registries), so a bad profile fails
 before any notebook starts, not notebooks later (papermill only *warns* about
 unknown parameters). The reward methods' settings are nested sections of ``grpo``
 (``grpo.gcarl.*``, ``grpo.editgrpo.*``) built from the method registry (:mod:`sdrlib.rewards.spec`),
-with the defaults and constraints each method writes once. Every refusal is a :class:`ConfigError` naming the key path,
+with the defaults and constraints each method writes once; so are the datasets' (``data.<dataset>``) and the metric
+groups' (``metrics.bertscore.model``, ``metrics.clinical.backend``, ...: ``metrics`` itself keeps ``bootstrap`` and
+``allow_substitutes``). A flat key that is a section's key (``metrics.bertscore_model``) is refused naming the
+section's key (:data:`MOVED_KEYS`). Every refusal is a :class:`ConfigError` naming the key path,
 the value and what is allowed; YAML syntax errors name the file and line, and a key
 given twice in one mapping is an error.
 
@@ -43,8 +46,8 @@ Example::
 
 from __future__ import annotations
 
-from sdrlib.config._checks import (API_PROMPTS, CONSTRAINT_KEYS, GRPO_LOSS_TYPES, LR_SCHEDULERS, NAME_HELP,
-                                   NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, ConfigError, accumulation)
+from sdrlib.config._checks import (API_PROMPTS, CONSTRAINT_KEYS, GRPO_LOSS_TYPES, LR_SCHEDULERS, MOVED_KEYS,
+                                   NAME_HELP, NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, ConfigError, accumulation)
 from sdrlib.config._loader import load_profile, profile_names
 from sdrlib.config._plugins import import_plugins, plugin_digest
 from sdrlib.config._tiny import TinyVLSpec
@@ -55,5 +58,5 @@ from sdrlib.paths import output_root, repo_root
 __all__ = ["ConfigError", "Profile", "load_profile", "accumulation", "repo_root", "output_root", "profile_names",
            "import_plugins", "plugin_digest",
            "PathsConfig", "DataConfig", "EmbeddingConfig", "DistancesConfig", "MetricsConfig", "SFTConfig",
-           "GRPOConfig", "SelectionConfig", "PruningConfig", "TinyVLSpec", "CONSTRAINT_KEYS", "LR_SCHEDULERS", "GRPO_LOSS_TYPES",
+           "GRPOConfig", "SelectionConfig", "PruningConfig", "TinyVLSpec", "CONSTRAINT_KEYS", "MOVED_KEYS", "LR_SCHEDULERS", "GRPO_LOSS_TYPES",
            "TINY_VOCAB_MIN", "NAME_PATTERN", "NAME_HELP", "SELECTION_AGGREGATIONS", "API_PROMPTS"]

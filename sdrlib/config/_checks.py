@@ -59,7 +59,6 @@ TINY_VOCAB_MIN = 267
 #: a profile ``name`` becomes a folder under ``paths.runs``: one safe path component
 NAME_PATTERN = r"(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}"
 NAME_HELP = "1-128 of A-Z a-z 0-9 _ . - and not '.' or '..' (one path component)"
-_DEVICE = {"pattern": r"cpu|auto|cuda(:[0-9]+)?", "pattern_help": "cpu, auto, cuda or cuda:<index>"}
 
 
 def _distance_setting(name: str, where: str) -> None:
@@ -104,6 +103,29 @@ def _reward_key(name: Any) -> Any:
 
 _UNIQUE_DISTANCES = {"unique": True, "key": _distance_key, "each": _distance_setting}
 _UNIQUE_REWARDS = {"unique": True, "key": _reward_key, "each": _reward_name}
+
+#: keys that sit in an extension's own section: the flat key -> its key in the section (``metrics.<group>``, the
+#: metric group's settings dataclass). A profile or ``--set`` naming the flat key is refused with the section's key.
+MOVED_KEYS: dict[str, str] = {
+    "metrics.bertscore": "metrics.bertscore.enabled",
+    "metrics.bertscore_model": "metrics.bertscore.model",
+    "metrics.bertscore_batch_size": "metrics.bertscore.batch_size",
+    "metrics.device": "metrics.bertscore.device",
+    "metrics.clinical_backend": "metrics.clinical.backend",
+    "metrics.wordnet_dir": "metrics.meteor.wordnet_dir",
+    "metrics.comet_model": "metrics.comet.model",
+}
+
+
+def _moved(old: str, value: Any) -> ConfigError:
+    """The refusal of the flat key ``old`` (:data:`MOVED_KEYS`), naming its key in the section and how to write it."""
+    new = MOVED_KEYS[old]
+    if isinstance(value, bool) or value is None:
+        shown = {True: "true", False: "false", None: "null"}[value]
+    else:
+        shown = value if isinstance(value, (str, int, float)) else "<value>"
+    return ConfigError(f"{old} = {_r(value)}: not a key here; allowed: {new} (a metric group's options are in its "
+                       f"own section, metrics.<group>), e.g. --set {new}={shown}")
 
 
 #: ``selection.aggregations``: how eq. (8) aggregates a candidate's distances to the N bank reports
@@ -255,6 +277,9 @@ def _build(cls: type, values: Any, where: str) -> Any:
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(map(str, set(values) - names))  # YAML may give non-string keys (1:, null:)
+    for k in unknown:
+        if _join(where, k) in MOVED_KEYS:
+            raise _moved(_join(where, k), values[k])
     if unknown:
         raise ConfigError(f"{where or 'top level'}: unknown key(s) {unknown}; allowed: {sorted(names)}")
     kwargs = {}
@@ -267,10 +292,12 @@ def _build(cls: type, values: Any, where: str) -> Any:
         v = values[f.name]
         key = _join(where, f.name)
         if dataclasses.is_dataclass(tp):
+            if not isinstance(v, dict) and key in MOVED_KEYS:  # metrics.bertscore: false, a section's name now
+                raise _moved(key, v)
             kwargs[f.name] = _build(tp, v, key)
         else:
             kwargs[f.name] = _check_type(v, tp, key, finite=f.metadata.get("finite", True))
-            if f.metadata.get("path"):
+            if f.metadata.get("path") and kwargs[f.name] is not None:  # a path field may allow null
                 kwargs[f.name] = _expand_user(kwargs[f.name], key)
             _check_constraints(kwargs[f.name], f.metadata, key)
     return cls(**kwargs)

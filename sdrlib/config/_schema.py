@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdrlib.config._checks import (_DEVICE, _UNIQUE_DISTANCES, _UNIQUE_REWARDS, LR_SCHEDULERS, GRPO_LOSS_TYPES, ConfigError,
+from sdrlib.config._checks import (_UNIQUE_DISTANCES, _UNIQUE_REWARDS, LR_SCHEDULERS, GRPO_LOSS_TYPES, ConfigError,
                                    NAME_HELP, NAME_PATTERN, SELECTION_AGGREGATIONS, TINY_VOCAB_MIN, _aggregation,
                                    _build, _check_profile, _fraction, _nonneg, _reward_key)
 from sdrlib.config._plugins import import_plugins
 from sdrlib.config._tiny import with_tiny_keys
 from sdrlib.data.registry import DATASETS, data_sources
+from sdrlib.extension import DEVICE
 from sdrlib.metrics.registry import GROUPS
 from sdrlib.numerics import KERNEL_PATHS
 from sdrlib.paths import output_root
@@ -77,7 +78,7 @@ class EmbeddingConfig:
         "help": "training reports in the selection bank, drawn at random with the profile's seed (0 = all)"})
     threads: int = field(default=0, metadata={"min": 0,
         "help": "torch CPU threads for encoder passes (0 = torch's default); GRPO rewards use them between steps"})
-    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
+    device: str = field(default="cpu", metadata={**DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU)"})
 
 
 @dataclass(frozen=True)
@@ -85,28 +86,18 @@ class DistancesConfig:
     names: list[str] = field(default_factory=lambda: ["chamfer", "hausdorff"],
                              metadata={"nonempty": True, **_UNIQUE_DISTANCES,
                                        "help": "registered distance settings to evaluate"})
-    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for the batched engine"})
+    device: str = field(default="cpu", metadata={**DEVICE, "help": "cpu | cuda | auto for the batched engine"})
 
 
 @dataclass(frozen=True)
 class MetricsConfig:
-    bertscore: bool = field(default=True, metadata={"help": "compute BERTScore"})
     bootstrap: int = field(default=1000, metadata={"min": 1, "help": "paired bootstrap resamples"})
-    bertscore_model: str = field(default="auto", metadata={"path": True,
-        "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
-                "all-MiniLM-L6-v2), a known encoder name or a local folder"})
-    bertscore_batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
     allow_substitutes: bool = field(default=True, metadata={
         "help": "go on when the paper's metric backends are missing (the offline labeler for CheXbert, another "
                 "backbone for roberta-large; every table records which ran); false: the run stops before any "
                 "notebook with the commands that install them (run_all.sh --allow-substitutes goes on)"})
-    clinical_backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
-        "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
-    wordnet_dir: str = field(default="auto", metadata={"path": True,
-        "help": "WordNet 3.0 dict folder for METEOR (auto: $SDR_WORDNET_DIR, /usr/share/wordnet, nltk_data)"})
-    comet_model: str = field(default="", metadata={"path": True,
-        "help": "COMET checkpoint path or Hub id already in the HF cache; empty = COMET off"})
-    device: str = field(default="cpu", metadata={**_DEVICE, "help": "cpu | cuda | auto for BERTScore / COMET"})
+    # each metric group's options are its own section, metrics.<group> (_metrics_class): metrics.bertscore.model,
+    # metrics.clinical.backend, metrics.meteor.wordnet_dir, metrics.comet.model, ...
 
     @classmethod
     def _section_class(cls) -> type:
@@ -398,7 +389,7 @@ class Profile:
         table's header and meta file."""
         from sdrlib.metrics.backends import metric_backends  # local files only; deferred: torch-free config import
 
-        return metric_backends(self.metrics.clinical_backend, self.metrics.bertscore_model)
+        return metric_backends(self.metrics.clinical.backend, self.metrics.bertscore.model)
 
     # -- resolved paths -------------------------------------------------------
     def path(self, key: str) -> Path:

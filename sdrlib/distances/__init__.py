@@ -13,7 +13,8 @@ the distances never see text). Every entry point takes ``presence=(P_A, P_B)``: 
 requires it (:class:`DistanceSpecError` without), a plain setting ignores it.
 
 - :mod:`~sdrlib.distances.registry`  :class:`DistanceSpec`, :data:`REGISTRY`, :func:`get`,
-  :func:`make_spec`, :func:`set_distance` (per-pair reference), :func:`reward`
+  :func:`make_spec`; its :mod:`~sdrlib.distances.registry.per_pair`: :func:`set_distance` (per-pair reference),
+  :func:`reward`, the ``on_nonconvergence`` policy
 - :mod:`~sdrlib.distances.reference` the reference on POT / SciPy, eqs. (12)-(21)
 - :mod:`~sdrlib.distances.engine`    the batched engine: :func:`pairwise_distances` (K x N),
   :func:`pairwise_distances_many` (several settings, one cosine product), :func:`paired_distances`

@@ -13,7 +13,8 @@ import numpy as np
 
 from sdrlib.distances.engine import PackedSets, pack_sets, pairwise_distances
 from sdrlib.distances.errors import ConvergenceWarning
-from sdrlib.distances.registry import DistanceSpec, get, set_distance
+from sdrlib.distances.registry import DistanceSpec, get
+from sdrlib.distances.registry.per_pair import set_distance
 
 #: the paper's selection sweep: 1000 test samples x K=5 candidates x N=5000 bank reports x 2 sections
 SWEEP_PAIRS = 1000 * 5 * 5000 * 2

@@ -132,9 +132,10 @@ def training_table(curves: pd.DataFrame, *, label: Callable[[str], str] = str, n
 
 def findings_f1(texts: Sequence[str], records: Sequence[Any], **score_kwargs) -> Any:
     """The :class:`sdrlib.metrics.base.MetricResult` of Findings macro F1 (:data:`MACRO_F1`) of one set of
-    generations; ``score_kwargs`` go to :func:`sdrlib.metrics.suite.score_reports` (``clinical_backend``)."""
+    generations; ``score_kwargs`` go to :func:`sdrlib.metrics.suite.score_reports` (default: the offline labeler,
+    ``settings={"clinical": {"backend": "labeler"}}``)."""
     refs = [{"findings": r.findings, "impression": r.impression} for r in records]
-    kw = {"clinical_backend": "labeler", **score_kwargs}
+    kw = {"settings": {"clinical": {"backend": "labeler"}}, **score_kwargs}
     sc = score_reports(list(texts), refs, sections=("findings",), metrics=("clinical",),
                        sample_ids=[r.study_id for r in records], **kw)
     return sc.result("findings", MACRO_F1)

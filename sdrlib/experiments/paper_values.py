@@ -10,7 +10,7 @@ this project's numbers beside the paper's reads (the README, the GRPO study's ta
   the same instrument: the paper's clinical metric is CheXbert F1, ours CXB-14 (CheXpert-14 macro F1 from the
   project's rule labeler unless CheXbert is installed); the paper's BERTScore F1 names no backbone (bert-score's
   English default is roberta-large, which the paper profile uses when cached), ours runs on the profile's
-  ``metrics.bertscore_model`` (all-MiniLM-L6-v2 on the CPU profiles, without baseline rescaling). A difference of
+  ``metrics.bertscore.model`` (all-MiniLM-L6-v2 on the CPU profiles, without baseline rescaling). A difference of
   one is set beside the other's for scale only.
 
 Example: ``paper_effect("R_Cham", "SFT", "bertscore_f1")`` -> 0.024 (Tab. 1: 0.353 - 0.329).

@@ -367,7 +367,7 @@ def _run(cfg: Any, name: str, out: Path, seeds: Sequence[int], ceiling: str, ove
     sft_seed = cfg.seed if sft_seed is None else sft_seed
     res = training.sft(cfg, train, seed=sft_seed)
     t_sft = time.perf_counter() - t0
-    backend, label, detail = get_labeler(cfg.metrics.clinical_backend)
+    backend, label, detail = get_labeler(cfg.metrics.clinical.backend)
     ref = label([r.findings for r in val])
     t1 = time.perf_counter()
     per_seed: dict[int, list[dict[str, int]]] = {

@@ -24,7 +24,7 @@ offline labeler, and the study's ground-truth stratum)::
     >>> from sdrlib.metrics import score_reports
     >>> scores = score_reports(["<think> Small left pleural effusion. </think> <answer> Pleural effusion. </answer>"],
     ...                        [{"findings": "Small left pleural effusion.", "impression": "No acute disease."}],
-    ...                        metrics=["clinical"], clinical_backend="labeler")
+    ...                        metrics=["clinical"], settings={"clinical": {"backend": "labeler"}})
     >>> [scores.result(s, "clinical_f1_sample@labeler").corpus for s in ("findings", "impression")]
     [1.0, 0.0]
     >>> scores.strata.tolist()
@@ -36,7 +36,7 @@ Two systems on the same studies, compared by a paired bootstrap (A - B, every me
     >>> refs = [{"findings": "Small left pleural effusion.", "impression": "Pleural effusion."},
     ...         {"findings": "Mild cardiomegaly.", "impression": "Cardiomegaly."}]
     >>> def system(reports):
-    ...     return score_reports(reports, refs, metrics=["clinical"], clinical_backend="labeler")
+    ...     return score_reports(reports, refs, metrics=["clinical"], settings={"clinical": {"backend": "labeler"}})
     >>> a = system([f"<think> {r['findings']} </think> <answer> {r['impression']} </answer>" for r in refs])
     >>> b = system(["<think> Lungs clear. </think> <answer> No acute disease. </answer>"] * 2)
     >>> t = compare_systems(a, b, n_resamples=200, seed=0)

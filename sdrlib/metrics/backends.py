@@ -204,7 +204,7 @@ def radgraph_unavailable_reason(model_type: str = "radgraph") -> str:
 def why_unavailable(group: str) -> str:
     """One line on how to make a metric group available offline."""
     return {
-        "comet": "COMET needs `pip install unbabel-comet` and a local checkpoint (metrics.comet_model)",
+        "comet": "COMET needs `pip install unbabel-comet` and a local checkpoint (metrics.comet.model)",
         "chexbert": "official CheXbert needs `pip install f1chexbert` and chexbert.pth + bert-base-uncased cached",
         "radgraph": "RadGraph F1 needs `pip install radgraph` and its model unpacked in the radgraph cache",
         "labeler": "the offline labeler sdrlib.clinical.labeler is missing",
@@ -257,9 +257,9 @@ def missing_paper_metrics(clinical_backend: str = "auto", bertscore_model: str =
     """
     out = []
     if clinical_backend in ("auto", "chexbert") and not chexbert_available():
-        out.append(f"the official CheXbert scorer is missing (metrics.clinical_backend={clinical_backend}: the paper's "
+        out.append(f"the official CheXbert scorer is missing (metrics.clinical.backend={clinical_backend}: the paper's "
                    f"clinical F1; without it the offline labeler substitutes): {CHEXBERT_INSTALL}")
     if bertscore_model in _ROBERTA and _roberta_large() is None:
-        out.append(f"roberta-large is not in the Hugging Face cache (metrics.bertscore_model={bertscore_model or 'auto'}: "
+        out.append(f"roberta-large is not in the Hugging Face cache (metrics.bertscore.model={bertscore_model or 'auto'}: "
                    f"BERTScore's default backbone; without it another backbone substitutes): {ROBERTA_LARGE_INSTALL}")
     return out

@@ -18,7 +18,11 @@ holding
 - ``versions``: the packages whose versions go into the results' provenance;
 - ``settings``: a frozen dataclass of the group's options, or ``None``: the profile's section ``metrics.<group>``
   (:mod:`sdrlib.config` builds it, with the defaults and field constraints written once), handed to the group as
-  ``ctx.settings_of(<group>)``.
+  ``ctx.settings_of(<group>)``; a caller of :func:`~sdrlib.metrics.suite.score_reports` gives it as
+  ``settings={<group>: object or mapping of fields}`` (:func:`group_settings`). A bool field ``enabled`` turns
+  the group off for a profile (:func:`~sdrlib.metrics.suite.metric_kwargs` leaves it out of the groups scored).
+  The built-in groups' options are such sections too (``metrics.bertscore.model``, ``metrics.clinical.backend``,
+  ``metrics.meteor.wordnet_dir``, ``metrics.comet.model``, ``metrics.radgraph.model``).
 
 Groups are scored in registration order, so the built-in order (:data:`BUILTIN_GROUPS`: BLEU, ROUGE, METEOR,
 chrF++, BERTScore, COMET, clinical, RadGraph) is the order of every result list. A registered name is taken: replacing it (a built-in one
@@ -49,7 +53,7 @@ from sdrlib.errors import SDRError
 from sdrlib.extension import Registry
 from sdrlib.metrics.base import EvaluationInputError, MetricResult
 
-__all__ = ["MetricGroup", "MetricUnavailable", "PaperMetric", "ScoreContext", "ScoreOptions", "metric_group",
+__all__ = ["MetricGroup", "MetricUnavailable", "PaperMetric", "ScoreContext", "metric_group", "group_settings",
            "metric_group_names", "metric_groups", "register_metric_group", "unregister_metric_group",
            "BUILTIN_GROUPS", "GROUPS"]
 
@@ -82,36 +86,22 @@ class PaperMetric:
     show_backend: bool = False
 
 
-@dataclass(frozen=True)
-class ScoreOptions:
-    """The backend options of one :func:`~sdrlib.metrics.suite.score_reports` call (its keyword arguments)."""
-
-    bertscore_model: str = "auto"
-    bertscore_batch_size: int = 64
-    device: str = "cpu"
-    clinical_backend: str = "auto"
-    uncertain: str = "positive"
-    wordnet_dir: str | None = "auto"
-    comet_model: str | None = None
-    radgraph_model: str = "radgraph"
-
-
 @dataclass
 class ScoreContext:
-    """What every metric group sees: the checked, stripped section texts of ``n`` samples and the options.
+    """What every metric group sees: the checked, stripped section texts of ``n`` samples and the groups' settings.
 
     ``predictions[s]`` / ``references[s]``: list of ``n`` str for section ``s``; ``defined[s]``: bool ``(n,)``,
     samples whose reference section has text (the others get NaN and zero weight); ``unavailable``: what the
     suite reports as not computed, group (or note) -> reason, in the order found (the suite adds a group whose
     ``available`` / ``compute`` raised :class:`MetricUnavailable`; a group that runs in a reduced form adds a note
-    of its own, e.g. ``meteor_wordnet`` for METEOR without WordNet).
+    of its own, e.g. ``meteor_wordnet`` for METEOR without WordNet); ``settings``: group -> its settings object
+    (:func:`group_settings`), read through :meth:`settings_of`.
     """
 
     sections: tuple[str, ...]
     predictions: dict[str, list[str]]
     references: dict[str, list[str]]
     defined: dict[str, np.ndarray]
-    options: ScoreOptions = field(default_factory=ScoreOptions)
     unavailable: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -174,6 +164,42 @@ class MetricGroup:
     def setup(self, ctx: ScoreContext) -> Any:
         """The group's setup for ``ctx`` (``None`` without an ``available`` check); raises MetricUnavailable."""
         return None if self.available is None else self.available(ctx)
+
+
+def group_settings(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{group: settings object}`` from a ``settings`` argument of :func:`~sdrlib.metrics.suite.score_reports`.
+
+    Each value is the group's :attr:`MetricGroup.settings` object (a profile's ``metrics.<group>``) or a mapping of
+    some of its fields, the others at their defaults (``{"clinical": {"backend": "labeler"}}``). Raises
+    :class:`~sdrlib.metrics.base.EvaluationInputError` for a group that is not registered or has no settings, a field
+    the dataclass does not have, another type of object, or a value outside a field's ``choices``.
+    """
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise EvaluationInputError(f"settings must map metric group names to their settings, got {type(given).__name__}")
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        cls = metric_group(name).settings
+        if cls is None:
+            raise EvaluationInputError(f"settings[{name!r}]: metric group {name!r} has no settings")
+        if isinstance(value, Mapping):
+            fields = [f.name for f in dataclasses.fields(cls)]
+            unknown = sorted(map(str, set(value) - set(fields)))
+            if unknown:
+                raise EvaluationInputError(f"settings[{name!r}]: unknown field(s) {unknown}; {cls.__name__} has {fields}")
+            value = cls(**value)
+        elif not isinstance(value, cls):
+            raise EvaluationInputError(f"settings[{name!r}] is {type(value).__name__}; allowed: a {cls.__name__} or a "
+                                       "mapping of its fields")
+        for f in dataclasses.fields(cls):
+            choices = f.metadata.get("choices")
+            choices = choices() if callable(choices) else choices
+            if choices is not None and getattr(value, f.name) not in choices:
+                raise EvaluationInputError(f"settings[{name!r}].{f.name} = {getattr(value, f.name)!r}; allowed: one "
+                                           f"of {list(choices)}")
+        out[name] = value
+    return out
 
 
 def _check_group(group: MetricGroup) -> None:

@@ -63,7 +63,8 @@ import pandas as pd
 from sdrlib.clinical.presence import section_presence, sentence_presence
 from sdrlib.distances.engine import PackedSets, pack_sets, pairwise_distances_many
 from sdrlib.distances.errors import ConvergenceWarning
-from sdrlib.distances.registry import DistanceSpec, check_mode, get, make_spec
+from sdrlib.distances.registry import DistanceSpec, get, make_spec
+from sdrlib.distances.registry.per_pair import check_mode
 from sdrlib.embedding import ReportBank
 from sdrlib.reports import ReportTextError, Sections, parse_api_answer, parse_template
 from sdrlib.selection.errors import SelectionError

@@ -51,7 +51,7 @@ def preflight(cfg) -> None:
     if not is_tiny(cfg):
         models.check_gpu_model(cfg.sft.policy)
     if not cfg.metrics.allow_substitutes:
-        missing = missing_paper_metrics(cfg.metrics.clinical_backend, cfg.metrics.bertscore_model)
+        missing = missing_paper_metrics(cfg.metrics.clinical.backend, cfg.metrics.bertscore.model)
         if missing:
             raise BackendUnavailable(f"profile {cfg.name!r} needs the paper's metrics before training: "
                                      + "; ".join(missing) + " (or set metrics.allow_substitutes: true)")

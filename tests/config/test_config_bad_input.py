@@ -8,6 +8,7 @@ notebook starts (``tests/runner/test_runner.py``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import subprocess
@@ -71,15 +72,39 @@ def test_non_finite_floats_are_refused_everywhere(key, bad):
     ({"sft.lr_scheduler": "cosine_annealing"}, "sft.lr_scheduler"),
     ({"grpo.loss_type": "ppo"}, "grpo.loss_type"),
     ({"grpo.scale_rewards": "std"}, "grpo.scale_rewards"),
-    ({"metrics.clinical_backend": "chexpert"}, "metrics.clinical_backend"),
+    ({"metrics.clinical.backend": "chexpert"}, "metrics.clinical.backend"),
+    ({"metrics.clinical.uncertain": "maybe"}, "metrics.clinical.uncertain"),
 ])
 def test_unknown_choices_are_refused_with_the_choices(overrides, key):
     _refuse(overrides, key, "allowed: one of [")
 
 
+@pytest.mark.parametrize("old, new, value", [
+    ("metrics.bertscore", "metrics.bertscore.enabled", False),
+    ("metrics.bertscore_model", "metrics.bertscore.model", "all-mpnet-base-v2"),
+    ("metrics.bertscore_batch_size", "metrics.bertscore.batch_size", 32),
+    ("metrics.device", "metrics.bertscore.device", "auto"),
+    ("metrics.clinical_backend", "metrics.clinical.backend", "labeler"),
+    ("metrics.wordnet_dir", "metrics.meteor.wordnet_dir", "auto"),
+    ("metrics.comet_model", "metrics.comet.model", ""),
+])
+def test_a_metric_option_outside_its_group_section_is_refused_naming_its_key(old, new, value, tmp_path):
+    """A metric group's options are keys of its own section (``metrics.<group>``): the flat key, in a ``--set`` or
+    in a profile file, is refused with the key to write instead, and the section's key takes the value."""
+    shown = {True: "true", False: "false"}.get(value, value) if isinstance(value, bool) else value
+    _refuse({old: value}, f"{old} = {value!r}: not a key here; allowed: {new}", f"--set {new}={shown}")
+    path = tmp_path / "old.yaml"
+    section, key = old.split(".")
+    path.write_text(f"extends: smoke\n{section}:\n  {key}: {shown if shown != '' else chr(34) * 2}\n")
+    with pytest.raises(ConfigError, match=rf"{re.escape(old)} = .*allowed: {re.escape(new)} "):
+        load_profile(str(path))
+    cfg = load_profile("smoke", {new: value})
+    assert functools.reduce(getattr, new.split("."), cfg) == value
+
+
 @pytest.mark.parametrize("device, ok", [("cpu", True), ("auto", True), ("cuda", True), ("cuda:1", True),
                                         ("gpu", False), ("cuda:", False), ("CPU", False), ("", False)])
-@pytest.mark.parametrize("key", ["embedding.device", "distances.device", "metrics.device"])
+@pytest.mark.parametrize("key", ["embedding.device", "distances.device", "metrics.bertscore.device"])
 def test_devices(key, device, ok):
     if ok:
         assert load_profile("smoke", {key: device}) is not None
@@ -287,7 +312,7 @@ def test_an_empty_profile_is_refused_like_a_top_level_list(tmp_path, text):
 
 
 _PATH_KEYS = ["paths.data", "paths.results", "paths.figures", "paths.cache", "paths.runs", "data.root",
-              "embedding.encoder", "metrics.bertscore_model", "metrics.wordnet_dir", "metrics.comet_model",
+              "embedding.encoder", "metrics.bertscore.model", "metrics.meteor.wordnet_dir", "metrics.comet.model",
               "sft.policy"]
 
 
@@ -297,9 +322,10 @@ def test_tilde_in_every_path_key_is_the_home_folder(monkeypatch, tmp_path, key):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     one = {"grpo.workers": 1, "sft.processes": 1} if key == "sft.policy" else {}  # a policy folder is not the tiny CPU policy
     cfg = load_profile("smoke", {key: "~/sdr/x", **one})
-    section, field_name = key.split(".")
-    assert getattr(getattr(cfg, section), field_name) == str(tmp_path / "home" / "sdr" / "x")
-    if section == "paths":
+    *sections, field_name = key.split(".")
+    section = functools.reduce(getattr, sections, cfg)
+    assert getattr(section, field_name) == str(tmp_path / "home" / "sdr" / "x")
+    if sections == ["paths"]:
         assert cfg.path(field_name) == tmp_path / "home" / "sdr" / "x"
     assert load_profile("smoke", {key: "not~/x", **one}) is not None  # only a leading ~ means home
     with pytest.raises(ConfigError, match=rf"{key} = '~no-such-user-sdr/x': cannot expand '~no-such-user-sdr'"):

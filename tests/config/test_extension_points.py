@@ -84,6 +84,26 @@ def test_a_settings_value_outside_the_dataclass_constraints_is_refused(profile_f
         load_profile(str(profile_file), {"metrics.length.width": 3})
 
 
+def test_the_built_in_metric_groups_options_are_their_own_sections():
+    """Each built-in group's options are declared once, by its settings dataclass, as a toy group's are: the profile's
+    ``metrics.<group>`` section, handed to the suite by ``metric_kwargs``; ``metrics`` keeps the suite-wide keys."""
+    import dataclasses
+
+    from sdrlib.config import MetricsConfig
+    from sdrlib.metrics.registry import GROUPS, metric_group
+    from sdrlib.metrics.suite import metric_kwargs
+
+    sections = GROUPS.settings_sections()
+    assert {"bertscore", "clinical", "meteor", "comet", "radgraph"} <= set(sections)
+    assert [f.name for f in dataclasses.fields(MetricsConfig)] == ["bootstrap", "allow_substitutes"]
+    cfg = load_profile("cpu", {"metrics.meteor.wordnet_dir": None})
+    for name, cls in sections.items():
+        assert type(getattr(cfg.metrics, name)) is cls is metric_group(name).settings
+        assert metric_kwargs(cfg)["settings"][name] is getattr(cfg.metrics, name)
+    assert cfg.metrics.bertscore.model == "all-MiniLM-L6-v2" and cfg.metrics.meteor.wordnet_dir is None
+    assert cfg.metrics.clinical == sections["clinical"]()  # the cpu profile keeps every clinical default
+
+
 def test_the_four_registries_share_the_replace_and_removal_rules():
     from sdrlib.data.registry import DATASETS
     from sdrlib.distances.registry import FAMILIES

@@ -19,7 +19,7 @@ TINY = {**TINY_POLICY, **GRPO_TINY, "sft.eval_batch_size": 3, "sft.max_new_token
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, grpo_tiny_sft):
     import torch
 
     from sdrlib import training
@@ -31,6 +31,7 @@ def trained(tmp_path_factory):
     try:
         mp.setenv("SDR_ROOT", str(root))
         cfg = load_profile("smoke", TINY)
+        shutil.copytree(grpo_tiny_sft, cfg.runs_dir / cfg.name / "sft")  # the session's run (tests/conftest.py)
         recs = make_records(12, root / "img")
         test = make_records(7, root / "img_test", split="test", seed=1)
         yield cfg, training.sft(cfg, recs, progress=False).final, test, root

@@ -35,7 +35,7 @@ def _digest(folder: Path) -> str:
 
 
 @pytest.mark.slow
-def test_side_by_side_runs_train_the_same_weights(tmp_path, monkeypatch):
+def test_side_by_side_runs_train_the_same_weights(tmp_path, monkeypatch, grpo_tiny_sft):
     import torch
 
     from sdrlib import training
@@ -51,8 +51,9 @@ def test_side_by_side_runs_train_the_same_weights(tmp_path, monkeypatch):
             root = tmp_path / f"w{workers}"
             monkeypatch.setenv("SDR_ROOT", str(root))
             cfg = load_profile("smoke", {**TINY_POLICY, **TINY, "grpo.workers": workers})
-            if workers == 2:  # the same SFT policy (reused by its run key), an empty embedding cache
-                shutil.copytree(tmp_path / "w1" / "runs" / cfg.name / "sft", root / "runs" / cfg.name / "sft")
+            # the same SFT policy (the session's run, tests/conftest.py, reused by its run key), an empty
+            # embedding cache
+            shutil.copytree(grpo_tiny_sft, root / "runs" / cfg.name / "sft")
             lines: list[str] = []
             policies = posttrain.train_all(cfg, recs, log=lines.append)
             runs = {k: p for k, p in policies.items() if k[0] != "sft"}

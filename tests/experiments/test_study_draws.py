@@ -37,7 +37,7 @@ def _score(preds, refs, ids):
     from sdrlib.metrics.suite import score_reports
 
     return score_reports(preds, refs, sample_ids=ids, metrics=["rouge", "clinical"], sections=("findings",),
-                         clinical_backend="labeler")
+                         settings={"clinical": {"backend": "labeler"}})
 
 
 def test_draw_seed_is_the_runs_own_for_draw_0_and_a_stable_distinct_seed_otherwise():

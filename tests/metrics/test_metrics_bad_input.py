@@ -183,8 +183,29 @@ def test_clinical_functions_share_the_label_checks():
         label_matrix([{"Edema": 3}])
     with pytest.raises(EvaluationInputError, match="unknown observation 'Edemaa'"):
         clinical_results([{}], [{"Edemaa": 1}], "labeler")
-    with pytest.raises(EvaluationInputError, match="uncertain"):
-        score_reports([PRED], [REF], metrics=["rouge"], uncertain="maybe")
+    with pytest.raises(EvaluationInputError, match=r"settings\['clinical'\]\.uncertain = 'maybe'"):
+        score_reports([PRED], [REF], metrics=["rouge"], settings={"clinical": {"uncertain": "maybe"}})
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"nope": {}}, "unknown metric group 'nope'"),
+    ({"rouge": {}}, r"settings\['rouge'\]: metric group 'rouge' has no settings"),
+    ({"bertscore": {"bertscore_model": "x"}}, r"settings\['bertscore'\]: unknown field\(s\) \['bertscore_model'\]; "
+                                              r"BertScoreSettings has \['enabled', 'model', 'batch_size', 'device'\]"),
+    ({"clinical": "labeler"}, r"settings\['clinical'\] is str; allowed: a ClinicalSettings or a mapping"),
+    ({"clinical": {"backend": "chexpert"}}, r"settings\['clinical'\]\.backend = 'chexpert'; allowed: one of"),
+    (["clinical"], "settings must map metric group names"),
+])
+def test_group_settings_the_suite_cannot_use_are_refused_before_scoring(settings, match):
+    """``score_reports(settings=...)``: each group's settings object or a mapping of its fields, checked by the
+    group's own dataclass (its fields and their choices) before any metric runs."""
+    with pytest.raises(EvaluationInputError, match=match):
+        score_reports([PRED], [REF], metrics=["rouge"], settings=settings)
+    from sdrlib.metrics.groups.clinical import ClinicalSettings
+
+    as_object = score_reports([PRED], [REF], metrics=["clinical"], settings={"clinical": ClinicalSettings("labeler")})
+    as_mapping = score_reports([PRED], [REF], metrics=["clinical"], settings={"clinical": {"backend": "labeler"}})
+    assert as_object.to_frame().equals(as_mapping.to_frame())
 
 
 def _utf8(s: str) -> bytes:

@@ -345,7 +345,8 @@ def test_paper_name_map_resolves_every_table_name_to_a_name_the_suite_writes(sta
         ("radgraph_simple",), ("radgraph_partial",), ("radgraph_complete",), ("radgraph_complete",)]
     s = score_reports([{"findings": "left pleural effusion.", "impression": "effusion."}],
                       [{"findings": "small left pleural effusion.", "impression": "effusion."}],
-                      metrics=["bleu", "rouge", "meteor", "chrf", "clinical", "radgraph"], wordnet_dir=None)
+                      metrics=["bleu", "rouge", "meteor", "chrf", "clinical", "radgraph"],
+                      settings={"meteor": {"wordnet_dir": None}})
     written = {r.name.split("@")[0] for r in s.results["findings"]}
     for m in pn.PAPER_METRICS:
         if m.group in ("bertscore", "comet"):  # need a backbone / checkpoint: their names are checked in

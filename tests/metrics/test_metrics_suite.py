@@ -60,7 +60,8 @@ def offline():
 @pytest.fixture(scope="module")
 def scores(offline):
     return score_reports(PREDS, REFS, sections=("findings", "impression", "report"),
-                         bertscore_model="all-MiniLM-L6-v2", comet_model="Unbabel/wmt22-comet-da")
+                         settings={"bertscore": {"model": "all-MiniLM-L6-v2"},
+                                   "comet": {"model": "Unbabel/wmt22-comet-da"}})
 
 
 def sample_values(scores, section, metric):
@@ -160,7 +161,7 @@ def test_meteor_and_bertscore_labels(scores):
 
     assert ("meteor" in names) == (load_wordnet() is not None)
     assert ("meteor_exact_stem" in names) == (load_wordnet() is None)
-    forced = score_reports(PREDS[:2], REFS[:2], metrics=["meteor"], wordnet_dir=None)
+    forced = score_reports(PREDS[:2], REFS[:2], metrics=["meteor"], settings={"meteor": {"wordnet_dir": None}})
     assert [r.name for r in forced.results["findings"]] == ["meteor_exact_stem"]
     assert "meteor_wordnet" in forced.unavailable
 
@@ -254,11 +255,14 @@ def test_profile_settings_reach_score_reports():
     from sdrlib.config import load_profile
     from sdrlib.metrics import metric_kwargs
 
-    kw = metric_kwargs(load_profile("smoke"))
-    assert kw["bertscore_model"] == "all-MiniLM-L6-v2" and kw["device"] == "cpu"
-    assert "comet_model" not in kw  # empty in the profile = COMET off
-    off = metric_kwargs(load_profile("smoke", overrides={"metrics": {"bertscore": False}}))
-    assert "bertscore" not in off["metrics"]
+    cfg = load_profile("smoke")
+    kw = metric_kwargs(cfg)
+    settings = kw["settings"]
+    assert settings["bertscore"].model == "all-MiniLM-L6-v2" and settings["bertscore"].device == "cpu"
+    assert settings["comet"].model == ""  # empty in the profile = COMET off
+    assert settings["clinical"] is cfg.metrics.clinical and "metrics" not in kw  # every group scored
+    off = metric_kwargs(load_profile("smoke", overrides={"metrics.bertscore.enabled": False}))
+    assert "bertscore" not in off["metrics"] and "rouge" in off["metrics"]
 
 
 # --------------------------------------------------------------------------- optional backends (glue only)
@@ -329,7 +333,7 @@ def test_comet_glue(monkeypatch, tmp_path, offline):
     ckpt.write_text("fake")
     preds = [{"findings": "Edema.", "impression": "Edema."}, {"findings": "Clear.", "impression": ""}]
     refs = [{"findings": "Edema.", "impression": "Edema."}, {"findings": "Effusion.", "impression": "Normal."}]
-    s = score_reports(preds, refs, metrics=["comet"], comet_model=str(ckpt))
+    s = score_reports(preds, refs, metrics=["comet"], settings={"comet": {"model": str(ckpt)}})
     assert s.unavailable == {}
     assert s.result("findings", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]
     assert s.result("impression", "comet@wmt22-comet-da").sample.tolist() == [1.0, 0.2]

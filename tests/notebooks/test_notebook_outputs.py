@@ -66,6 +66,18 @@ def test_long_outputs_and_progress_bars_are_caught(outs, expect):
     assert len(probs) == 1 and probs[0].startswith("cell 2: ") and expect in probs[0], probs
 
 
+def test_a_generated_report_printed_through_one_line_reads_as_text():
+    """A sampled report can hold a carriage return: printed raw it redraws the line (caught as a progress bar);
+    through one_line it is one line of text with the same words."""
+    from sdrlib.utils import one_line
+
+    report = "<think> Heart size is normal.\r Lungs are clear.\n</think> <answer> No acute process. </answer>"
+    assert "raw progress bar" in " ".join(output_problems(_nb([_stream(f"CHOSEN #0\n   {report}\n")])))
+    shown = one_line(report)
+    assert output_problems(_nb([_stream(f"CHOSEN #0\n   {shown}\n")])) == []
+    assert shown.split() == report.split() and "\r" not in shown and "\n" not in shown
+
+
 def test_folded_warnings_print_one_counted_line_per_category():
     lines = []
     with folded_warnings(show=lines.append) as caught:

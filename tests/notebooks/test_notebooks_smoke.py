@@ -1,4 +1,9 @@
-"""End to end: ``run_all.sh --profile smoke`` over every notebook that exists, into a temporary root."""
+"""End to end: ``run_all.sh --profile smoke`` over every notebook that exists, into a temporary root.
+
+The run takes fewer studies than configs/smoke.yaml and one process where the profile has two side by side
+(:data:`SIZES`, passed with ``--set``): the same notebooks, profile keys and synthetic layout. configs/smoke.yaml
+itself stays as it is (scripts/hash_outputs.py compares runs of it).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +17,30 @@ from runner_helpers import summary_rows, write_nb
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The test's sizes on top of configs/smoke.yaml (its values in the comments). Every size stays at or above what
+#: a profile key takes from it: 4 validation studies for grpo.recall_n_val and selection.n_val, 3 test studies for
+#: pruning.n_test, 16 training studies for the SFT's 4 steps x batch 4; the 6 test studies hold all three strata
+#: (no finding, a single finding, several findings), as the 16 did.
+SIZES = {
+    "data.n_train": 24,  # 48
+    "data.n_val": 4,  # 16
+    "data.n_test": 6,  # 16
+    "embedding.bank_size": 24,  # 48: all 24 training reports
+    "grpo.workers": 1,  # 2 (from cpu.yaml): see below
+}
+# grpo.workers: 1 runs notebooks 03-05's generations and GRPO runs in the notebook's own process, one after the
+# other, instead of in two spawned worker processes. At these sizes each of the run's five worker pools cost more
+# in process start and model loading than its work, and under the README's test command both cores are busy with
+# the two pytest workers anyway. The side-by-side path stays covered: the rehearsal run (tests/notebooks/
+# test_rehearsal.py) runs it in every notebook with the same keys, and tests/experiments/test_parallel_runs.py and
+# test_generate_side_by_side.py hold it to the one-process weights, rewards and texts.
+
 
 @pytest.mark.slow
 def test_run_all_smoke(tmp_path):
+    sizes = [a for k, v in SIZES.items() for a in ("--set", f"{k}={v}")]
     proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "smoke", "--out", str(tmp_path),
-                           "--cell-timeout", "900"], capture_output=True, text=True, timeout=3000)
+                           "--cell-timeout", "900", *sizes], capture_output=True, text=True, timeout=3000)
     sys.stdout.write(proc.stdout[-4000:])
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -3,11 +3,15 @@
 The rehearsal trains the tiny policy on the MIMIC-CXR stand-in it writes itself, sweeps all 15 distance settings
 (GW included) x min / avg / kNN in notebook 05, runs every GRPO reward and EditGRPO ablation of the paper profile
 at 2 seeds, and asks the SFT policy served on loopback (sdrlib.serve) for API candidates with prompts p1 and p2.
-The profile's sizes are the smallest that keep those paths (configs/rehearsal.yaml says why each is what it is).
-Cost (2 CPU cores shared with other work, load 4-6, 2026-12-04): the run 782 s (BERTScore with all-mpnet-base-v2 is
-most of notebooks 03-05; 1411 s with the earlier sizes: 160 studies, bank 64, 8 test studies), then the notebook 05
-rerun about 40 s. Slow, like the smoke run: under pytest-xdist (README's test command) tests/conftest.py starts the
-two first, on different workers.
+The test runs the profile with the smaller sizes of :data:`SIZES` (``--set``): the same notebooks, profile keys
+and stand-in layout, with fewer studies, K = 3 candidates, a group of 2 and a 2-layer tiny policy;
+configs/rehearsal.yaml keeps the sizes a user's rehearsal runs (it says why each is what it is). What the sizes
+keep: the SFT steps that write the template (the sweep and the distance rewards score parsed reports), and the 4
+test studies of notebooks 04 and 05 (the first 4 of the stand-in's test split hold the no-finding and
+several-findings strata, so the strata tables are written). Cost, run alone on the 2-core box while another job
+trained on both cores (2026-12-07, load 4-7): 819 s (the notebook run 765 s and 425 CPU-seconds, then the notebook
+05 rerun); with configs/rehearsal.yaml's own sizes 1,072 s (996 s, 528 CPU-seconds). Slow, like the smoke run:
+under pytest-xdist (README's test command) tests/conftest.py starts the two first, on different workers.
 """
 
 from __future__ import annotations
@@ -23,13 +27,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The test's sizes on top of configs/rehearsal.yaml (its values in the comments), passed to both runs with --set.
+SIZES = {
+    "data.standin_n": 40,  # 60: 24 / 5 / 6 studies kept; the first 4 test studies are the same
+    "sft.tiny_layers": 2,  # 4 (from cpu.yaml): 150 SFT steps still write the template (4 of the 6 test studies'
+    #                        sampled reports parse, against 5 of 6 with 4 layers: training.sft, then
+    #                        posttrain.generate_test, on these sizes)
+    "selection.k": 3,  # 5: K candidates per study in notebook 05 (pruning.k stays 5)
+    "embedding.bank_size": 8,  # 16: still >= selection.knn_k and pruning.k (5)
+    "grpo.num_generations": 2,  # 4: a group of 2 completions of one prompt
+    "grpo.batch_size": 2,  # 4
+    "selection.n_val": 1,  # 2: notebook 05's validation pick on one study
+    "pruning.n_test": 2,  # 3
+}
+
+
+def _set(sizes: dict) -> list[str]:
+    """``sizes`` as run_all.sh arguments: ``--set KEY=VALUE`` each."""
+    return [a for k, v in sizes.items() for a in ("--set", f"{k}={v}")]
+
 
 @pytest.mark.slow
 def test_run_all_rehearsal(tmp_path):
     from sdrlib.config import load_profile
 
     proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", "rehearsal", "--out", str(tmp_path),
-                           "--cell-timeout", "1200"], capture_output=True, text=True, timeout=3600)
+                           "--cell-timeout", "1200", *_set(SIZES)], capture_output=True, text=True, timeout=3600)
     sys.stdout.write(proc.stdout[-4000:])
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -62,14 +85,16 @@ def test_run_all_rehearsal(tmp_path):
     rerun = tmp_path / "rerun.yaml"
     rerun.write_text(f"extends: {ROOT / 'configs' / 'rehearsal.yaml'}\nname: rehearsal\nmetrics:\n  bertscore: false\n"
                      "selection:\n  names: [chamfer]\n  policies: [sft]\n  n_val: 0\n", encoding="utf-8")
-    full, cheap = load_profile("rehearsal").to_dict(), load_profile(str(rerun)).to_dict()
+    # (the rerun's file sets its own selection.n_val: the other sizes reach it with --set, as the first run's did)
+    again_sizes = {k: v for k, v in SIZES.items() if k != "selection.n_val"}
+    full, cheap = load_profile("rehearsal", SIZES).to_dict(), load_profile(str(rerun), again_sizes).to_dict()
     for d in (full, cheap):
         d["metrics"].pop("bertscore")
         for key in ("names", "policies", "n_val"):
             d["selection"].pop(key)
     assert cheap == full  # everything else, the API requests' settings among it, is the rehearsal's
     again = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--profile", str(rerun), "--out", str(tmp_path),
-                            "--only", "05"], capture_output=True, text=True, timeout=1800)
+                            "--only", "05", *_set(again_sizes)], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
     second = _outputs(tmp_path / "runs" / "rehearsal" / "notebooks" / "05_selection.ipynb")
     for prompt in ("p1", "p2"):

@@ -12,7 +12,7 @@ from sdrlib.data.records import Record
 NORMAL = "<think> The heart is normal. Lungs are clear. </think> <answer> No acute disease. </answer>"
 EFFUSION = "<think> Small left pleural effusion. </think> <answer> Pleural effusion. </answer>"
 EDEMA = "<think> Mild pulmonary edema. The heart is enlarged. </think> <answer> Edema and cardiomegaly. </answer>"
-METRICS = {"metrics": ["rouge", "clinical"], "clinical_backend": "labeler"}
+METRICS = {"metrics": ["rouge", "clinical"], "settings": {"clinical": {"backend": "labeler"}}}
 
 
 def _records():

@@ -83,7 +83,7 @@ def _run(root: Path, sft_final: Path, cache_from: Path | None, rewards: list[str
 
 
 @pytest.fixture(scope="module")
-def sft_final(tmp_path_factory):
+def sft_final(tmp_path_factory, grpo_tiny_sft):
     import torch
 
     from sdrlib import training
@@ -94,6 +94,7 @@ def sft_final(tmp_path_factory):
     try:
         cfg, recs = _setup(root)
         mp.setenv("SDR_ROOT", str(root))
+        shutil.copytree(grpo_tiny_sft, cfg.runs_dir / cfg.name / "sft")  # the session's run (tests/conftest.py)
         yield training.sft(cfg, recs, progress=False).final
     finally:
         torch.set_num_threads(before)

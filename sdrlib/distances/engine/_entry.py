@@ -23,7 +23,8 @@ from sdrlib.distances.engine._packing import (
 from sdrlib.distances.engine._presence import _pack_presence
 from sdrlib.distances.errors import DistanceInputError, DistanceSpecError
 from sdrlib.distances.negation import presence_pair
-from sdrlib.distances.registry import DistanceSpec, check_mode, get, handle_nonconvergence
+from sdrlib.distances.registry import DistanceSpec, get
+from sdrlib.distances.registry.per_pair import check_mode, handle_nonconvergence
 
 
 #: upper bound on the cosine block held at once (float64 entries): 64 MiB

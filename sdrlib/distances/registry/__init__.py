@@ -78,7 +78,7 @@ against tau: the plan carries more than unit mass) raises
 :class:`~sdrlib.distances.errors.DistanceRangeError` at evaluation; see
 :func:`sdrlib.distances.costs.check_range`.
 
-**Parts** (private modules; every name below is imported from ``sdrlib.distances.registry``):
+**Parts** (private modules but ``per_pair``; every name below is imported from ``sdrlib.distances.registry``):
 
 - ``_family``     :class:`Family`, :data:`FAMILIES`, :func:`unregister_family`,
   :func:`resolve`
@@ -89,8 +89,9 @@ against tau: the plan carries more than unit mass) raises
 - ``_names``      :func:`get` (names to settings), :func:`distance_key`, :func:`available_distances`,
   :func:`registry_table`, :func:`register_family` (the family's checks, and that its name is no other family's
   setting)
-- ``_reference``  :func:`set_distance` (one pair, the reference), :func:`check_mode`, :func:`handle_nonconvergence`,
-  :func:`reward`
+- ``per_pair``    :func:`set_distance` (one pair, the reference), :func:`reward` (``1 - D``), :func:`check_mode`,
+  :func:`handle_nonconvergence` (the ``on_nonconvergence`` policy, shared with the engine); public: importable on its
+  own
 """
 
 from sdrlib.distances.registry._builtin import GW_MIN_EPS, RECALL_ALPHA_RANGE, SINKHORN_MIN_EPS, UOT_MIN_EPS
@@ -102,7 +103,7 @@ from sdrlib.distances.registry._family import (
     unregister_family,
 )
 from sdrlib.distances.registry._names import available_distances, distance_key, get, register_family, registry_table
-from sdrlib.distances.registry._reference import (
+from sdrlib.distances.registry.per_pair import (
     NONCONVERGENCE_MODES,
     check_mode,
     handle_nonconvergence,

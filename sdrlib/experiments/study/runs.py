@@ -419,7 +419,7 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     """The study's comparisons under the rule: one row per (pair, metric) of ``section``, ``family`` ``primary``
     (:data:`PRIMARY`) or ``secondary`` (:data:`SECONDARY`), each family with Holm over its own rows
     (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...). A family
-    holds the metrics the scores have: scored without BERTScore (``metrics.bertscore: false``) the primary family is
+    holds the metrics the scores have: scored without BERTScore (``metrics.bertscore.enabled: false``) the primary family is
     CheXpert-14 macro F1 alone, a smaller family whose Holm level and detectable effects are not the full table's.
     ``n_studies``: the studies every score covers; :class:`StudyError` when it is not, when ``scores`` hold no
     comparison (no scores, SFT only), or when two runs of one configuration score the same on every metric and study
@@ -458,7 +458,7 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     scored = metric_prefixes(scores)
     out = []
     for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
-        metrics = [m for m in metrics if m in scored]  # BERTScore off (metrics.bertscore: false): label F1 alone
+        metrics = [m for m in metrics if m in scored]  # BERTScore off (metrics.bertscore.enabled: false): label F1 alone
         if not metrics:
             continue
         t = significance_table(scores, pairs, metrics, n_resamples=n_resamples, seed=seed, deterministic=several)

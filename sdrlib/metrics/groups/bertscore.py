@@ -3,22 +3,39 @@
 The backbone comes from :func:`sdrlib.metrics.backends.resolve_bertscore_backbone` (roberta-large L17 rescaled
 when cached, else a local sentence encoder, last layer, no rescaling); none local: the group is unavailable.
 In the suite one batched bert-score call scores every section at once. Empty texts score 0 by definition.
+Its options are :class:`BertScoreSettings`, the profile's ``metrics.bertscore`` section.
 Leaves out idf weighting and multi-reference scoring.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
+from sdrlib.extension import DEVICE
 from sdrlib.metrics._evaluate import defined_subset, load_module, scatter
 from sdrlib.metrics.backends import Backbone, BackendUnavailable, package_version, resolve_bertscore_backbone
 from sdrlib.metrics.base import MetricResult, mean_result
 from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
-__all__ = ["BertScoreSetup", "bertscore_f1", "bertscore_result", "bertscore_section"]
+__all__ = ["BertScoreSettings", "BertScoreSetup", "bertscore_f1", "bertscore_result", "bertscore_section"]
+
+
+@dataclass(frozen=True)
+class BertScoreSettings:
+    """The group's options: the profile's ``metrics.bertscore`` section (``ctx.settings_of("bertscore")``)."""
+
+    enabled: bool = field(default=True, metadata={
+        "help": "score BERTScore with the profile's metrics (false: sdrlib.metrics.suite.metric_kwargs leaves the "
+                "group out)"})
+    model: str = field(default="auto", metadata={"path": True,
+        "help": "BERTScore backbone: auto (roberta-large if cached, else all-mpnet-base-v2, else "
+                "all-MiniLM-L6-v2), a known encoder name or a local folder"})
+    batch_size: int = field(default=64, metadata={"min": 1, "help": "pairs per BERTScore forward pass"})
+    device: str = field(default="cpu", metadata={**DEVICE, "help": "cpu | cuda | auto (cuda when torch sees a GPU) "
+                                                                   "for BERTScore"})
 
 
 @dataclass(frozen=True)
@@ -59,10 +76,19 @@ def bertscore_section(predictions: Sequence[str], references: Sequence[str], def
     return [bertscore_result(scatter(values, idx, n), setup.backbone)]
 
 
+def _device(device: str) -> str:
+    """``auto`` as ``cuda`` when torch sees a GPU, else ``cpu``; any other device as given."""
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
 def _available(ctx: ScoreContext) -> BertScoreSetup:
-    o = ctx.options
+    o = ctx.settings_of("bertscore")
     try:
-        return BertScoreSetup(resolve_bertscore_backbone(o.bertscore_model), o.bertscore_batch_size, o.device)
+        return BertScoreSetup(resolve_bertscore_backbone(o.model), o.batch_size, _device(o.device))
     except BackendUnavailable as e:
         raise MetricUnavailable(str(e)) from None
 
@@ -91,4 +117,4 @@ PAPER_NAMES = (
 register_metric_group(MetricGroup("bertscore", compute=_compute, section=bertscore_section,
                                   available=_available,
                                   paper_names=PAPER_NAMES, versions=("bert-score", "transformers", "torch"),
-                                  description="BERTScore F1 (bert-score)"))
+                                  description="BERTScore F1 (bert-score)", settings=BertScoreSettings))

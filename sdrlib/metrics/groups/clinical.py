@@ -3,11 +3,13 @@
 Labels come from :func:`sdrlib.metrics.clinical.get_labeler` (the official CheXbert when its weights are local,
 else the offline rule labeler :mod:`sdrlib.clinical.labeler`), one call over the distinct non-empty texts of
 every section; an empty text asserts nothing. The F1 definitions and the uncertain-as-positive convention are
-:mod:`sdrlib.metrics.clinical`'s. The same labeler gives the suite's strata (:mod:`sdrlib.metrics.suite`).
+:mod:`sdrlib.metrics.clinical`'s. The same labeler gives the suite's strata (:mod:`sdrlib.metrics.suite`). Its
+options are :class:`ClinicalSettings`, the profile's ``metrics.clinical`` section.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from sdrlib.metrics.backends import BackendUnavailable, why_unavailable
@@ -15,15 +17,26 @@ from sdrlib.metrics.base import MetricResult
 from sdrlib.metrics.clinical import clinical_results, get_labeler
 from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
-__all__ = ["labeler_setup"]
+__all__ = ["ClinicalSettings", "labeler_setup"]
 
 Labeler = tuple[str, Callable, str]
 
 
+@dataclass(frozen=True)
+class ClinicalSettings:
+    """The group's options: the profile's ``metrics.clinical`` section (``ctx.settings_of("clinical")``)."""
+
+    backend: str = field(default="auto", metadata={"choices": ("auto", "chexbert", "labeler"),
+        "help": "clinical label F1 backend: auto (official CheXbert if local, else labeler) | chexbert | labeler"})
+    uncertain: str = field(default="positive", metadata={"choices": ("positive", "negative"),
+        "help": "an uncertain label (-1) in the F1 and the strata: positive (f1chexbert's rrg mode, the common "
+                "CheXbert F1) | negative (sdrlib.metrics.clinical)"})
+
+
 def labeler_setup(ctx: ScoreContext) -> Labeler:
-    """``(name, label_fn, detail)`` of ``ctx.options.clinical_backend``; MetricUnavailable when it cannot run."""
+    """``(name, label_fn, detail)`` of the ``backend`` setting; MetricUnavailable when it cannot run."""
     try:
-        return get_labeler(ctx.options.clinical_backend)
+        return get_labeler(ctx.settings_of("clinical").backend)
     except (ImportError, BackendUnavailable) as e:
         raise MetricUnavailable(f"{why_unavailable('labeler')}: {e}") from None
 
@@ -36,7 +49,7 @@ def _compute(ctx: ScoreContext, setup: Labeler) -> dict[str, list[MetricResult]]
     for s in ctx.sections:
         pl = [lab[t] if t else {} for t in ctx.predictions[s]]  # empty text asserts nothing
         rl = [lab[t] if t else {} for t in ctx.references[s]]
-        out[s] = clinical_results(pl, rl, bname, defined=ctx.defined[s], uncertain=ctx.options.uncertain,
+        out[s] = clinical_results(pl, rl, bname, defined=ctx.defined[s], uncertain=ctx.settings_of("clinical").uncertain,
                                   backend_detail=detail)
     return out
 
@@ -58,5 +71,5 @@ PAPER_NAMES = (
 )
 
 register_metric_group(MetricGroup("clinical", compute=_compute, available=labeler_setup, paper_names=PAPER_NAMES,
-                                  versions=("f1chexbert",),
+                                  versions=("f1chexbert",), settings=ClinicalSettings,
                                   description="CheXpert-14 label F1 (CheXbert or the offline labeler)"))

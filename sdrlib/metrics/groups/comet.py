@@ -1,13 +1,13 @@
 """``"comet"``: COMET segment scores (unbabel-comet), named ``comet@<model>``; corpus value = mean.
 
-Runs only when unbabel-comet is installed and the checkpoint (``comet_model``: a ``.ckpt`` path, a folder or a
-Hub id already in the HF cache) is local (:func:`sdrlib.metrics.backends.comet_checkpoint`); otherwise the group
-is unavailable. The shipped module ``evaluate_modules/sdr_comet``. Leaves out reference-free COMET.
+Runs only when unbabel-comet is installed and the checkpoint (:class:`CometSettings`, the profile's
+``metrics.comet.model``: a ``.ckpt`` path, a folder or a Hub id already in the HF cache) is local
+(:func:`sdrlib.metrics.backends.comet_checkpoint`); otherwise the group is unavailable. The shipped module ``evaluate_modules/sdr_comet``. Leaves out reference-free COMET.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +18,15 @@ from sdrlib.metrics.backends import comet_checkpoint, package_version, why_unava
 from sdrlib.metrics.base import MetricResult, mean_result
 from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
-__all__ = ["CometSetup", "comet_section"]
+__all__ = ["CometSettings", "CometSetup", "comet_section"]
+
+
+@dataclass(frozen=True)
+class CometSettings:
+    """The group's options: the profile's ``metrics.comet`` section (``ctx.settings_of("comet")``)."""
+
+    model: str = field(default="", metadata={"path": True,
+        "help": "COMET checkpoint path or Hub id already in the HF cache; empty = COMET off"})
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ def comet_section(predictions: Sequence[str], references: Sequence[str], defined
 
 
 def _available(ctx: ScoreContext) -> CometSetup:
-    comet_model = ctx.options.comet_model
+    comet_model = ctx.settings_of("comet").model
     ckpt = comet_checkpoint(comet_model)
     if ckpt is None:
         raise MetricUnavailable(why_unavailable("comet"))
@@ -51,9 +59,9 @@ def _available(ctx: ScoreContext) -> CometSetup:
 
 PAPER_NAMES = (
     PaperMetric(("COMET",), ("comet",), "comet", "paper",
-                "Tabs. 1-2, 5-6, 9, 13, 17, 21; checkpoint not named by the paper: metrics.comet_model"),
+                "Tabs. 1-2, 5-6, 9, 13, 17, 21; checkpoint not named by the paper: metrics.comet.model"),
 )
 
 register_metric_group(MetricGroup("comet", section=comet_section, available=_available, paper_names=PAPER_NAMES,
-                                  versions=("unbabel-comet",),
+                                  versions=("unbabel-comet",), settings=CometSettings,
                                   description="COMET (unbabel-comet), local checkpoint only"))

@@ -3,12 +3,14 @@
 Through ``radgraph.F1RadGraph(reward_level="all")`` on the model folder the probe
 (:func:`sdrlib.metrics.backends.radgraph_model_dir`) finds; none: the group is unavailable. All or nothing: a
 failure in any section (e.g. out of memory in the second) drops every section's RadGraph values and names the
-failure, so no table mixes scored and unscored parts. Which paper name each level answers to (RG-E, RG-ER,
+failure, so no table mixes scored and unscored parts. The model is :class:`RadGraphSettings`, the profile's
+``metrics.radgraph.model``. Which paper name each level answers to (RG-E, RG-ER,
 RadGraph F1) is in ``PAPER_NAMES`` below.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +22,21 @@ from sdrlib.metrics.backends import package_version, radgraph_model_dir, radgrap
 from sdrlib.metrics.base import MetricResult, mean_result
 from sdrlib.metrics.registry import MetricGroup, MetricUnavailable, PaperMetric, ScoreContext, register_metric_group
 
-__all__ = ["RADGRAPH_LEVELS", "RadGraphOutputError", "radgraph_results"]
+__all__ = ["RADGRAPH_LEVELS", "RadGraphOutputError", "RadGraphSettings", "radgraph_results"]
 
 RADGRAPH_LEVELS = ("simple", "partial", "complete")
 
 
 class RadGraphOutputError(SDRError, RuntimeError):
     """``F1RadGraph`` returned per-sample rewards in a layout other than the documented level-major one."""
+
+
+@dataclass(frozen=True)
+class RadGraphSettings:
+    """The group's options: the profile's ``metrics.radgraph`` section (``ctx.settings_of("radgraph")``)."""
+
+    model: str = field(default="radgraph", metadata={"nonempty": True,
+        "help": "F1RadGraph model_type, unpacked in the radgraph cache (sdrlib.metrics.backends.radgraph_model_dir)"})
 
 
 def _radgraph_scorer(model_type: str, model_dir: Path) -> Any:
@@ -75,14 +85,15 @@ def radgraph_results(scorer: Any, preds: list[str], refs: list[str], ok: np.ndar
 
 
 def _available(ctx: ScoreContext) -> Path:
-    rg_dir = radgraph_model_dir(ctx.options.radgraph_model)
+    model = ctx.settings_of("radgraph").model
+    rg_dir = radgraph_model_dir(model)
     if rg_dir is None:
-        raise MetricUnavailable(radgraph_unavailable_reason(ctx.options.radgraph_model))
+        raise MetricUnavailable(radgraph_unavailable_reason(model))
     return rg_dir
 
 
 def _compute(ctx: ScoreContext, rg_dir: Path) -> dict[str, list[MetricResult]]:
-    model = ctx.options.radgraph_model
+    model = ctx.settings_of("radgraph").model
     try:
         scorer = _radgraph_scorer(model, rg_dir)
         return {s: radgraph_results(scorer, ctx.predictions[s], ctx.references[s], ctx.defined[s], model)
@@ -109,4 +120,5 @@ PAPER_NAMES = (
 )
 
 register_metric_group(MetricGroup("radgraph", compute=_compute, available=_available, paper_names=PAPER_NAMES,
-                                  versions=("radgraph",), description="RadGraph F1 at three levels (radgraph)"))
+                                  versions=("radgraph",), description="RadGraph F1 at three levels (radgraph)",
+                                  settings=RadGraphSettings))

@@ -17,8 +17,8 @@ import pandas as pd
 from sdrlib.metrics.base import EvaluationInputError, MetricResult
 from sdrlib.metrics.clinical import strata_from_labels
 from sdrlib.metrics.groups.clinical import labeler_setup
-from sdrlib.metrics.registry import (GROUPS, MetricUnavailable, ScoreContext, ScoreOptions, metric_group,
-                                     metric_group_names, metric_groups)
+from sdrlib.metrics.registry import (GROUPS, MetricUnavailable, ScoreContext, group_settings, metric_group,
+                                     metric_groups)
 from sdrlib.metrics.suite._inputs import NormalizedInputs, normalize_inputs
 from sdrlib.metrics.suite._scores import ReportScores
 from sdrlib.results import library_versions
@@ -29,7 +29,7 @@ __all__ = ["evaluate_reports", "metric_kwargs", "score_reports"]
 _VERSIONED = ("evaluate",)
 
 
-def _context(inp: NormalizedInputs, options: ScoreOptions, settings: Mapping[str, Any] | None = None) -> ScoreContext:
+def _context(inp: NormalizedInputs, settings: Mapping[str, Any]) -> ScoreContext:
     """Stripped section texts and ``defined`` masks; appends the per-section issues to ``inp.issues``."""
     n, issues = len(inp.predictions), inp.issues
     text_p: dict[str, list[str]] = {s: [d[s].strip() for d in inp.predictions] for s in inp.sections}
@@ -46,7 +46,7 @@ def _context(inp: NormalizedInputs, options: ScoreOptions, settings: Mapping[str
                 issues.append((i, s, "non_ascii_prediction"))
             if any(ord(c) > 127 for c in text_r[s][i]):
                 issues.append((i, s, "non_ascii_reference"))
-    return ScoreContext(inp.sections, text_p, text_r, defined, options, settings=dict(settings or {}))
+    return ScoreContext(inp.sections, text_p, text_r, defined, settings=dict(settings))
 
 
 def _setups(ctx: ScoreContext, groups: Sequence[str]) -> dict[str, Any]:
@@ -118,7 +118,7 @@ def _run_groups(ctx: ScoreContext, setups: Mapping[str, Any]) -> dict[str, list[
 def _strata(ctx: ScoreContext, inp: NormalizedInputs, setups: Mapping[str, Any]) -> tuple[np.ndarray | None, str]:
     """``(strata (n,) or None, source)``: from the given reference labels, else from the clinical labeler's labels
     of the joined reference reports (the clinical group's labeler when it ran), else none."""
-    uncertain = ctx.options.uncertain
+    uncertain = ctx.settings_of("clinical").uncertain
     if inp.reference_labels is not None:
         return strata_from_labels(inp.reference_labels, uncertain=uncertain), "reference_labels"
     labeler = setups.get("clinical") if metric_group("clinical").available is labeler_setup else None
@@ -145,24 +145,13 @@ def _versions(setups: Mapping[str, Any]) -> dict[str, str]:
     return v
 
 
-def _device(device: str) -> str:
-    if device == "auto":
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
 def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
                   sections: Sequence[str] = ("findings", "impression"),
                   metrics: Sequence[str] | None = None,
                   sample_ids: Sequence[str] | None = None,
                   reference_labels: Sequence[Mapping[str, int]] | None = None,
                   prediction_format: str = "template",
-                  bertscore_model: str = "auto", bertscore_batch_size: int = 64, device: str = "cpu",
-                  clinical_backend: str = "auto", uncertain: str = "positive",
-                  wordnet_dir: str | None = "auto", comet_model: str | None = None,
-                  radgraph_model: str = "radgraph", settings: Mapping[str, Any] | None = None) -> ReportScores:
+                  settings: Mapping[str, Any] | None = None) -> ReportScores:
     """Score ``predictions`` against ``references`` (see :mod:`sdrlib.metrics.suite` for inputs).
 
     Parameters
@@ -178,18 +167,18 @@ def score_reports(predictions: Sequence[Any], references: Sequence[Any], *,
         ``"labels"`` key) when every reference has them, else the clinical
         backend's labels of the joined reference report.
         ``versions["strata_source"]`` records which.
-    wordnet_dir : ``"auto"``, a folder, or ``None`` to force ``meteor_exact_stem``.
-    settings : ``{group name: settings object}`` for the groups with :attr:`~sdrlib.metrics.registry.MetricGroup.settings`
-        (the profile's ``metrics.<group>`` sections, :func:`metric_kwargs`); a group left out runs with its defaults.
+    settings : ``{group name: settings}`` for the groups with :attr:`~sdrlib.metrics.registry.MetricGroup.settings`:
+        the group's settings object (the profile's ``metrics.<group>`` sections, :func:`metric_kwargs`) or a mapping
+        of some of its fields (:func:`~sdrlib.metrics.registry.group_settings`), e.g.
+        ``{"clinical": {"backend": "labeler"}}``, ``{"bertscore": {"model": "all-MiniLM-L6-v2"}}``,
+        ``{"meteor": {"wordnet_dir": None}}`` (``meteor_exact_stem``); a group left out runs with its defaults. The
+        clinical group's ``uncertain`` also decides the strata.
     """
-    if uncertain not in ("positive", "negative"):
-        raise EvaluationInputError(f"uncertain must be 'positive' or 'negative', got {uncertain!r}")
+    settings = group_settings(settings)
     inp = normalize_inputs(predictions, references, sections=sections, metrics=metrics,
                            sample_ids=sample_ids, reference_labels=reference_labels,
                            prediction_format=prediction_format)
-    options = ScoreOptions(bertscore_model, bertscore_batch_size, _device(device), clinical_backend, uncertain,
-                           wordnet_dir, comet_model, radgraph_model)
-    ctx = _context(inp, options, settings)
+    ctx = _context(inp, settings)
     setups = _setups(ctx, inp.groups)
     results = _run_groups(ctx, setups)
     strata, strata_source = _strata(ctx, inp, setups)
@@ -213,20 +202,16 @@ def evaluate_reports(predictions: Sequence[Any], references: Sequence[Any], *,
 
 
 def metric_kwargs(cfg: Any) -> dict[str, Any]:
-    """:func:`score_reports` keyword arguments from a profile's ``metrics`` section.
+    """:func:`score_reports` keyword arguments from a profile's ``metrics`` section: ``settings``, the registered
+    groups' own sections (``metrics.<group>``), and ``metrics``, every group but those whose settings say
+    ``enabled: false`` (only when one does; else every group is scored).
 
     Example: ``score_reports(preds, refs, **metric_kwargs(load_profile("smoke")))``.
     """
     m = cfg.metrics
-    kw: dict[str, Any] = {}
-    for key in ("bertscore_model", "bertscore_batch_size", "clinical_backend", "wordnet_dir", "device"):
-        if hasattr(m, key):
-            kw[key] = getattr(m, key)
-    if getattr(m, "comet_model", ""):
-        kw["comet_model"] = m.comet_model
-    if hasattr(m, "bertscore") and not m.bertscore:
-        kw["metrics"] = [g for g in metric_group_names() if g != "bertscore"]
     sections = {name: getattr(m, name) for name in GROUPS.settings_sections() if hasattr(m, name)}
-    if sections:  # the registered groups' own sections (metrics.<group>)
-        kw["settings"] = sections
+    kw: dict[str, Any] = {"settings": sections} if sections else {}
+    off = {name for name, s in sections.items() if getattr(s, "enabled", True) is False}
+    if off:
+        kw["metrics"] = [g.name for g in metric_groups() if g.name not in off]
     return kw

@@ -1,7 +1,19 @@
-"""The per-pair reference entry point :func:`set_distance` (one pair on POT / SciPy through the setting's
-registered reference, :mod:`sdrlib.distances.reference`), the reaction to a solver stopping at its cap
-(:func:`check_mode`, :func:`handle_nonconvergence`, shared with the engine) and :func:`reward` (``1 - D``).
-Leaves out the solvers themselves and the batched engine (:mod:`sdrlib.distances.engine`).
+"""One registered setting applied to one pair, the reward of a distance, and what every entry point does when an
+iterative solver stops at its cap.
+
+- :func:`set_distance`: ``D(A, B)`` of one pair, sets ``A`` (n, d) and ``B`` (m, d) of sentence embeddings (optional
+  presence ``(n, 14)``, ``(m, 14)``), through the setting's registered per-pair reference (POT / SciPy for the
+  built-in families, :mod:`sdrlib.distances.reference`, loaded on the first call) -> a float in [0, 1];
+- :func:`reward`: ``1 - clip(D, 0, 1)`` of distances of any shape -> rewards of the same shape, in [0, 1];
+- :func:`check_mode`, :func:`handle_nonconvergence`, :data:`NONCONVERGENCE_MODES`: the ``on_nonconvergence``
+  policy (warn, raise or ignore), applied here to one pair and by the batched engine
+  (:mod:`sdrlib.distances.engine`) to ``count`` of ``total`` pairs.
+
+Leaves out the solvers themselves (:mod:`sdrlib.distances.reference`, a family's ``reference``), the batched engine,
+and naming settings (the rest of :mod:`sdrlib.distances.registry`). Importing it loads neither POT nor SciPy's
+solvers.
+
+Example: ``reward(set_distance(np.eye(3)[:2], np.eye(3)[:2], "ot")) -> 1.0``.
 """
 
 from __future__ import annotations
