@@ -83,13 +83,13 @@ def test_run_all_rehearsal(tmp_path):
     # the rehearsal's first sizes; about 20 s of notebook time this way), and nothing the API requests depend on
     # (models, prompts, studies, K, sampling, the served policy) changes
     rerun = tmp_path / "rerun.yaml"
-    rerun.write_text(f"extends: {ROOT / 'configs' / 'rehearsal.yaml'}\nname: rehearsal\nmetrics:\n  bertscore: false\n"
+    rerun.write_text(f"extends: {ROOT / 'configs' / 'rehearsal.yaml'}\nname: rehearsal\nmetrics:\n  bertscore:\n    enabled: false\n"
                      "selection:\n  names: [chamfer]\n  policies: [sft]\n  n_val: 0\n", encoding="utf-8")
     # (the rerun's file sets its own selection.n_val: the other sizes reach it with --set, as the first run's did)
     again_sizes = {k: v for k, v in SIZES.items() if k != "selection.n_val"}
     full, cheap = load_profile("rehearsal", SIZES).to_dict(), load_profile(str(rerun), again_sizes).to_dict()
     for d in (full, cheap):
-        d["metrics"].pop("bertscore")
+        d["metrics"]["bertscore"].pop("enabled")
         for key in ("names", "policies", "n_val"):
             d["selection"].pop(key)
     assert cheap == full  # everything else, the API requests' settings among it, is the rehearsal's
