@@ -1,4 +1,5 @@
-"""The GRPO study (``configs/study.yaml``): do set-distance rewards beat SFT and R_exact, with the power to see it?
+"""The GRPO study (``configs/study.yaml``; the study on record: ``configs/study_blind_start.yaml``): do set-distance
+rewards beat SFT and R_exact, with the power to see it?
 
 The paper's headline (sec. 4) is that GRPO with a set-distance reward (R_Cham, R_Haus) writes better Findings than
 SFT and than exact matching (R_exact). The default profile's notebook 04 asks the same question at a size that
@@ -24,6 +25,9 @@ policy's over K reports per study, so the seed-to-seed spread holds less of the 
 
 **Evidence files** (names, keys, reading and writing, every check on what a file holds):
 :mod:`sdrlib.experiments.study.evidence`, whose public names this module also exports.
+
+**Beside the table** (what each configuration writes; the verdicts under other resampling seeds; a second SFT start,
+``run_study(..., sft_seed=k)``): :mod:`sdrlib.experiments.study.behaviour`, :mod:`sdrlib.experiments.study.stability`.
 
 **Bad input.** Seeds are distinct integers in [0, 2**32 - 1] (:func:`check_seeds`); a request to run names the
 profile's configurations and an evidence folder that is a folder (or does not exist yet), checked before any
@@ -51,10 +55,10 @@ detectable effects.
 
 Example::
 
-    cfg = load_profile("study")
-    run_study(cfg, "docs/evidence/study")            # resumes; one file per finished run
+    cfg = load_profile("study")                      # the study on record: load_profile("study_blind_start")
+    run_study(cfg, "docs/evidence/study_seeing_start")   # resumes; one file per finished run
     test = load_split(cfg, "test")
-    scores = study_scores(cfg, "docs/evidence/study", test)
+    scores = study_scores(cfg, "docs/evidence/study_seeing_start", test)
     table = study_table(scores, n_studies=len(test)) # the comparisons under the rule
     print("\n".join(study_answer(table)))
 """
