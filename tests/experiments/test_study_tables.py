@@ -278,3 +278,45 @@ def test_new_options_refuse_bad_values_in_one_line_before_any_work(argv, msg, tm
     assert rc == 2 and msg.format(**fill) in err and len(err.strip().splitlines()) == 1, err
     assert {p: p.read_bytes() for p in tmp_path.rglob("*")
             if p.is_file() and not p.is_relative_to(tmp_path / "root")} == before
+
+
+def test_the_table_command_writes_every_companion(smoke, tmp_path, monkeypatch, capsys):
+    """``table --resample-seeds 0 1 --stability-out --behaviour-out --markdown`` on runs of the study's own start and
+    of a second SFT start: the stability and behaviour CSVs begin as the command's own files do (so it may rewrite
+    them), the Markdown holds the behaviour, the stability and the two starts' tables, and the second start's runs
+    are no seeds of the comparisons."""
+    from sdrlib.experiments.study import cli
+    from sdrlib.reports import build_template
+
+    _, test = smoke
+    monkeypatch.setenv("SDR_ROOT", str(tmp_path / "root"))
+    rng = np.random.default_rng(0)
+
+    def gens(p_own):
+        return [build_template(*((r.findings, r.impression) if rng.random() < p_own else
+                                 (test[int(rng.integers(len(test)))].findings, "Other.")))
+                for r in test]
+
+    runs = {(c, s): gens(p) for c, p in (("sft", 0.5), ("exact", 0.6), ("chamfer", 0.8)) for s in (0, 1)}
+    ev = _write(tmp_path / "ev", test, runs)
+    for c in ("sft", "exact", "chamfer"):  # the second start's seed 0
+        body = {"config": c, "seed": 0, "sft_seed": 1, "study_ids": [r.study_id for r in test],
+                "generations": gens(0.3)}
+        (ev / "runs" / f"{c}_s0_sft1.json.gz").write_bytes(gzip.compress(json.dumps(body).encode()))
+    out = {k: tmp_path / f"{k}.{'md' if k == 'md' else 'csv'}" for k in ("table", "md", "stability", "behaviour")}
+    rc = cli.main(["table", "--profile", "smoke", "--evidence", str(ev), "--set", "metrics.bertscore.enabled=false",
+                   "--set", "data.n_test=6", "--out", str(out["table"]), "--markdown", str(out["md"]), "--resample-seeds", "0", "1",
+                   "--stability-out", str(out["stability"]), "--behaviour-out", str(out["behaviour"])])
+    assert rc == 0
+    for flag, key in (("--out", "table"), ("--markdown", "md"), ("--stability-out", "stability"),
+                      ("--behaviour-out", "behaviour")):
+        assert out[key].read_text(encoding="utf-8").startswith(cli.OWN_START[("table", flag)]), flag
+    t = pd.read_csv(out["table"])
+    assert (t.n_seeds == 2).all()  # the second start's run is no third seed
+    st = pd.read_csv(out["stability"])
+    assert len(st) == len(t) and list(st.verdict_s0) == list(t.verdict)
+    md = out["md"].read_text(encoding="utf-8")
+    for part in ("**What each configuration writes**", "**The verdicts under other resampling seeds**",
+                 "**Two SFT starts**", "| SFT | clinical_f1_macro14 | 1 | 1 |"):
+        assert part in md, part
+    capsys.readouterr()
