@@ -28,7 +28,7 @@
 # **A demonstration, not the answer.** On the default profile each configuration trains for a few dozen steps on a few
 # seeds and is scored on a slice of the test split, so a difference of the paper's size is below what this notebook can
 # detect (its conclusion prints the detectable difference beside each comparison). The paper's question is answered at
-# the size it needs by the GRPO study: `configs/study.yaml` (more steps, more seeds, more test studies, its setup chosen
+# the size it needs by the GRPO study: `configs/study_blind_start.yaml` (more steps, more seeds, more test studies, its setup chosen
 # on validation), run by `python -m sdrlib.experiments.study run`, its evidence and comparison table in
 # `docs/evidence/study/`.
 #

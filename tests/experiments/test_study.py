@@ -341,17 +341,23 @@ def test_an_existing_output_is_overwritten_when_this_command_wrote_it_or_under_f
     own.write_text("A,B,section,metric\nx,y,findings,f1\n")
     md.write_text("Do set-distance rewards beat SFT after GRPO? ...\n")
     other.write_text("x,y\n")
-    mod._check_outputs("table", own, md, [], False, ap)          # its own files: rewritten
-    mod._check_outputs("table", tmp_path / "new.csv", None, [], False, ap)
+    mod._check_outputs("table", {"--out": own, "--markdown": md}, [], False, ap)   # its own files: rewritten
+    mod._check_outputs("table", {"--out": tmp_path / "new.csv"}, [], False, ap)
     (tmp_path / "empty.csv").write_text("")
-    mod._check_outputs("table", tmp_path / "empty.csv", None, [], False, ap)
+    mod._check_outputs("table", {"--out": tmp_path / "empty.csv"}, [], False, ap)
     with pytest.raises(SystemExit):
-        mod._check_outputs("table", other, None, [], False, ap)
-    mod._check_outputs("table", other, None, [], True, ap)       # --force
+        mod._check_outputs("table", {"--out": other}, [], False, ap)
+    mod._check_outputs("table", {"--out": other}, [], True, ap)       # --force
     with pytest.raises(SystemExit):
-        mod._check_outputs("pilot", own, None, [], False, ap)     # a table is not a pilot's CSV
+        mod._check_outputs("pilot", {"--out": own}, [], False, ap)     # a table is not a pilot's CSV
     with pytest.raises(SystemExit):                                 # --force never allows one file twice
-        mod._check_outputs("table", own, own, [], True, ap)
+        mod._check_outputs("table", {"--out": own, "--markdown": own}, [], True, ap)
+    stab, beh = tmp_path / "stability.csv", tmp_path / "behaviour.csv"
+    stab.write_text("family,A,B,metric,diff,verdict,n_agree\n")
+    beh.write_text("config,seeds,normal_share,normal_share_min\n")
+    mod._check_outputs("table", {"--stability-out": stab, "--behaviour-out": beh}, [], False, ap)  # its own
+    with pytest.raises(SystemExit):                                 # a comparison table is no stability table
+        mod._check_outputs("table", {"--stability-out": own}, [], False, ap)
 
 
 def test_seeds_are_distinct_integers_in_numpys_range(smoke):
@@ -675,7 +681,7 @@ def test_reading_counts_what_each_configuration_states_beside_the_references(smo
     seed; a seed writing off the template lowers ``parsed``."""
     import numpy as np
 
-    from sdrlib.experiments.study import runs as study
+    from sdrlib.experiments.study import behaviour as study
     from sdrlib.reports import build_template
 
     _, test = smoke

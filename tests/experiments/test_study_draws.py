@@ -165,7 +165,7 @@ def fake_runs(tmp_path, monkeypatch):
     calls = {"train": [], "sample": [], "weights": "w1"}
     monkeypatch.setattr(study.training, "sft", lambda *a, **k: SimpleNamespace(final=sft_folder, reused=True,
                                                                                seconds=0.0))
-    monkeypatch.setattr(study, "evidence_key", lambda cfg, c, s, tr, te, base, draw=0: {"c": c, "s": s, "d": draw})
+    monkeypatch.setattr(study, "evidence_key", lambda cfg, c, s, tr, te, base, draw=0, sft_seed=None: {"c": c, "s": s, "d": draw})
 
     def train(cfg, config, seed, train_records, test_records, sft_policy, embedder=None, progress=False):
         folder = study.policy_dir(cfg, config, seed) if config != "sft" else sft_folder

@@ -148,7 +148,7 @@ _KEY_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*:\s*(?P<value>[^#\s][^#]*?)?\s*(?:#\
 _SOURCE = re.compile(r"\bours\b|SDR paper|EditGRPO|G-CARL")
 
 
-@pytest.mark.parametrize("profile", ["cpu", "paper", "smoke", "study", "rehearsal"])
+@pytest.mark.parametrize("profile", ["cpu", "paper", "smoke", "study", "study_blind_start", "rehearsal"])
 def test_every_profile_value_says_where_it_comes_from(profile):
     """Each key with a value carries a comment naming its source: the SDR paper (with where), EditGRPO, G-CARL or ours."""
     lines = (ROOT / "configs" / f"{profile}.yaml").read_text(encoding="utf-8").splitlines()
@@ -166,7 +166,7 @@ def test_every_profile_value_says_where_it_comes_from(profile):
     assert not untagged, "profile values without a source comment:\n" + "\n".join(untagged)
 
 
-@pytest.mark.parametrize("profile", ["cpu", "study", "smoke"])
+@pytest.mark.parametrize("profile", ["cpu", "study", "study_blind_start", "smoke"])
 def test_profile_values_take_one_line_each_and_the_history_lives_in_an_evidence_page(profile):
     """Below the header a profile holds key lines only: each value's comment is on its own line (no comment block, no
     continuation line); the measurements behind the values are on the evidence page the header names, which exists."""

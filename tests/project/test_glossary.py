@@ -65,6 +65,18 @@ def test_every_column_the_code_declares_is_defined(gloss):
     assert not missing, f"docs/glossary.md does not define these columns / metric names: {missing}"
 
 
+def test_every_column_of_the_study_tables_is_defined(gloss):
+    """The GRPO study's behaviour, stability and SFT-starts tables (their CSV headers; a stability table's per-seed
+    columns for seeds 0 and 12)."""
+    from sdrlib.experiments.study.behaviour import BEHAVIOUR_COLUMNS
+    from sdrlib.experiments.study.stability import STABILITY_COLUMNS, START_COLUMNS
+
+    cols = {*BEHAVIOUR_COLUMNS, *STABILITY_COLUMNS, *START_COLUMNS, "p_holm_s0", "verdict_s0", "p_holm_s12",
+            "verdict_s12"}
+    missing = undefined(cols, gloss)
+    assert not missing, f"docs/glossary.md does not define these study table columns: {missing}"
+
+
 def test_every_column_of_the_recorded_runs_is_defined(gloss):
     """The tables the README quotes from earlier default runs (docs/evidence/) are real headers, older ones too."""
     folders = sorted(p for p in (ROOT / "docs" / "evidence").glob("run-*") if p.is_dir())

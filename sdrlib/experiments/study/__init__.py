@@ -1,7 +1,10 @@
-"""The GRPO study (``configs/study.yaml``): do set-distance rewards beat SFT and R_exact, with the power to see it?
+"""The GRPO study (``configs/study.yaml``, from the SFT start that reads the image; ``configs/study_blind_start.yaml``,
+the study on record in docs/evidence/study/): do set-distance rewards beat SFT and R_exact, with the power to see it?
 
-- :mod:`.runs`      the study's runs (SFT once, every reward at every seed, extra draws), resumable, and its
-  comparison table, answer and reading;
+- :mod:`.runs`      the study's runs (SFT once, every reward at every seed, extra draws, a second SFT start),
+  resumable, and its comparison table and answer;
+- :mod:`.behaviour` what each configuration's Findings state: the reading table and per-label precision and recall;
+- :mod:`.stability` the verdicts under other resampling seeds, and the differences between two SFT starts;
 - :mod:`.evidence`  the evidence files (one gzip JSON per run and draw), their keys, reading, writing and checks;
 - :mod:`.pilot`     the pilot (does the policy move, and how far, per step bucket) and the setup choices, read on
   validation studies;

@@ -6,10 +6,14 @@ The work is :mod:`sdrlib.experiments.study.runs` (runs, table), :mod:`sdrlib.exp
 
     pilot  [--profile study] [--reward chamfer] [--buckets 32 64 128] [--n-val 100] [--out F]
     choose [--profile cpu] [--reward chamfer] --variants NAME[:KEY=VALUE,...] ... [--seeds 0 1] [--n-val 200] [--out F]
-    run    [--profile study] [--evidence docs/evidence/study] [--seeds 0 1 ...] [--max-runs N]
-    status [--profile study] [--evidence docs/evidence/study]
-    table  [--profile study] [--evidence docs/evidence/study] [--seeds 0 1 ...] [--out F.csv] [--markdown F.md]
-           [--answer-block FILE ...]
+    run    [--profile study] [--evidence E] [--seeds 0 1 ...] [--max-runs N] [--sft-seed K]
+    status [--profile study] [--evidence E] [--sft-seed K]
+    table  [--profile study] [--evidence E] [--seeds 0 1 ...] [--out F.csv] [--markdown F.md]
+           [--answer-block FILE ...] [--resample-seeds S1 S2 ... [--stability-out F.csv]] [--behaviour-out F.csv]
+
+Two profiles: ``study``, the study from the SFT start that reads the image (evidence folder, the default of
+``--evidence``: ``docs/evidence/study_seeing_start``), and ``study_blind_start``, the study on record, trained from
+the blind SFT start (``docs/evidence/study``); another profile needs ``--evidence`` (:data:`EVIDENCE`).
 
 ``pilot`` trains one seed of one reward bucket by bucket and reads it on validation studies (KL, validation reward,
 normal share, label F1 per bucket; ``--out`` writes the table as CSV). ``choose`` trains the reward under each
@@ -21,11 +25,20 @@ disk. ``table`` scores the runs (``--seeds``: those seeds' only; each run's firs
 per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and both
 families as Markdown tables, :func:`sdrlib.experiments.study.runs.study_markdown`; ``--answer-block FILE``: the
 answer and the compact primary table between FILE's ``<!-- study-answer:start -->`` and
-``<!-- study-answer:end -->``, e.g. the README's). Every argument is
+``<!-- study-answer:end -->``, e.g. the README's). The table draws ``metrics.bootstrap`` resamples with seed 0;
+``--resample-seeds`` computes it again under each seed and lists, per comparison, the verdict under each and how many
+agree (:func:`sdrlib.experiments.study.stability.verdict_stability`; printed, in ``--markdown``, as CSV with
+``--stability-out``). Beside the verdicts, what each configuration writes: pathologies per Findings, normal share,
+per-label precision and recall (:func:`sdrlib.experiments.study.behaviour.study_behaviour`; printed, in
+``--markdown``, as CSV with ``--behaviour-out``). ``run --sft-seed K`` trains and samples the runs of a second SFT
+start (``<config>_s<seed>_sft<K>.json.gz``; SFT training variance); ``table`` then adds, per configuration, the
+difference between the two starts' means on the GRPO seeds both have
+(:func:`sdrlib.experiments.study.stability.start_table`), apart from the comparisons. Every argument is
 checked before any work; a bad one is one line and exit 2: seeds are distinct integers in [0, 2**32 - 1], counts whole
-numbers >= 1, ``--out`` / ``--markdown`` a file in a folder that exists and never inside the evidence's ``runs/`` that
-``table`` reads, no two outputs one file, an existing ``--out`` / ``--markdown`` one this command wrote (else
-``--force``), and ``--evidence`` a folder (``run``: or one to create). Runs whose workers spawn need the
+numbers >= 1, ``--resample-seeds`` at least two, ``--stability-out`` only with them, ``--out`` / ``--markdown`` /
+``--stability-out`` / ``--behaviour-out`` a file in a folder that exists and never inside the evidence's ``runs/`` that
+``table`` reads, no two outputs one file, an existing output file one this command wrote (else
+``--force``), and ``--evidence`` a folder (``run``: or one to create), given for a profile without its own. Runs whose workers spawn need the
 ``__main__`` guard (:mod:`sdrlib.experiments.study.__main__`).
 """
 
@@ -48,7 +61,8 @@ from sdrlib.paths import repo_root
 #: the command a user types (messages name it)
 COMMAND = "python -m sdrlib.experiments.study"
 
-DEFAULT_EVIDENCE = "docs/evidence/study"
+#: each study profile's evidence folder, the default of ``--evidence`` (another profile needs ``--evidence``)
+EVIDENCE = {"study": "docs/evidence/study_seeing_start", "study_blind_start": "docs/evidence/study"}
 MAX_SEED = 2**32 - 1  # sdrlib.experiments.study.runs.MAX_SEED (imported late: the study module loads torch)
 
 
@@ -81,9 +95,12 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--variants", nargs="+", required=True)
             p.add_argument("--seeds", type=_seed, nargs="+", default=[0, 1])
         else:
-            p.add_argument("--evidence", default=DEFAULT_EVIDENCE)
+            p.add_argument("--evidence", default=None, help="the run files' folder (default: the profile's, EVIDENCE)")
         if name in ("run", "status", "table"):
             p.add_argument("--seeds", type=_seed, nargs="+", default=None)
+        if name in ("run", "status"):
+            p.add_argument("--sft-seed", type=_seed, default=None,
+                           help="the runs of a second SFT start, its SFT policy trained with this seed")
         if name == "run":
             p.add_argument("--max-runs", type=positive_int, default=None)
             p.add_argument("--configs", nargs="+", default=None)
@@ -96,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--answer-block", action="append", default=[], metavar="FILE",
                            help="write the answer and the compact primary table between FILE's study-answer "
                                 "markers (repeatable; e.g. README.md)")
+            p.add_argument("--resample-seeds", type=_seed, nargs="+", default=None, metavar="S",
+                           help="compute the comparisons again under each resampling seed (at least two)")
+            p.add_argument("--stability-out", default=None, help="the verdicts under each resampling seed as CSV")
+            p.add_argument("--behaviour-out", default=None, help="what each configuration writes, as CSV")
     return ap
 
 
@@ -115,18 +136,29 @@ def _overrides(items: list[str], ap: argparse.ArgumentParser) -> dict[str, objec
     return out
 
 
-def _out(value: str, evidence: Path | None, ap: argparse.ArgumentParser) -> Path:
-    """``--out``: a file to write, in a folder that exists, never inside ``<evidence>/runs`` (the run files the
-    command reads; the evidence folder itself is where the table belongs, e.g. ``docs/evidence/study/table.csv``)."""
-    out = output_path(value, "--out")
+def _out(value: str, evidence: Path | None, ap: argparse.ArgumentParser, flag: str = "--out") -> Path:
+    """``--out`` (or another output ``flag``): a file to write, in a folder that exists, never inside
+    ``<evidence>/runs`` (the run files the command reads; the evidence folder itself is where the table belongs,
+    e.g. ``docs/evidence/study/table.csv``)."""
+    out = output_path(value, flag)
     if out.is_dir():
-        ap.error(f"--out {value}: a folder; give a file name (e.g. {Path(value) / 'table.csv'})")
+        ap.error(f"{flag} {value}: a folder; give a file name (e.g. {Path(value) / 'table.csv'})")
     if not out.parent.is_dir():
-        ap.error(f"--out {value}: the folder {out.parent} does not exist")
+        ap.error(f"{flag} {value}: the folder {out.parent} does not exist")
     if evidence is not None and out.resolve().is_relative_to((evidence / "runs").resolve()):
-        ap.error(f"--out {value}: inside {evidence / 'runs'}, whose run files the table reads; write it elsewhere "
+        ap.error(f"{flag} {value}: inside {evidence / 'runs'}, whose run files the table reads; write it elsewhere "
                  f"(e.g. {evidence / 'table.csv'})")
     return out
+
+
+def _evidence(args: argparse.Namespace, cfg, ap: argparse.ArgumentParser) -> Path:
+    """``--evidence``, or the profile's own folder (:data:`EVIDENCE`); a profile without one needs it."""
+    if args.evidence is not None:
+        return output_path(args.evidence, "--evidence")
+    if cfg.name not in EVIDENCE:
+        ap.error(f"--evidence: profile {cfg.name} has no evidence folder of its own (" +
+                 ", ".join(f"{k} -> {v}" for k, v in EVIDENCE.items()) + "); give --evidence FOLDER")
+    return output_path(EVIDENCE[cfg.name], "--evidence")
 
 
 def _variants(items: list[str], ap: argparse.ArgumentParser) -> dict[str, dict[str, object]]:
@@ -152,14 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_profile(args.profile, over)
     for name, v in variants.items():  # every variant must load before any run trains
         load_profile(args.profile, {**over, **v})
-    seeds = getattr(args, "seeds", None) or []
-    if len(set(seeds)) < len(seeds):
-        ap.error(f"--seeds {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; give each seed once")
-    evidence = output_path(args.evidence, "--evidence") if hasattr(args, "evidence") else None
-    out = _out(args.out, evidence, ap) if getattr(args, "out", None) is not None else None
-    markdown = _out(args.markdown, evidence, ap) if getattr(args, "markdown", None) is not None else None
+    for flag in ("seeds", "resample_seeds"):
+        seeds = getattr(args, flag, None) or []
+        if len(set(seeds)) < len(seeds):
+            ap.error(f"--{flag.replace('_', '-')} {seeds}: repeats {sorted({s for s in seeds if seeds.count(s) > 1})}; "
+                     "give each seed once")
+    resample = getattr(args, "resample_seeds", None)
+    if resample is not None and len(resample) < 2:
+        ap.error(f"--resample-seeds {resample}: give at least two seeds (the verdicts under each are compared)")
+    if getattr(args, "stability_out", None) is not None and resample is None:
+        ap.error("--stability-out: only with --resample-seeds S1 S2 ... (the seeds whose verdicts it lists)")
+    evidence = _evidence(args, cfg, ap) if hasattr(args, "evidence") else None
+    outs = {flag: _out(getattr(args, flag.strip("-").replace("-", "_")), evidence, ap, flag)
+            for flag in ("--out", "--markdown", "--stability-out", "--behaviour-out")
+            if getattr(args, flag.strip("-").replace("-", "_"), None) is not None}
+    out, markdown = outs.get("--out"), outs.get("--markdown")
     blocks = [_block_file(f, ap) for f in getattr(args, "answer_block", [])]
-    _check_outputs(args.cmd, out, markdown, blocks, getattr(args, "force", False), ap)
+    _check_outputs(args.cmd, outs, blocks, getattr(args, "force", False), ap)
     env = dict(os.environ)
     if argv is None and args.cmd in ("pilot", "choose", "run") and pin_kernel_path(cfg.kernel_path, env):
         # NumPy loaded with the CPU's own kernel path: start again with the profile's pinned one (sdrlib.numerics),
@@ -194,33 +235,37 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(args.configs or ()) - {"sft", *cfg.grpo.rewards})
         if unknown:
             ap.error(f"--configs {unknown}: not configurations of profile {cfg.name} ({['sft', *cfg.grpo.rewards]})")
-        study.run_study(cfg, evidence, seeds=args.seeds, configs=args.configs, max_runs=args.max_runs)
+        study.run_study(cfg, evidence, seeds=args.seeds, configs=args.configs, max_runs=args.max_runs,
+                        sft_seed=args.sft_seed)
         return 0
     if not evidence.is_dir():
         ap.error(f"--evidence {args.evidence}: not a folder (run `{COMMAND} run` first)")
     if args.cmd == "status":
         pd.set_option("display.width", 200)
-        print(study.study_status(cfg, evidence, args.seeds).to_string(index=False))
+        print(study.study_status(cfg, evidence, args.seeds, sft_seed=args.sft_seed).to_string(index=False))
         return 0
     if not study.load_evidence(evidence):  # also names a file that is not a run record
         ap.error(f"--evidence {args.evidence}: no run files under {evidence / 'runs'} (run `{COMMAND} run` first)")
-    return _table(cfg, evidence, out, markdown, args.seeds, blocks)
+    return _table(cfg, evidence, out, markdown, args.seeds, blocks, resample=resample,
+                  stability_out=outs.get("--stability-out"), behaviour_out=outs.get("--behaviour-out"))
 
 
 #: how the first line of each file this command writes begins (a CSV's header, the Markdown's answer): an existing
 #: file that begins otherwise was not written by it and is overwritten only under ``--force``
 OWN_START = {("pilot", "--out"): "steps,", ("choose", "--out"): "variant,seed,", ("table", "--out"): "A,B,",
-             ("table", "--markdown"): "Do set-distance rewards beat "}
+             ("table", "--markdown"): "Do set-distance rewards beat ",
+             ("table", "--stability-out"): "family,A,B,metric,diff,verdict,",
+             ("table", "--behaviour-out"): "config,seeds,normal_share,"}
 
 
-def _check_outputs(cmd: str, out: Path | None, markdown: Path | None, blocks: list[Path], force: bool,
+def _check_outputs(cmd: str, outs: dict[str, Path], blocks: list[Path], force: bool,
                    ap: argparse.ArgumentParser) -> None:
-    """Before any work: no two outputs (``--out``, ``--markdown``, each ``--answer-block``) name one file, and an
-    existing ``--out`` / ``--markdown`` file is one this command wrote (its first line begins as in
-    :data:`OWN_START`; an empty file counts as free) unless ``--force``. An ``--answer-block`` file edits only
-    the block between its markers, so it is the user's file by design."""
-    named = [(flag, f) for flag, f in (("--out", out), ("--markdown", markdown)) if f is not None]
-    named += [("--answer-block", f) for f in blocks]
+    """Before any work: no two outputs (``outs``, ``{flag: file}`` of ``--out``, ``--markdown``,
+    ``--stability-out``, ``--behaviour-out``, and each ``--answer-block``) name one file, and an existing output
+    file is one this command wrote (its first line begins as in :data:`OWN_START`; an empty file counts as free)
+    unless ``--force``. An ``--answer-block`` file edits only the block between its markers, so it is the user's
+    file by design."""
+    named = list(outs.items()) + [("--answer-block", f) for f in blocks]
     seen: dict[str, str] = {}
     for flag, f in named:
         key = os.path.realpath(f)
@@ -258,16 +303,24 @@ def _write_block(f: Path, block: str) -> None:
 
 
 def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, seeds: list[int] | None = None,
-           blocks: list[Path] = ()) -> int:
-    """``table``: score the runs (:func:`sdrlib.experiments.study.runs.table_runs` checks them first) and print the
-    comparisons."""
+           blocks: list[Path] = (), *, resample: list[int] | None = None, stability_out: Path | None = None,
+           behaviour_out: Path | None = None) -> int:
+    """``table``: score the runs (:func:`sdrlib.experiments.study.runs.table_runs` checks them first), print the
+    comparisons (``metrics.bootstrap`` resamples, seed 0), the verdicts under each ``resample`` seed, what each
+    configuration writes and, when the evidence holds runs of a second SFT start, the starts' differences."""
     from sdrlib.experiments.study import runs as study
+    from sdrlib.experiments.study.behaviour import behaviour_markdown, run_labels, study_behaviour, study_reading
+    from sdrlib.experiments.study.evidence import sft_starts
+    from sdrlib.experiments.study.stability import stability_markdown, start_markdown, start_table, verdict_stability
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
-    t = study.study_table(study.study_scores(cfg, evidence, test, seeds), n_studies=len(test),
-                          policies=study.run_policies(evidence, seeds))  # copies: one policy, not equal scores
-    print(f"{len(test)} test studies, {cfg.grpo.eval_draws} sampled report(s) per study and run (grpo.eval_draws)")
+    n_boot, draws = cfg.metrics.bootstrap, cfg.grpo.eval_draws
+    scores = study.study_scores(cfg, evidence, test, seeds)
+    policies = study.run_policies(evidence, seeds)  # copies: one policy, not equal scores
+    t = study.study_table(scores, n_studies=len(test), n_resamples=n_boot, policies=policies)
+    print(f"{len(test)} test studies, {draws} sampled report(s) per study and run (grpo.eval_draws), {n_boot} "
+          "resamples (metrics.bootstrap)")
     pd.set_option("display.width", 250)
     cols = [c for c in ("family", "A", "B", "metric", "value_a", "value_b", "diff", "ci_low", "ci_high", "p_value",
                         "p_holm", "n_same_sign", "n_seeds", "study_se", "seed_sd", "mde", "binding", "verdict")
@@ -275,19 +328,47 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
     print(t[cols].round(4).to_string(index=False))
     answer = study.study_answer(t)
     print("\n".join(answer))
-    reading = study.study_reading(evidence, test, seeds, draws=cfg.grpo.eval_draws)
+    labels = run_labels(study.table_runs(evidence, test, seeds), draws)
+    reading = study_reading(evidence, test, seeds, draws=draws, labels=labels)
     print(reading.round(3).to_string(index=False))
+    behaviour = study_behaviour(evidence, test, seeds, draws=draws, labels=labels)
+    print(behaviour.round(3).to_string(index=False))
+    stability = None
+    if resample is not None:
+        stability = verdict_stability(scores, n_studies=len(test), resample_seeds=resample, n_resamples=n_boot,
+                                      policies=policies, tables={0: t})
+        print(stability.round(4).to_string(index=False))
+    starts = []
+    for k in sft_starts(evidence):
+        other = study.study_scores(cfg, evidence, test, None, sft_seed=k)
+        starts.append(start_table(scores, other, k))
+    starts = pd.concat(starts, ignore_index=True) if starts else None
+    if starts is not None:
+        print(starts.round(4).to_string(index=False))
     if out is not None:
         t.to_csv(out, index=False)
+    if stability_out is not None:
+        stability.to_csv(stability_out, index=False)
+    if behaviour_out is not None:
+        behaviour.to_csv(behaviour_out, index=False)
     if markdown is not None:
         parts = ["\n\n".join(answer), f"{len(test)} test studies; every run's Findings scored over "
-                 f"{cfg.grpo.eval_draws} sampled report(s) per study, pooled per study (grpo.eval_draws)."]
+                 f"{draws} sampled report(s) per study, pooled per study (grpo.eval_draws)."]
         for fam in ("primary", "secondary"):
             if (t.family == fam).any():
                 parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n"
                              + study.study_markdown(t, family=fam))
         parts.append("**What the Findings state** (offline labeler; mean over seeds, range over seeds in brackets; "
                      "context, not a test):\n\n" + _reading_markdown(reading))
+        parts.append("**What each configuration writes** (offline labeler, CheXpert-14 labels the references state; "
+                     "mean over seeds, range over seeds in brackets, the per-label ranges in the behaviour CSV; "
+                     "context, not a test):\n\n" + behaviour_markdown(behaviour))
+        if stability is not None:
+            parts.append(f"**The verdicts under other resampling seeds** ({n_boot} resamples each; a row whose "
+                         "verdicts differ rests on resampling noise):\n\n" + stability_markdown(stability))
+        if starts is not None:
+            parts.append("**Two SFT starts** (each configuration's mean on the GRPO seeds both starts ran; not part "
+                         "of the comparisons):\n\n" + start_markdown(starts))
         markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     for f in blocks:
         _write_block(f, "\n\n".join(answer) + "\n\n" + study.study_markdown(t, compact=True))
@@ -295,7 +376,7 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
 
 
 def _reading_markdown(reading: pd.DataFrame) -> str:
-    """:func:`sdrlib.experiments.study.runs.study_reading` as a Markdown table."""
+    """:func:`sdrlib.experiments.study.behaviour.study_reading` as a Markdown table."""
     def cell(r, col, fmt):
         lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
         rng = f" [{lo:{fmt}}, {hi:{fmt}}]" if r.seeds > 1 and pd.notna(lo) else ""

@@ -11,8 +11,8 @@ pathologies stated per Findings and the references'. Beside them, from the run's
 (``curves.csv``), the bucket's mean KL to the SFT policy, mean training reward and step seconds. Bucket 0 is the SFT
 policy itself.
 
-The table (:func:`pilot_table`) is what the study's step count is chosen from (``configs/study.yaml`` says which
-rule it applied); the pilot writes nothing but the run under ``runs/`` and its validation samples there.
+The table (:func:`pilot_table`) is what the study's step count is chosen from (``configs/study_blind_start.yaml`` says
+which rule it applied to the study on record); the pilot writes nothing but the run under ``runs/`` and its validation samples there.
 
 Bad input (:class:`~sdrlib.experiments.study.runs.StudyError`, before any training): buckets and ``n_val`` that are not
 whole numbers >= 1, ``n_val`` beyond the profile's validation studies, seeds outside [0, 2**32 - 1] or repeated,

@@ -1,4 +1,5 @@
-"""The GRPO study (``configs/study.yaml``): do set-distance rewards beat SFT and R_exact, with the power to see it?
+"""The GRPO study (``configs/study.yaml``; the study on record: ``configs/study_blind_start.yaml``): do set-distance
+rewards beat SFT and R_exact, with the power to see it?
 
 The paper's headline (sec. 4) is that GRPO with a set-distance reward (R_Cham, R_Haus) writes better Findings than
 SFT and than exact matching (R_exact). The default profile's notebook 04 asks the same question at a size that
@@ -24,6 +25,9 @@ policy's over K reports per study, so the seed-to-seed spread holds less of the 
 
 **Evidence files** (names, keys, reading and writing, every check on what a file holds):
 :mod:`sdrlib.experiments.study.evidence`, whose public names this module also exports.
+
+**Beside the table** (what each configuration writes; the verdicts under other resampling seeds; a second SFT start,
+``run_study(..., sft_seed=k)``): :mod:`sdrlib.experiments.study.behaviour`, :mod:`sdrlib.experiments.study.stability`.
 
 **Bad input.** Seeds are distinct integers in [0, 2**32 - 1] (:func:`check_seeds`); a request to run names the
 profile's configurations and an evidence folder that is a folder (or does not exist yet), checked before any
@@ -51,16 +55,17 @@ detectable effects.
 
 Example::
 
-    cfg = load_profile("study")
-    run_study(cfg, "docs/evidence/study")            # resumes; one file per finished run
+    cfg = load_profile("study")                      # the study on record: load_profile("study_blind_start")
+    run_study(cfg, "docs/evidence/study_seeing_start")   # resumes; one file per finished run
     test = load_split(cfg, "test")
-    scores = study_scores(cfg, "docs/evidence/study", test)
+    scores = study_scores(cfg, "docs/evidence/study_seeing_start", test)
     table = study_table(scores, n_studies=len(test)) # the comparisons under the rule
     print("\n".join(study_answer(table)))
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -73,26 +78,23 @@ import pandas as pd
 
 from sdrlib.data import load_split
 from sdrlib import training
-from sdrlib.clinical import label_report
 from sdrlib.experiments.posttrain import generate_test, score_all, seeds_of, worker_pool
 from sdrlib.experiments.study.evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, profile_settings, read_run_file,
                                                settings_differences, write_run_file)
 from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
 from sdrlib.experiments.tables import metric_prefixes, significance_table
-from sdrlib.metrics.clinical import label_matrix
+from sdrlib.metrics.significance import shared_resamples
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
 from sdrlib.metrics.verdict import family_verdicts
-from sdrlib.reports import parse_template
 from sdrlib.rewards import parse_reward, reward_label
 from sdrlib.training.policy import has_policy
 from sdrlib.training.runkeys import policy_dir
-from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
 __all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "MAX_SEED", "StudyError", "check_seeds", "draw_seed",
            "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw", "run_study",
            "study_status", "table_runs", "study_scores", "run_policies", "study_pairs", "study_table",
-           "study_answer", "study_markdown", "study_reading"]
+           "study_answer", "study_markdown"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -200,17 +202,18 @@ def _planned(cfg: Any, evidence: Path, seeds: Sequence[int] | None, configs: Seq
     return runs
 
 
-def _pending(cfg: Any, evidence: Path, planned: Sequence[tuple[str, int]], keyed: Callable[..., dict]) -> list:
+def _pending(cfg: Any, evidence: Path, planned: Sequence[tuple[str, int]], keyed: Callable[..., dict],
+             sft_seed: int | None = None) -> list:
     """``(config, seed, draws, policy)`` of each planned run with work left: ``policy`` is the digest in its run
     file when that run is done (only ``draws``, the draws >= 1 without a file of the current key and policy, are
     left), else None (the run and every draw)."""
     todo = []
     for config, seed in planned:
-        old = read_run_file(evidence_path(evidence, config, seed))
+        old = read_run_file(evidence_path(evidence, config, seed, sft_seed=sft_seed))
         done = old is not None and old.get("key") == keyed(config, seed, 0)
         policy = old.get("policy") if done else None
         draws = [d for d in range(1, cfg.grpo.eval_draws)
-                 if not done or not _draw_done(read_run_file(evidence_path(evidence, config, seed, d)),
+                 if not done or not _draw_done(read_run_file(evidence_path(evidence, config, seed, d, sft_seed)),
                                                keyed(config, seed, d), policy)]
         if not done or draws:
             todo.append((config, seed, draws, policy))
@@ -222,25 +225,36 @@ def _draw_done(rec: dict | None, key: dict, policy: str | None) -> bool:
 
 
 def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = None,
-              configs: Sequence[str] | None = None, max_runs: int | None = None,
+              configs: Sequence[str] | None = None, max_runs: int | None = None, sft_seed: int | None = None,
               log: Callable[[str], None] = print) -> list[Path]:
     """Train and sample every pending run of :func:`study_runs` (``configs`` limits them) and its pending draws
     (``grpo.eval_draws``; module doc), ``cfg.grpo.workers`` side by side; each finished run's evidence files are
     written as soon as it finishes. Done runs (file with the current key) are skipped, or only sample their missing
     draws; ``max_runs`` (>= 1) stops after that many runs with work. Returns the files written. Seeds,
-    configurations, ``max_runs`` and the evidence folder are checked before any work (:class:`StudyError`)."""
+    configurations, ``max_runs`` and the evidence folder are checked before any work (:class:`StudyError`).
+
+    ``sft_seed``: the runs of a second SFT start (SFT training variance), the SFT policy trained with that seed
+    instead of the profile's ``seed`` (``runs/<profile>/sft/seed<k>``); every configuration of ``seeds`` trains
+    from it into its own folders (``runs/<profile>_sft<k>/...``, so the study's own runs are never retrained) and
+    writes ``<config>_s<seed>_sft<k>.json.gz`` (:func:`~sdrlib.experiments.study.evidence.evidence_path`). The
+    profile's own ``seed`` (or None): the study's own start."""
     evidence = Path(evidence)
     planned = _planned(cfg, evidence, seeds, configs, max_runs)
+    if sft_seed is not None:
+        sft_seed = check_seeds([sft_seed], "sft_seed")[0]
+        sft_seed = None if sft_seed == cfg.seed else sft_seed
     train, test = load_split(cfg, "train"), load_split(cfg, "test")
     if cfg.grpo.eval_n:
         test = test[:cfg.grpo.eval_n]
-    base = training.sft(cfg, train)
-    log(f"SFT: {base.final} ({'reused' if base.reused else f'{base.seconds:.0f} s'})")
+    base = training.sft(cfg, train, seed=sft_seed)
+    log(f"SFT{'' if sft_seed is None else f' seed {sft_seed}'}: {base.final} "
+        f"({'reused' if base.reused else f'{base.seconds:.0f} s'})")
+    start = cfg if sft_seed is None else dataclasses.replace(cfg, name=f"{cfg.name}_sft{sft_seed}")
 
     def keyed(config: str, seed: int, draw: int) -> dict:
-        return evidence_key(cfg, config, seed, train, test, base.final, draw)
+        return evidence_key(cfg, config, seed, train, test, base.final, draw, sft_seed)
 
-    todo = _pending(cfg, evidence, planned, keyed)
+    todo = _pending(cfg, evidence, planned, keyed, sft_seed)
     todo = todo[:max_runs] if max_runs is not None else todo
     log(f"study: {sum(p is None for *_, p in todo)} run(s) to do, {sum(len(d) for _, _, d, _ in todo)} draw(s)"
         + (f" (first: {todo[0][0]} seed {todo[0][1]})" if todo else ""))
@@ -248,27 +262,29 @@ def run_study(cfg: Any, evidence: str | Path, *, seeds: Sequence[int] | None = N
 
     def write(c: str, s: int, records: list[dict]) -> None:
         for rec in records:
+            rec = rec if sft_seed is None else {**rec, "sft_seed": sft_seed}
             written.append(write_run_file(evidence, cfg, rec, keyed(c, s, rec.get("draw", 0))))
             log(f"{c} seed {s}: {written[-1].name}")
 
     if cfg.grpo.workers > 1 and len(todo) > 1:
         with worker_pool(cfg) as pool:
-            jobs = {pool.submit(_job, cfg, c, s, list(train), list(test), base.final, d, p): (c, s)
+            jobs = {pool.submit(_job, start, c, s, list(train), list(test), base.final, d, p): (c, s)
                     for c, s, d, p in todo}
             for job in as_completed(jobs):
                 write(*jobs[job], job.result())
         return written
     for c, s, d, p in todo:
-        write(c, s, _job(cfg, c, s, list(train), list(test), base.final, d, p))
+        write(c, s, _job(start, c, s, list(train), list(test), base.final, d, p))
     return written
 
 
-def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = None) -> pd.DataFrame:
+def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = None,
+                 sft_seed: int | None = None) -> pd.DataFrame:
     """One row per planned run: ``config, seed, done`` (a file exists), ``draws`` (of its reports on disk: 0 or
     1 + its draw files), ``commit``, ``source_digest``,
     ``train_seconds``, ``eval_seconds``, KL / reward first and last quarter (a file's key is checked by
-    :func:`run_study`, not here: this reads what is on disk)."""
-    have = load_evidence(evidence)
+    :func:`run_study`, not here: this reads what is on disk). ``sft_seed``: the runs of that second SFT start."""
+    have = load_evidence(evidence, None if sft_seed == cfg.seed else sft_seed)
     rows = []
     for c, s in study_runs(cfg, seeds):
         r = have.get((c, s))
@@ -278,8 +294,8 @@ def study_status(cfg: Any, evidence: str | Path, seeds: Sequence[int] | None = N
     return pd.DataFrame(rows)
 
 
-def table_runs(evidence: str | Path, test_records: Sequence[Any],
-               seeds: Sequence[int] | None = None, cfg: Any = None) -> dict[tuple[str, int], dict[str, Any]]:
+def table_runs(evidence: str | Path, test_records: Sequence[Any], seeds: Sequence[int] | None = None,
+               cfg: Any = None, sft_seed: int | None = None) -> dict[tuple[str, int], dict[str, Any]]:
     """The runs a comparison table reads: every run file (:func:`load_evidence`), or those of ``seeds`` (each must
     have one), checked before any scoring. With ``cfg``, a run (or draw) whose key records other settings than the
     profile's (:func:`~sdrlib.experiments.study.evidence.profile_settings`: GRPO steps, learning rate, reward
@@ -290,8 +306,15 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
     own), a seed of ``seeds`` has no run, or a
     comparison of :func:`study_pairs` (each configuration with SFT, with R_exact) has no run on one side or no seed
-    in common."""
-    runs, where = load_evidence(evidence), Path(evidence) / "runs"
+    in common. ``sft_seed``: the runs of that second SFT start (:func:`run_study`), checked alike.
+
+    The test studies are compared by their ids, in order, not by the data digest in each file's key
+    (``eval.test``, :func:`~sdrlib.training.runkeys.records_digest`): that digest names the images too (file name and
+    size), while scoring reads only the references (their Findings and the labels read from them). SynthCXR 2.3.0
+    drew other images from byte-identical reports and labels, so the study on record (2.2.0 images) is scored on the
+    same references under either version; a digest check would refuse it for images the table never reads. Likewise
+    the training data digest (``data``) is not compared: a run's generations are what it holds, whatever trained it."""
+    runs, where = load_evidence(evidence, sft_seed), Path(evidence) / "runs"
     if not runs:
         raise StudyError(f"{where}: no run files (`{COMMAND} run` writes them)")
     if seeds is not None:
@@ -303,7 +326,7 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any],
     if cfg is not None:
         _check_settings(cfg, runs, where)
     ids = [r.study_id for r in test_records]
-    other = [evidence_path("", *k).name for k, r in runs.items() if r["study_ids"] != ids]
+    other = [evidence_path("", *k, sft_seed=sft_seed).name for k, r in runs.items() if r["study_ids"] != ids]
     if other:
         raise StudyError(f"{where}: {other[:3]} ({len(other)} run(s)) are not on this profile's {len(ids)} test "
                          "studies (another profile, test split or grpo.eval_n): read them with that profile, or move "
@@ -333,14 +356,14 @@ def _check_copies(runs: dict[tuple[str, int], dict[str, Any]], where: Path) -> N
     by_gens: dict[Any, dict[tuple[str, ...], str]] = {}
     for (c, s), r in runs.items():
         if c in by_policy:
-            name = evidence_path("", c, s).name
+            name = evidence_path("", c, s, sft_seed=r.get("sft_seed")).name
             other = by_digest.setdefault((c, r["policy"]), name)
             if other != name:
                 raise StudyError(f"{where}: {other} and {name} come from the same policy ({str(r['policy'])[:12]}): "
                                  "a copy of one run counts once (each seed trains its own); delete the copy and "
                                  f"`{COMMAND} run` trains it again")
         for d, gens in enumerate(r["draws"]):
-            name = evidence_path("", c, s, d).name
+            name = evidence_path("", c, s, d, r.get("sft_seed")).name
             # one policy's draws are compared with each other; across runs, the policy digest decides (above)
             other = by_gens.setdefault((c, s) if c in by_policy else c, {}).setdefault(tuple(gens), name)
             if other != name:
@@ -359,7 +382,7 @@ def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where
         for d, key in enumerate(r.get("keys") or [r.get("key")]):
             diff = settings_differences(want[c], key)
             if diff:
-                off.append(f"{evidence_path('', c, s, d).name} ({'; '.join(diff[:3])})")
+                off.append(f"{evidence_path('', c, s, d, r.get('sft_seed')).name} ({'; '.join(diff[:3])})")
     if off:
         raise StudyError(f"{where}: {len(off)} run file(s) were made under other settings than profile {cfg.name}'s, "
                          f"so they are no seeds of this study: {', '.join(off[:3])}. Read them with those settings "
@@ -367,15 +390,15 @@ def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where
 
 
 def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
-                 seeds: Sequence[int] | None = None) -> dict[tuple[str, int], Any]:
+                 seeds: Sequence[int] | None = None, sft_seed: int | None = None) -> dict[tuple[str, int], Any]:
     """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
     limits them), on the study's metrics (BERTScore and label F1), each run's first ``grpo.eval_draws`` draws pooled
     per study (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores), so every run is read over as many
     reports per study. :class:`StudyError` naming the runs that hold fewer draws than the profile asks; draws beyond
-    it are not read."""
-    runs = table_runs(evidence, test_records, seeds, cfg=cfg)
+    it are not read. ``sft_seed``: the runs of that second SFT start (:func:`table_runs`)."""
+    runs = table_runs(evidence, test_records, seeds, cfg=cfg, sft_seed=sft_seed)
     k = cfg.grpo.eval_draws
-    short = [evidence_path("", *key).name for key, r in runs.items() if len(r["draws"]) < k]
+    short = [evidence_path("", *key, sft_seed=sft_seed).name for key, r in runs.items() if len(r["draws"]) < k]
     if short:
         fewest = min(len(r["draws"]) for r in runs.values())
         raise StudyError(f"{Path(evidence) / 'runs'}: {len(short)} run(s) ({short[:3]}) hold fewer than the {k} "
@@ -406,10 +429,11 @@ def _fingerprint(scores: Any) -> bytes:
     return h.digest()
 
 
-def run_policies(evidence: str | Path, seeds: Sequence[int] | None = None) -> dict[tuple[str, int], str | None]:
-    """``{(config, seed): policy digest}`` of the run files under ``evidence`` (None where a file records none), for
-    :func:`study_table`'s ``policies``."""
-    runs = load_evidence(evidence)
+def run_policies(evidence: str | Path, seeds: Sequence[int] | None = None,
+                 sft_seed: int | None = None) -> dict[tuple[str, int], str | None]:
+    """``{(config, seed): policy digest}`` of the run files under ``evidence`` (None where a file records none; of
+    the second SFT start ``sft_seed``, when given), for :func:`study_table`'s ``policies``."""
+    runs = load_evidence(evidence, sft_seed)
     return {k: r.get("policy") for k, r in runs.items() if seeds is None or k[1] in seeds}
 
 
@@ -457,14 +481,15 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     several = {c for c in configs if sum(k[0] == c for k in scores) > 1}  # distinct runs (checked above)
     scored = metric_prefixes(scores)
     out = []
-    for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
-        metrics = [m for m in metrics if m in scored]  # BERTScore off (metrics.bertscore.enabled: false): label F1 alone
-        if not metrics:
-            continue
-        t = significance_table(scores, pairs, metrics, n_resamples=n_resamples, seed=seed, deterministic=several)
-        t = t[t.section == section].reset_index(drop=True)
-        if len(t):
-            out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))
+    with shared_resamples():  # one draw of the resample counts, one product per run and count matrix: same floats
+        for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
+            metrics = [m for m in metrics if m in scored]  # BERTScore off: label F1 alone
+            if not metrics:
+                continue
+            t = significance_table(scores, pairs, metrics, n_resamples=n_resamples, seed=seed, deterministic=several)
+            t = t[t.section == section].reset_index(drop=True)
+            if len(t):
+                out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
@@ -560,41 +585,3 @@ def study_markdown(table: pd.DataFrame, *, family: str = "primary", compact: boo
         paper = _paper_cell(r.A, r.B, r.metric)
         rows.append("| " + " | ".join(c[1](r, paper) for c in cols) + " |")
     return "\n".join(rows)
-
-
-def _positives(findings: Sequence[str]) -> np.ndarray:
-    """``(n, len(PATHOLOGIES))`` positive pathologies of each Findings text (offline labeler; uncertain counts
-    positive, as in the evaluation)."""
-    cols = [CHEXPERT_14.index(o) for o in PATHOLOGIES]
-    return label_matrix([label_report(f) for f in findings])[:, cols]
-
-
-def study_reading(evidence: str | Path, test_records: Sequence[Any], seeds: Sequence[int] | None = None,
-                  draws: int = 1) -> pd.DataFrame:
-    """What each configuration's Findings state, beside the references: one row per configuration (SFT first, then
-    the references as ``reference``) with ``seeds``, ``normal_share`` (Findings stating no pathology: CheXpert-14
-    without No Finding and Support Devices), ``pathologies`` (mean positive pathologies per Findings), each a mean
-    over seeds (a seed's value: over all its draws' reports) with its range over seeds (``*_min``, ``*_max``), and
-    ``parsed`` (share of reports on the template). ``seeds`` and ``draws`` (each run's first ``draws`` draws): as the
-    table reads them (:func:`study_scores`).
-    Reads the run files :func:`table_runs` accepts (its checks first). Context for the label F1 rows of
-    :func:`study_table` (a policy that states fewer findings loses recall on rare labels), not a test."""
-    runs = table_runs(evidence, test_records, seeds)
-    rows = []
-    for config in dict.fromkeys(c for c, _ in sorted(runs, key=lambda k: (k[0] != "sft", k))):
-        per_seed = []
-        for (c, s), r in sorted(runs.items()):
-            if c != config:
-                continue
-            parsed = [parse_template(g) for gens in r["draws"][:draws] for g in gens]
-            P = _positives([x.findings if x is not None else "" for x in parsed])
-            per_seed.append(((P.sum(1) == 0).mean(), P.sum(1).mean(), np.mean([x is not None for x in parsed])))
-        v = np.asarray(per_seed, np.float64)
-        rows.append({"config": reward_label(config), "seeds": len(v),
-                     "normal_share": v[:, 0].mean(), "normal_share_min": v[:, 0].min(),
-                     "normal_share_max": v[:, 0].max(), "pathologies": v[:, 1].mean(),
-                     "pathologies_min": v[:, 1].min(), "pathologies_max": v[:, 1].max(), "parsed": v[:, 2].mean()})
-    R = _positives([r.findings for r in test_records])
-    rows.append({"config": "reference", "seeds": 0, "normal_share": (R.sum(1) == 0).mean(),
-                 "pathologies": R.sum(1).mean(), "parsed": 1.0})
-    return pd.DataFrame(rows)
