@@ -194,7 +194,7 @@ def _run(cfg: Any, name: str, out: Path, sizes: Sequence[int], over: dict[str, A
 
     t0 = time.perf_counter()
     train, val = load_split(cfg, "train"), load_split(cfg, "val")
-    backend, label, detail = get_labeler(cfg.metrics.clinical_backend)
+    backend, label, detail = get_labeler(cfg.metrics.clinical.backend)
     y_fit = label_targets(label([r.findings for r in train]))
     y_score = label_targets(label([r.findings for r in val]))
     t1 = time.perf_counter()
