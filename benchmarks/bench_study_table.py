@@ -8,8 +8,9 @@ Run (repository root):
 Builds one :class:`~sdrlib.metrics.suite.ReportScores` per (configuration, seed) as the study's scoring would hold
 it, with a per-study BERTScore F1 (``mean_result``) and every CheXpert-14 label metric (``clinical_results`` on
 random label dicts, each configuration stating findings at its own rate), then times
-:func:`sdrlib.experiments.study.runs.study_table` (both families: 11 comparisons x 4 metrics, each row its own
-two-level bootstrap of ``--resamples`` resamples; ``--without-sharing``: each row drawing its own resample counts
+:func:`sdrlib.experiments.study.runs.study_table` (its three families: 7 comparisons x 4 metrics in the primary and
+secondary families, 6 in the controls family x 2 metrics, each row its own two-level bootstrap of ``--resamples``
+resamples; ``--without-sharing``: each row drawing its own resample counts
 and products, as before :func:`sdrlib.metrics.significance.shared_resamples`). Prints the wall and CPU seconds and the load average, which a
 reader needs to judge them (the timings are wall-clock on whatever else the machine is doing). Not a test.
 """

@@ -16,6 +16,7 @@ import pytest
 from training_helpers import TINY_POLICY
 
 from sdrlib.experiments.paper_values import PAPER_TABLES, paper_effect
+from sdrlib.experiments.study import families
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the smallest runs that exercise every path (the table test writes its own varied evidence)
@@ -117,7 +118,7 @@ def test_table_compares_with_sft_and_exact_in_two_families(study_run, tmp_path):
     prim = t[t.family == "primary"]
     for line in md[2:]:
         r = prim[(prim.A + " vs " + prim.B == line.split(" | ")[0][2:]) &
-                 (prim.metric.map(study._metric_with_instrument) == line.split(" | ")[1])].iloc[0]
+                 (prim.metric.map(families._metric_with_instrument) == line.split(" | ")[1])].iloc[0]
         assert line.endswith(f"| {r.verdict} |") and f"| {r.p_value:.3f} | {r.p_holm:.3f} |" in line
         assert f"| {r['diff']:+.3f} | [{r.ci_low:+.3f}, {r.ci_high:+.3f}] |" in line
         assert f"| {int(r.n_same_sign)} of {int(r.n_seeds)} | {r.mde:.3f} | {r.binding} |" in line

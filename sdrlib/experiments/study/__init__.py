@@ -2,7 +2,10 @@
 the study on record in docs/evidence/study/): do set-distance rewards beat SFT and R_exact, with the power to see it?
 
 - :mod:`.runs`      the study's runs (SFT once, every reward at every seed, extra draws, a second SFT start),
-  resumable, and its comparison table and answer;
+  resumable, and its comparison table;
+- :mod:`.families`  the table's families by role (primary: the paper's questions; secondary: other metrics;
+  controls: R_fmt and the noise reward, :data:`~.families.CONTROLS`, vs SFT and each reward vs them), the answer
+  and the Markdown tables;
 - :mod:`.behaviour` what each configuration's Findings state: the reading table and per-label precision and recall;
 - :mod:`.stability` the verdicts under other resampling seeds, and the differences between two SFT starts;
 - :mod:`.evidence`  the evidence files (one gzip JSON per run and draw), their keys, reading, writing and checks;

@@ -22,13 +22,14 @@ policy and reads every run on validation studies, the table a setup choice is ma
 every pending run of the profile (each finished run's evidence file is written at once, so an interrupted study
 resumes where it stopped; ``--seeds`` adds or limits seeds without touching the others). ``status`` lists the runs on
 disk. ``table`` scores the runs (``--seeds``: those seeds' only; each run's first ``grpo.eval_draws`` draws pooled
-per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and both
-families as Markdown tables, :func:`sdrlib.experiments.study.runs.study_markdown`; ``--answer-block FILE``: the
-answer and the compact primary table between FILE's ``<!-- study-answer:start -->`` and
-``<!-- study-answer:end -->``, e.g. the README's). The table draws ``metrics.bootstrap`` resamples with seed 0;
+per study) and prints the comparisons under the project's rule (``--out``: CSV; ``--markdown``: the answer and every
+family as a Markdown table, :func:`sdrlib.experiments.study.runs.study_markdown`: primary, secondary and, when the
+profile runs controls (:data:`sdrlib.experiments.study.families.CONTROLS`), controls; ``--answer-block FILE``: the
+answer and the compact primary table (and the compact controls table, when controls ran) between FILE's
+``<!-- study-answer:start -->`` and ``<!-- study-answer:end -->``, e.g. the README's). The table draws ``metrics.bootstrap`` resamples with seed 0;
 ``--resample-seeds`` computes it again under each seed and lists, per comparison, the verdict under each and how many
-agree (:func:`sdrlib.experiments.study.stability.verdict_stability`; printed, in ``--markdown``, as CSV with
-``--stability-out``). Beside the verdicts, what each configuration writes: pathologies per Findings, normal share,
+agree (:func:`sdrlib.experiments.study.stability.verdict_stability`; printed, in ``--markdown`` (the controls family
+in a section of its own), as CSV with ``--stability-out``). Beside the verdicts, what each configuration writes: pathologies per Findings, normal share,
 per-label precision and recall (:func:`sdrlib.experiments.study.behaviour.study_behaviour`; printed, in
 ``--markdown``, as CSV with ``--behaviour-out``). ``run --sft-seed K`` trains and samples the runs of a second SFT
 start (``<config>_s<seed>_sft<K>.json.gz``; SFT training variance); ``table`` then adds, per configuration, the
@@ -109,10 +110,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--force", action="store_true",
                            help="overwrite an --out / --markdown file this command did not write")
         if name == "table":
-            p.add_argument("--markdown", default=None, help="also write the answer and both families as Markdown")
+            p.add_argument("--markdown", default=None, help="also write the answer and every family as Markdown")
             p.add_argument("--answer-block", action="append", default=[], metavar="FILE",
-                           help="write the answer and the compact primary table between FILE's study-answer "
-                                "markers (repeatable; e.g. README.md)")
+                           help="write the answer and the compact primary (and controls) table between FILE's "
+                                "study-answer markers (repeatable; e.g. README.md)")
             p.add_argument("--resample-seeds", type=_seed, nargs="+", default=None, metavar="S",
                            help="compute the comparisons again under each resampling seed (at least two)")
             p.add_argument("--stability-out", default=None, help="the verdicts under each resampling seed as CSV")
@@ -250,10 +251,11 @@ def main(argv: list[str] | None = None) -> int:
                   stability_out=outs.get("--stability-out"), behaviour_out=outs.get("--behaviour-out"))
 
 
-#: how the first line of each file this command writes begins (a CSV's header, the Markdown's answer): an existing
-#: file that begins otherwise was not written by it and is overwritten only under ``--force``
+#: how the first line of each file this command writes begins (a CSV's header, the Markdown's answer: its first
+#: question, or the controls' when only controls were compared; a tuple: any of them): an existing file that begins
+#: otherwise was not written by it and is overwritten only under ``--force``
 OWN_START = {("pilot", "--out"): "steps,", ("choose", "--out"): "variant,seed,", ("table", "--out"): "A,B,",
-             ("table", "--markdown"): "Do set-distance rewards beat ",
+             ("table", "--markdown"): ("Do set-distance rewards beat ", "Is it the reward or GRPO's drift? "),
              ("table", "--stability-out"): "family,A,B,metric,diff,verdict,",
              ("table", "--behaviour-out"): "config,seeds,normal_share,"}
 
@@ -309,9 +311,9 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
     comparisons (``metrics.bootstrap`` resamples, seed 0), the verdicts under each ``resample`` seed, what each
     configuration writes and, when the evidence holds runs of a second SFT start, the starts' differences."""
     from sdrlib.experiments.study import runs as study
-    from sdrlib.experiments.study.behaviour import behaviour_markdown, run_labels, study_behaviour, study_reading
+    from sdrlib.experiments.study.behaviour import run_labels, study_behaviour, study_reading
     from sdrlib.experiments.study.evidence import sft_starts
-    from sdrlib.experiments.study.stability import stability_markdown, start_markdown, start_table, verdict_stability
+    from sdrlib.experiments.study.stability import start_table, verdict_stability
 
     test = load_split(cfg, "test")
     test = test[:cfg.grpo.eval_n] if cfg.grpo.eval_n else test
@@ -352,27 +354,57 @@ def _table(cfg, evidence: Path, out: Path | None, markdown: Path | None = None, 
     if behaviour_out is not None:
         behaviour.to_csv(behaviour_out, index=False)
     if markdown is not None:
-        parts = ["\n\n".join(answer), f"{len(test)} test studies; every run's Findings scored over "
-                 f"{draws} sampled report(s) per study, pooled per study (grpo.eval_draws)."]
-        for fam in ("primary", "secondary"):
-            if (t.family == fam).any():
-                parts.append(f"**{fam.capitalize()} metrics** (one Holm family):\n\n"
-                             + study.study_markdown(t, family=fam))
-        parts.append("**What the Findings state** (offline labeler; mean over seeds, range over seeds in brackets; "
-                     "context, not a test):\n\n" + _reading_markdown(reading))
-        parts.append("**What each configuration writes** (offline labeler, CheXpert-14 labels the references state; "
-                     "mean over seeds, range over seeds in brackets, the per-label ranges in the behaviour CSV; "
-                     "context, not a test):\n\n" + behaviour_markdown(behaviour))
-        if stability is not None:
-            parts.append(f"**The verdicts under other resampling seeds** ({n_boot} resamples each; a row whose "
-                         "verdicts differ rests on resampling noise):\n\n" + stability_markdown(stability))
-        if starts is not None:
-            parts.append("**Two SFT starts** (each configuration's mean on the GRPO seeds both starts ran; not part "
-                         "of the comparisons):\n\n" + start_markdown(starts))
+        head = [f"{len(test)} test studies; every run's Findings scored over {draws} sampled report(s) per study, "
+                "pooled per study (grpo.eval_draws)."]
+        parts = _markdown_parts(t, answer, head, reading, behaviour, stability, starts, n_boot)
         markdown.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
     for f in blocks:
-        _write_block(f, "\n\n".join(answer) + "\n\n" + study.study_markdown(t, compact=True))
+        _write_block(f, study.answer_block(t))
     return 0
+
+
+#: the heading of each family's table in ``--markdown``
+FAMILY_HEADINGS = {
+    "primary": "**Primary metrics** (one Holm family):",
+    "secondary": "**Secondary metrics** (one Holm family):",
+    "controls": "**Controls** (one Holm family of their own, the primary metrics: each control vs SFT, how far GRPO "
+                "moves the policy without signal; each reward vs the noise control, or R_fmt without it, whether "
+                "the reward's signal moves it beyond that drift):",
+}
+
+
+def _markdown_parts(t: pd.DataFrame, answer: list[str], head: list[str], reading: pd.DataFrame,
+                    behaviour: pd.DataFrame, stability: pd.DataFrame | None, starts: pd.DataFrame | None,
+                    n_boot: int) -> list[str]:
+    """The sections of ``table --markdown``: the answer, ``head``, each family's table (:data:`FAMILY_HEADINGS`),
+    what the Findings state, what each configuration writes, the verdicts under other resampling seeds (the
+    controls' in a section of their own) and the two SFT starts."""
+    from sdrlib.experiments.study import runs as study
+    from sdrlib.experiments.study.behaviour import behaviour_markdown
+    from sdrlib.experiments.study.stability import stability_markdown, start_markdown
+
+    parts = ["\n\n".join(answer), *head]
+    for fam in study.FAMILIES:
+        if (t.family == fam).any():
+            parts.append(f"{FAMILY_HEADINGS[fam]}\n\n" + study.study_markdown(t, family=fam))
+    parts.append("**What the Findings state** (offline labeler; mean over seeds, range over seeds in brackets; "
+                 "context, not a test):\n\n" + _reading_markdown(reading))
+    parts.append("**What each configuration writes** (offline labeler, CheXpert-14 labels the references state; "
+                 "mean over seeds, range over seeds in brackets, the per-label ranges in the behaviour CSV; "
+                 "context, not a test):\n\n" + behaviour_markdown(behaviour))
+    if stability is not None:
+        paper = stability[stability.family != "controls"]
+        controls = stability[stability.family == "controls"]
+        if len(paper):
+            parts.append(f"**The verdicts under other resampling seeds** ({n_boot} resamples each; a row whose "
+                         "verdicts differ rests on resampling noise):\n\n" + stability_markdown(paper))
+        if len(controls):
+            parts.append(f"**The controls' verdicts under other resampling seeds** ({n_boot} resamples each; the "
+                         "controls family):\n\n" + stability_markdown(controls))
+    if starts is not None:
+        parts.append("**Two SFT starts** (each configuration's mean on the GRPO seeds both starts ran; not part "
+                     "of the comparisons):\n\n" + start_markdown(starts))
+    return parts
 
 
 def _reading_markdown(reading: pd.DataFrame) -> str:

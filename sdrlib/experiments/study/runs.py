@@ -46,12 +46,16 @@ library versions, kernel path) and records the code apart: :func:`study_status` 
 than one source digest, and the comparison table names the commits.
 
 **The table.** :func:`study_table` scores every run's Findings (:func:`sdrlib.metrics.suite.score_reports`:
-BERTScore F1 and CheXpert-14 label F1 from the offline labeler) and compares each configuration with SFT and with
-R_exact over seeds and studies (:func:`sdrlib.experiments.tables.significance_table`), then applies the project's
-rule over the family (:func:`sdrlib.metrics.verdict.family_verdicts`: Holm and the interval) with the
-detectable effect beside each comparison. Primary metrics (one family, :data:`PRIMARY`): the paper's BERTScore F1
-and CheXpert-14 macro F1; micro-14 and per-report label F1 are a secondary family (:data:`SECONDARY`) with their own
-detectable effects.
+BERTScore F1 and CheXpert-14 label F1 from the offline labeler) and compares configurations over seeds and studies
+(:func:`sdrlib.experiments.tables.significance_table`), then applies the project's rule within each family
+(:func:`sdrlib.metrics.verdict.family_verdicts`: Holm and the interval) with the detectable effect beside each
+comparison. The families go by the comparison's role (:mod:`sdrlib.experiments.study.families`): **primary**, the
+paper's questions only (each configuration that is no control vs SFT and vs R_exact, :func:`study_pairs`) on the
+paper's BERTScore F1 and CheXpert-14 macro F1 (:data:`PRIMARY`); **secondary**, the same pairs on micro-14 and
+per-report label F1 (:data:`SECONDARY`); **controls**, when the profile runs any of :data:`CONTROLS` (``fmt``,
+``noise``), each control vs SFT and each reward vs the noise control (:func:`control_pairs`) on the primary metrics,
+so that the controls never lower the paper comparisons' Holm level. :func:`study_answer` and :func:`study_markdown`
+read them.
 
 Example::
 
@@ -82,7 +86,8 @@ from sdrlib.experiments.posttrain import generate_test, score_all, seeds_of, wor
 from sdrlib.experiments.study.evidence import (COMMAND, MAX_SEED, StudyError, check_seeds, draw_seed, evidence_key,
                                                evidence_path, is_int, load_evidence, profile_settings, read_run_file,
                                                settings_differences, write_run_file)
-from sdrlib.experiments.paper_values import PAPER_METRIC, PAPER_TABLES, paper_effect
+from sdrlib.experiments.study.families import (CONTROLS, FAMILIES, answer_block, control_pairs, study_answer,
+                                               study_markdown, study_pairs)
 from sdrlib.experiments.tables import metric_prefixes, significance_table
 from sdrlib.metrics.significance import shared_resamples
 from sdrlib.metrics.suite import metric_kwargs, pool_scores
@@ -91,10 +96,10 @@ from sdrlib.rewards import parse_reward, reward_label
 from sdrlib.training.policy import has_policy
 from sdrlib.training.runkeys import policy_dir
 
-__all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "MAX_SEED", "StudyError", "check_seeds", "draw_seed",
-           "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw", "run_study",
-           "study_status", "table_runs", "study_scores", "run_policies", "study_pairs", "study_table",
-           "study_answer", "study_markdown"]
+__all__ = ["PRIMARY", "SECONDARY", "METRIC_GROUPS", "CONTROLS", "FAMILIES", "MAX_SEED", "StudyError", "check_seeds",
+           "draw_seed", "evidence_key", "evidence_path", "load_evidence", "study_runs", "run_one", "sample_draw",
+           "run_study", "study_status", "table_runs", "study_scores", "run_policies", "study_pairs", "control_pairs",
+           "study_table", "study_answer", "study_markdown", "answer_block"]
 
 #: the study's primary metrics (one Holm family): the paper's two, BERTScore F1 and CheXpert-14 macro F1 (the offline
 #: labeler in place of CheXbert); no other label F1 is less noisy here (docs/evidence/study_sizing.md: study half and
@@ -304,9 +309,9 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any], seeds: Sequenc
 
     :class:`StudyError` naming the files when there is no run, a run is not on ``test_records``' studies (in order),
     two runs (or draws) of one configuration hold the same generations (a copy counts once: each seed samples its
-    own), a seed of ``seeds`` has no run, or a
-    comparison of :func:`study_pairs` (each configuration with SFT, with R_exact) has no run on one side or no seed
-    in common. ``sft_seed``: the runs of that second SFT start (:func:`run_study`), checked alike.
+    own), a seed of ``seeds`` has no run, or a comparison of :func:`study_pairs` (each configuration with SFT, with
+    R_exact) or :func:`control_pairs` (each control with SFT, each reward with the noise control) has no run on one
+    side or no seed in common. ``sft_seed``: the runs of that second SFT start (:func:`run_study`), checked alike.
 
     The test studies are compared by their ids, in order, not by the data digest in each file's key
     (``eval.test``, :func:`~sdrlib.training.runkeys.records_digest`): that digest names the images too (file name and
@@ -334,7 +339,7 @@ def table_runs(evidence: str | Path, test_records: Sequence[Any], seeds: Sequenc
     _check_copies(runs, where)
     configs = list(dict.fromkeys(c for c, _ in runs))
     seeds = {c: sorted(s for cc, s in runs if cc == c) for c in configs}
-    pairs = study_pairs(configs)
+    pairs = study_pairs(configs) + control_pairs(configs)
     if "sft" not in configs or not pairs:
         raise StudyError(f"{where}: runs of {configs} only; the table compares trained configurations with SFT: run "
                          f"both (`{COMMAND} run`)")
@@ -410,15 +415,6 @@ def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
     return {key: pool_scores([scores[(*key, d)] for d in range(k)]) for key in runs}
 
 
-def study_pairs(configs: Sequence[str]) -> list[tuple[str, str]]:
-    """Every configuration against SFT, then every configuration other than R_exact against R_exact (when run)."""
-    trained = [c for c in configs if c != "sft"]
-    pairs = [(c, "sft") for c in trained]
-    if "exact" in trained:
-        pairs += [(c, "exact") for c in trained if c != "exact"]
-    return pairs
-
-
 def _fingerprint(scores: Any) -> bytes:
     """A run's scores by content: every metric's per-study statistics and corpus value, every section."""
     h = hashlib.sha256()
@@ -441,8 +437,10 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
                 n_resamples: int = 1000, seed: int = 0,
                 policies: dict[tuple[str, int], str | None] | None = None) -> pd.DataFrame:
     """The study's comparisons under the rule: one row per (pair, metric) of ``section``, ``family`` ``primary``
-    (:data:`PRIMARY`) or ``secondary`` (:data:`SECONDARY`), each family with Holm over its own rows
-    (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``, ``verdict``, ``mde``, ``binding``, ...). A family
+    (:func:`study_pairs` on :data:`PRIMARY`), ``secondary`` (the same pairs on :data:`SECONDARY`) or ``controls``
+    (:func:`control_pairs` on :data:`PRIMARY`, when the scores hold a control of :data:`CONTROLS`), in that order,
+    each family with Holm over its own rows (:func:`sdrlib.metrics.verdict.family_verdicts`: ``p_holm``,
+    ``verdict``, ``mde``, ``binding``, ...; :mod:`sdrlib.experiments.study.families` says why by role). A family
     holds the metrics the scores have: scored without BERTScore (``metrics.bertscore.enabled: false``) the primary family is
     CheXpert-14 macro F1 alone, a smaller family whose Holm level and detectable effects are not the full table's.
     ``n_studies``: the studies every score covers; :class:`StudyError` when it is not, when ``scores`` hold no
@@ -460,8 +458,8 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
         raise StudyError(f"study_table: n_studies = {n_studies!r}, but the scores cover {covered} studies; pass the "
                          "test studies they were scored on (study_scores)")
     configs = list(dict.fromkeys(c for c, _ in scores))
-    pairs = study_pairs(configs)
-    if not pairs:
+    pairs, controls = study_pairs(configs), control_pairs(configs)
+    if not pairs and not controls:
         raise StudyError(f"study_table: scores of {configs} only; the table compares trained configurations with SFT")
     first: dict[tuple, int] = {}
     for (c, s), sc in scores.items():
@@ -482,106 +480,14 @@ def study_table(scores: dict[tuple[str, int], Any], *, n_studies: int, section: 
     scored = metric_prefixes(scores)
     out = []
     with shared_resamples():  # one draw of the resample counts, one product per run and count matrix: same floats
-        for fam, metrics in (("primary", PRIMARY), ("secondary", SECONDARY)):
+        for fam, fam_pairs, metrics in (("primary", pairs, PRIMARY), ("secondary", pairs, SECONDARY),
+                                        ("controls", controls, PRIMARY)):
             metrics = [m for m in metrics if m in scored]  # BERTScore off: label F1 alone
-            if not metrics:
+            if not metrics or not fam_pairs:
                 continue
-            t = significance_table(scores, pairs, metrics, n_resamples=n_resamples, seed=seed, deterministic=several)
+            t = significance_table(scores, fam_pairs, metrics, n_resamples=n_resamples, seed=seed,
+                                   deterministic=several)
             t = t[t.section == section].reset_index(drop=True)
             if len(t):
                 out.append(family_verdicts(t, n_studies=n_studies).assign(family=fam))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
-
-
-def _metric_name(metric: str) -> str:
-    base = metric.split("@")[0]
-    return {"bertscore_f1": "BERTScore F1", "clinical_f1_macro14": "CXB-14 macro F1",
-            "clinical_f1_micro14": "CXB-14 micro F1", "clinical_f1_sample": "per-report label F1"}.get(base, base)
-
-
-def study_answer(table: pd.DataFrame, *, family: str = "primary") -> list[str]:
-    """The study's answer to the paper's two GRPO questions, one sentence each (set-distance rewards vs SFT, vs
-    R_exact), every direction word from the rule's ``verdict`` column of :func:`study_table` and the detectable
-    effect beside each comparison. Rows of R_Cham and R_Haus (the paper's set-distance rewards) are the answer;
-    other configurations are listed after them."""
-    if table.empty or "verdict" not in table.columns:
-        raise StudyError("study_answer needs study_table's output (no comparison in it)")
-    t = table[table.family == family]
-    out = []
-    for b, question in (("SFT", "Do set-distance rewards beat SFT after GRPO?"),
-                        ("R_exact", "Do set-distance rewards beat exact matching (R_exact)?")):
-        rows = t[t.B == b]
-        if rows.empty:
-            continue
-        order = sorted(rows.A.unique(), key=lambda a: (a not in ("R_Cham", "R_Haus"), a))
-        parts = []
-        for a in order:
-            cells = [f"{_metric_name(r.metric)} {r.verdict} ({r['diff']:+.3f}, detectable {r.mde:.3f}, "
-                     f"{int(r.n_same_sign)} of {int(r.n_seeds)} seeds)" for _, r in rows[rows.A == a].iterrows()]
-            parts.append(f"{a}: " + "; ".join(cells))
-        out.append(f"{question} " + ". ".join(parts) + ".")
-    return out
-
-
-#: the columns of :func:`study_markdown`: (header, cell of a row ``r`` and the paper's effect ``paper``, in compact)
-_MARKDOWN_COLUMNS: tuple[tuple[str, Callable[[Any, Any], str], bool], ...] = (
-    ("comparison", lambda r, p: f"{r.A} vs {r.B}", True),
-    ("metric (ours)", lambda r, p: _metric_with_instrument(r.metric), True),
-    ("mean A", lambda r, p: f"{r.value_a:.3f}", False),
-    ("mean B", lambda r, p: f"{r.value_b:.3f}", False),
-    ("A - B", lambda r, p: f"{r['diff']:+.3f}", True),
-    ("95 % interval", lambda r, p: f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", True),
-    ("p", lambda r, p: f"{r.p_value:.3f}", False),
-    ("p (Holm)", lambda r, p: f"{r.p_holm:.3f}", True),
-    ("seeds with the sign", lambda r, p: f"{int(r.n_same_sign)} of {int(r.n_seeds)}", True),
-    ("detectable", lambda r, p: f"{r.mde:.3f}", True),
-    ("binding half", lambda r, p: f"{r.binding}", False),
-    ("paper's A - B (Tab. 1 / Tab. 2; its BERTScore F1, CheXbert F1)", lambda r, p: p, True),
-    ("verdict", lambda r, p: f"{r.verdict}", True),
-)
-
-
-def _metric_with_instrument(metric: str) -> str:
-    """The metric's name with what measured it where the paper measures it otherwise: ``"BERTScore F1 on
-    all-MiniLM-L6-v2"``, ``"CXB-14 macro F1 (rule labeler)"``; other metrics by name (:func:`_metric_name`)."""
-    name = _metric_name(metric)
-    base, _, backend = metric.partition("@")
-    if base == "bertscore_f1" and backend:
-        return f"{name} on {backend.split('/')[0]}"
-    if base == "clinical_f1_macro14" and backend == "labeler":
-        return f"{name} (rule labeler)"
-    return name
-
-
-def _paper_cell(a: str, b: str, metric: str) -> str:
-    """The paper's ``a - b`` on the metric it sets beside ``metric`` (:mod:`sdrlib.experiments.paper_values`), Tab. 1
-    and Tab. 2, e.g. ``"+0.024 / +0.017"``; "none (ours)" where the paper has no such configuration, "" where it has
-    no such metric."""
-    if metric.split("@")[0] not in PAPER_METRIC:
-        return ""
-    v = [paper_effect(a, b, metric, t) for t in PAPER_TABLES]
-    if any(x is None for x in v):
-        return "none (ours)"
-    return " / ".join(f"{x:+.3f}" if x else "0.000" for x in v)
-
-
-def study_markdown(table: pd.DataFrame, *, family: str = "primary", compact: bool = False) -> str:
-    """:func:`study_table`'s rows of one family as a Markdown table (the README's and the evidence page's): per
-    comparison the two means, the difference and its 95 % interval, p raw and Holm-corrected, the seeds sharing the
-    mean's sign, the detectable effect (80 % power at the Holm level) and which half binds it, the paper's own
-    Findings difference of the same two configurations (:func:`_paper_cell`: Tab. 1 ReXGradient / Tab. 2 MIMIC-CXR,
-    on CheXbert F1 for a CXB-14 row) and the rule's verdict;
-    ``compact``: without the two means, raw p and the binding half. Rows vs SFT first, then vs R_exact; within each,
-    R_Cham and R_Haus (the paper's), then ours, then R_exact. :class:`StudyError` when ``table`` holds no row of
-    ``family``."""
-    t = table[table.family == family] if "family" in table.columns else table.iloc[0:0]
-    if t.empty:
-        raise StudyError(f"study_markdown: no {family!r} row (pass study_table's output)")
-    cols = [c for c in _MARKDOWN_COLUMNS if c[2] or not compact]
-    rows = ["| " + " | ".join(c[0] for c in cols) + " |", "|" + "---|" * len(cols)]
-    order = {"R_Cham": 0, "R_Haus": 1}  # the paper's set-distance rewards first, then ours, then R_exact
-    t = t.assign(_b=t.B != "SFT", _a=[(order.get(a, 2 if a != "R_exact" else 3), a) for a in t.A])
-    for _, r in t.sort_values(["_b", "_a"], kind="stable").iterrows():
-        paper = _paper_cell(r.A, r.B, r.metric)
-        rows.append("| " + " | ".join(c[1](r, paper) for c in cols) + " |")
-    return "\n".join(rows)
