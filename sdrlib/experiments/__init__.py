@@ -12,6 +12,7 @@ Does the SFT start read the image? (notebook 03)
 
 - :mod:`.sft_start`        per-label Findings F1 beside an image-blind guesser and a supervised ceiling;
 - :mod:`.sft_summary`      how varied the sampled reports are, and notebook 03's conclusion sentences.
+- :mod:`.synthcxr_visibility` how visibly SynthCXR's images carry each finding (pixel ceilings, each finding's signal).
 
 Does GRPO with a set-distance reward write better reports? (notebook 04 and the study)
 
