@@ -112,6 +112,12 @@ def main(argv=None) -> None:
         diff = (keyed.value_saved - keyed.value_now).abs().max()
         print(f"against the run's saved table: {len(keyed)} of {len(mine)} rows matched, max abs difference {diff:.3g}")
     if not same:
+        a_, b_ = longs[1].reset_index(drop=True), longs[a.workers].reset_index(drop=True)
+        if a_.shape == b_.shape:
+            bad = a_[(a_.value != b_.value) & ~(a_.value.isna() & b_.value.isna())]
+            print(bad.assign(other=b_.value[bad.index]).to_string(max_rows=20))
+        else:
+            print("shapes", a_.shape, b_.shape, "attrs", longs[1].attrs, longs[a.workers].attrs)
         raise SystemExit("the two paths' long tables differ")
 
 

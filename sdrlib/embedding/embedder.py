@@ -139,7 +139,8 @@ class SentenceEmbedder:
         # padded passes need the encoder's tokenizer and window (a stand-in without them keeps its input order)
         self.pass_rows = int(pass_rows)
         self.pass_lengths: tuple[int, ...] | None = None
-        if passes == "padded" and callable(tok) and self.max_tokens and callable(getattr(self.model, "tokenize", None)):
+        if passes == "padded" and callable(tok) and self.max_tokens and (
+                callable(getattr(self.model, "preprocess", None)) or callable(getattr(self.model, "tokenize", None))):
             self.pass_lengths = tuple(n for n in PASS_LENGTHS if n < self.max_tokens) + (self.max_tokens,)
             # vectors of padded passes differ in the last bits from unpadded ones: a cache of their own
             self.encoder_id += f"+pad{self.pass_rows}x" + ".".join(map(str, self.pass_lengths))
@@ -253,7 +254,9 @@ class SentenceEmbedder:
         import torch
 
         tok = self.model.tokenizer
-        feats = self.model.tokenize(batch + [batch[0]] * (self.pass_rows - len(batch)))
+        rows = batch + [batch[0]] * (self.pass_rows - len(batch))
+        prep = getattr(self.model, "preprocess", None)  # sentence-transformers >= 6; tokenize before (deprecated since)
+        feats = prep(rows) if callable(prep) else self.model.tokenize(rows)
         buckets = {next(L for L in self.pass_lengths if L >= int(n)) for n in feats["attention_mask"].sum(dim=1)}
         if len(buckets) != 1:  # the token counts of _batches disagree with the encoder's own tokenization
             raise EmbeddingError(f"encoder {self.encoder_id}: one padded pass got sentences of buckets "
