@@ -30,12 +30,9 @@ rows ``not computed: <why>`` (the suite's ``unavailable`` reasons, which :func:`
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
-import sys
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -51,7 +48,6 @@ from sdrlib.generation import generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.results import CELL_COLUMNS, render_cell_table
 from sdrlib.metrics import paper_names as _paper_names
-from sdrlib.metrics.registry import BUILTIN_GROUPS, metric_groups
 from sdrlib.metrics.suite import metric_kwargs, score_reports
 from sdrlib.reports import parse_template
 from sdrlib.rewards import parse_reward, prewarm, reward_label
@@ -349,63 +345,13 @@ def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dic
 
 
 def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any], **kwargs) -> dict[Any, Any]:
-    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records); returns the
-    same keys, same order. With ``cfg.grpo.workers > 1`` and several systems, the systems are scored side by side
-    in that many processes (:func:`worker_pool`), one whole system per job; its printed lines and warnings come
-    back to this process (a notebook's ``redirect_stdout`` / ``folded_warnings`` see them).
-
-    Why the scores are the one-process scores, float for float (``tests/experiments/test_score_side_by_side.py``):
-    a system's scores are a function of its texts, the references and the settings, computed in one call wherever
-    it runs, and of torch's thread count: BERTScore's sums differ in the last bit between 1 and 2 threads, and at 2
-    threads between a process started with one-thread settings (a worker) and one started without (measured with
-    the pinned AVX2 kernel path). So systems go to the workers, one thread each, only when this process runs torch
-    on one thread (as notebook 04 does once it has sampled a policy here); otherwise every system is scored here.
-    Metric groups registered at run time (not built into :mod:`sdrlib.metrics.groups`) are unknown to a fresh
-    worker: with such a group, too, every system is scored here.
-    """
+    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records)."""
     refs = [{"findings": r.findings, "impression": r.impression} for r in test_records]
     ids = [r.study_id for r in test_records]
     labels = [r.labels for r in test_records] if all(r.labels for r in test_records) else None
-    kw = {**metric_kwargs(cfg), **kwargs, "sample_ids": ids, "reference_labels": labels}
-    if cfg.grpo.workers > 1 and len(generations) > 1 and _builtin_groups_only() and _torch_threads() == 1:
-        with worker_pool(cfg) as pool:
-            jobs = {key: pool.submit(_score_job, list(gens), refs, kw) for key, gens in generations.items()}
-            out = {}
-            for key, job in jobs.items():  # in the callers' order: printed lines and warnings as one process
-                out[key], printed, caught = job.result()
-                sys.stdout.write(printed)
-                for message, category, filename, lineno in caught:
-                    warnings.warn_explicit(message, category, filename, lineno)
-            return out
-    return {key: score_reports(gens, refs, **kw) for key, gens in generations.items()}
-
-
-def _builtin_groups_only() -> bool:
-    """Whether every registered metric group is a built-in one, as a freshly started worker process has them."""
-    builtin = tuple(m.rsplit(".", 1)[1] for m in BUILTIN_GROUPS)
-    fns = [f for g in metric_groups() for f in (g.compute, g.section, g.available, g.provenance) if f is not None]
-    return (tuple(g.name for g in metric_groups()) == builtin
-            and all(getattr(getattr(f, "section", f), "__module__", "").startswith("sdrlib.") for f in fns))
-
-
-def _torch_threads() -> int:
-    """torch's intra-op thread count in this process."""
-    import torch
-
-    return torch.get_num_threads()
-
-
-def _score_job(gens: list[str], refs: list[dict], kw: dict[str, Any]) -> tuple[Any, str, list[tuple]]:
-    """:func:`score_reports` of one system in a worker process (:func:`score_all`) on one torch thread:
-    ``(scores, printed text, [(message, category, filename, lineno), ...] of every warning raised)``."""
-    from sdrlib import models
-
-    models.set_cpu_threads(1)  # the worker's setting (worker_pool), kept if numba's pool starts in the job
-    printed = io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
-        warnings.simplefilter("always")
-        scores = score_reports(gens, refs, **kw)
-    return scores, printed.getvalue(), [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    kw = {**metric_kwargs(cfg), **kwargs}
+    return {key: score_reports(gens, refs, sample_ids=ids, reference_labels=labels, **kw)
+            for key, gens in generations.items()}
 
 
 def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:

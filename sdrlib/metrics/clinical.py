@@ -36,7 +36,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -203,20 +202,16 @@ def _counts(P: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.concatenate([(P & R), (P & ~R), (~P & R)], axis=1).astype(np.float64)
 
 
-def _macro(L: int, cols: np.ndarray, summed: np.ndarray) -> np.ndarray:
-    s = np.atleast_2d(summed)
-    return _f1(s[:, cols], s[:, L + cols], s[:, 2 * L + cols]).mean(axis=1)
-
-
-def _micro(L: int, cols: np.ndarray, summed: np.ndarray) -> np.ndarray:
-    s = np.atleast_2d(summed)
-    return _f1(s[:, cols].sum(1), s[:, L + cols].sum(1), s[:, 2 * L + cols].sum(1))
-
-
 def _reducers(L: int, cols: np.ndarray) -> tuple[Callable, Callable]:
-    """Macro and micro F1 over the label columns ``cols`` of summed ``[TP, FP, FN]`` statistics; partials of
-    module-level functions, so a result pickles (scores computed in a worker process come back whole)."""
-    return functools.partial(_macro, L, cols), functools.partial(_micro, L, cols)
+    def macro(summed):
+        s = np.atleast_2d(summed)
+        return _f1(s[:, cols], s[:, L + cols], s[:, 2 * L + cols]).mean(axis=1)
+
+    def micro(summed):
+        s = np.atleast_2d(summed)
+        return _f1(s[:, cols].sum(1), s[:, L + cols].sum(1), s[:, 2 * L + cols].sum(1))
+
+    return macro, micro
 
 
 def f1_counts(P: np.ndarray, R: np.ndarray, observations: Sequence[str] | None = None) -> dict:

@@ -119,7 +119,7 @@ def smoke():
     from sdrlib.config import load_profile
     from sdrlib.data.synthcxr import generate_report
 
-    cfg = load_profile("smoke", {"grpo.workers": 1})  # scored in this process, where the stand-in is installed
+    cfg = load_profile("smoke")
     test = [generate_report(cfg.seed, "test", i) for i in range(cfg.data.n_test)]
     train = [generate_report(cfg.seed, "train", i) for i in range(cfg.data.n_train)]
     return cfg, test, train

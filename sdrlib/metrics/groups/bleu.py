@@ -8,7 +8,6 @@ the shipped module ``evaluate_modules/sdr_bleu``. Leaves out multi-reference BLE
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,24 +20,22 @@ from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_gr
 __all__ = ["bleu_section"]
 
 
-def _bleu_reducer(k: int, summed: np.ndarray) -> np.ndarray:
+def _corpus_reducer(k: int):
     from sacrebleu.metrics import BLEU
 
-    s = np.atleast_2d(summed)
-    vals = []
-    for row in s:
-        if row[0] == 0 and row[1] == 0:
-            vals.append(np.nan)
-            continue
-        score = BLEU.compute_bleu([int(x) for x in row[2:2 + k]], [int(x) for x in row[6:6 + k]],
-                                int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
-        vals.append(score.score / 100.0)
-    return np.asarray(vals)
+    def reducer(summed, k=k):
+        s = np.atleast_2d(summed)
+        vals = []
+        for row in s:
+            if row[0] == 0 and row[1] == 0:
+                vals.append(np.nan)
+                continue
+            score = BLEU.compute_bleu([int(x) for x in row[2:2 + k]], [int(x) for x in row[6:6 + k]],
+                                    int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
+            vals.append(score.score / 100.0)
+        return np.asarray(vals)
 
-
-def _corpus_reducer(k: int):
-    """Corpus BLEU-k of summed statistics; a partial of a module-level function, so a result pickles."""
-    return functools.partial(_bleu_reducer, k)
+    return reducer
 
 
 def bleu_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,

@@ -6,7 +6,6 @@ resamples recompute it exactly). The shipped module ``evaluate_modules/sdr_chrf`
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,13 +18,6 @@ from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_gr
 __all__ = ["chrf_section"]
 
 
-def _chrf_reducer(metric: Any, summed: np.ndarray) -> np.ndarray:
-    """chrF++ of summed statistics (a partial of it is the result's reducer, so a result pickles)."""
-    s = np.atleast_2d(summed)
-    return np.asarray([metric._compute_score_from_stats([int(x) for x in row]).score / 100.0
-                       if row.any() else np.nan for row in s])
-
-
 def chrf_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,
                  setup: Any = None) -> list[MetricResult]:
     """``chrf++`` of one section (``n`` samples; ``defined`` bool ``(n,)``, default all)."""
@@ -34,7 +26,13 @@ def chrf_section(predictions: Sequence[str], references: Sequence[str], defined:
 
     k = len(r["stats"][0]) if r else 24
     stats = stats_full(r["stats"] if r else [], idx, n, k)
-    reducer = functools.partial(_chrf_reducer, CHRF(word_order=2))
+    metric = CHRF(word_order=2)
+
+    def reducer(summed):
+        s = np.atleast_2d(summed)
+        return np.asarray([metric._compute_score_from_stats([int(x) for x in row]).score / 100.0
+                           if row.any() else np.nan for row in s])
+
     backend = f"sacrebleu=={package_version('sacrebleu')} chrF++ (char 6, word 2, beta 2)"
     return [stats_result("chrf++", backend, stats, reducer, sample=scatter(r["sentence_chrf"] if r else [], idx, n))]
 
