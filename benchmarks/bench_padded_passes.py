@@ -2,7 +2,7 @@
 
 Run (repository root; the cpu profile's SynthCXR data must exist, e.g. after notebook 00)::
 
-    .venv/bin/python benchmarks/bench_padded_passes.py [--n 130] [--step 13] [--threads 1] [--rows 8 4 16] [--alone 40] [--battery]
+    .venv/bin/python benchmarks/bench_padded_passes.py [--n 130] [--step 13] [--threads 1] [--rows 4 8 16] [--alone 40] [--battery]
 
 ``--n`` unique training sentences (all-mpnet-base-v2, the kernel path pinned to AVX2 as in a run) are encoded in
 calls of ``--step`` sentences (a GRPO step's new sentences), by a fresh uncached embedder per path
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     ap.add_argument("--step", type=int, default=13)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--battery", action="store_true")
-    ap.add_argument("--rows", type=int, nargs="+", default=[8], help="rows of a padded pass (the first is checked)")
+    ap.add_argument("--rows", type=int, nargs="+", default=[4], help="rows of a padded pass (the first is checked)")
     ap.add_argument("--alone", type=int, default=0, help="check the first N sentences bit for bit, each alone")
     a = ap.parse_args(argv)
     from sdrlib.numerics import pin_kernel_path

@@ -110,7 +110,7 @@ class SentenceEmbedder:
     def __init__(self, encoder: "str | os.PathLike | SentenceTransformer | None" = None,
                  cache_dir: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu",
                  threads: int | None = None, cache_readonly: bool | None = None, passes: str = "padded",
-                 pass_rows: int = 8):
+                 pass_rows: int = 4):
         if threads is not None and threads < 1:
             raise EmbeddingError(f"threads must be >= 1 or None, got {threads}")
         if passes not in ("padded", "unpadded"):

@@ -49,7 +49,7 @@ def test_padded_close_to_unpadded_and_own_cache(small_encoder, tmp_path):
     a, b = padded.encode(SENTENCES), unpadded.encode(SENTENCES)
     assert (a * b).sum(axis=1).min() >= 0.999
     # the bits may differ (last bits): the two paths never share a cache row
-    assert padded.encoder_id != unpadded.encoder_id and padded.encoder_id.startswith(unpadded.encoder_id + "+pad8x")
+    assert padded.encoder_id != unpadded.encoder_id and padded.encoder_id.startswith(unpadded.encoder_id + "+pad4x")
     assert padded.encoder_id.endswith(f".{small_encoder.max_seq_length}")  # the window is the last bucket
     files = sorted(p.name for p in (tmp_path / "embeddings").iterdir() if p.suffix == ".sqlite")
     assert len(files) == 2
