@@ -225,8 +225,9 @@ class SentenceEmbedder:
         side by side, must read the same values. A pass padded to a length other than the sentence's own gives
         other last bits (~2e-7 for all-mpnet-base-v2), but a pass of one fixed shape (``pass_rows`` x the bucket's
         length, the free rows filled, :meth:`_padded_pass`) gives a sentence the same bits in any row, whatever the
-        other rows hold (measured on all-mpnet-base-v2 and all-MiniLM-L6-v2, 1 and 2 threads, pinned AVX2 path;
-        ``tests/embedding/test_padded_passes.py``): the vector is a function of the sentence and its bucket. The
+        other rows hold (all-MiniLM-L6-v2 at 1 and 2 threads, ``tests/embedding/test_padded_passes.py``;
+        all-mpnet-base-v2 at one thread, pinned AVX2 path, ``benchmarks/bench_padded_passes.py --alone``): the
+        vector is a function of the sentence and its bucket. The
         unpadded path gets the same property by never padding (and never a one-row pass, :meth:`_forward`).
         Encoders without a tokenizer keep the input order in passes of ``batch_size``.
         """
