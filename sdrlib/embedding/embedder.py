@@ -2,7 +2,9 @@
 
 :class:`SentenceEmbedder` encodes sentences and caches each one in SQLite
 (:class:`~sdrlib.embedding.cache.SentenceCache`) keyed by encoder identity and normalised text,
-so every sentence is encoded once per encoder; a warm re-run makes zero forward passes. Each
+so every sentence is encoded once per encoder; a warm re-run makes zero forward passes. Sentences go through the
+encoder in passes of one fixed shape per length bucket (:data:`PASS_LENGTHS`, ``pass_rows`` rows), so a vector is a
+function of the sentence alone whatever it was encoded with (:meth:`SentenceEmbedder._batches`). Each
 forward batch must come back as exactly one finite, non-zero row of the declared dimension per
 sentence; sentences longer than the encoder window are counted and warned about once per call.
 
@@ -32,7 +34,11 @@ from sdrlib.reports import normalize_text, split_sentences
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["SentenceEmbedder"]
+__all__ = ["PASS_LENGTHS", "SentenceEmbedder"]
+
+#: token lengths a padded pass pads to (those under the encoder window, then the window itself): a sentence goes in
+#: the pass of the shortest one that holds it
+PASS_LENGTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 
 
 @dataclass
@@ -72,6 +78,13 @@ class SentenceEmbedder:
         torch CPU threads for the encoder's forward passes only (the previous setting is
         restored afterwards). Lets a GRPO step whose policy runs on one thread give the
         reward's encoder every core; ``None`` leaves torch's setting alone.
+    passes : ``"padded"`` (default) or ``"unpadded"``
+        How sentences share a forward pass (:meth:`_batches`): ``padded``, passes of ``pass_rows`` rows x one of
+        :data:`PASS_LENGTHS` tokens (a GRPO step's new sentences in a few passes); ``unpadded``, one pass per
+        token count (the earlier path: 1-2 sentences a pass in GRPO). Both make a vector a function of the
+        sentence; their vectors differ in the last bits, so each has its own :attr:`encoder_id` (cache).
+    pass_rows : int
+        Rows of every padded pass (part of the padded :attr:`encoder_id`).
 
     Attributes
     ----------
@@ -96,9 +109,14 @@ class SentenceEmbedder:
 
     def __init__(self, encoder: "str | os.PathLike | SentenceTransformer | None" = None,
                  cache_dir: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu",
-                 threads: int | None = None, cache_readonly: bool | None = None):
+                 threads: int | None = None, cache_readonly: bool | None = None, passes: str = "padded",
+                 pass_rows: int = 4):
         if threads is not None and threads < 1:
             raise EmbeddingError(f"threads must be >= 1 or None, got {threads}")
+        if passes not in ("padded", "unpadded"):
+            raise EmbeddingError(f"passes = {passes!r}: use 'padded' or 'unpadded'")
+        if not isinstance(pass_rows, numbers.Integral) or isinstance(pass_rows, bool) or pass_rows < 1:
+            raise EmbeddingError(f"pass_rows = {pass_rows!r}: rows per padded pass must be a positive integer")
         if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, (bool, np.bool_)) or batch_size < 1:
             raise EmbeddingError(f"batch_size = {batch_size!r}: sentences per forward pass must be a positive "
                                  "integer (e.g. 64)")
@@ -117,6 +135,15 @@ class SentenceEmbedder:
         limit = getattr(self.model, "max_seq_length", None)
         self.max_tokens: int | None = int(limit) if limit else None
         self.batch_size = int(batch_size)
+        tok = getattr(self.model, "tokenizer", None)
+        # padded passes need the encoder's tokenizer and window (a stand-in without them keeps its input order)
+        self.pass_rows = int(pass_rows)
+        self.pass_lengths: tuple[int, ...] | None = None
+        if passes == "padded" and callable(tok) and self.max_tokens and (
+                callable(getattr(self.model, "preprocess", None)) or callable(getattr(self.model, "tokenize", None))):
+            self.pass_lengths = tuple(n for n in PASS_LENGTHS if n < self.max_tokens) + (self.max_tokens,)
+            # vectors of padded passes differ in the last bits from unpadded ones: a cache of their own
+            self.encoder_id += f"+pad{self.pass_rows}x" + ".".join(map(str, self.pass_lengths))
         self._mem: dict[str, np.ndarray] = {}
         self._ntok: dict[str, int] = {}  # token count per normalised sentence (for the window check)
         self._stats = _Stats()
@@ -162,6 +189,11 @@ class SentenceEmbedder:
         try:
             for index, rows in enumerate(self._batches(texts)):
                 batch = [texts[j] for j in rows]
+                if self.pass_lengths is not None:
+                    out.append(self._checked_batch(self._padded_pass(batch), batch, index))
+                    self._stats.forward_calls += 1
+                    order.extend(rows)
+                    continue
                 # a lone sentence goes through the encoder twice in one batch: a one-row pass may take another
                 # BLAS path (a last-bit difference), and a sentence's vector must not depend on its batch-mates
                 feed = batch * 2 if len(batch) == 1 else batch
@@ -183,15 +215,21 @@ class SentenceEmbedder:
         return (vecs / norms).astype(np.float32)
 
     def _batches(self, texts: list[str]) -> list[list[int]]:
-        """Row indices of ``texts`` per forward pass: sentences of one token count together (at most
+        """Row indices of ``texts`` per forward pass. Padded passes (the default): sentences of one length bucket
+        together, ``pass_rows`` at most, the bucket the shortest of :attr:`pass_lengths` that holds the sentence's
+        tokens (the window for a longer one). Unpadded passes: sentences of one token count together (at most
         ``batch_size`` per pass), so no pass pads.
 
-        Why: a padded pass gives a sentence a vector that differs in the last bits from its unpadded one
-        (~2e-7 for all-mpnet-base-v2), so the vector would depend on which sentences it was encoded with,
-        and a cached vector on which run or process encoded it first. Without padding (and never a one-row
-        pass, :meth:`_forward`) each sentence's vector is a function of the sentence alone on a given
-        machine: GRPO runs that share the embedding cache, in any order or side by side, read the same
-        values. Encoders without a tokenizer keep the input order in passes of ``batch_size``.
+        Why: a sentence's vector must not depend on which sentences it was encoded with, or a cached vector would
+        depend on which run or process encoded it first; GRPO runs that share the embedding cache, in any order or
+        side by side, must read the same values. A pass padded to a length other than the sentence's own gives
+        other last bits (~2e-7 for all-mpnet-base-v2), but a pass of one fixed shape (``pass_rows`` x the bucket's
+        length, the free rows filled, :meth:`_padded_pass`) gives a sentence the same bits in any row, whatever the
+        other rows hold (all-MiniLM-L6-v2 at 1 and 2 threads, ``tests/embedding/test_padded_passes.py``;
+        all-mpnet-base-v2 at one thread, pinned AVX2 path, ``benchmarks/bench_padded_passes.py --alone``): the
+        vector is a function of the sentence and its bucket. The
+        unpadded path gets the same property by never padding (and never a one-row pass, :meth:`_forward`).
+        Encoders without a tokenizer keep the input order in passes of ``batch_size``.
         """
         tok = getattr(self.model, "tokenizer", None)
         if tok is None or not callable(tok):
@@ -203,9 +241,39 @@ class SentenceEmbedder:
         window = self.max_tokens or float("inf")
         groups: dict[float, list[int]] = {}
         for j, t in enumerate(texts):
-            groups.setdefault(min(self._ntok[t], window), []).append(j)
-        return [rows[i:i + self.batch_size] for _, rows in sorted(groups.items())
-                for i in range(0, len(rows), self.batch_size)]
+            n = min(self._ntok[t], window)
+            if self.pass_lengths is not None:
+                n = next(L for L in self.pass_lengths if L >= n)
+            groups.setdefault(n, []).append(j)
+        size = self.batch_size if self.pass_lengths is None else self.pass_rows
+        return [rows[i:i + size] for _, rows in sorted(groups.items()) for i in range(0, len(rows), size)]
+
+    def _padded_pass(self, batch: list[str]) -> np.ndarray:
+        """The encoder's vectors ``(len(batch), dim)`` of one padded pass: ``pass_rows`` rows (the free ones copies
+        of the first sentence, dropped), every row padded to the bucket's length (the shortest of
+        :attr:`pass_lengths` that holds the longest sentence of ``batch``; :meth:`_batches` puts one bucket in a pass)."""
+        import torch
+
+        tok = self.model.tokenizer
+        rows = batch + [batch[0]] * (self.pass_rows - len(batch))
+        prep = getattr(self.model, "preprocess", None)  # sentence-transformers >= 6; tokenize before (deprecated since)
+        feats = prep(rows) if callable(prep) else self.model.tokenize(rows)
+        buckets = {next(L for L in self.pass_lengths if L >= int(n)) for n in feats["attention_mask"].sum(dim=1)}
+        if len(buckets) != 1:  # the token counts of _batches disagree with the encoder's own tokenization
+            raise EmbeddingError(f"encoder {self.encoder_id}: one padded pass got sentences of buckets "
+                                 f"{sorted(buckets)}: {batch[:3]!r}")
+        length = buckets.pop()
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+        right = getattr(tok, "padding_side", "right") == "right"
+        for k, t in feats.items():
+            if torch.is_tensor(t) and t.dim() == 2 and t.shape[1] < length:
+                extra = length - t.shape[1]
+                feats[k] = torch.nn.functional.pad(t, (0, extra) if right else (extra, 0),
+                                                   value=pad_id if k == "input_ids" else 0)
+        device = getattr(self.model, "device", "cpu")
+        with torch.inference_mode():
+            v = self.model.forward({k: t.to(device) if torch.is_tensor(t) else t for k, t in feats.items()})
+        return v["sentence_embedding"][: len(batch)].float().cpu().numpy()
 
     def _checked_batch(self, value: object, batch: list[str], index: int) -> np.ndarray:
         """The encoder's output for one batch as float32 ``(len(batch), dim)``, or :class:`EmbeddingError`.

@@ -182,7 +182,7 @@ def _garbage(path: Path) -> bytes:
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "zeroed_pages"])
 def test_corrupt_cache_is_moved_aside_and_rebuilt(small_encoder, tmp_path, damage):
-    path = tmp_path / "embeddings" / f"{model_identity(small_encoder)}.sqlite"
+    path = tmp_path / "embeddings" / f"{SentenceEmbedder(small_encoder).encoder_id}.sqlite"  # the padded passes' cache
     if damage == "garbage":
         original = _garbage(path)
     else:  # a real cache with many rows, then damaged past its first page
