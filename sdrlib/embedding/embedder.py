@@ -79,12 +79,14 @@ class SentenceEmbedder:
         restored afterwards). Lets a GRPO step whose policy runs on one thread give the
         reward's encoder every core; ``None`` leaves torch's setting alone.
     passes : ``"padded"`` (default) or ``"unpadded"``
-        How sentences share a forward pass (:meth:`_batches`): ``padded``, passes of ``pass_rows`` rows x one of
-        :data:`PASS_LENGTHS` tokens (a GRPO step's new sentences in a few passes); ``unpadded``, one pass per
+        How sentences share a forward pass (:meth:`_batches`): ``padded``, passes of up to ``batch_size``
+        sentences of one length bucket, each row padded to one of :data:`PASS_LENGTHS` tokens (a GRPO step's new
+        sentences in a few passes, a bank in passes of ``batch_size``); ``unpadded``, one pass per
         token count (the earlier path: 1-2 sentences a pass in GRPO). Both make a vector a function of the
         sentence; their vectors differ in the last bits, so each has its own :attr:`encoder_id` (cache).
     pass_rows : int
-        Rows of every padded pass (part of the padded :attr:`encoder_id`).
+        The fewest rows of a padded pass: a pass of fewer sentences is filled to it with copies of its first
+        sentence (part of the padded :attr:`encoder_id`; a pass never has one row).
 
     Attributes
     ----------
@@ -216,7 +218,7 @@ class SentenceEmbedder:
 
     def _batches(self, texts: list[str]) -> list[list[int]]:
         """Row indices of ``texts`` per forward pass. Padded passes (the default): sentences of one length bucket
-        together, ``pass_rows`` at most, the bucket the shortest of :attr:`pass_lengths` that holds the sentence's
+        together, ``batch_size`` at most, the bucket the shortest of :attr:`pass_lengths` that holds the sentence's
         tokens (the window for a longer one). Unpadded passes: sentences of one token count together (at most
         ``batch_size`` per pass), so no pass pads.
 
@@ -225,9 +227,9 @@ class SentenceEmbedder:
         side by side, must read the same values. A pass padded to a length other than the sentence's own gives
         other last bits (~2e-7 for all-mpnet-base-v2), but a pass of one fixed shape (``pass_rows`` x the bucket's
         length, the free rows filled, :meth:`_padded_pass`) gives a sentence the same bits in any row, whatever the
-        other rows hold (all-MiniLM-L6-v2 at 1 and 2 threads, ``tests/embedding/test_padded_passes.py``;
-        all-mpnet-base-v2 at one thread, pinned AVX2 path, ``benchmarks/bench_padded_passes.py --alone``): the
-        vector is a function of the sentence and its bucket. The
+        other rows hold and however many rows the pass has (all-MiniLM-L6-v2 at 1 and 2 threads,
+        ``tests/embedding/test_padded_passes.py``; all-mpnet-base-v2 at one thread, pinned AVX2 path,
+        ``benchmarks/bench_padded_passes.py --alone``): the vector is a function of the sentence and its bucket. The
         unpadded path gets the same property by never padding (and never a one-row pass, :meth:`_forward`).
         Encoders without a tokenizer keep the input order in passes of ``batch_size``.
         """
@@ -245,17 +247,17 @@ class SentenceEmbedder:
             if self.pass_lengths is not None:
                 n = next(L for L in self.pass_lengths if L >= n)
             groups.setdefault(n, []).append(j)
-        size = self.batch_size if self.pass_lengths is None else self.pass_rows
+        size = self.batch_size if self.pass_lengths is None else max(self.batch_size, self.pass_rows)
         return [rows[i:i + size] for _, rows in sorted(groups.items()) for i in range(0, len(rows), size)]
 
     def _padded_pass(self, batch: list[str]) -> np.ndarray:
-        """The encoder's vectors ``(len(batch), dim)`` of one padded pass: ``pass_rows`` rows (the free ones copies
-        of the first sentence, dropped), every row padded to the bucket's length (the shortest of
+        """The encoder's vectors ``(len(batch), dim)`` of one padded pass: ``batch`` and, when it holds fewer than
+        ``pass_rows`` sentences, copies of its first sentence up to ``pass_rows`` rows (dropped), every row padded to the bucket's length (the shortest of
         :attr:`pass_lengths` that holds the longest sentence of ``batch``; :meth:`_batches` puts one bucket in a pass)."""
         import torch
 
         tok = self.model.tokenizer
-        rows = batch + [batch[0]] * (self.pass_rows - len(batch))
+        rows = batch + [batch[0]] * max(0, self.pass_rows - len(batch))
         prep = getattr(self.model, "preprocess", None)  # sentence-transformers >= 6; tokenize before (deprecated since)
         feats = prep(rows) if callable(prep) else self.model.tokenize(rows)
         buckets = {next(L for L in self.pass_lengths if L >= int(n)) for n in feats["attention_mask"].sum(dim=1)}

@@ -1,7 +1,8 @@
 """Padded passes of one fixed shape: a sentence's vector is the same bits in any row, whatever the other rows hold.
 
-:class:`sdrlib.embedding.SentenceEmbedder` encodes a GRPO step's new sentences in passes of ``pass_rows`` rows x one
-of :data:`sdrlib.embedding.embedder.PASS_LENGTHS` tokens. Runs that share the embedding cache must read the same
+:class:`sdrlib.embedding.SentenceEmbedder` encodes sentences in passes of up to ``batch_size`` sentences of one length
+bucket (at least ``pass_rows`` rows, filled), each row padded to one of :data:`sdrlib.embedding.embedder.PASS_LENGTHS`
+tokens. Runs that share the embedding cache must read the same
 floats whatever order they ran in, so the vector must be a function of the sentence (and its bucket): checked here
 bit for bit on the real all-MiniLM-L6-v2 at 1 and 2 threads, against the unpadded path (cosine >= 0.999), and
 the two paths keep apart caches.
@@ -63,10 +64,21 @@ def test_pass_shapes(small_encoder):
     lengths = emb.pass_lengths
     assert lengths[0] == 16 and lengths[-1] == small_encoder.max_seq_length
     rows = emb._batches(SENTENCES)
-    assert all(len(r) <= 4 for r in rows) and sorted(j for r in rows for j in r) == list(range(len(SENTENCES)))
+    assert all(len(r) <= emb.batch_size for r in rows) and sorted(j for r in rows for j in r) == list(range(len(SENTENCES)))
     for r in rows:  # one bucket per pass
         buckets = {next(L for L in lengths if L >= emb._ntok[SENTENCES[j]]) for j in r}
         assert len(buckets) == 1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vector_independent_of_the_number_of_rows(small_encoder, threads):
+    """Passes of 2, 3 and up to 64 sentences give every sentence the bits of a filled 4-row pass."""
+    ref = _embedder(small_encoder, threads=threads, batch_size=4).encode(SENTENCES * 3)
+    for size in (2, 3, 7, 64):
+        emb = _embedder(small_encoder, threads=threads, batch_size=size)
+        got = emb.encode(SENTENCES * 3)
+        assert got.tobytes() == ref.tobytes(), size
+        assert max(len(r) for r in emb._batches(SENTENCES * 3)) <= max(size, emb.pass_rows)
 
 
 @pytest.mark.parametrize("bad", [{"passes": "sometimes"}, {"pass_rows": 0}, {"pass_rows": 2.5}, {"pass_rows": True}])
