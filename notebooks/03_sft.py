@@ -270,11 +270,12 @@ print("\n".join(sft_conclusion(cfg.results_dir)))
 
 # %% [markdown]
 # **What this start reads, per finding.** Beating image-blind baselines on average is not the same as stating each
-# finding the image shows. Read per CheXpert observation on the validation studies (`docs/evidence/sft_start`,
-# `python -m sdrlib.experiments.sft_start`), this profile's start states the large findings (cardiomegaly, edema,
-# effusion) clearly more often than a guesser that ignores the image, but is within 0.05 of that guesser on about
-# half the labels (opacity, lesion, consolidation, pneumothorax, pleural other, fracture) although a pixel classifier
-# reads several of them, and it states about half as many pathologies per report as the references. GRPO (notebook
-# 04) starts from this policy. Longer SFT (twice the steps) and an auxiliary label loss (`sft.aux_label_weight`) were
-# measured on validation, one SFT run each (point values, not tested across SFT seeds); in none of them are the rare
-# findings read; the evidence page has the per-label tables and what they leave open.
+# finding the image shows. Read per CheXpert observation on validation studies (`docs/evidence/sft_start`,
+# `python -m sdrlib.experiments.sft_start`), the start is judged against a guesser that ignores the image but states
+# each finding at the same rate, and against a pixel classifier on the same images (how much the image itself
+# carries). This profile's start is the default run's short budget (its `sft` section): GRPO (notebook 04) refines
+# whatever it reads and misses. The GRPO study (`configs/study.yaml`, `python -m sdrlib.experiments.study`) starts
+# from a longer recipe chosen on validation studies one lever at a time on that page: twice the steps, an auxiliary
+# label loss (`sft.aux_label_weight`), balanced sampling (`sft.balanced_sampling`), a label-pretrained vision tower
+# (`sft.tiny_tower_epochs`) and twice the training studies. It costs more than twice this notebook's training time, so
+# the default run keeps its own start; the evidence page gives both starts' per-label tables, SFT seed to seed.
