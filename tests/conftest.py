@@ -125,3 +125,28 @@ def small_encoder():
     from sdrlib.embedding import load_encoder
 
     return load_encoder("all-MiniLM-L6-v2")
+
+
+_MACHINE_PROBES: dict[tuple, dict] = {}
+
+
+@pytest.fixture()
+def machine_probed_once(monkeypatch):
+    """``sdrlib.runner._probe_machine`` (a child process that loads NumPy, numba and torch and compiles a parallel
+    numba loop, about 5 CPU seconds) run for real once per test process and environment, then answered from that
+    record: for the tests that check a run and its summary, not the machine record. The record depends only on the
+    machine and the library variables it records (``runner.run`` sets the kernel pins before probing), so those
+    variables key the cache and every call gets what the probe itself would print."""
+    import copy
+
+    from sdrlib import numerics, runner
+
+    real = runner._probe_machine
+
+    def probe() -> dict:
+        key = tuple(os.environ.get(k) for k in numerics._RECORDED_ENV)
+        if key not in _MACHINE_PROBES:
+            _MACHINE_PROBES[key] = real()
+        return copy.deepcopy(_MACHINE_PROBES[key])
+
+    monkeypatch.setattr(runner, "_probe_machine", probe)
