@@ -37,10 +37,23 @@ def _private(name: str) -> bool:
 
 
 def _source(module: str) -> tuple[Path, bool] | None:
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+    """(source file, whether it is a package) of ``module``, found on disk without importing anything: only the
+    top-level package is looked up (``find_spec`` of a dotted name imports its parents, here all of sdrlib with
+    numba and the distance kernels), the rest is its folders. None for a module with no ``.py`` source."""
+    top, *rest = module.split(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None:
         return None
-    return Path(spec.origin), bool(spec.submodule_search_locations)
+    if not rest:
+        ok = bool(spec.origin) and spec.origin.endswith(".py")
+        return (Path(spec.origin), bool(spec.submodule_search_locations)) if ok else None
+    for location in spec.submodule_search_locations or ():
+        base = Path(location).joinpath(*rest)
+        if (base / "__init__.py").is_file():
+            return base / "__init__.py", True
+        if base.with_suffix(".py").is_file():
+            return base.with_suffix(".py"), False
+    return None
 
 
 def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:

@@ -19,6 +19,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 #: two different workers and everything else fills in around them.
 FIRST = ("tests/notebooks/test_rehearsal.py::test_run_all_rehearsal",
          "tests/notebooks/test_notebooks_smoke.py::test_run_all_smoke")
+#: A light module handed out third: pytest-xdist queues one more module on a worker as soon as it holds two tests or
+#: fewer (xdist's loadscope scheduler), so the third module waits behind the rehearsal run on that worker. Light
+#: (5 tests, well under a second), it keeps the modules of :data:`EARLY` off that queue: they go to the other worker
+#: at once, instead of one of them (the registry check, about 50 s) starting only after the rehearsal ends.
+BEHIND_FIRST = ("tests/table_names/test_table_names.py",)
 #: Modules handed out next: each took 30-75 s in a parallel run on 2 shared cores (2026-12-04), in module fixtures
 #: that all its tests share (a registry check, 2-process training runs) or in one test. Collected late and handed
 #: out late, one of them would run alone at the end while the other workers idle.
@@ -32,7 +37,7 @@ def pytest_collection_modifyitems(config, items):
     README's test command is ``pytest -n logical``; pyproject's addopts add ``--dist loadfile`` (every test module
     is one work unit: its module fixtures are built once, on one worker) and ``--no-loadscope-reorder`` (units in
     this order; xdist's default sorts them by size). The modules of :data:`FIRST` come first, each of those tests
-    first in its module, then :data:`EARLY`, then the rest as collected. Not ``--dist loadgroup`` with ``xdist_group``
+    first in its module, then :data:`BEHIND_FIRST`, then :data:`EARLY`, then the rest as collected. Not ``--dist loadgroup`` with ``xdist_group``
     marks: with pytest 9.2 xdist 3.8.0 ignores the marks without a word (pytest-dev/pytest-xdist#1386). A serial
     run (no ``-n``, or ``-n 0``) keeps pytest's own order."""
     if not hasattr(config, "workerinput"):  # xdist's workers have it; the controller and a serial run do not
@@ -43,7 +48,7 @@ def pytest_collection_modifyitems(config, items):
         module = item.nodeid.split("::")[0]
         if module in first_modules:
             return first_modules.index(module), 0 if item.nodeid in FIRST else 1
-        return len(FIRST) + (0 if module in EARLY else 1), 0
+        return len(FIRST) + (0 if module in BEHIND_FIRST else 1 if module in EARLY else 2), 0
 
     items.sort(key=rank)  # stable: the collected order within each rank, so a module's tests stay together
 
@@ -125,3 +130,28 @@ def small_encoder():
     from sdrlib.embedding import load_encoder
 
     return load_encoder("all-MiniLM-L6-v2")
+
+
+_MACHINE_PROBES: dict[tuple, dict] = {}
+
+
+@pytest.fixture()
+def machine_probed_once(monkeypatch):
+    """``sdrlib.runner._probe_machine`` (a child process that loads NumPy, numba and torch and compiles a parallel
+    numba loop, about 5 CPU seconds) run for real once per test process and environment, then answered from that
+    record: for the tests that check a run and its summary, not the machine record. The record depends only on the
+    machine and the library variables it records (``runner.run`` sets the kernel pins before probing), so those
+    variables key the cache and every call gets what the probe itself would print."""
+    import copy
+
+    from sdrlib import numerics, runner
+
+    real = runner._probe_machine
+
+    def probe() -> dict:
+        key = tuple(os.environ.get(k) for k in numerics._RECORDED_ENV)
+        if key not in _MACHINE_PROBES:
+            _MACHINE_PROBES[key] = real()
+        return copy.deepcopy(_MACHINE_PROBES[key])
+
+    monkeypatch.setattr(runner, "_probe_machine", probe)

@@ -85,7 +85,8 @@ def test_every_table_records_the_backends_that_produced_its_columns(missing, mon
     assert csv_path.read_text(encoding="utf-8") == "metric,value\nBERTScore F1,0.5\n"  # the numbers as before
 
 
-def test_the_runner_stops_before_any_notebook_and_allow_substitutes_goes_on(missing, monkeypatch, capsys, tmp_path):
+def test_the_runner_stops_before_any_notebook_and_allow_substitutes_goes_on(missing, monkeypatch, capsys, tmp_path,
+                                                                            machine_probed_once):
     calls: list = []
     pm = types.ModuleType("papermill")
     pm.PapermillExecutionError = type("PapermillExecutionError", (Exception,), {})

@@ -98,7 +98,7 @@ def test_run_all_smoke(tmp_path):
             + report(missing, headers))
 
 
-def test_runner_reports_failed_cell(tmp_path, monkeypatch, capsys):
+def test_runner_reports_failed_cell(tmp_path, monkeypatch, capsys, machine_probed_once):
     """A failing cell stops the run with exit 1 and a message naming notebook and cell; the summary says so."""
     from sdrlib import runner
 

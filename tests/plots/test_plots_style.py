@@ -137,15 +137,33 @@ def test_every_figure_function_is_covered(tmp_path, unit):
     assert public <= built, f"add a synthetic build of {sorted(public - built)} to _figures"
 
 
-def test_every_figure_function_draws_no_text_below_the_house_minimum(tmp_path, unit):
-    bad = {}
-    for name, build in _figures(tmp_path, unit):
+def _unit(rng: np.random.Generator, n: int, d: int = 16) -> np.ndarray:
+    """As the ``unit`` fixture (tests/plots/conftest.py): ``n`` random unit-norm rows ``(n, d)``."""
+    X = rng.normal(size=(n, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def figure_checks(tmp_path_factory) -> dict[str, tuple[set[str], list[tuple[str, float]]]]:
+    """Every figure function built once inside ``style()`` for the two checks that read all of them: name ->
+    (its off-palette colours, read first on the figure as built, as :func:`test_every_category_colour_is_okabe_ito`
+    always read them; its texts below the house minimum, :func:`sdrlib.plots.small_fonts`, which then draws it)."""
+    out = {}
+    for name, build in _figures(tmp_path_factory.mktemp("figures"), _unit):
         with style():
             fig = build()
+            off = _off_palette(fig)
             small = small_fonts(fig)
+        plt.close(fig)
+        out[name] = (off, small)
+    return out
+
+
+def test_every_figure_function_draws_no_text_below_the_house_minimum(figure_checks):
+    bad = {}
+    for name, (_, small) in figure_checks.items():
         if small:
             bad[name] = small[:5]
-        plt.close(fig)
     assert not bad, f"texts below {MIN_FONT:g} pt: {bad}"
 
 
@@ -255,15 +273,11 @@ def _off_palette(fig) -> set[str]:
     return out
 
 
-def test_every_category_colour_is_okabe_ito(tmp_path, unit):
+def test_every_category_colour_is_okabe_ito(figure_checks):
     """Notebook 07's claim: every colour that marks a category is an Okabe-Ito one (Fig. 2a's reference set and its
     text tags were not: slate #44546a and a dark amber #8a5a00); the figures that colour by value say so."""
     bad, mapped = {}, set()
-    for name, build in _figures(tmp_path, unit):
-        with style():
-            fig = build()
-            off = _off_palette(fig)
-        plt.close(fig)
+    for name, (off, _) in figure_checks.items():
         if name in VALUE_COLOURED:
             if off:
                 mapped.add(name)

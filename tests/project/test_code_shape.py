@@ -13,6 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from scripts import code_shape  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def import_graph() -> dict[str, set[str]]:
+    """``code_shape.import_graph()`` (every sdrlib file parsed), built once for the two tests that read it."""
+    return code_shape.import_graph()
 
 
 def test_every_module_is_at_most_the_limit_except_the_grammar_and_the_kernels():
@@ -30,8 +37,8 @@ def test_every_public_function_has_a_return_annotation():
     assert code_shape.missing_return_annotations() == []
 
 
-def test_the_import_graph_has_no_circle():
-    assert code_shape.circles(code_shape.import_graph()) == []
+def test_the_import_graph_has_no_circle(import_graph):
+    assert code_shape.circles(import_graph) == []
 
 
 def test_the_circle_finder_finds_a_circle_and_ignores_a_package_importing_its_own_parts():
@@ -40,8 +47,8 @@ def test_the_circle_finder_finds_a_circle_and_ignores_a_package_importing_its_ow
     assert code_shape.circles(graph) == [["p.a", "p.b", "p.c"]]
 
 
-def test_the_graph_counts_imports_inside_functions():
-    graph = code_shape.import_graph()
+def test_the_graph_counts_imports_inside_functions(import_graph):
+    graph = import_graph
     # sdrlib.runner imports papermill's driver lazily; the edge to sdrlib.config is what matters here
     assert any(t.startswith("sdrlib.config") for t in graph["sdrlib.runner"])
 
