@@ -40,6 +40,10 @@ Iterative solvers use POT's own stopping rules; ``converged`` is False when a
 solver stopped at its iteration cap above its threshold (POT itself is silent for
 UOT and for the outer GW loop). Left out: the debiased Sinkhorn divergence and
 the non-entropic GW (the paper uses neither).
+
+POT is imported by the functions that call it, on their first call: importing it takes seconds (it loads torch
+when torch is installed), and the engine imports this module for its large-pair route, which report-sized sets
+never take.
 """
 
 from __future__ import annotations
@@ -47,7 +51,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import ot
 from scipy.optimize import linear_sum_assignment
 
 from sdrlib.distances.costs import ZERO_COST_ATOL, cosine_cost, rescale
@@ -85,6 +88,8 @@ def hausdorff(A: np.ndarray, B: np.ndarray, M: "np.ndarray | None" = None) -> tu
 def ot_emd(A: np.ndarray, B: np.ndarray, rescale: bool = True,
            M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (14): exact OT between uniform measures on ``M~`` (``ot.emd2``); on ``M`` when not ``rescale``."""
+    import ot
+
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
@@ -94,6 +99,8 @@ def ot_emd(A: np.ndarray, B: np.ndarray, rescale: bool = True,
 def sinkhorn(A: np.ndarray, B: np.ndarray, eps: float, stop_thr: float = 1e-9,
              max_iter: int = 1000, rescale: bool = True, M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (15): ``<gamma_eps, M~>`` with POT's log-domain Sinkhorn (exact for tiny eps); ``M`` if not ``rescale``."""
+    import ot
+
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
@@ -114,6 +121,8 @@ def uot(A: np.ndarray, B: np.ndarray, tau: float, eps: float = 0.1, stop_thr: fl
     plan's mass, not by 1: with eps large against tau it can exceed 1 (the range check of
     :meth:`DistanceSpec.reference` then raises ``DistanceRangeError``). ``M`` instead of ``M~`` if not ``rescale``.
     """
+    import ot
+
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True
@@ -147,6 +156,8 @@ def gw(A: np.ndarray, B: np.ndarray, eps: float = 0.1, tol: float = 1e-9,
     Such values are returned with ``converged=False`` (the engine replays POT's
     iterations, so it agrees with them anyway).
     """
+    import ot
+
     if min(len(A), len(B)) < 2:
         return 1.0, True
     CA, CB = intra_cost(A), intra_cost(B)
@@ -197,6 +208,8 @@ def partial_mass(rho: float | str, n: int, m: int) -> float:
 def partial(A: np.ndarray, B: np.ndarray, rho: float | str, rescale: bool = True,
             M: "np.ndarray | None" = None) -> tuple[float, bool]:
     """Eq. (21): exact partial OT on ``M~`` (``M`` if not ``rescale``) moving mass ``rho`` (POT)."""
+    import ot
+
     Mt = _transport_cost(A, B, M, rescale)
     if not Mt.any():
         return 0.0, True

@@ -10,14 +10,19 @@ the worker thread ends by itself; ``unique_rows`` gives ``np.unique``'s arrays b
 from __future__ import annotations
 
 import _thread
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sdrlib.distances import DistanceTimeoutError, _large, make_spec, set_distance
 from sdrlib.distances.engine import paired_distances, pairwise_distances, unique_rows
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: one setting per routed family and option
 SPECS = [make_spec("ot"), make_spec("ot", rescale=False), make_spec("partial", rho=0.8),
@@ -201,6 +206,30 @@ def test_a_pot_error_reaches_the_caller(monkeypatch):
     rng = np.random.default_rng(2)
     with pytest.raises(RuntimeError, match="solver broke"):
         pairwise_distances(_sets(rng, [3]), _sets(rng, [4]), "ot")
+
+
+# --------------------------------------------------------------------------- POT on first use
+def test_pot_is_imported_only_when_a_pair_is_routed_to_it():
+    """Importing the package and the engine, and report-sized pairs of every routed family, leave POT (and the torch
+    it loads) unimported; the first pair past a threshold imports it, and gets the reference's value."""
+    code = """if True:
+        import sys
+        import numpy as np
+        import sdrlib.distances
+        assert "ot" not in sys.modules, "import sdrlib.distances"
+        from sdrlib.distances import pairwise_distances, set_distance
+        from sdrlib.distances import reference
+        assert "ot" not in sys.modules, "import the engine and the reference"
+        rng = np.random.default_rng(0)
+        A, B = [rng.standard_normal((n, 8)) for n in (3, 4)]
+        for name in ("ot", "partial_0.5", "uot_1.0", "hung_nn", "hung_pen_0.1"):
+            pairwise_distances([A], [B], name)
+        assert "ot" not in sys.modules, "report-sized pairs"
+        A, B = [rng.standard_normal((n, 8)) for n in (32, 33)]
+        d = pairwise_distances([A], [B], "ot")[0, 0]
+        assert "ot" in sys.modules and abs(d - set_distance(A, B, "ot")) <= 1e-9
+    """
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=600)
 
 
 # --------------------------------------------------------------------------- unique_rows
