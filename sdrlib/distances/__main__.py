@@ -1,8 +1,9 @@
 """``python -m sdrlib.distances warm``: compile the engine's numba kernels once, into numba's on-disk cache.
 
 The kernels are compiled on their first call in a fresh checkout (``cache=True`` keeps them beside the package for
-every later process, or under ``NUMBA_CACHE_DIR`` when set): about 30 s on a quiet 2-core box, paid by the first
-notebook 02 of a run, or twice when two runs start at once (the test suite's smoke and rehearsal runs).
+every later process, or under ``NUMBA_CACHE_DIR`` when set): about 110 CPU seconds from an empty cache (measured on
+a 2-core box shared with other work; 2 s when cached), otherwise paid by the first notebook 02 or 05 of a run, or
+twice when two runs start at once (the test suite's smoke and rehearsal runs).
 ``scripts/setup.sh`` runs this once instead. It compiles every kernel signature the project's calls reach, on small
 float32 unit-vector sets of 1-4 sentences (with per-sentence presence for the settings that read it):
 
