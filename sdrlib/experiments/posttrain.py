@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -44,6 +45,7 @@ import pandas as pd
 from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.embedding import SentenceEmbedder
+from sdrlib.errors import SDRError
 from sdrlib.generation import generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.results import CELL_COLUMNS, render_cell_table
@@ -344,14 +346,64 @@ def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dic
 # --------------------------------------------------------------------------- scoring
 
 
+#: the fewest reports (all systems together) that :func:`score_all` scores side by side: a worker process takes about
+#: 11 CPU-seconds to start (imports, then the metric backends' first call), scoring a report (both sections, every
+#: metric of the default profile, all-MiniLM-L6-v2 BERTScore) about 0.06 s on one thread, so two workers save wall
+#: time from about 370 reports on (notebook 04 of the default profile scores 2,700)
+SCORE_SIDE_BY_SIDE = 400
+
+
 def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any], **kwargs) -> dict[Any, Any]:
-    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records)."""
+    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records); ``kwargs`` go
+    to it after the profile's :func:`~sdrlib.metrics.suite.metric_kwargs`. Returns the same keys, same order.
+
+    Every system is scored on one CPU thread wherever it runs: side by side in ``cfg.grpo.workers`` processes
+    (:func:`worker_pool`) when there are two or more systems and workers and at least :data:`SCORE_SIDE_BY_SIDE`
+    reports in all, else here with torch's threads set to one for the call and restored after. So a system's scores are a function of its texts, the references and the
+    settings, not of the worker count or of what the calling process ran before (which sets torch's thread count:
+    :func:`sdrlib.training.policy.load_policy`); ``tests/experiments/test_score_side_by_side.py`` compares the two
+    paths bit for bit."""
     refs = [{"findings": r.findings, "impression": r.impression} for r in test_records]
     ids = [r.study_id for r in test_records]
     labels = [r.labels for r in test_records] if all(r.labels for r in test_records) else None
     kw = {**metric_kwargs(cfg), **kwargs}
-    return {key: score_reports(gens, refs, sample_ids=ids, reference_labels=labels, **kw)
-            for key, gens in generations.items()}
+    keys = list(generations)
+    if cfg.grpo.workers > 1 and len(keys) > 1 and sum(map(len, generations.values())) >= SCORE_SIDE_BY_SIDE:
+        with worker_pool(cfg) as pool:
+            jobs = [pool.submit(_score_worker_job, cfg, list(generations[k]), refs, ids, labels, kw) for k in keys]
+            return {k: job.result() for k, job in zip(keys, jobs)}
+    return {k: _score_job(generations[k], refs, ids, labels, kw) for k in keys}
+
+
+def _score_job(gens: Sequence[str], refs: list[dict], ids: list[str], labels: list | None, kw: dict) -> Any:
+    """One system's :func:`~sdrlib.metrics.suite.score_reports` on one torch thread (restored after; in a
+    :func:`worker_pool` process the thread count is already one)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return score_reports(gens, refs, sample_ids=ids, reference_labels=labels, **kw)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _score_worker_job(cfg: Any, gens: Sequence[str], refs: list[dict], ids: list[str], labels: list | None,
+                      kw: dict) -> Any:
+    """:func:`_score_job` in a :func:`worker_pool` process (``cfg`` comes first: unpickling it imports the profile's
+    plugins, whose metric groups the worker then scores too); :class:`~sdrlib.errors.SDRError` naming the metric whose
+    reducer cannot be pickled (a closure or lambda of a registered metric group), since its scores could not come
+    back to the caller."""
+    scores = _score_job(gens, refs, ids, labels, kw)
+    for sec in scores.sections:
+        for r in scores.results[sec]:
+            try:
+                pickle.dumps(r.reducer)
+            except Exception as e:  # noqa: BLE001 - pickling raises AttributeError, TypeError or PicklingError
+                raise SDRError(f"metric {r.name}: its reducer {r.reducer!r} cannot be pickled ({e}), so its scores "
+                               "cannot come back from a worker process; make it a module function (or a "
+                               "functools.partial of one), or score in one process with grpo.workers: 1") from None
+    return scores
 
 
 def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:

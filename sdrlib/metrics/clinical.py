@@ -36,6 +36,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -202,16 +203,21 @@ def _counts(P: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.concatenate([(P & R), (P & ~R), (~P & R)], axis=1).astype(np.float64)
 
 
+def _macro(summed, L: int, cols: np.ndarray) -> np.ndarray:
+    s = np.atleast_2d(summed)
+    return _f1(s[:, cols], s[:, L + cols], s[:, 2 * L + cols]).mean(axis=1)
+
+
+def _micro(summed, L: int, cols: np.ndarray) -> np.ndarray:
+    s = np.atleast_2d(summed)
+    return _f1(s[:, cols].sum(1), s[:, L + cols].sum(1), s[:, 2 * L + cols].sum(1))
+
+
 def _reducers(L: int, cols: np.ndarray) -> tuple[Callable, Callable]:
-    def macro(summed):
-        s = np.atleast_2d(summed)
-        return _f1(s[:, cols], s[:, L + cols], s[:, 2 * L + cols]).mean(axis=1)
-
-    def micro(summed):
-        s = np.atleast_2d(summed)
-        return _f1(s[:, cols].sum(1), s[:, L + cols].sum(1), s[:, 2 * L + cols].sum(1))
-
-    return macro, micro
+    """Macro and micro F1 over the label columns ``cols`` of summed counts ``(B, 3L)`` -> ``(B,)``; partials of
+    module functions, so a :class:`~sdrlib.metrics.base.MetricResult` pickles (scores come back from worker
+    processes: :func:`sdrlib.experiments.posttrain.score_all`)."""
+    return functools.partial(_macro, L=L, cols=cols), functools.partial(_micro, L=L, cols=cols)
 
 
 def f1_counts(P: np.ndarray, R: np.ndarray, observations: Sequence[str] | None = None) -> dict:

@@ -8,6 +8,7 @@ the shipped module ``evaluate_modules/sdr_bleu``. Leaves out multi-reference BLE
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,22 +21,26 @@ from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_gr
 __all__ = ["bleu_section"]
 
 
-def _corpus_reducer(k: int):
+def _corpus_bleu(summed, k: int) -> np.ndarray:
+    """Corpus BLEU-``k`` of summed sacrebleu statistics ``(B, 10)`` -> ``(B,)`` (NaN where nothing was scored)."""
     from sacrebleu.metrics import BLEU
 
-    def reducer(summed, k=k):
-        s = np.atleast_2d(summed)
-        vals = []
-        for row in s:
-            if row[0] == 0 and row[1] == 0:
-                vals.append(np.nan)
-                continue
-            score = BLEU.compute_bleu([int(x) for x in row[2:2 + k]], [int(x) for x in row[6:6 + k]],
-                                    int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
-            vals.append(score.score / 100.0)
-        return np.asarray(vals)
+    s = np.atleast_2d(summed)
+    vals = []
+    for row in s:
+        if row[0] == 0 and row[1] == 0:
+            vals.append(np.nan)
+            continue
+        score = BLEU.compute_bleu([int(x) for x in row[2:2 + k]], [int(x) for x in row[6:6 + k]],
+                                int(row[0]), int(row[1]), smooth_method="exp", max_ngram_order=k)
+        vals.append(score.score / 100.0)
+    return np.asarray(vals)
 
-    return reducer
+
+def _corpus_reducer(k: int):
+    """:func:`_corpus_bleu` of order ``k``: a partial of a module function, so the result pickles (scores come back
+    from worker processes: :func:`sdrlib.experiments.posttrain.score_all`)."""
+    return functools.partial(_corpus_bleu, k=k)
 
 
 def bleu_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,

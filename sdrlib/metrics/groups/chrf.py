@@ -6,6 +6,7 @@ resamples recompute it exactly). The shipped module ``evaluate_modules/sdr_chrf`
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,23 +19,29 @@ from sdrlib.metrics.registry import MetricGroup, PaperMetric, register_metric_gr
 __all__ = ["chrf_section"]
 
 
+@functools.lru_cache(maxsize=1)
+def _chrf() -> Any:
+    from sacrebleu.metrics import CHRF
+
+    return CHRF(word_order=2)
+
+
+def _corpus_chrf(summed) -> np.ndarray:
+    """Corpus chrF++ of summed sacrebleu statistics ``(B, k)`` -> ``(B,)`` (NaN where nothing was scored); a module
+    function, so the result pickles (:func:`sdrlib.experiments.posttrain.score_all`)."""
+    s = np.atleast_2d(summed)
+    return np.asarray([_chrf()._compute_score_from_stats([int(x) for x in row]).score / 100.0
+                       if row.any() else np.nan for row in s])
+
+
 def chrf_section(predictions: Sequence[str], references: Sequence[str], defined: np.ndarray | None = None,
                  setup: Any = None) -> list[MetricResult]:
     """``chrf++`` of one section (``n`` samples; ``defined`` bool ``(n,)``, default all)."""
     r, idx, n = run_module("sdr_chrf", predictions, references, defined)
-    from sacrebleu.metrics import CHRF
-
     k = len(r["stats"][0]) if r else 24
     stats = stats_full(r["stats"] if r else [], idx, n, k)
-    metric = CHRF(word_order=2)
-
-    def reducer(summed):
-        s = np.atleast_2d(summed)
-        return np.asarray([metric._compute_score_from_stats([int(x) for x in row]).score / 100.0
-                           if row.any() else np.nan for row in s])
-
     backend = f"sacrebleu=={package_version('sacrebleu')} chrF++ (char 6, word 2, beta 2)"
-    return [stats_result("chrf++", backend, stats, reducer, sample=scatter(r["sentence_chrf"] if r else [], idx, n))]
+    return [stats_result("chrf++", backend, stats, _corpus_chrf, sample=scatter(r["sentence_chrf"] if r else [], idx, n))]
 
 
 PAPER_NAMES = (

@@ -1,0 +1,95 @@
+"""Scoring side by side in worker processes gives the scores of scoring here, bit for bit.
+
+Notebooks 03 and 04 score every system's test generations with :func:`sdrlib.experiments.posttrain.score_all`,
+which scores each system on one torch thread: side by side in ``grpo.workers`` processes when there are several
+systems, else in the calling process with its thread count set to one for the call. A system's scores must not
+depend on which path scored it, nor on the thread count the calling process had before (notebook 04's process has
+loaded policies on ``sft.threads`` threads by then, a fresh one has torch's default). Every metric of the suite
+(BLEU, ROUGE, METEOR, BERTScore on all-MiniLM-L6-v2, the labeler's F1) is compared on its per-study statistics
+and corpus value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from training_helpers import Rec
+
+FINDINGS = [
+    "The lungs are clear. Heart size is normal. No pleural effusion or pneumothorax.",
+    "There is a right lower lobe opacity. Heart size is normal.",
+    "The heart is enlarged. Small bilateral pleural effusions. No pneumothorax.",
+    "Left basilar atelectasis. The cardiomediastinal silhouette is within normal limits.",
+    "Nondisplaced fracture of the right sixth rib. Both lungs are clear.",
+    "Mild pulmonary edema. Moderate cardiomegaly. Support devices in place.",
+]
+IMPRESSIONS = ["No acute cardiopulmonary process.", "Right lower lobe pneumonia.", "Cardiomegaly with effusions.",
+               "Atelectasis.", "Rib fracture.", "Edema and cardiomegaly."]
+
+
+def _systems(n: int) -> tuple[list[Rec], dict[tuple[str, int], list[str]]]:
+    rng = np.random.default_rng(0)
+    test = [Rec(f"s{i}", [], FINDINGS[i % 6], IMPRESSIONS[i % 6], None, "test") for i in range(n)]
+
+    def report(i: int) -> str:
+        return f"<think> {FINDINGS[i]} </think> <answer> {IMPRESSIONS[(i + 1) % 6]} </answer>"
+
+    systems = {(name, seed): [report(int(rng.integers(6))) for _ in range(n)]
+               for name, seed in (("sft", 0), ("chamfer", 0), ("chamfer", 1))}
+    systems[("chamfer", 1)][3] = "no template here"  # a malformed report scores like the notebook's
+    return test, systems
+
+
+def _flat(scores) -> dict[tuple[str, str], tuple[bytes, float]]:
+    return {(sec, r.name): (np.asarray(r.stats, np.float64).tobytes(), float(r.corpus))
+            for sec in scores.sections for r in scores.results[sec]}
+
+
+@pytest.mark.slow
+def test_scores_side_by_side_match_one_process(sdr_root, monkeypatch):
+    import torch
+
+    from sdrlib.config import load_profile
+    from sdrlib.experiments import posttrain
+
+    test, systems = _systems(12)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # a calling process on two threads, as a fresh notebook's
+    try:
+        monkeypatch.setattr(posttrain, "SCORE_SIDE_BY_SIDE", 0)  # a worker pool for these few reports too
+        side = posttrain.score_all(load_profile("smoke", {"grpo.workers": 2}), systems, test)
+        monkeypatch.undo()
+        here = posttrain.score_all(load_profile("smoke", {"grpo.workers": 1}), systems, test)
+        assert torch.get_num_threads() == 2  # the one-process path restores the caller's threads
+    finally:
+        torch.set_num_threads(before)
+    assert list(side) == list(here) == list(systems)
+    for k in systems:
+        flat = _flat(here[k])
+        assert _flat(side[k]) == flat, k
+        assert any(name.startswith("bertscore_f1@") for _, name in flat), sorted(flat)  # the torch metric ran
+    assert _flat(here[("sft", 0)]) != _flat(here[("chamfer", 0)])  # the systems differ
+
+
+def test_a_reducer_that_cannot_come_back_from_a_worker_is_named(monkeypatch):
+    """A registered metric group whose corpus reducer is a closure cannot send its scores back from a worker: the
+    worker's job names the metric and the two ways out, instead of pickle's message about a local object."""
+    from types import SimpleNamespace
+
+    from sdrlib.errors import SDRError
+    from sdrlib.experiments import posttrain
+    from sdrlib.metrics.base import mean_result
+
+    def local(summed):
+        return summed
+
+    ok = mean_result("fine", "x", np.ones(2))
+    bad = mean_result("my_metric", "x", np.ones(2))
+    bad.reducer = local
+    monkeypatch.setattr(posttrain, "_score_job", lambda *a: SimpleNamespace(sections=("findings",),
+                                                                           results={"findings": [ok, bad]}))
+    with pytest.raises(SDRError, match=r"metric my_metric: its reducer .* cannot be pickled .*grpo.workers: 1"):
+        posttrain._score_worker_job(None, [], [], [], None, {})
+    bad.reducer = ok.reducer
+    assert posttrain._score_worker_job(None, [], [], [], None, {}).results["findings"][1] is bad
