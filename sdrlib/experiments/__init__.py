@@ -17,6 +17,8 @@ Does the SFT start read the image? (notebook 03)
 Does GRPO with a set-distance reward write better reports? (notebook 04 and the study)
 
 - :mod:`.posttrain`        every GRPO run of a profile trained and scored, headline and reward tables;
+- :mod:`.scoring`          every system's test generations scored, side by side in worker processes when it pays;
+- :mod:`.workers`          the worker processes that run GRPO runs, generations and scoring side by side;
 - :mod:`.audit`            what each reward pays for edited and degenerate reports;
 - :mod:`.reward_choice`    the recall reward's setting, chosen on validation studies;
 - :mod:`.decomposition`    what a drop in clinical accuracy is made of (length, truncation, stated findings);

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sdrlib.experiments.posttrain import worker_pool
+from sdrlib.experiments.workers import worker_pool
 from sdrlib.generation import generate_candidates, generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.selection.errors import SelectionError
@@ -120,7 +120,7 @@ def all_local_candidates(cfg, policies: Mapping[str, str | Path], records: Seque
     Why the candidates are the same as one policy after the other: column ``j`` is one
     :func:`sdrlib.generation.generate_reports` call seeded ``seed + j`` before its first batch, exactly the call
     :func:`sdrlib.generation.generate_candidates` makes, decoded on ``sft.threads`` threads wherever it runs
-    (:func:`sdrlib.experiments.posttrain.worker_pool`); ``tests/experiments/test_generate_side_by_side.py``
+    (:func:`sdrlib.experiments.workers.worker_pool`); ``tests/experiments/test_generate_side_by_side.py``
     compares them. A column is never split across processes: its batches draw from one random stream in turn.
     """
     if set(paths) != set(policies):

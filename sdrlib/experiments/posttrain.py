@@ -29,15 +29,12 @@ rows ``not computed: <why>`` (the suite's ``unavailable`` reasons, which :func:`
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import pickle
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,18 +42,15 @@ import pandas as pd
 from sdrlib import training
 from sdrlib.clinical import label_report
 from sdrlib.embedding import SentenceEmbedder
-from sdrlib.errors import SDRError
 from sdrlib.generation import generate_reports, load_images
 from sdrlib.io import atomic_write_text
 from sdrlib.results import CELL_COLUMNS, render_cell_table
 from sdrlib.metrics import paper_names as _paper_names
-from sdrlib.metrics.suite import metric_kwargs, score_reports
+from sdrlib.experiments.scoring import score_all
+from sdrlib.experiments.workers import worker_pool
 from sdrlib.reports import parse_template
 from sdrlib.rewards import parse_reward, prewarm, reward_label
 from sdrlib.training.runlog import log_name, short_path
-
-if TYPE_CHECKING:  # pragma: no cover
-    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "TABLE_GROUPS",
@@ -153,49 +147,6 @@ def longest_first(runs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     records (:func:`worker_pool`). Example: ``longest_first([("fmt", 0), ("chamfer", 0)])`` ->
     ``[("chamfer", 0), ("fmt", 0)]``."""
     return sorted(runs, key=lambda rs: not parse_reward(rs[0]).needs_embedder)
-
-
-#: environment of the worker processes: one thread for every library (two workers on two cores)
-_WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
-               "TOKENIZERS_PARALLELISM": "false"}
-
-
-@contextlib.contextmanager
-def worker_pool(cfg: Any) -> Iterator[ProcessPoolExecutor]:
-    """``cfg.grpo.workers`` worker processes (spawned, one CPU thread each) for independent GRPO runs and
-    test generations; on leaving, waits for them (an interrupt cancels the runs not started; started runs
-    resume from their last checkpoint next time).
-
-    Why results do not depend on it: a GRPO run is a function of its profile, reward, seed, SFT policy and
-    training records (``tests/training/test_training_determinism.py``: not of what its process did before),
-    sentence vectors do not depend on which run encoded them first (:class:`sdrlib.embedding.SentenceEmbedder`),
-    and the policy trains and generates on ``sft.threads`` threads wherever it runs (one here, as in the
-    notebook's own process). ``tests/experiments/test_parallel_runs.py`` trains the same runs one after the
-    other and side by side and compares the weights byte for byte.
-
-    Workers are spawned (not forked: torch and numba threads do not survive a fork), so a *script* that calls
-    :func:`train_all` or :func:`generate_all` with ``grpo.workers > 1`` needs Python's usual
-    ``if __name__ == "__main__":`` guard; notebooks and ``python -m`` entry points need nothing.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    saved = {k: os.environ.get(k) for k in _WORKER_ENV}
-    os.environ.update(_WORKER_ENV)  # spawned workers copy the environment when they start (at their first job)
-    pool = ProcessPoolExecutor(max_workers=cfg.grpo.workers, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    else:
-        pool.shutdown(wait=True)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 _WORKER_EMBEDDER: dict[str, Any] = {}
@@ -344,66 +295,6 @@ def baseline_reports(train_records: Sequence[Any], n: int, seed: int = 0) -> dic
 
 
 # --------------------------------------------------------------------------- scoring
-
-
-#: the fewest reports (all systems together) that :func:`score_all` scores side by side: a worker process takes about
-#: 11 CPU-seconds to start (imports, then the metric backends' first call), scoring a report (both sections, every
-#: metric of the default profile, all-MiniLM-L6-v2 BERTScore) about 0.06 s on one thread, so two workers save wall
-#: time from about 370 reports on (notebook 04 of the default profile scores 2,700)
-SCORE_SIDE_BY_SIDE = 400
-
-
-def score_all(cfg, generations: dict[Any, list[str]], test_records: Sequence[Any], **kwargs) -> dict[Any, Any]:
-    """:func:`sdrlib.metrics.suite.score_reports` for each system's generations (same test records); ``kwargs`` go
-    to it after the profile's :func:`~sdrlib.metrics.suite.metric_kwargs`. Returns the same keys, same order.
-
-    Every system is scored on one CPU thread wherever it runs: side by side in ``cfg.grpo.workers`` processes
-    (:func:`worker_pool`) when there are two or more systems and workers and at least :data:`SCORE_SIDE_BY_SIDE`
-    reports in all, else here with torch's threads set to one for the call and restored after. So a system's scores are a function of its texts, the references and the
-    settings, not of the worker count or of what the calling process ran before (which sets torch's thread count:
-    :func:`sdrlib.training.policy.load_policy`); ``tests/experiments/test_score_side_by_side.py`` compares the two
-    paths bit for bit."""
-    refs = [{"findings": r.findings, "impression": r.impression} for r in test_records]
-    ids = [r.study_id for r in test_records]
-    labels = [r.labels for r in test_records] if all(r.labels for r in test_records) else None
-    kw = {**metric_kwargs(cfg), **kwargs}
-    keys = list(generations)
-    if cfg.grpo.workers > 1 and len(keys) > 1 and sum(map(len, generations.values())) >= SCORE_SIDE_BY_SIDE:
-        with worker_pool(cfg) as pool:
-            jobs = [pool.submit(_score_worker_job, cfg, list(generations[k]), refs, ids, labels, kw) for k in keys]
-            return {k: job.result() for k, job in zip(keys, jobs)}
-    return {k: _score_job(generations[k], refs, ids, labels, kw) for k in keys}
-
-
-def _score_job(gens: Sequence[str], refs: list[dict], ids: list[str], labels: list | None, kw: dict) -> Any:
-    """One system's :func:`~sdrlib.metrics.suite.score_reports` on one torch thread (restored after; in a
-    :func:`worker_pool` process the thread count is already one)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return score_reports(gens, refs, sample_ids=ids, reference_labels=labels, **kw)
-    finally:
-        torch.set_num_threads(before)
-
-
-def _score_worker_job(cfg: Any, gens: Sequence[str], refs: list[dict], ids: list[str], labels: list | None,
-                      kw: dict) -> Any:
-    """:func:`_score_job` in a :func:`worker_pool` process (``cfg`` comes first: unpickling it imports the profile's
-    plugins, whose metric groups the worker then scores too); :class:`~sdrlib.errors.SDRError` naming the metric whose
-    reducer cannot be pickled (a closure or lambda of a registered metric group), since its scores could not come
-    back to the caller."""
-    scores = _score_job(gens, refs, ids, labels, kw)
-    for sec in scores.sections:
-        for r in scores.results[sec]:
-            try:
-                pickle.dumps(r.reducer)
-            except Exception as e:  # noqa: BLE001 - pickling raises AttributeError, TypeError or PicklingError
-                raise SDRError(f"metric {r.name}: its reducer {r.reducer!r} cannot be pickled ({e}), so its scores "
-                               "cannot come back from a worker process; make it a module function (or a "
-                               "functools.partial of one), or score in one process with grpo.workers: 1") from None
-    return scores
 
 
 def scores_long(scores: dict[tuple[str, int], Any], model: str) -> pd.DataFrame:

@@ -216,7 +216,7 @@ def _micro(summed, L: int, cols: np.ndarray) -> np.ndarray:
 def _reducers(L: int, cols: np.ndarray) -> tuple[Callable, Callable]:
     """Macro and micro F1 over the label columns ``cols`` of summed counts ``(B, 3L)`` -> ``(B,)``; partials of
     module functions, so a :class:`~sdrlib.metrics.base.MetricResult` pickles (scores come back from worker
-    processes: :func:`sdrlib.experiments.posttrain.score_all`)."""
+    processes: :func:`sdrlib.experiments.scoring.score_all`)."""
     return functools.partial(_macro, L=L, cols=cols), functools.partial(_micro, L=L, cols=cols)
 
 

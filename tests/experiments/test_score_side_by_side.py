@@ -1,6 +1,6 @@
 """Scoring side by side in worker processes gives the scores of scoring here, bit for bit.
 
-Notebooks 03 and 04 score every system's test generations with :func:`sdrlib.experiments.posttrain.score_all`,
+Notebooks 03 and 04 score every system's test generations with :func:`sdrlib.experiments.scoring.score_all`,
 which scores each system on one torch thread: side by side in ``grpo.workers`` processes when there are several
 systems, else in the calling process with its thread count set to one for the call. A system's scores must not
 depend on which path scored it, nor on the thread count the calling process had before (notebook 04's process has
@@ -51,13 +51,13 @@ def test_scores_side_by_side_match_one_process(sdr_root, monkeypatch):
     import torch
 
     from sdrlib.config import load_profile
-    from sdrlib.experiments import posttrain
+    from sdrlib.experiments import posttrain, scoring
 
     test, systems = _systems(12)
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # a calling process on two threads, as a fresh notebook's
     try:
-        monkeypatch.setattr(posttrain, "SCORE_SIDE_BY_SIDE", 0)  # a worker pool for these few reports too
+        monkeypatch.setattr(scoring, "SCORE_SIDE_BY_SIDE", 0)  # a worker pool for these few reports too
         side = posttrain.score_all(load_profile("smoke", {"grpo.workers": 2}), systems, test)
         monkeypatch.undo()
         here = posttrain.score_all(load_profile("smoke", {"grpo.workers": 1}), systems, test)
@@ -78,7 +78,7 @@ def test_a_reducer_that_cannot_come_back_from_a_worker_is_named(monkeypatch):
     from types import SimpleNamespace
 
     from sdrlib.errors import SDRError
-    from sdrlib.experiments import posttrain
+    from sdrlib.experiments import scoring
     from sdrlib.metrics.base import mean_result
 
     def local(summed):
@@ -87,9 +87,9 @@ def test_a_reducer_that_cannot_come_back_from_a_worker_is_named(monkeypatch):
     ok = mean_result("fine", "x", np.ones(2))
     bad = mean_result("my_metric", "x", np.ones(2))
     bad.reducer = local
-    monkeypatch.setattr(posttrain, "_score_job", lambda *a: SimpleNamespace(sections=("findings",),
+    monkeypatch.setattr(scoring, "_score_job", lambda *a: SimpleNamespace(sections=("findings",),
                                                                            results={"findings": [ok, bad]}))
     with pytest.raises(SDRError, match=r"metric my_metric: its reducer .* cannot be pickled .*grpo.workers: 1"):
-        posttrain._score_worker_job(None, [], [], [], None, {})
+        scoring._score_worker_job(None, [], [], [], None, {})
     bad.reducer = ok.reducer
-    assert posttrain._score_worker_job(None, [], [], [], None, {}).results["findings"][1] is bad
+    assert scoring._score_worker_job(None, [], [], [], None, {})[0].results["findings"][1] is bad

@@ -170,7 +170,7 @@ def _holds(folder: Path, policy: str | None) -> bool:
 
 def _job(cfg: Any, config: str, seed: int, train_records: list, test_records: list, sft_policy: Path,
          draws: Sequence[int] = (), policy: str | None = None) -> list[dict]:
-    """One run's pending work in a worker process (:func:`sdrlib.experiments.posttrain.worker_pool`, one thread):
+    """One run's pending work in a worker process (:func:`sdrlib.experiments.workers.worker_pool`, one thread):
     the run (:func:`run_one`) unless its policy of digest ``policy`` (from its run file) is still in its folder,
     then the draws ``draws`` (:func:`sample_draw`); a run trained to another policy than ``policy`` has every draw
     sampled again. Returns the records to write, the run's first (when it has a new one)."""
@@ -396,7 +396,7 @@ def _check_settings(cfg: Any, runs: dict[tuple[str, int], dict[str, Any]], where
 
 def study_scores(cfg: Any, evidence: str | Path, test_records: Sequence[Any],
                  seeds: Sequence[int] | None = None, sft_seed: int | None = None) -> dict[tuple[str, int], Any]:
-    """:func:`sdrlib.experiments.posttrain.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
+    """:func:`sdrlib.experiments.scoring.score_all` of the runs :func:`table_runs` reads (its checks first; ``seeds``
     limits them), on the study's metrics (BERTScore and label F1), each run's first ``grpo.eval_draws`` draws pooled
     per study (:func:`sdrlib.metrics.suite.pool_scores`; one draw: its scores), so every run is read over as many
     reports per study. :class:`StudyError` naming the runs that hold fewer draws than the profile asks; draws beyond

@@ -39,7 +39,7 @@ def _corpus_bleu(summed, k: int) -> np.ndarray:
 
 def _corpus_reducer(k: int):
     """:func:`_corpus_bleu` of order ``k``: a partial of a module function, so the result pickles (scores come back
-    from worker processes: :func:`sdrlib.experiments.posttrain.score_all`)."""
+    from worker processes: :func:`sdrlib.experiments.scoring.score_all`)."""
     return functools.partial(_corpus_bleu, k=k)
 
 

@@ -28,7 +28,7 @@ def _chrf() -> Any:
 
 def _corpus_chrf(summed) -> np.ndarray:
     """Corpus chrF++ of summed sacrebleu statistics ``(B, k)`` -> ``(B,)`` (NaN where nothing was scored); a module
-    function, so the result pickles (:func:`sdrlib.experiments.posttrain.score_all`)."""
+    function, so the result pickles (:func:`sdrlib.experiments.scoring.score_all`)."""
     s = np.atleast_2d(summed)
     return np.asarray([_chrf()._compute_score_from_stats([int(x) for x in row]).score / 100.0
                        if row.any() else np.nan for row in s])
