@@ -11,6 +11,8 @@ and corpus value.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,7 @@ def _systems(n: int) -> tuple[list[Rec], dict[tuple[str, int], list[str]]]:
     systems = {(name, seed): [report(int(rng.integers(6))) for _ in range(n)]
                for name, seed in (("sft", 0), ("chamfer", 0), ("chamfer", 1))}
     systems[("chamfer", 1)][3] = "no template here"  # a malformed report scores like the notebook's
+    systems[("noise", 0)] = ["plain text, no template"] * n  # a system the suite warns about
     return test, systems
 
 
@@ -52,18 +55,26 @@ def test_scores_side_by_side_match_one_process(sdr_root, monkeypatch):
 
     from sdrlib.config import load_profile
     from sdrlib.experiments import posttrain, scoring
+    from sdrlib.metrics.suite import TemplateFormatWarning
 
     test, systems = _systems(12)
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # a calling process on two threads, as a fresh notebook's
     try:
         monkeypatch.setattr(scoring, "SCORE_SIDE_BY_SIDE", 0)  # a worker pool for these few reports too
-        side = posttrain.score_all(load_profile("smoke", {"grpo.workers": 2}), systems, test)
+        with warnings.catch_warnings(record=True) as side_warned:
+            warnings.simplefilter("always")
+            side = posttrain.score_all(load_profile("smoke", {"grpo.workers": 2}), systems, test)
         monkeypatch.undo()
-        here = posttrain.score_all(load_profile("smoke", {"grpo.workers": 1}), systems, test)
+        with warnings.catch_warnings(record=True) as here_warned:
+            warnings.simplefilter("always")
+            here = posttrain.score_all(load_profile("smoke", {"grpo.workers": 1}), systems, test)
         assert torch.get_num_threads() == 2  # the one-process path restores the caller's threads
     finally:
         torch.set_num_threads(before)
+    # what a worker warned is raised again here: a notebook's folded_warnings counts it as from one process
+    template = [[str(w.message) for w in ws if w.category is TemplateFormatWarning] for ws in (side_warned, here_warned)]
+    assert template[0] == template[1] and len(template[0]) == 1 and "12 of 12 predictions" in template[0][0]
     assert list(side) == list(here) == list(systems)
     for k in systems:
         flat = _flat(here[k])
