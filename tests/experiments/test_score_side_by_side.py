@@ -73,7 +73,8 @@ def test_scores_side_by_side_match_one_process(sdr_root, monkeypatch):
     finally:
         torch.set_num_threads(before)
     # what a worker warned is raised again here: a notebook's folded_warnings counts it as from one process
-    template = [[str(w.message) for w in ws if w.category is TemplateFormatWarning] for ws in (side_warned, here_warned)]
+    template = [[str(w.message) for w in ws if w.category is TemplateFormatWarning]
+                for ws in (side_warned, here_warned)]
     assert template[0] == template[1] and len(template[0]) == 1 and "12 of 12 predictions" in template[0][0]
     assert list(side) == list(here) == list(systems)
     for k in systems:
