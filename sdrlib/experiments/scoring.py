@@ -66,9 +66,10 @@ def _score_job(gens: Sequence[str], refs: list[dict], ids: list[str], labels: li
 def _score_worker_job(cfg: Any, gens: Sequence[str], refs: list[dict], ids: list[str], labels: list | None,
                       kw: dict) -> tuple[Any, str, list[tuple]]:
     """:func:`_score_job` in a :func:`~sdrlib.experiments.workers.worker_pool` process (``cfg`` comes first:
-    unpickling it imports the profile's plugins, whose metric groups the worker then scores too): ``(scores, what it printed, the warnings it raised as
-    (category, message, file, line))``, which :func:`score_all` prints and raises again in the caller, so a notebook's
-    ``redirect_stdout`` and :func:`~sdrlib.utils.folded_warnings` see them as from the one-process path.
+    unpickling it imports the profile's plugins, whose metric groups the worker then scores too): ``(scores, what
+    it printed, the warnings it raised as (category, message, file, line))``, which :func:`score_all` prints and
+    raises again in the caller, so a notebook's ``redirect_stdout`` and :func:`~sdrlib.utils.folded_warnings` see
+    them as from the one-process path.
     :class:`~sdrlib.errors.SDRError` naming the metric whose reducer cannot be pickled (a closure or lambda of a
     registered metric group), since its scores could not come back to the caller."""
     with contextlib.redirect_stdout(io.StringIO()) as printed, warnings.catch_warnings(record=True) as caught:

@@ -24,8 +24,8 @@ _WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THR
 @contextlib.contextmanager
 def worker_pool(cfg: Any) -> Iterator[ProcessPoolExecutor]:
     """``cfg.grpo.workers`` worker processes (spawned, one CPU thread each) for independent GRPO runs, test
-    generations, candidate columns and scoring; on leaving, waits for them (an interrupt cancels the runs not started; started runs
-    resume from their last checkpoint next time).
+    generations, candidate columns and scoring; on leaving, waits for them (an interrupt cancels the runs not
+    started; started runs resume from their last checkpoint next time).
 
     Why results do not depend on it: a GRPO run is a function of its profile, reward, seed, SFT policy and
     training records (``tests/training/test_training_determinism.py``: not of what its process did before),

@@ -41,7 +41,8 @@ def chrf_section(predictions: Sequence[str], references: Sequence[str], defined:
     k = len(r["stats"][0]) if r else 24
     stats = stats_full(r["stats"] if r else [], idx, n, k)
     backend = f"sacrebleu=={package_version('sacrebleu')} chrF++ (char 6, word 2, beta 2)"
-    return [stats_result("chrf++", backend, stats, _corpus_chrf, sample=scatter(r["sentence_chrf"] if r else [], idx, n))]
+    sample = scatter(r["sentence_chrf"] if r else [], idx, n)
+    return [stats_result("chrf++", backend, stats, _corpus_chrf, sample=sample)]
 
 
 PAPER_NAMES = (
