@@ -708,19 +708,22 @@ def test_reading_counts_what_each_configuration_states_beside_the_references(smo
 
 
 def test_the_committed_answer_blocks_are_the_committed_tables():
-    # the README's and the evidence page's answer blocks are study_answer + study_markdown of table.csv, so their
-    # paper column is sdrlib.experiments.paper_values' (the one source of the paper's numbers)
+    # every committed answer block is answer_block of its study's table.csv (the README's: the study from the start
+    # that reads the image; each evidence page's: its own), so the paper column is sdrlib.experiments.paper_values'
+    # (the one source of the paper's numbers)
     import pandas as pd
 
     from sdrlib.experiments.study import runs as study
 
-    t = pd.read_csv(ROOT / "docs" / "evidence" / "study" / "table.csv")
-    block = "\n\n".join(study.study_answer(t)) + "\n\n" + study.study_markdown(t, compact=True)
-    for page in ("README.md", "docs/evidence/study/README.md"):
-        text = (ROOT / page).read_text(encoding="utf-8")
-        assert f"<!-- study-answer:start -->\n{block}\n<!-- study-answer:end -->" in text, page
-    full = (ROOT / "docs" / "evidence" / "study" / "table.md").read_text(encoding="utf-8")
-    assert study.study_markdown(t) in full and study.study_markdown(t, family="secondary") in full
+    for folder, pages in (("study_seeing_start", ("README.md", "docs/evidence/study_seeing_start/README.md")),
+                          ("study", ("docs/evidence/study/README.md",))):
+        t = pd.read_csv(ROOT / "docs" / "evidence" / folder / "table.csv")
+        block = study.answer_block(t)
+        for page in pages:
+            text = (ROOT / page).read_text(encoding="utf-8")
+            assert f"<!-- study-answer:start -->\n{block}\n<!-- study-answer:end -->" in text, page
+        full = (ROOT / "docs" / "evidence" / folder / "table.md").read_text(encoding="utf-8")
+        assert study.study_markdown(t) in full and study.study_markdown(t, family="secondary") in full
 
 
 def test_the_validation_reading_sees_a_drift_to_normal_reports(monkeypatch, smoke):

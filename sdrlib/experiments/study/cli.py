@@ -9,7 +9,7 @@ The work is :mod:`sdrlib.experiments.study.runs` (runs, table), :mod:`sdrlib.exp
     run    [--profile study] [--evidence E] [--seeds 0 1 ...] [--max-runs N] [--sft-seed K]
     status [--profile study] [--evidence E] [--sft-seed K]
     table  [--profile study] [--evidence E] [--seeds 0 1 ...] [--out F.csv] [--markdown F.md]
-           [--answer-block FILE ...] [--resample-seeds S1 S2 ... [--stability-out F.csv]] [--behaviour-out F.csv]
+           [--answer-block FILE]... [--resample-seeds S1 S2 ... [--stability-out F.csv]] [--behaviour-out F.csv]
 
 Two profiles: ``study``, the study from the SFT start that reads the image (evidence folder, the default of
 ``--evidence``: ``docs/evidence/study_seeing_start``), and ``study_blind_start``, the study on record, trained from
