@@ -28,9 +28,10 @@
 # **A demonstration, not the answer.** On the default profile each configuration trains for a few dozen steps on a few
 # seeds and is scored on a slice of the test split, so a difference of the paper's size is below what this notebook can
 # detect (its conclusion prints the detectable difference beside each comparison). The paper's question is answered at
-# the size it needs by the GRPO study: `configs/study_blind_start.yaml` (more steps, more seeds, more test studies, its setup chosen
-# on validation), run by `python -m sdrlib.experiments.study run`, its evidence and comparison table in
-# `docs/evidence/study/`.
+# the size it needs by the GRPO study: `configs/study.yaml` (more steps, more seeds, more test studies, an SFT start
+# that reads the image, its setup chosen on validation), run by `python -m sdrlib.experiments.study run`, its evidence
+# and comparison table in `docs/evidence/study_seeing_start/`; the study on record, from a start that could not see half
+# the labels, is `configs/study_blind_start.yaml` (`docs/evidence/study/`).
 #
 # Post-train the SFT policy with GRPO under each reward configuration (SFT, R_fmt, R_exact, R_Cham, R_Haus,
 # or any registered distance), over seeds, and compare them on the test split (paper sec. 3.2, 4, app. C.3, D).
