@@ -53,7 +53,7 @@ PHRASES = ("C-noise", "drift control", "Dr. GRPO", "paired bootstrap", "offline 
 #: tokens the rules above would collect that are not terms a reader needs defined here, with the reason
 NOT_TERMS = {
     # general computing, hardware, file-format and tool words (looked up anywhere, not this project's labels)
-    **dict.fromkeys(("AMD", "API", "AVX-512", "AVX2", "BLAS", "CI", "CPU", "CUDA", "EPYC", "FMA", "GB", "GIL", "GPU",
+    **dict.fromkeys(("AMD", "AuthenticAMD", "API", "AVX-512", "AVX2", "BLAS", "CI", "CPU", "CUDA", "EPYC", "FMA", "GB", "GIL", "GPU",
                      "JSONL", "MFLOP", "FLOP", "GFLOP", "ONNX", "onnx", "onnxruntime", "NVIDIA", "MKL", "NVVM", "PNG", "README", "SHA-256", "SSE4", "XPU", "YAML", "KV",
                      "CSV", "CPython", "IProgress", "Multi-GPU", "OpenBLAS", "OpenMP", "oneDNN", "PyPI",
                      "PyYAML", "SQLite", "OpenAI-compatible", "avx2", "avx512", "cpu", "gpu", "auto",

@@ -137,7 +137,7 @@ def _answer_line(v: pd.DataFrame) -> str:
     words = ("; ".join(f"{r.A} {r.verdict} {r.B} on {r.metric}" for r in differ.itertuples()) if len(differ) else
              f"no difference detected for any of the {len(key)} comparisons{size}")
     return (f"- Answer (this run is a demonstration; the paper's question is answered at the size it needs by the "
-            f"GRPO study, `configs/study_blind_start.yaml`, `docs/evidence/study/`): do the set-distance rewards beat SFT and "
+            f"GRPO study, `configs/study.yaml`, `docs/evidence/study_seeing_start/`): do the set-distance rewards beat SFT and "
             f"R_exact on Findings after GRPO? {words[:1].upper() + words[1:]}.")
 
 
