@@ -125,3 +125,68 @@ def test_image_features_refuses_what_is_not_a_greyscale_uint8_image():
         image_features([np.zeros((4, 4), np.float32)])
     with pytest.raises(ValueError, match="no images"):
         image_features([])
+
+
+def _blob_images(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(n, 16, 16)`` noise images; the first label is a small bright square at a random place, the second a
+    coin flip the images do not show, the rest never positive."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 16, 16)).astype(np.float32)
+    y = np.zeros((n, len(OBSERVATIONS)), dtype=int)
+    y[:, 0] = rng.random(n) < 0.3
+    y[:, 1] = rng.random(n) < 0.3
+    for i in np.flatnonzero(y[:, 0]):
+        r, c = rng.integers(0, 14, 2)
+        x[i, r:r + 2, c:c + 2] += 4.0
+    return x, y
+
+
+def test_the_cnn_ceiling_reads_a_finding_wherever_it_lands_where_the_linear_one_cannot():
+    """A small mark at a random place: the position-tolerant ceiling reads it (AUROC near 1), the linear pixel
+    ceiling barely does; a label the images do not show stays near chance in both; a label with no positives is NaN."""
+    from sdrlib.experiments.sft_start import probe_ceiling
+
+    xf, yf = _blob_images(400, 0)
+    xs, ys = _blob_images(200, 1)
+    cnn = vis.cnn_ceiling(xf, yf, xs, ys, epochs=6, seed=0, threads=1, bootstrap=200)
+    assert list(cnn.columns) == ["observation", "n_pos_fit", "n_pos_score", "auroc_cnn", "auroc_cnn_lo",
+                                 "auroc_cnn_hi", "f1_cnn"]
+    lin = probe_ceiling(xf.reshape(400, -1), yf, xs.reshape(200, -1), ys)
+    assert cnn.auroc_cnn[0] > 0.95 and cnn.f1_cnn[0] > 0.8
+    assert lin.auroc[0] < cnn.auroc_cnn[0] - 0.15
+    assert cnn.auroc_cnn_lo[0] <= cnn.auroc_cnn[0] <= cnn.auroc_cnn_hi[0]
+    assert 0.35 < cnn.auroc_cnn[1] < 0.65
+    assert cnn.iloc[2:][["auroc_cnn", "f1_cnn"]].isna().all().all()
+    again = vis.cnn_ceiling(xf, yf, xs, ys, epochs=6, seed=0, threads=1, bootstrap=200)
+    pd.testing.assert_frame_equal(cnn, again)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(x_fit=np.zeros((10, 4, 5))), "one size"),
+    (dict(y_fit=np.zeros((10, 3), dtype=int)), "targets"),
+    (dict(y_score=np.full((6, len(OBSERVATIONS)), 2)), "targets"),
+    (dict(x_score=np.full((6, 4, 4), np.nan, dtype=np.float32)), "NaN"),
+    (dict(epochs=0), "epochs"),
+    (dict(holdout=1.0), "holdout"),
+])
+def test_the_cnn_ceiling_names_bad_input(bad, match):
+    kw = dict(x_fit=np.zeros((10, 4, 4), np.float32), y_fit=np.zeros((10, len(OBSERVATIONS)), dtype=int),
+              x_score=np.zeros((6, 4, 4), np.float32), y_score=np.zeros((6, len(OBSERVATIONS)), dtype=int))
+    kw.update(bad)
+    with pytest.raises(VisibilityInputError, match=match):
+        vis.cnn_ceiling(**kw)
+
+
+def test_the_command_writes_the_cnn_ceiling_beside_the_linear_ones(vis_run, tmp_path):
+    """``--ceiling both`` adds the position-tolerant columns to the linear ones and records its settings."""
+    _, out, argv = vis_run  # the same profile and data; another output folder (--out, --name: the last one counts)
+    argv = argv + ["--out", str(tmp_path)]
+    assert main(argv + ["--ceiling", "both", "--cnn-epochs", "1", "--name", "v.cnn"]) == 0
+    ceil = pd.read_csv(tmp_path / "v.cnn.csv")
+    assert list(ceil.columns) == ["observation", "n_pos_fit", "n_pos_score", "auroc_8", "f1_8", "auroc_16", "f1_16",
+                                  "auroc_cnn", "auroc_cnn_lo", "auroc_cnn_hi", "f1_cnn"]
+    info = json.loads((tmp_path / "v.cnn.json").read_text())
+    assert info["ceiling"] == "both" and info["cnn"]["epochs"] == 1 and info["cnn"]["image_size"] == 32
+    with pytest.raises(SystemExit) as stop:
+        main(argv + ["--ceiling", "cnn", "--cnn-epochs", "0", "--name", "v.bad"])
+    assert stop.value.code == 2 and not (tmp_path / "v.bad.csv").exists()
