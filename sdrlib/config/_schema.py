@@ -150,6 +150,10 @@ class SFTConfig:
                 "(0 = none: the tower starts at its random init; sdrlib.training.tower)"})
     tiny_tower_lr: float = field(default=1.0e-3, metadata={"gt": 0,
         "help": "tiny policy: AdamW learning rate of the tower's label pretraining"})
+    tiny_tower_head: str = field(default="flat", metadata={"choices": ("flat", "max", "flat+max"),
+        "help": "tiny policy: the head of the tower's label pretraining: linear on the flattened merged tokens "
+                "(flat: may read where a finding is), on their maximum over positions (max: reads a finding "
+                "wherever it lands), or the sum of both logits (flat+max); sdrlib.training.tower"})
     tiny_freeze_vision: bool = field(default=False, metadata={
         "help": "tiny policy: keep the vision tower at its random initialisation during SFT and GRPO (only the "
                 "merger into the text model trains; sdrlib.models.freeze_vision_tower)"})

@@ -165,7 +165,7 @@ def _policy(cfg: Any, train_records: Sequence[Any], seed: int) -> tuple[Any, Any
         model, processor = models.build_tiny_policy(texts, tiny_spec(cfg), vocab_size=s.vocab_size, seed=seed)
         if s.tiny_tower_epochs:
             pretrain_tower(model, processor, [r for r in train_records if r.image_paths], epochs=s.tiny_tower_epochs,
-                           learning_rate=s.tiny_tower_lr, seed=seed)
+                           learning_rate=s.tiny_tower_lr, seed=seed, head=s.tiny_tower_head)
         if s.tiny_freeze_vision:
             models.freeze_vision_tower(model)
     else:

@@ -6,8 +6,10 @@ features, Cardiomegaly AUROC 0.94 vs 0.99), so the cpu profile keeps the tower f
 (``sft.tiny_freeze_vision``) and trains only the merger into the text model. :func:`pretrain_tower` gives the tower
 a task of its own first: multi-label classification of the 13 CheXpert observations (positive or uncertain,
 the evaluation's convention) from the tower's merged image tokens, through a linear head on the flattened
-tokens (so the head may read *where* a finding is: an effusion at the bases, a pneumothorax at an apex), trained
-with binary cross-entropy on the **training split's** labels only. The head is then dropped; SFT freezes the
+tokens (so the head may read *where* a finding is: an effusion at the bases, a pneumothorax at an apex), or on
+their maximum over positions (``sft.tiny_tower_head: max``: a finding read the same wherever it lands, a fracture at
+any of 12 rib sites), or both (``flat+max``), trained with binary cross-entropy on the **training split's** labels
+only. The head is then dropped; SFT freezes the
 tower's blocks as before (``sft.tiny_freeze_vision``) and trains the merger. Validation and test labels are
 never read. Not in any of the three papers: their policies come with pretrained vision encoders.
 
@@ -44,7 +46,8 @@ from sdrlib.generation import load_images
 from sdrlib.models import PolicyError
 from sdrlib.vocabulary import CHEXPERT_14
 
-__all__ = ["TOWER_OBSERVATIONS", "TowerInputError", "tower_labels", "tower_features", "pretrain_tower", "tower_probe"]
+__all__ = ["TOWER_OBSERVATIONS", "TOWER_HEADS", "TowerInputError", "tower_labels", "tower_features", "pretrain_tower",
+           "tower_probe"]
 
 #: the observations the tower learns to read: CheXpert's 14 without "No Finding"
 TOWER_OBSERVATIONS: tuple[str, ...] = tuple(c for c in CHEXPERT_14 if c != "No Finding")
@@ -123,10 +126,17 @@ def tower_features(model: Any, processor: Any, records: Sequence[Any], batch_siz
     return torch.cat(parts).numpy()
 
 
+#: the pretraining heads (``sft.tiny_tower_head``): which view of the merged tokens the linear head reads
+TOWER_HEADS = ("flat", "max", "flat+max")
+
+
 def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs: int, learning_rate: float,
-                   batch_size: int = 32, seed: int = 0) -> dict[str, Any]:
+                   batch_size: int = 32, seed: int = 0, head: str = "flat") -> dict[str, Any]:
     """Train the vision tower (patch embedding, blocks, merger) to classify :data:`TOWER_OBSERVATIONS` from
-    ``records`` (the training split), through a linear head on the flattened merged tokens that is then dropped.
+    ``records`` (the training split), through a head that is then dropped: ``head="flat"`` a linear layer on the
+    flattened merged tokens ``(n, K * hidden)`` (it may read where a finding is), ``"max"`` one on their maximum
+    over the K positions ``(n, hidden)`` (a finding is read the same wherever it lands: a fracture at any of 12
+    rib sites), ``"flat+max"`` the sum of both layers' logits.
 
     AdamW at ``learning_rate``, ``epochs`` passes in a seeded order, BCE averaged over the 13 observations.
     Returns ``{"epochs", "steps", "loss_first", "loss_last", "n"}`` (mean loss of the first and last epoch).
@@ -138,6 +148,8 @@ def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs
                                                          math.isfinite(learning_rate) and learning_rate > 0):
         raise TowerInputError(f"epochs >= 0, batch_size >= 1 (whole numbers) and learning_rate > 0 (finite) needed, "
                               f"got {epochs!r}, {batch_size!r}, {learning_rate!r}")
+    if head not in TOWER_HEADS:
+        raise TowerInputError(f"head {head!r}: one of {', '.join(TOWER_HEADS)} (sft.tiny_tower_head)")
     if epochs == 0:
         return {"epochs": 0, "steps": 0, "loss_first": None, "loss_last": None, "n": len(records)}
     visual = _visual(model)
@@ -149,12 +161,23 @@ def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         width = _forward(visual, pv, thw, per, [0]).shape[1]
-    head = torch.nn.Linear(width, y.shape[1])
+    k = int(thw[0].prod()) // _merge(visual) ** 2  # merged tokens per image
+    if k < 1 or width % k:
+        raise PolicyError(f"the tower returns {width} features per image, not a whole number per merged token ({k})")
+    layers = {}
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        torch.nn.init.normal_(head.weight, std=width ** -0.5)
-        torch.nn.init.zeros_(head.bias)
-    params = [p for p in visual.parameters() if p.requires_grad] + list(head.parameters())
+        for view in head.split("+"):
+            n_in = width if view == "flat" else width // k
+            layers[view] = torch.nn.Linear(n_in, y.shape[1])
+            torch.nn.init.normal_(layers[view].weight, std=n_in ** -0.5)
+            torch.nn.init.zeros_(layers[view].bias)
+
+    def logits(h: Any) -> Any:
+        out = layers["flat"](h) if "flat" in layers else 0
+        return out + layers["max"](h.view(len(h), k, -1).amax(dim=1)) if "max" in layers else out
+
+    params = [p for p in visual.parameters() if p.requires_grad] + [p for m in layers.values() for p in m.parameters()]
     opt = torch.optim.AdamW(params, lr=learning_rate)
     was = visual.training
     visual.train()
@@ -166,7 +189,7 @@ def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs
             for i in range(0, len(perm), batch_size):
                 idx = perm[i:i + batch_size]
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    head(_forward(visual, pv, thw, per, idx)), y[idx])
+                    logits(_forward(visual, pv, thw, per, idx)), y[idx])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -175,7 +198,14 @@ def pretrain_tower(model: Any, processor: Any, records: Sequence[Any], *, epochs
             losses.append(total / len(perm))
     finally:
         visual.train(was)
-    return {"epochs": epochs, "steps": steps, "loss_first": losses[0], "loss_last": losses[-1], "n": len(records)}
+    return {"epochs": epochs, "steps": steps, "loss_first": losses[0], "loss_last": losses[-1], "n": len(records),
+            "head": head}
+
+
+def _merge(visual: Any) -> int:
+    """The tower's spatial merge size (2 x 2 patches per merged token on the tiny policy)."""
+    return int(getattr(getattr(visual, "config", None), "spatial_merge_size", None)
+               or getattr(visual, "spatial_merge_size", 2))
 
 
 def tower_probe(model: Any, processor: Any, fit: Sequence[Any], score: Sequence[Any], *, alpha: float = 100.0
