@@ -143,7 +143,9 @@ def _deep_merge(base: dict, over: dict) -> dict:
 
 
 def _apply_overrides(raw: dict, overrides: Any) -> dict:
-    """``raw`` with each dotted key of ``overrides`` set (``{"data.n_train": 8}``); a new dict."""
+    """``raw`` with each dotted key of ``overrides`` set (``{"data.n_train": 8}``); a new dict. A mapping given for a
+    section is merged into it as ``extends:`` merges (``{"sft": {"max_steps": 5}}`` changes ``sft.max_steps`` and
+    keeps the profile's other ``sft`` values), never put in its place."""
     if not isinstance(overrides, dict):
         raise ConfigError(f"overrides = {_r(overrides)}: expected a dict of dotted keys to values")
     raw = _deep_merge(raw, {})
@@ -156,7 +158,8 @@ def _apply_overrides(raw: dict, overrides: Any) -> dict:
             node = node.setdefault(k, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"override {dotted!r}: {k!r} is not a section")
-        node[keys[-1]] = value
+        old = node.get(keys[-1])
+        node[keys[-1]] = _deep_merge(old, value) if isinstance(value, dict) and isinstance(old, dict) else value
     return raw
 
 
@@ -169,7 +172,8 @@ def load_profile(name_or_path: str = "cpu", overrides: dict[str, Any] | None = N
         A profile name from ``configs/`` (``smoke``, ``cpu``, ``paper``) or a path to a YAML file.
         ``extends:`` inside a file takes a profile name or a ``.yaml`` path relative to that file.
     overrides : dict, optional
-        Dotted keys to values, e.g. ``{"data.n_train": 8, "seed": 1}``; validated like the file.
+        Dotted keys to values, e.g. ``{"data.n_train": 8, "seed": 1}``; validated like the file. A mapping given
+        for a section (``{"sft": {"max_steps": 5}}``) is merged into the profile's section.
 
     Raises
     ------

@@ -35,6 +35,19 @@ def test_overrides_are_validated():
         load_profile("smoke", {"seed": True})
 
 
+def test_a_mapping_for_a_section_is_merged_into_it_not_put_in_its_place():
+    """``{"sft": {"max_steps": 5}}`` sets one key and keeps the profile's others (the cpu profile's SFT runs without
+    gradient checkpointing, whose schema default is on), as the dotted key does; unknown keys in it are still refused."""
+    cpu = load_profile("cpu")
+    merged, dotted = load_profile("cpu", {"sft": {"max_steps": 5}}), load_profile("cpu", {"sft.max_steps": 5})
+    assert merged == dotted and merged.sft.max_steps == 5
+    assert (merged.sft.gradient_checkpointing, merged.sft.learning_rate) == (cpu.sft.gradient_checkpointing,
+                                                                             cpu.sft.learning_rate) == (False, 2.0e-3)
+    assert load_profile("cpu", {"grpo": {"editgrpo": {"tau": 0.5}}}).grpo.editgrpo.ops == cpu.grpo.editgrpo.ops
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_profile("cpu", {"sft": {"max_stpes": 5}})
+
+
 def test_yaml_float_pitfall(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("extends: smoke\nsft:\n  learning_rate: 1e-4\n")
