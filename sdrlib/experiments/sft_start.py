@@ -58,8 +58,8 @@ from sdrlib.metrics.clinical import f1_counts, label_matrix
 from sdrlib.reports import parse_template
 from sdrlib.vocabulary import CHEXPERT_14, PATHOLOGIES
 
-__all__ = ["OBSERVATIONS", "MARGIN", "StartInputError", "guesser_f1", "findings_of", "label_table", "start_summary",
-           "label_targets", "probe_ceiling", "comparison", "draw_spread", "main"]
+__all__ = ["OBSERVATIONS", "MARGIN", "StartInputError", "guesser_f1", "best_f1_threshold", "findings_of", "label_table",
+           "start_summary", "label_targets", "probe_ceiling", "comparison", "draw_spread", "main"]
 
 #: the observations a start is judged on: CheXpert-14 without No Finding (13)
 OBSERVATIONS: tuple[str, ...] = tuple(c for c in CHEXPERT_14 if c != "No Finding")
@@ -161,6 +161,17 @@ def label_targets(label_dicts: Sequence[Mapping[str, int]], observations: Sequen
     return label_matrix(label_dicts)[:, [CHEXPERT_14.index(o) for o in observations]]
 
 
+def best_f1_threshold(y: np.ndarray, scores: np.ndarray) -> float:
+    """The score threshold with the highest F1 of ``scores >= threshold`` against 0/1 ``y`` (scikit-learn's
+    precision-recall curve; the first of equal best). Example: ``best_f1_threshold([0, 1, 1], [0.1, 0.8, 0.6])`` ->
+    ``0.6``."""
+    from sklearn.metrics import precision_recall_curve
+
+    pr, rc, th = precision_recall_curve(y, scores)
+    f = np.where(pr[:-1] + rc[:-1] > 0, 2 * pr[:-1] * rc[:-1] / np.maximum(pr[:-1] + rc[:-1], 1e-12), 0)
+    return float(th[int(np.argmax(f))])
+
+
 def probe_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_score: np.ndarray,
                   observations: Sequence[str] = OBSERVATIONS, *, C: float = 0.1, folds: int = 3, seed: int = 0,
                   min_class: int = 5) -> pd.DataFrame:
@@ -173,7 +184,7 @@ def probe_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_s
     split has one class (F1, precision and recall are then scikit-learn's with ``zero_division=0``).
     Returns observation, n_pos_fit, n_pos_score, auroc, f1, precision, recall, threshold."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import f1_score, precision_recall_curve, precision_score, recall_score, roc_auc_score
+    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     x_fit, x_score = np.asarray(x_fit, np.float64), np.asarray(x_score, np.float64)
@@ -199,9 +210,7 @@ def probe_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_s
             clf = LogisticRegression(C=C, max_iter=2000)
             cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
             oof = cross_val_predict(clf, xf, a, cv=cv, method="predict_proba")[:, 1]
-            pr, rc, th = precision_recall_curve(a, oof)
-            f = np.where(pr[:-1] + rc[:-1] > 0, 2 * pr[:-1] * rc[:-1] / np.maximum(pr[:-1] + rc[:-1], 1e-12), 0)
-            t = float(th[int(np.argmax(f))])
+            t = best_f1_threshold(a, oof)
             s = clf.fit(xf, a).predict_proba(xs)[:, 1]
             hat = (s >= t).astype(int)
             row.update(threshold=t, f1=float(f1_score(b, hat, zero_division=0)),

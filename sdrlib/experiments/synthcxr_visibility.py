@@ -56,7 +56,7 @@ from sdrlib.data.records import Record
 from sdrlib.data.stats import image_features, pixel_features
 from sdrlib.data.synthcxr import GENERATOR_VERSION, Finding, render_image
 from sdrlib.errors import SDRError
-from sdrlib.experiments.sft_start import OBSERVATIONS, label_targets, probe_ceiling
+from sdrlib.experiments.sft_start import OBSERVATIONS, best_f1_threshold, label_targets, probe_ceiling
 from sdrlib.io import OneLineParser, atomic_write_json, atomic_write_text, one_line_errors
 
 __all__ = ["VisibilityInputError", "ceilings", "cnn_ceiling", "finding_signal", "variant", "comparison", "main"]
@@ -107,7 +107,7 @@ def cnn_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_sco
     positives or negatives in the fitting part or the threshold part gets NaN; AUROC is NaN where the scored split
     has one class. Deterministic for a given ``seed`` and ``threads`` on one machine."""
     import torch
-    from sklearn.metrics import f1_score, precision_recall_curve, roc_auc_score
+    from sklearn.metrics import f1_score, roc_auc_score
 
     x_fit, x_score = np.asarray(x_fit, np.float32), np.asarray(x_score, np.float32)
     y_fit, y_score, L = np.asarray(y_fit), np.asarray(y_score), len(observations)
@@ -156,9 +156,8 @@ def cnn_ceiling(x_fit: np.ndarray, y_fit: np.ndarray, x_score: np.ndarray, y_sco
         row = {"observation": o, "n_pos_fit": int(y_fit[:, k].sum()), "n_pos_score": int(b.sum()),
                "auroc_cnn": np.nan, "auroc_cnn_lo": np.nan, "auroc_cnn_hi": np.nan, "f1_cnn": np.nan}
         if min(a.sum(), len(a) - a.sum(), t.sum(), len(t) - t.sum()) >= min_class:
-            pr, rc, th = precision_recall_curve(t, s_thr[:, k])
-            f = np.where(pr[:-1] + rc[:-1] > 0, 2 * pr[:-1] * rc[:-1] / np.maximum(pr[:-1] + rc[:-1], 1e-12), 0)
-            row["f1_cnn"] = float(f1_score(b, (s_score[:, k] >= th[int(np.argmax(f))]).astype(int), zero_division=0))
+            cut = best_f1_threshold(t, s_thr[:, k])
+            row["f1_cnn"] = float(f1_score(b, (s_score[:, k] >= cut).astype(int), zero_division=0))
             if 0 < b.sum() < len(b):
                 row["auroc_cnn"] = float(roc_auc_score(b, s_score[:, k]))
                 au = [roc_auc_score(b[i], s_score[i, k]) for i in boot if 0 < b[i].sum() < len(i)]
